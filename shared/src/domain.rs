@@ -1,0 +1,337 @@
+//! Types for what arrives from outside, each with one constructor that rejects bad input
+//! ("parse, don't validate").
+
+use std::fmt;
+
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use crate::error::ApiError;
+
+/// A dataset slug: 1 to 64 characters of lowercase ASCII letters, digits and hyphens, starting
+/// and ending with a letter or digit, and not itself a UUID (the metadata endpoint accepts both).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Slug(String);
+
+impl Slug {
+    pub const MAX_LEN: usize = 64;
+
+    pub fn parse(raw: &str) -> Result<Self, SlugError> {
+        if raw.is_empty() || raw.len() > Self::MAX_LEN {
+            return Err(SlugError);
+        }
+        let bytes = raw.as_bytes();
+        let allowed = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-';
+        let edge = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+        if !bytes.iter().all(allowed) || !edge(&bytes[0]) || !edge(&bytes[bytes.len() - 1]) {
+            return Err(SlugError);
+        }
+        if Uuid::try_parse(raw).is_ok() {
+            return Err(SlugError);
+        }
+        Ok(Self(raw.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Slug {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a slug is 1 to 64 lowercase letters, digits and hyphens, starting and ending with a letter or digit")]
+pub struct SlugError;
+
+/// How a request names a dataset: by slug, or by its UUID.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DatasetRef {
+    Slug(Slug),
+    Id(Uuid),
+}
+
+impl DatasetRef {
+    /// Parses a path segment. A canonical hyphenated UUID is an id; anything else must be a slug.
+    pub fn parse(raw: &str) -> Result<Self, ApiError> {
+        if raw.len() == 36 {
+            if let Ok(id) = Uuid::try_parse(raw) {
+                return Ok(Self::Id(id));
+            }
+        }
+        Slug::parse(raw)
+            .map(Self::Slug)
+            .map_err(|e| ApiError::BadRequest(format!("invalid dataset slug: {e}")))
+    }
+}
+
+impl fmt::Display for DatasetRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Slug(s) => write!(f, "'{s}'"),
+            Self::Id(id) => write!(f, "with id {id}"),
+        }
+    }
+}
+
+/// A validated page request for the list endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRequest {
+    pub page: u64,
+    pub page_size: u64,
+}
+
+impl PageRequest {
+    pub const DEFAULT_PAGE: u64 = 1;
+    pub const DEFAULT_PAGE_SIZE: u64 = 20;
+    pub const MAX_PAGE_SIZE: u64 = 100;
+
+    /// `page` and `page_size` as they arrived (`None` when absent). Each must be a positive
+    /// integer written in decimal digits; `page_size` above the maximum is capped.
+    pub fn parse(page: Option<&str>, page_size: Option<&str>) -> Result<Self, ApiError> {
+        let page = match page {
+            None => Self::DEFAULT_PAGE,
+            Some(raw) => positive_integer("page", raw)?,
+        };
+        let page_size = match page_size {
+            None => Self::DEFAULT_PAGE_SIZE,
+            Some(raw) => positive_integer("page_size", raw)?.min(Self::MAX_PAGE_SIZE),
+        };
+        Ok(Self { page, page_size })
+    }
+
+    /// Zero-based index of the first item of this page, or `None` when it does not fit in u64
+    /// (such a page is past the end of any catalog).
+    pub fn offset(&self) -> Option<u64> {
+        (self.page - 1).checked_mul(self.page_size)
+    }
+}
+
+fn positive_integer(name: &str, raw: &str) -> Result<u64, ApiError> {
+    let bad = || ApiError::BadRequest(format!("{name} must be a positive integer, got '{raw}'"));
+    if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    // All digits: the only failure left is overflow, which is a very large positive integer.
+    let value = raw.parse::<u64>().unwrap_or(u64::MAX);
+    if value == 0 {
+        return Err(bad());
+    }
+    Ok(value)
+}
+
+/// An API key as presented by a client. Never logged, never displayed: `Debug` is redacted.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub const MAX_LEN: usize = 256;
+
+    /// A key is 1 to 256 visible ASCII characters. Anything else cannot be a key we issued.
+    pub fn parse(raw: &str) -> Option<Self> {
+        let ok = !raw.is_empty()
+            && raw.len() <= Self::MAX_LEN
+            && raw.bytes().all(|b| b.is_ascii_graphic());
+        ok.then(|| Self(raw.to_owned()))
+    }
+
+    pub fn hash(&self) -> KeyHash {
+        KeyHash::of(&self.0)
+    }
+
+    /// The secret itself, for the one place that shows it: key creation.
+    pub fn expose_secret(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+/// Lowercase hex SHA-256 of an API key: the only form in which a key is stored.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct KeyHash(String);
+
+impl KeyHash {
+    pub fn of(secret: &str) -> Self {
+        Self(hex::encode(Sha256::digest(secret.as_bytes())))
+    }
+
+    pub fn from_hex(hex: String) -> Self {
+        Self(hex)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for KeyHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("KeyHash(<redacted>)")
+    }
+}
+
+/// Scopes a key can carry. Only `read` exists today; unknown scopes read from storage are kept
+/// as `Other` so that a newer writer never breaks an older reader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    Read,
+    Other(String),
+}
+
+impl Scope {
+    pub fn parse(raw: &str) -> Self {
+        match raw {
+            "read" => Self::Read,
+            other => Self::Other(other.to_owned()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Read => "read",
+            Self::Other(s) => s,
+        }
+    }
+}
+
+/// The only download format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Parquet,
+}
+
+impl Format {
+    pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
+        match raw {
+            None | Some("parquet") => Ok(Self::Parquet),
+            Some(other) => Err(ApiError::BadRequest(format!(
+                "unsupported format '{other}': the only allowed value is 'parquet'"
+            ))),
+        }
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        "parquet"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slug_accepts_lowercase_digits_and_inner_hyphens() {
+        for ok in ["a", "air-quality-hourly", "x9", "2024-census"] {
+            assert!(Slug::parse(ok).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn slug_rejects_bad_characters_edges_length_and_uuids() {
+        let long = "a".repeat(65);
+        for bad in [
+            "",
+            "Air",
+            "a_b",
+            "-a",
+            "a-",
+            "a b",
+            "é",
+            long.as_str(),
+            "0b7e0c52-8d7a-4a8f-9d77-6c1d2a0d4e11",
+        ] {
+            assert!(Slug::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn dataset_ref_tells_uuid_from_slug() {
+        let id = "0b7e0c52-8d7a-4a8f-9d77-6c1d2a0d4e11";
+        assert!(matches!(DatasetRef::parse(id), Ok(DatasetRef::Id(_))));
+        assert!(matches!(
+            DatasetRef::parse("city-bikes"),
+            Ok(DatasetRef::Slug(_))
+        ));
+        assert!(matches!(
+            DatasetRef::parse("City"),
+            Err(ApiError::BadRequest(_))
+        ));
+    }
+
+    #[test]
+    fn page_defaults_are_1_and_20() {
+        assert_eq!(
+            PageRequest::parse(None, None).unwrap(),
+            PageRequest {
+                page: 1,
+                page_size: 20
+            }
+        );
+    }
+
+    #[test]
+    fn page_size_above_100_is_capped() {
+        let p = PageRequest::parse(Some("2"), Some("1000")).unwrap();
+        assert_eq!(p.page_size, 100);
+        assert_eq!(p.page, 2);
+    }
+
+    #[test]
+    fn page_and_page_size_must_be_positive_integers() {
+        for bad in ["0", "-1", "1.5", "abc", "", "+3", " 1", "1e3", "0x10"] {
+            assert!(PageRequest::parse(Some(bad), None).is_err(), "page {bad:?}");
+            assert!(
+                PageRequest::parse(None, Some(bad)).is_err(),
+                "page_size {bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn huge_page_is_accepted_and_lands_past_the_end() {
+        let p = PageRequest::parse(Some("99999999999999999999999"), Some("100")).unwrap();
+        assert_eq!(p.page, u64::MAX);
+        assert_eq!(p.offset(), None);
+    }
+
+    #[test]
+    fn api_key_debug_is_redacted() {
+        let key = ApiKey::parse("dcat_secret").unwrap();
+        assert!(!format!("{key:?}").contains("secret"));
+        assert!(!format!("{:?}", key.hash()).contains(key.hash().as_str()));
+    }
+
+    #[test]
+    fn api_key_rejects_empty_long_and_non_visible() {
+        assert!(ApiKey::parse("").is_none());
+        assert!(ApiKey::parse(&"k".repeat(257)).is_none());
+        assert!(ApiKey::parse("has space").is_none());
+        assert!(ApiKey::parse("dcat_ünï").is_none());
+    }
+
+    #[test]
+    fn key_hash_is_sha256_hex() {
+        assert_eq!(
+            KeyHash::of("abc").as_str(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn format_defaults_to_parquet_and_rejects_others() {
+        assert_eq!(Format::parse(None).unwrap(), Format::Parquet);
+        assert_eq!(Format::parse(Some("parquet")).unwrap(), Format::Parquet);
+        match Format::parse(Some("csv")) {
+            Err(ApiError::BadRequest(msg)) => assert!(msg.contains("parquet")),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! The dataset catalog's library crate: everything the three Lambda functions share.
+//!
+//! - [`domain`]: types for outside input (slug, page, API key), parsed once.
+//! - [`model`]: stored records and response bodies.
+//! - [`ports`]: one small trait per capability; [`dynamo`] and [`s3`] implement them.
+//! - [`api`]: the endpoints' rules, on top of the ports.
+//! - [`error`]: the one error type and its mapping to HTTP.
+//! - [`config`], [`aws`]: typed configuration and SDK setup, read once per cold start.
+
+pub mod api;
+pub mod aws;
+pub mod config;
+pub mod domain;
+pub mod dynamo;
+pub mod error;
+#[cfg(any(test, feature = "memory"))]
+pub mod memory;
+pub mod model;
+pub mod ports;
+pub mod s3;

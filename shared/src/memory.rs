@@ -1,0 +1,137 @@
+//! In-memory adapters for fast logic tests. Not a substitute for the integration tests, which
+//! run the DynamoDB and S3 adapters against servers speaking the real protocols.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::domain::{DatasetRef, KeyHash};
+use crate::error::StoreError;
+use crate::model::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget, KeyRecord};
+use crate::ports::{CatalogPager, DatasetReader, DownloadReader, SignedUrl, UrlSigner};
+
+/// A catalog held in memory. Datasets are listed newest first, in insertion order.
+#[derive(Default)]
+pub struct MemoryCatalog {
+    datasets: Mutex<Vec<DatasetRecord>>,
+    keys: Mutex<HashMap<KeyHash, KeyRecord>>,
+    /// Set to make every read fail as the store would when throttled.
+    pub unavailable: std::sync::atomic::AtomicBool,
+    /// Set to make every read fail as it would on a malformed record.
+    pub corrupt: std::sync::atomic::AtomicBool,
+}
+
+impl MemoryCatalog {
+    pub fn insert_dataset(&self, record: DatasetRecord) {
+        lock(&self.datasets).push(record);
+    }
+
+    pub fn insert_key(&self, hash: KeyHash, record: KeyRecord) {
+        lock(&self.keys).insert(hash, record);
+    }
+
+    fn check(&self) -> Result<(), StoreError> {
+        if self.unavailable.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StoreError::Unavailable("throttled (in-memory)".into()));
+        }
+        if self.corrupt.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StoreError::Corrupt(
+                "attribute 'secret-internal-detail' missing".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn find(&self, dataset: &DatasetRef) -> Option<DatasetRecord> {
+        lock(&self.datasets)
+            .iter()
+            .find(|d| match dataset {
+                DatasetRef::Slug(s) => d.slug == s.as_str(),
+                DatasetRef::Id(id) => d.id == *id,
+            })
+            .cloned()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl CatalogPager for MemoryCatalog {
+    async fn page(&self, offset: Option<u64>, limit: u64) -> Result<CatalogPage, StoreError> {
+        self.check()?;
+        let listed: Vec<DatasetSummary> = lock(&self.datasets)
+            .iter()
+            .rev()
+            .filter_map(summary)
+            .collect();
+        let total = listed.len() as u64;
+        let items = match offset {
+            Some(o) => listed
+                .into_iter()
+                .skip(usize::try_from(o).unwrap_or(usize::MAX))
+                .take(usize::try_from(limit).unwrap_or(usize::MAX))
+                .collect(),
+            None => Vec::new(),
+        };
+        Ok(CatalogPage { total, items })
+    }
+}
+
+fn summary(d: &DatasetRecord) -> Option<DatasetSummary> {
+    let active = d.active.as_ref()?;
+    Some(DatasetSummary {
+        slug: d.slug.clone(),
+        id: d.id,
+        name: d.name.clone(),
+        description: d.description.clone(),
+        category: d.category.clone(),
+        tags: d.tags.clone(),
+        license: d.license.clone(),
+        size: active.size,
+        row_count: active.row_count,
+        column_count: active.columns.len() as u64,
+        keyless_until: d.keyless_until,
+        updated_at: d.updated_at,
+        keyless: false,
+    })
+}
+
+impl DatasetReader for MemoryCatalog {
+    async fn get_dataset(&self, dataset: &DatasetRef) -> Result<Option<DatasetRecord>, StoreError> {
+        self.check()?;
+        Ok(self.find(dataset))
+    }
+}
+
+impl DownloadReader for MemoryCatalog {
+    async fn get_download(
+        &self,
+        dataset: &DatasetRef,
+        key: Option<&KeyHash>,
+    ) -> Result<(Option<DownloadTarget>, Option<KeyRecord>), StoreError> {
+        self.check()?;
+        let target = self.find(dataset).map(|d| DownloadTarget {
+            slug: d.slug,
+            keyless_until: d.keyless_until,
+            active: d.active,
+        });
+        let key = key.and_then(|h| lock(&self.keys).get(h).cloned());
+        Ok((target, key))
+    }
+}
+
+/// Signs nothing: returns a recognisable fake URL valid for `ttl`.
+pub struct FakeSigner {
+    pub ttl: Duration,
+}
+
+impl UrlSigner for FakeSigner {
+    async fn sign(&self, object_key: &str, now: DateTime<Utc>) -> Result<SignedUrl, StoreError> {
+        Ok(SignedUrl {
+            url: format!("https://signed.invalid/{object_key}?sig=fake"),
+            expires_at: now + self.ttl,
+        })
+    }
+}

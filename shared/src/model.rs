@@ -1,0 +1,167 @@
+//! What the store holds and what the API returns.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
+use uuid::Uuid;
+
+use crate::domain::Scope;
+
+/// The version of a dataset that the data endpoint serves, with everything the download
+/// descriptor needs. It is stored inside the dataset record, so one read yields a consistent
+/// view: a response can never mix the URL of one version with the row count of another.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActiveVersion {
+    pub version: u64,
+    pub s3_key: String,
+    pub size: u64,
+    pub row_count: u64,
+    pub columns: Vec<String>,
+    pub sha256: String,
+    pub published_at: DateTime<Utc>,
+}
+
+/// A dataset as the metadata endpoint reads it.
+#[derive(Debug, Clone)]
+pub struct DatasetRecord {
+    pub id: Uuid,
+    pub slug: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub license: String,
+    pub source: String,
+    pub category: String,
+    pub tags: Vec<String>,
+    pub insights: String,
+    /// JSON array of Discussion objects (spec 2.3), kept as stored text.
+    pub discussions: Box<RawValue>,
+    /// JSON array of Column objects (spec 2.2) of the active version, kept as stored text.
+    pub schema: Box<RawValue>,
+    pub keyless_until: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub active: Option<ActiveVersion>,
+}
+
+/// The part of a dataset the data endpoint needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DownloadTarget {
+    pub slug: String,
+    pub keyless_until: Option<DateTime<Utc>>,
+    pub active: Option<ActiveVersion>,
+}
+
+/// One entry of the list endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DatasetSummary {
+    pub slug: String,
+    pub id: Uuid,
+    pub name: String,
+    pub description: Option<String>,
+    pub category: String,
+    pub tags: Vec<String>,
+    pub license: String,
+    pub size: u64,
+    pub row_count: u64,
+    pub column_count: u64,
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub keyless_until: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "rfc3339")]
+    pub updated_at: DateTime<Utc>,
+    /// Filled in at request time from `keyless_until`.
+    pub keyless: bool,
+}
+
+/// A page of the catalog as the store returns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogPage {
+    pub total: u64,
+    pub items: Vec<DatasetSummary>,
+}
+
+/// An API key's stored record (the key itself is never stored, only its hash).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyRecord {
+    pub id: String,
+    pub scopes: Vec<Scope>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+impl KeyRecord {
+    pub fn is_usable_at(&self, now: DateTime<Utc>) -> bool {
+        self.revoked_at.is_none_or(|t| now < t) && self.expires_at.is_none_or(|t| now < t)
+    }
+
+    pub fn has_scope(&self, scope: &Scope) -> bool {
+        self.scopes.contains(scope)
+    }
+}
+
+/// A dataset is keyless while the current time is before the end of its window.
+pub fn is_keyless(keyless_until: Option<DateTime<Utc>>, now: DateTime<Utc>) -> bool {
+    keyless_until.is_some_and(|until| now < until)
+}
+
+/// Spec 2.1, plus `id`.
+#[derive(Debug, Serialize)]
+pub struct DatasetResponse<'a> {
+    pub slug: &'a str,
+    pub id: Uuid,
+    pub name: &'a str,
+    pub description: Option<&'a str>,
+    pub license: &'a str,
+    pub source: &'a str,
+    pub category: &'a str,
+    pub tags: &'a [String],
+    pub size: u64,
+    pub row_count: u64,
+    pub column_count: u64,
+    pub schema: &'a RawValue,
+    pub keyless: bool,
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub keyless_until: Option<DateTime<Utc>>,
+    pub insights: &'a str,
+    pub discussions: &'a RawValue,
+    #[serde(serialize_with = "rfc3339")]
+    pub created_at: DateTime<Utc>,
+    #[serde(serialize_with = "rfc3339")]
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Spec 2.4.
+#[derive(Debug, Serialize)]
+pub struct DownloadDescriptor<'a> {
+    pub slug: &'a str,
+    pub format: &'static str,
+    pub url: &'a str,
+    #[serde(serialize_with = "rfc3339")]
+    pub expires_at: DateTime<Utc>,
+    pub row_count: u64,
+    pub columns: &'a [String],
+}
+
+/// Spec 2.6.
+#[derive(Debug, Serialize)]
+pub struct PageResponse<'a> {
+    pub items: &'a [DatasetSummary],
+    pub total: u64,
+    pub page: u64,
+    pub page_size: u64,
+}
+
+/// Timestamps go out as RFC 3339 in UTC with a `Z` and whole seconds.
+pub fn format_time(t: &DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+fn rfc3339<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format_time(t))
+}
+
+fn rfc3339_opt<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_str(&format_time(t)),
+        None => s.serialize_none(),
+    }
+}
