@@ -607,8 +607,8 @@ impl DynamoWriter {
         meta: &DatasetMeta,
         version: &NewVersion,
         now: DateTime<Utc>,
+        id: Uuid,
     ) -> Result<Uuid, StoreError> {
-        let id = Uuid::new_v4();
         let counter = self
             .client
             .get_item()

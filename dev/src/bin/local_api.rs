@@ -1,0 +1,100 @@
+//! Serves the API at http://127.0.0.1:3000/api/v1 (LOCAL_API_ADDR overrides the address) with
+//! API Gateway's three routes, calling the same handler code as the Lambda functions. Configured
+//! like the data function (DATASETS_TABLE, KEYS_TABLE, DATA_BUCKET, URL_TTL_SECONDS,
+//! S3_FORCE_PATH_STYLE and the SDK's own variables).
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use catalog::api::Route;
+use catalog::config::DataConfig;
+use catalog::dynamo::DynamoCatalog;
+use catalog::error::ApiError;
+use catalog::s3::S3Signer;
+use catalog_dev::DevError;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use lambda_http::aws_lambda_events::query_map::QueryMap;
+use lambda_http::RequestExt;
+use tokio::net::TcpListener;
+
+struct App {
+    catalog: DynamoCatalog,
+    signer: S3Signer,
+}
+
+async fn serve(
+    app: Arc<App>,
+    req: hyper::Request<Incoming>,
+) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
+    let (parts, body) = req.into_parts();
+    let bytes = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let query: QueryMap = parts
+        .uri
+        .query()
+        .and_then(|q| q.parse().ok())
+        .unwrap_or_default();
+    let req = lambda_http::Request::from_parts(parts, lambda_http::Body::from(bytes.to_vec()))
+        .with_query_string_parameters(query);
+    let now = chrono::Utc::now();
+    let response = match Route::parse(req.uri().path()) {
+        Some(Route::List) => catalog::api::list(&req, &app.catalog, now).await,
+        Some(Route::Metadata(_)) => catalog::api::metadata(&req, &app.catalog, now).await,
+        Some(Route::Data(_)) => catalog::api::data(&req, &app.catalog, &app.signer, now).await,
+        None => ApiError::RouteNotFound(req.uri().path().to_owned()).into_response("local"),
+    };
+    let (parts, body) = response.into_parts();
+    let bytes = Bytes::copy_from_slice(body.as_ref());
+    Ok(hyper::Response::from_parts(parts, Full::new(bytes)))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), DevError> {
+    lambda_http::tracing::init_default_subscriber();
+    let addr: SocketAddr = std::env::var("LOCAL_API_ADDR")
+        .unwrap_or_else(|_| "127.0.0.1:3000".to_owned())
+        .parse()?;
+    let config = DataConfig::from_env()?;
+    let sdk = catalog::aws::load_sdk_config().await;
+    let credentials = sdk
+        .credentials_provider()
+        .ok_or("no AWS credentials provider configured")?;
+    let app = Arc::new(App {
+        catalog: DynamoCatalog::with_keys(
+            aws_sdk_dynamodb::Client::new(&sdk),
+            config.datasets_table,
+            config.keys_table,
+        ),
+        signer: S3Signer::new(
+            catalog::aws::s3_config(&sdk, config.s3_force_path_style),
+            credentials,
+            config.bucket,
+            config.url_ttl,
+        ),
+    });
+    let listener = TcpListener::bind(addr).await?;
+    tracing::info!(%addr, "serving the catalog API at http://{addr}/api/v1");
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => accepted?,
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        };
+        let app = app.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| serve(app.clone(), req));
+            if let Err(e) = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!(error = %e, "connection closed with an error");
+            }
+        });
+    }
+}

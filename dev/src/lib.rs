@@ -1,0 +1,174 @@
+//! The local stack's seeding: tables, bucket, sample datasets and keys, written through the lib
+//! crate's adapters (the operators' CLI will take this over).
+
+use std::error::Error;
+use std::path::Path;
+
+use aws_sdk_s3::primitives::ByteStream;
+use catalog::domain::{KeyHash, Scope, Slug};
+use catalog::dynamo::{DatasetMeta, DynamoWriter, NewKey, NewVersion};
+use catalog::model::ActiveVersion;
+use chrono::{DateTime, Duration, Utc};
+use serde::Deserialize;
+
+pub type DevError = Box<dyn Error + Send + Sync + 'static>;
+
+/// `manifest.json` as written by `dev/samples.py`.
+#[derive(Debug, Deserialize)]
+pub struct Manifest {
+    pub datasets: Vec<SampleDataset>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SampleDataset {
+    pub slug: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub license: String,
+    pub source: String,
+    pub category: String,
+    pub tags: Vec<String>,
+    pub insights: String,
+    pub discussions: serde_json::Value,
+    /// None: never keyless; positive: window ends that many hours after seeding; negative: it
+    /// ended that many hours before.
+    pub keyless_offset_hours: Option<i64>,
+    pub file: String,
+    pub size: u64,
+    pub sha256: String,
+    pub row_count: u64,
+    pub column_count: u64,
+    pub columns: Vec<String>,
+    pub schema: serde_json::Value,
+}
+
+pub fn read_manifest(samples_dir: &Path) -> Result<Manifest, DevError> {
+    let text = std::fs::read_to_string(samples_dir.join("manifest.json"))?;
+    Ok(serde_json::from_str(&text)?)
+}
+
+/// Where the tables and the bucket are.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub datasets_table: String,
+    pub keys_table: String,
+    pub bucket: String,
+}
+
+/// The object key of a dataset version: immutable, versioned, under the `datasets/` prefix the
+/// data function may read.
+pub fn object_key(slug: &str, version: u64, sha256: &str) -> String {
+    format!("datasets/{slug}/v{version}/{sha256}.parquet")
+}
+
+/// Creates the tables and the bucket unless they exist.
+pub async fn ensure_resources(
+    dynamo: &aws_sdk_dynamodb::Client,
+    s3: &aws_sdk_s3::Client,
+    target: &Target,
+) -> Result<(), DevError> {
+    let tables = dynamo.list_tables().send().await?;
+    let names = tables.table_names();
+    if !names.iter().any(|n| n == &target.datasets_table) {
+        catalog::dynamo::create_tables(dynamo, &target.datasets_table, &target.keys_table).await?;
+    }
+    let buckets = s3.list_buckets().send().await?;
+    if !buckets
+        .buckets()
+        .iter()
+        .any(|b| b.name() == Some(target.bucket.as_str()))
+    {
+        s3.create_bucket().bucket(&target.bucket).send().await?;
+    }
+    Ok(())
+}
+
+/// Uploads one sample's Parquet file and publishes it as version 1 of a new dataset.
+pub async fn seed_dataset(
+    dynamo: &aws_sdk_dynamodb::Client,
+    s3: &aws_sdk_s3::Client,
+    target: &Target,
+    samples_dir: &Path,
+    sample: &SampleDataset,
+    now: DateTime<Utc>,
+    id: Option<uuid::Uuid>,
+) -> Result<uuid::Uuid, DevError> {
+    let slug = Slug::parse(&sample.slug)?;
+    let key = object_key(slug.as_str(), 1, &sample.sha256);
+    let body = ByteStream::from_path(samples_dir.join(&sample.file)).await?;
+    s3.put_object()
+        .bucket(&target.bucket)
+        .key(&key)
+        .content_type("application/vnd.apache.parquet")
+        .body(body)
+        .send()
+        .await?;
+    let meta = DatasetMeta {
+        slug,
+        name: sample.name.clone(),
+        description: sample.description.clone(),
+        license: sample.license.clone(),
+        source: sample.source.clone(),
+        category: sample.category.clone(),
+        tags: sample.tags.clone(),
+        insights: sample.insights.clone(),
+        discussions_json: sample.discussions.to_string(),
+        keyless_until: sample
+            .keyless_offset_hours
+            .map(|h| now + Duration::hours(h)),
+    };
+    let version = NewVersion {
+        active: ActiveVersion {
+            version: 1,
+            s3_key: key,
+            size: sample.size,
+            row_count: sample.row_count,
+            columns: sample.columns.clone(),
+            sha256: sample.sha256.clone(),
+            published_at: now,
+        },
+        schema_json: sample.schema.to_string(),
+    };
+    let writer = DynamoWriter::new(dynamo.clone(), &target.datasets_table, &target.keys_table);
+    Ok(writer
+        .create_dataset(&meta, &version, now, id.unwrap_or_else(uuid::Uuid::new_v4))
+        .await?)
+}
+
+/// A new random API key: `dcat_` and 64 hex digits (244 random bits from two v4 UUIDs).
+pub fn generate_key() -> String {
+    let a = uuid::Uuid::new_v4();
+    let b = uuid::Uuid::new_v4();
+    format!(
+        "dcat_{}{}",
+        hex::encode(a.as_bytes()),
+        hex::encode(b.as_bytes())
+    )
+}
+
+/// Stores a key's hash with the given scopes; returns the key's public id.
+pub async fn store_key(
+    dynamo: &aws_sdk_dynamodb::Client,
+    target: &Target,
+    secret: &str,
+    scopes: Vec<Scope>,
+    label: &str,
+    now: DateTime<Utc>,
+    expires_at: Option<DateTime<Utc>>,
+) -> Result<String, DevError> {
+    let hash = KeyHash::of(secret);
+    let id = format!("key_{}", &hash.as_str()[..12]);
+    let writer = DynamoWriter::new(dynamo.clone(), &target.datasets_table, &target.keys_table);
+    writer
+        .put_key(&NewKey {
+            hash,
+            id: id.clone(),
+            prefix: secret.chars().take(9).collect(),
+            label: label.to_owned(),
+            scopes,
+            created_at: now,
+            expires_at,
+        })
+        .await?;
+    Ok(id)
+}

@@ -1,0 +1,408 @@
+//! Every endpoint through the real handlers and adapters, against DynamoDB (moto) and S3
+//! (s3s-fs, which checks SigV4 signatures and expiry), with the sample datasets seeded.
+
+use std::time::Duration;
+
+use catalog::api;
+use catalog::dynamo::DynamoCatalog;
+use catalog_tests::{
+    http_get, json_body, manifest, read_parquet, v2_request, Stack, EVENTS_DATASET_ID,
+};
+use chrono::{TimeDelta, Utc};
+use serde_json::Value;
+
+const READ_KEY: &str = "dcat_integration_read_key_000000000000000000000000000000000000000";
+const WRITE_KEY: &str = "dcat_integration_write_key_00000000000000000000000000000000000000";
+
+struct Given {
+    stack: Stack,
+    catalog: DynamoCatalog,
+}
+
+/// GIVEN the emulators, the four sample datasets (one gated, one in an open keyless window, one
+/// whose window closed, one gated and never keyless) and a read key and a write-only key.
+async fn given() -> Given {
+    let stack = Stack::start().await;
+    let now = Utc::now();
+    stack.seed_samples(now).await;
+    stack.add_key(READ_KEY, &["read"], now, None).await;
+    stack.add_key(WRITE_KEY, &["write"], now, None).await;
+    let catalog = stack.catalog();
+    Given { stack, catalog }
+}
+
+impl Given {
+    async fn list(&self, path: &str) -> lambda_http::Response<lambda_http::Body> {
+        api::list(&v2_request(path, &[]), &self.catalog, Utc::now()).await
+    }
+
+    async fn metadata(&self, path: &str) -> lambda_http::Response<lambda_http::Body> {
+        api::metadata(&v2_request(path, &[]), &self.catalog, Utc::now()).await
+    }
+
+    async fn data(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> lambda_http::Response<lambda_http::Body> {
+        let signer = self.stack.signer(Duration::from_secs(900));
+        api::data(
+            &v2_request(path, headers),
+            &self.catalog,
+            &signer,
+            Utc::now(),
+        )
+        .await
+    }
+}
+
+fn slugs(page: &Value) -> Vec<String> {
+    page["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| i["slug"].as_str().expect("slug").to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn list_returns_every_seeded_dataset_newest_first_with_total() {
+    let g = given().await;
+    let resp = g.list("/api/v1/datasets").await;
+    assert_eq!(resp.status(), 200);
+    let page = json_body(&resp);
+    let mut expected: Vec<String> = manifest().datasets.into_iter().map(|d| d.slug).collect();
+    expected.reverse();
+    assert_eq!(slugs(&page), expected, "newest published first");
+    assert_eq!(page["total"], 4);
+    assert_eq!(page["page"], 1);
+    assert_eq!(page["page_size"], 20);
+    let first = &page["items"][0];
+    assert!(first.get("schema").is_none(), "summaries carry no schema");
+    assert!(first["id"].as_str().is_some_and(|id| id.len() == 36));
+}
+
+#[tokio::test]
+async fn list_pages_through_the_catalog_once_and_past_the_end_is_empty() {
+    let g = given().await;
+    let mut seen = Vec::new();
+    for page in 1..=2 {
+        let p = json_body(
+            &g.list(&format!("/api/v1/datasets?page={page}&page_size=3"))
+                .await,
+        );
+        assert_eq!(p["total"], 4);
+        seen.extend(slugs(&p));
+    }
+    let mut all: Vec<String> = manifest().datasets.into_iter().map(|d| d.slug).collect();
+    all.reverse();
+    assert_eq!(seen, all);
+    let past = json_body(&g.list("/api/v1/datasets?page=3&page_size=3").await);
+    assert_eq!(past["items"], Value::Array(vec![]));
+    assert_eq!(past["total"], 4);
+}
+
+#[tokio::test]
+async fn list_of_an_empty_catalog_is_an_empty_page() {
+    let stack = Stack::start().await;
+    let resp = api::list(
+        &v2_request("/api/v1/datasets", &[]),
+        &stack.catalog(),
+        Utc::now(),
+    )
+    .await;
+    assert_eq!(resp.status(), 200);
+    let page = json_body(&resp);
+    assert_eq!(page["total"], 0);
+    assert_eq!(page["items"], Value::Array(vec![]));
+}
+
+#[tokio::test]
+async fn metadata_by_slug_returns_the_stored_schema_and_statistics() {
+    let g = given().await;
+    let sample = manifest()
+        .datasets
+        .into_iter()
+        .find(|d| d.slug == "air-quality-hourly")
+        .expect("sample");
+    let resp = g.metadata("/api/v1/datasets/air-quality-hourly").await;
+    assert_eq!(resp.status(), 200);
+    let d = json_body(&resp);
+    assert_eq!(d["schema"], sample.schema);
+    assert_eq!(d["discussions"], sample.discussions);
+    assert_eq!(d["row_count"], sample.row_count);
+    assert_eq!(d["column_count"], sample.column_count);
+    assert_eq!(d["size"], sample.size);
+    assert_eq!(d["name"], sample.name);
+    assert_eq!(d["keyless"], false);
+    assert_eq!(d["keyless_until"], Value::Null);
+    assert_eq!(d["id"], EVENTS_DATASET_ID);
+}
+
+#[tokio::test]
+async fn metadata_by_uuid_equals_metadata_by_slug() {
+    let g = given().await;
+    let by_slug = json_body(&g.metadata("/api/v1/datasets/air-quality-hourly").await);
+    let resp = g
+        .metadata(&format!("/api/v1/datasets/{EVENTS_DATASET_ID}"))
+        .await;
+    assert_eq!(resp.status(), 200);
+    assert_eq!(json_body(&resp), by_slug);
+}
+
+#[tokio::test]
+async fn metadata_of_unknown_slug_and_uuid_is_404() {
+    let g = given().await;
+    assert_eq!(
+        g.metadata("/api/v1/datasets/no-such-thing").await.status(),
+        404
+    );
+    let unknown = uuid::Uuid::new_v4();
+    assert_eq!(
+        g.metadata(&format!("/api/v1/datasets/{unknown}"))
+            .await
+            .status(),
+        404
+    );
+}
+
+#[tokio::test]
+async fn metadata_reports_keyless_windows_as_of_now() {
+    let g = given().await;
+    let open = json_body(&g.metadata("/api/v1/datasets/city-bikes").await);
+    assert_eq!(open["keyless"], true);
+    let closed = json_body(&g.metadata("/api/v1/datasets/river-levels").await);
+    assert_eq!(closed["keyless"], false);
+    assert!(closed["keyless_until"].as_str().is_some());
+}
+
+/// Downloads the descriptor's URL and checks the Parquet file against the descriptor.
+async fn assert_downloads(descriptor: &Value) {
+    let url = descriptor["url"].as_str().expect("url");
+    let (status, bytes) = http_get(url).await;
+    assert_eq!(status, 200, "download of {url}");
+    let (rows, columns, read) = read_parquet(bytes);
+    assert_eq!(rows, descriptor["row_count"].as_u64().unwrap());
+    assert_eq!(read, rows, "every row reads back");
+    let expected: Vec<String> = descriptor["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(columns, expected);
+}
+
+#[tokio::test]
+async fn data_with_read_key_in_x_api_key_gives_a_url_that_downloads_the_parquet_file() {
+    let g = given().await;
+    let before = Utc::now();
+    let resp = g
+        .data(
+            "/api/v1/datasets/air-quality-hourly/data",
+            &[("x-api-key", READ_KEY)],
+        )
+        .await;
+    assert_eq!(resp.status(), 200, "{}", json_body(&resp));
+    let d = json_body(&resp);
+    assert_eq!(d["slug"], "air-quality-hourly");
+    assert_eq!(d["format"], "parquet");
+    let expires = chrono::DateTime::parse_from_rfc3339(d["expires_at"].as_str().unwrap())
+        .unwrap()
+        .with_timezone(&Utc);
+    let ttl = expires - before;
+    assert!(
+        ttl > TimeDelta::seconds(895) && ttl <= TimeDelta::seconds(900),
+        "default TTL is 15 minutes, got {ttl}"
+    );
+    assert_downloads(&d).await;
+}
+
+#[tokio::test]
+async fn data_with_read_key_as_bearer_downloads() {
+    let g = given().await;
+    let bearer = format!("Bearer {READ_KEY}");
+    let resp = g
+        .data(
+            "/api/v1/datasets/bird-sightings/data?format=parquet",
+            &[("authorization", &bearer)],
+        )
+        .await;
+    assert_eq!(resp.status(), 200);
+    assert_downloads(&json_body(&resp)).await;
+}
+
+#[tokio::test]
+async fn data_without_key_in_open_keyless_window_downloads() {
+    let g = given().await;
+    let resp = g.data("/api/v1/datasets/city-bikes/data", &[]).await;
+    assert_eq!(resp.status(), 200);
+    assert_downloads(&json_body(&resp)).await;
+}
+
+#[tokio::test]
+async fn data_by_uuid_downloads() {
+    let g = given().await;
+    let resp = g
+        .data(
+            &format!("/api/v1/datasets/{EVENTS_DATASET_ID}/data"),
+            &[("x-api-key", READ_KEY)],
+        )
+        .await;
+    assert_eq!(resp.status(), 200);
+    assert_eq!(json_body(&resp)["slug"], "air-quality-hourly");
+}
+
+#[tokio::test]
+async fn data_without_key_is_401_when_gated_or_window_closed() {
+    let g = given().await;
+    for slug in ["air-quality-hourly", "river-levels", "bird-sightings"] {
+        let resp = g.data(&format!("/api/v1/datasets/{slug}/data"), &[]).await;
+        assert_eq!(resp.status(), 401, "{slug}");
+    }
+}
+
+#[tokio::test]
+async fn invalid_key_is_401_even_for_keyless_dataset() {
+    let g = given().await;
+    let resp = g
+        .data(
+            "/api/v1/datasets/city-bikes/data",
+            &[("x-api-key", "dcat_not_a_real_key")],
+        )
+        .await;
+    assert_eq!(resp.status(), 401);
+}
+
+#[tokio::test]
+async fn key_without_read_scope_is_403() {
+    let g = given().await;
+    let resp = g
+        .data(
+            "/api/v1/datasets/air-quality-hourly/data",
+            &[("x-api-key", WRITE_KEY)],
+        )
+        .await;
+    assert_eq!(resp.status(), 403);
+}
+
+#[tokio::test]
+async fn revoked_key_fails_on_the_next_request() {
+    let g = given().await;
+    let path = "/api/v1/datasets/air-quality-hourly/data";
+    assert_eq!(g.data(path, &[("x-api-key", READ_KEY)]).await.status(), 200);
+    g.stack
+        .writer()
+        .revoke_key(&catalog::domain::KeyHash::of(READ_KEY), Utc::now())
+        .await
+        .expect("revoke");
+    assert_eq!(g.data(path, &[("x-api-key", READ_KEY)]).await.status(), 401);
+}
+
+#[tokio::test]
+async fn expired_key_is_401() {
+    let g = given().await;
+    let key = "dcat_integration_expired_key_000000000000000000000000000000000000";
+    let now = Utc::now();
+    g.stack
+        .add_key(key, &["read"], now, Some(now - TimeDelta::seconds(1)))
+        .await;
+    let resp = g
+        .data(
+            "/api/v1/datasets/air-quality-hourly/data",
+            &[("x-api-key", key)],
+        )
+        .await;
+    assert_eq!(resp.status(), 401);
+}
+
+#[tokio::test]
+async fn tampered_url_is_refused_by_s3() {
+    let g = given().await;
+    let d = json_body(
+        &g.data(
+            "/api/v1/datasets/air-quality-hourly/data",
+            &[("x-api-key", READ_KEY)],
+        )
+        .await,
+    );
+    let url = d["url"].as_str().unwrap();
+    // Another object under the same signature.
+    let other_key = url.replacen("air-quality-hourly", "bird-sightings", 1);
+    assert_eq!(http_get(&other_key).await.0, 403, "{other_key}");
+    // A flipped signature character.
+    let at = url.find("X-Amz-Signature=").unwrap() + "X-Amz-Signature=".len();
+    let mut tampered = url.to_owned();
+    let flipped = if &url[at..at + 1] == "0" { "1" } else { "0" };
+    tampered.replace_range(at..at + 1, flipped);
+    assert_eq!(http_get(&tampered).await.0, 403, "{tampered}");
+    // A longer life than signed.
+    let longer = url.replace("X-Amz-Expires=900", "X-Amz-Expires=9000");
+    assert_eq!(http_get(&longer).await.0, 403, "{longer}");
+    // The untouched URL still works.
+    assert_eq!(http_get(url).await.0, 200);
+}
+
+#[tokio::test]
+async fn expired_url_is_refused_by_s3() {
+    let g = given().await;
+    let signer = g.stack.signer(Duration::from_secs(1));
+    let resp = api::data(
+        &v2_request("/api/v1/datasets/city-bikes/data", &[]),
+        &g.catalog,
+        &signer,
+        Utc::now(),
+    )
+    .await;
+    assert_eq!(resp.status(), 200);
+    let url = json_body(&resp)["url"].as_str().unwrap().to_owned();
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(
+        http_get(&url).await.0,
+        403,
+        "an expired URL must not download"
+    );
+}
+
+#[tokio::test]
+async fn unreachable_dynamodb_is_503_with_retry_after() {
+    let stack = Stack::start().await;
+    // A port nobody listens on: connection refused, retried, then given up.
+    let dead = format!("http://127.0.0.1:{}", catalog_tests::free_port());
+    let sdk = catalog::aws::load_sdk_config().await;
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::config::Builder::from(&sdk)
+            .endpoint_url(dead)
+            .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
+            .credentials_provider(catalog_tests::credentials())
+            .build(),
+    );
+    let catalog = DynamoCatalog::with_keys(client, "catalog-datasets", "catalog-keys");
+    let signer = stack.signer(Duration::from_secs(60));
+    for resp in [
+        api::list(&v2_request("/api/v1/datasets", &[]), &catalog, Utc::now()).await,
+        api::metadata(
+            &v2_request("/api/v1/datasets/city-bikes", &[]),
+            &catalog,
+            Utc::now(),
+        )
+        .await,
+        api::data(
+            &v2_request(
+                "/api/v1/datasets/city-bikes/data",
+                &[("x-api-key", READ_KEY)],
+            ),
+            &catalog,
+            &signer,
+            Utc::now(),
+        )
+        .await,
+    ] {
+        assert_eq!(resp.status(), 503);
+        assert_eq!(resp.headers()["retry-after"], "1");
+        assert_eq!(
+            json_body(&resp),
+            serde_json::json!({"error": "the catalog is temporarily unavailable, retry shortly"})
+        );
+    }
+}
