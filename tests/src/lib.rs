@@ -62,7 +62,8 @@ pub fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
-fn wait_for_port(port: u16, child: &mut Child, what: &str) {
+/// Waits until `child` listens on `port`; panics if it exits first or takes over 60 s.
+pub fn wait_for_port(port: u16, child: &mut Child, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while Instant::now() < deadline {
         if TcpStream::connect(("127.0.0.1", port)).is_ok() {

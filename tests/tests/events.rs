@@ -1,0 +1,177 @@
+//! Every file in events/ through the compiled Lambda binaries, run under cargo-lambda's runtime
+//! emulator (`cargo lambda watch --only-lambda-apis`) and invoked with `cargo lambda invoke`,
+//! against the emulated DynamoDB and S3.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use catalog_tests::{
+    free_port, http_get, read_parquet, repo_root, wait_for_port, Guard, Stack, EVENTS_READ_KEY,
+};
+use chrono::Utc;
+use serde_json::Value;
+
+/// Each event file: the function that receives it and the status it must get.
+const EXPECTED: &[(&str, &str, u16)] = &[
+    ("list.json", "catalog-list", 200),
+    ("list-paged.json", "catalog-list", 200),
+    ("list-bad-page.json", "catalog-list", 400),
+    ("list-rest-api-v1.json", "catalog-list", 200),
+    ("metadata-by-slug.json", "catalog-metadata", 200),
+    ("metadata-by-uuid.json", "catalog-metadata", 200),
+    ("metadata-unknown.json", "catalog-metadata", 404),
+    ("data-x-api-key.json", "catalog-data", 200),
+    ("data-bearer.json", "catalog-data", 200),
+    ("data-keyless-no-key.json", "catalog-data", 200),
+    ("data-function-url.json", "catalog-data", 200),
+    ("data-gated-no-key.json", "catalog-data", 401),
+    ("data-window-closed-no-key.json", "catalog-data", 401),
+    ("data-bad-key.json", "catalog-data", 401),
+    ("data-format-csv.json", "catalog-data", 400),
+];
+
+const FUNCTIONS: [&str; 3] = ["catalog-list", "catalog-metadata", "catalog-data"];
+
+fn cargo_lambda() -> PathBuf {
+    let path = std::env::var_os("CARGO_LAMBDA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".venv/bin/cargo-lambda"));
+    assert!(
+        path.exists(),
+        "cargo-lambda not found at {}: run dev/test or set CARGO_LAMBDA",
+        path.display()
+    );
+    path
+}
+
+/// The binaries sit next to this test's own directory: target/<profile>/.
+fn binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is not built: run `cargo build --workspace --bins` first (dev/test does)",
+        path.display()
+    );
+    path
+}
+
+fn invoke(port: u16, function: &str, event: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = Command::new(cargo_lambda())
+            .args(["lambda", "invoke", function, "--data-file", event])
+            .args(["-A", "127.0.0.1", "-P", &port.to_string(), "-o", "json"])
+            .current_dir(repo_root())
+            .output()
+            .expect("run cargo lambda invoke");
+        if out.status.success() {
+            return serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+                panic!(
+                    "{event}: invoke printed no JSON ({e}): {}",
+                    String::from_utf8_lossy(&out.stdout)
+                )
+            });
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{event}: cargo lambda invoke failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_event_file_gets_its_expected_status_from_the_compiled_functions() {
+    // GIVEN the events directory holds exactly the events this test knows
+    let on_disk: Vec<String> = std::fs::read_dir(repo_root().join("events"))
+        .expect("events/")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let known: Vec<String> = EXPECTED
+        .iter()
+        .map(|(f, _, _)| f.to_string())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(
+        on_disk, known,
+        "every events/ file has an expected status here"
+    );
+
+    // AND the emulators, seeded, with the key the events carry
+    let stack = Stack::start().await;
+    let now = Utc::now();
+    stack.seed_samples(now).await;
+    stack.add_key(EVENTS_READ_KEY, &["read"], now, None).await;
+
+    // AND cargo-lambda's runtime emulator with the three binaries attached
+    let port = free_port();
+    let mut watch = Guard(
+        Command::new(cargo_lambda())
+            .args(["lambda", "watch", "--only-lambda-apis", "--timeout", "30"])
+            .args(["-A", "127.0.0.1", "-P", &port.to_string()])
+            .current_dir(repo_root())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start cargo lambda watch"),
+    );
+    wait_for_port(port, &mut watch.0, "cargo lambda watch");
+    let mut functions = Vec::new();
+    for name in FUNCTIONS {
+        let mut cmd = Command::new(binary(name));
+        cmd.envs(stack.function_env())
+            .env(
+                "AWS_LAMBDA_RUNTIME_API",
+                format!("http://127.0.0.1:{port}/.rt/{name}"),
+            )
+            .env("AWS_LAMBDA_FUNCTION_NAME", name)
+            .env("AWS_LAMBDA_FUNCTION_VERSION", "1")
+            .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        functions.push(Guard(cmd.spawn().expect("start function binary")));
+    }
+
+    // WHEN every event is invoked THEN each gets its status, as JSON
+    let mut statuses = BTreeMap::new();
+    for (file, function, expected) in EXPECTED {
+        let event = format!("events/{file}");
+        let response = invoke(port, function, &event);
+        let status = response["statusCode"].as_u64().unwrap_or(0) as u16;
+        let body: Value = serde_json::from_str(response["body"].as_str().unwrap_or("null"))
+            .unwrap_or_else(|e| panic!("{file}: body is not JSON ({e}): {response}"));
+        statuses.insert(*file, status);
+        assert_eq!(status, *expected, "{file}: {body}");
+        if status >= 400 {
+            assert!(body["error"].is_string(), "{file}: error body {body}");
+        }
+        // AND every download URL fetches the Parquet file it describes
+        if *function == "catalog-data" && status == 200 {
+            let (code, bytes) = http_get(body["url"].as_str().expect("url")).await;
+            assert_eq!(code, 200, "{file}: download");
+            let (rows, columns, _) = read_parquet(bytes);
+            assert_eq!(rows, body["row_count"].as_u64().unwrap(), "{file}");
+            assert_eq!(
+                serde_json::to_value(columns).unwrap(),
+                body["columns"],
+                "{file}"
+            );
+        }
+    }
+    drop(functions);
+    drop(watch);
+}
