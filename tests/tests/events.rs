@@ -172,6 +172,32 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
             );
         }
     }
+
+    // AND the same binaries answer plain HTTP through cargo-lambda's function URLs, which carry
+    // no path parameters: the handlers route from the raw path
+    let base = format!("http://127.0.0.1:{port}/lambda-url");
+    let (code, body) = http_get(&format!("{base}/catalog-list/api/v1/datasets?page_size=3")).await;
+    assert_eq!(code, 200);
+    let page: Value = serde_json::from_slice(&body).expect("JSON page");
+    assert_eq!(page["total"], 4);
+    assert_eq!(page["items"].as_array().map(Vec::len), Some(3));
+    let (code, _) = http_get(&format!(
+        "{base}/catalog-metadata/api/v1/datasets/river-levels"
+    ))
+    .await;
+    assert_eq!(code, 200);
+    let (code, body) = http_get(&format!(
+        "{base}/catalog-data/api/v1/datasets/city-bikes/data"
+    ))
+    .await;
+    assert_eq!(code, 200);
+    let descriptor: Value = serde_json::from_slice(&body).expect("JSON descriptor");
+    assert_eq!(http_get(descriptor["url"].as_str().unwrap()).await.0, 200);
+    let (code, _) = http_get(&format!(
+        "{base}/catalog-data/api/v1/datasets/river-levels/data"
+    ))
+    .await;
+    assert_eq!(code, 401);
     drop(functions);
     drop(watch);
 }
