@@ -157,7 +157,8 @@ pub async fn store_key(
     expires_at: Option<DateTime<Utc>>,
 ) -> Result<String, DevError> {
     let hash = KeyHash::of(secret);
-    let id = format!("key_{}", &hash.as_str()[..12]);
+    // A public id unrelated to the secret or its hash, safe to log.
+    let id = format!("key_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
     let writer = DynamoWriter::new(dynamo.clone(), &target.datasets_table, &target.keys_table);
     writer
         .put_key(&NewKey {

@@ -46,7 +46,7 @@ pub enum Endpoint {
     Data,
 }
 
-/// The request id for logs: Lambda's, or API Gateway's when run outside Lambda.
+/// The request id for logs: Lambda's, or `local` when served outside Lambda (dev/run).
 pub fn request_id(req: &Request) -> String {
     if let Some(ctx) = req.lambda_context_ref() {
         return ctx.request_id.clone();

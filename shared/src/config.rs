@@ -32,7 +32,15 @@ pub struct DataConfig {
     pub url_ttl: Duration,
     /// Path-style S3 URLs (`http://host/bucket/key`), for local S3 servers.
     pub s3_force_path_style: bool,
+    /// A role to assume for signing. Its credentials carry an expiry, so `expires_at` can be
+    /// exact; without it, URLs are signed with the function's own credentials.
+    pub signing_role_arn: Option<String>,
+    /// How long each assumed signing session lasts.
+    pub signing_session: Duration,
 }
+
+/// Default signing session: 1 hour (the default maximum of an IAM role).
+pub const DEFAULT_SIGNING_SESSION_SECONDS: u64 = 3600;
 
 type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
@@ -88,12 +96,26 @@ impl DataConfig {
                 })
             }
         };
+        let session = match lookup("SIGNING_SESSION_SECONDS") {
+            None => DEFAULT_SIGNING_SESSION_SECONDS,
+            Some(raw) => raw
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|s| (900..=43200).contains(s))
+                .ok_or_else(|| ConfigError::Invalid {
+                    name: "SIGNING_SESSION_SECONDS",
+                    reason: format!("'{raw}' is not a whole number of seconds from 900 to 43200"),
+                })?,
+        };
         Ok(Self {
             datasets_table: required(lookup, "DATASETS_TABLE")?,
             keys_table: required(lookup, "KEYS_TABLE")?,
             bucket: required(lookup, "DATA_BUCKET")?,
             url_ttl: Duration::from_secs(ttl),
             s3_force_path_style: path_style,
+            signing_role_arn: lookup("SIGNING_ROLE_ARN").filter(|v| !v.trim().is_empty()),
+            signing_session: Duration::from_secs(session),
         })
     }
 }
@@ -143,6 +165,22 @@ mod tests {
                 })
             ));
         }
+    }
+
+    #[test]
+    fn signing_role_is_optional_and_its_session_bounded() {
+        let c = DataConfig::from_lookup(&lookup(&BASE)).unwrap();
+        assert_eq!(c.signing_role_arn, None);
+        assert_eq!(c.signing_session, Duration::from_secs(3600));
+        let mut vars = BASE.to_vec();
+        vars.push(("SIGNING_ROLE_ARN", "arn:aws:iam::1:role/s"));
+        vars.push(("SIGNING_SESSION_SECONDS", "900"));
+        let c = DataConfig::from_lookup(&lookup(&vars)).unwrap();
+        assert_eq!(c.signing_role_arn.as_deref(), Some("arn:aws:iam::1:role/s"));
+        assert_eq!(c.signing_session, Duration::from_secs(900));
+        let mut vars = BASE.to_vec();
+        vars.push(("SIGNING_SESSION_SECONDS", "60"));
+        assert!(DataConfig::from_lookup(&lookup(&vars)).is_err());
     }
 
     #[test]

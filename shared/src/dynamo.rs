@@ -4,10 +4,13 @@
 //!
 //! | item | pk | sk | holds |
 //! |---|---|---|---|
-//! | dataset | `DS#<slug>` | `DATASET` | metadata, `keyless_until`, the active version (`active` map) and its `schema`, `lookup_id` (the UUID, indexed by the `by-id` GSI), `seq` |
+//! | dataset | `DS#<slug>` | `DATASET` | metadata, `keyless_until`, the active version (`active` map) and its `schema`, `id` (UUID), `seq` |
+//! | dataset alias | `ID#<uuid>` | `DATASET` | the same attributes, so a UUID resolves in one strongly consistent read |
 //! | version | `DS#<slug>` | `V#<version, 10 digits>` | one immutable published version |
 //! | list entry | `LIST` | `SEQ#<seq, 12 digits>` | the summary shown by the list endpoint |
 //! | counter | `CATALOG` | `COUNTER` | `total`: how many datasets are listed |
+//!
+//! The dataset item and its alias are always written together, in one transaction.
 //!
 //! Listed datasets are numbered 1..=total in publication order with no gaps, so the dataset at
 //! position `i` of the newest-first order has `seq = total - i`: any page is one consistent
@@ -20,9 +23,8 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, GlobalSecondaryIndex, KeySchemaElement,
-    KeyType, KeysAndAttributes, Projection, ProjectionType, Put, ScalarAttributeType,
-    TransactWriteItem, Update,
+    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType, KeysAndAttributes,
+    Put, ScalarAttributeType, TransactWriteItem, Update,
 };
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
@@ -37,7 +39,6 @@ use crate::model::{
 };
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader};
 
-pub const ID_INDEX: &str = "by-id";
 const DATASET_SK: &str = "DATASET";
 const LIST_PK: &str = "LIST";
 const COUNTER_PK: &str = "CATALOG";
@@ -50,6 +51,10 @@ type Item = HashMap<String, AttributeValue>;
 
 fn dataset_pk(slug: &str) -> String {
     format!("DS#{slug}")
+}
+
+fn alias_pk(id: &Uuid) -> String {
+    format!("ID#{id}")
 }
 
 fn version_sk(version: u64) -> String {
@@ -188,7 +193,7 @@ fn active_from(item: &Item) -> Result<Option<ActiveVersion>, StoreError> {
 
 fn dataset_from(item: &Item) -> Result<DatasetRecord, StoreError> {
     Ok(DatasetRecord {
-        id: get_uuid(item, "lookup_id")?,
+        id: get_uuid(item, "id")?,
         slug: get_s(item, "slug")?,
         name: get_s(item, "name")?,
         description: get_s_opt(item, "description")?,
@@ -287,59 +292,26 @@ impl DynamoCatalog {
             .ok_or_else(|| StoreError::Other("keys table not configured".into()))
     }
 
-    fn dataset_key(slug: &Slug) -> Item {
-        HashMap::from([
-            ("pk".to_owned(), s(dataset_pk(slug.as_str()))),
-            ("sk".to_owned(), s(DATASET_SK)),
-        ])
-    }
-
-    /// The dataset item with this UUID, through the `by-id` index (eventually consistent).
-    async fn query_by_id(
-        &self,
-        id: &Uuid,
-        projection: Option<&str>,
-    ) -> Result<Option<Item>, StoreError> {
-        let mut query = self
-            .client
-            .query()
-            .table_name(&self.datasets_table)
-            .index_name(ID_INDEX)
-            .key_condition_expression("lookup_id = :id")
-            .expression_attribute_values(":id", s(id.to_string()))
-            .limit(1);
-        if let Some(p) = projection {
-            query = query
-                .projection_expression(p)
-                .set_expression_attribute_names(Some(download_projection_names()));
-        }
-        let out = query.send().await.map_err(classify)?;
-        Ok(out.items.and_then(|mut items| items.pop()))
-    }
-
-    async fn get_key(&self, hash: &KeyHash) -> Result<Option<Item>, StoreError> {
-        let out = self
-            .client
-            .get_item()
-            .table_name(self.keys_table()?)
-            .key(KEY_ATTR, s(hash.as_str()))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(classify)?;
-        Ok(out.item)
+    /// The primary key of the item a request names: the dataset item for a slug, its alias
+    /// for a UUID.
+    fn dataset_key(dataset: &DatasetRef) -> Item {
+        let pk = match dataset {
+            DatasetRef::Slug(slug) => dataset_pk(slug.as_str()),
+            DatasetRef::Id(id) => alias_pk(id),
+        };
+        HashMap::from([("pk".to_owned(), s(pk)), ("sk".to_owned(), s(DATASET_SK))])
     }
 
     async fn get_dataset_item(
         &self,
-        slug: &Slug,
+        dataset: &DatasetRef,
         projection: Option<&str>,
     ) -> Result<Option<Item>, StoreError> {
         let mut get = self
             .client
             .get_item()
             .table_name(&self.datasets_table)
-            .set_key(Some(Self::dataset_key(slug)));
+            .set_key(Some(Self::dataset_key(dataset)));
         if let Some(p) = projection {
             get = get
                 .projection_expression(p)
@@ -351,7 +323,7 @@ impl DynamoCatalog {
     /// Dataset item and key item in one BatchGetItem.
     async fn batch_get(
         &self,
-        slug: &Slug,
+        dataset: &DatasetRef,
         hash: &KeyHash,
     ) -> Result<(Option<Item>, Option<Item>), StoreError> {
         let keys_table = self.keys_table()?.to_owned();
@@ -359,7 +331,7 @@ impl DynamoCatalog {
             (
                 self.datasets_table.clone(),
                 KeysAndAttributes::builder()
-                    .keys(Self::dataset_key(slug))
+                    .keys(Self::dataset_key(dataset))
                     .projection_expression(DOWNLOAD_PROJECTION)
                     .set_expression_attribute_names(Some(download_projection_names()))
                     .build()
@@ -418,10 +390,7 @@ fn download_projection_names() -> HashMap<String, String> {
 
 impl DatasetReader for DynamoCatalog {
     async fn get_dataset(&self, dataset: &DatasetRef) -> Result<Option<DatasetRecord>, StoreError> {
-        let item = match dataset {
-            DatasetRef::Slug(slug) => self.get_dataset_item(slug, None).await?,
-            DatasetRef::Id(id) => self.query_by_id(id, None).await?,
-        };
+        let item = self.get_dataset_item(dataset, None).await?;
         item.as_ref().map(dataset_from).transpose()
     }
 }
@@ -432,23 +401,13 @@ impl DownloadReader for DynamoCatalog {
         dataset: &DatasetRef,
         key: Option<&KeyHash>,
     ) -> Result<(Option<DownloadTarget>, Option<KeyRecord>), StoreError> {
-        let (dataset_item, key_item) = match (dataset, key) {
-            (DatasetRef::Slug(slug), None) => (
-                self.get_dataset_item(slug, Some(DOWNLOAD_PROJECTION))
+        let (dataset_item, key_item) = match key {
+            None => (
+                self.get_dataset_item(dataset, Some(DOWNLOAD_PROJECTION))
                     .await?,
                 None,
             ),
-            (DatasetRef::Slug(slug), Some(hash)) => self.batch_get(slug, hash).await?,
-            (DatasetRef::Id(id), None) => {
-                (self.query_by_id(id, Some(DOWNLOAD_PROJECTION)).await?, None)
-            }
-            (DatasetRef::Id(id), Some(hash)) => {
-                let (d, k) = tokio::join!(
-                    self.query_by_id(id, Some(DOWNLOAD_PROJECTION)),
-                    self.get_key(hash)
-                );
-                (d?, k?)
-            }
+            Some(hash) => self.batch_get(dataset, hash).await?,
         };
         Ok((
             dataset_item.as_ref().map(target_from).transpose()?,
@@ -632,7 +591,7 @@ impl DynamoWriter {
             ("pk".to_owned(), s(dataset_pk(slug))),
             ("sk".to_owned(), s(DATASET_SK)),
             ("slug".to_owned(), s(slug)),
-            ("lookup_id".to_owned(), s(id.to_string())),
+            ("id".to_owned(), s(id.to_string())),
             ("name".to_owned(), s(&meta.name)),
             ("description".to_owned(), opt_s(meta.description.as_deref())),
             ("license".to_owned(), s(&meta.license)),
@@ -652,6 +611,8 @@ impl DynamoWriter {
             ("active".to_owned(), active_value(a)),
             ("schema".to_owned(), s(&version.schema_json)),
         ]);
+        let mut alias_item = dataset_item.clone();
+        alias_item.insert("pk".to_owned(), s(alias_pk(&id)));
         let version_item = HashMap::from([
             ("pk".to_owned(), s(dataset_pk(slug))),
             ("sk".to_owned(), s(version_sk(a.version))),
@@ -707,6 +668,7 @@ impl DynamoWriter {
         self.client
             .transact_write_items()
             .transact_items(put(dataset_item)?)
+            .transact_items(put(alias_item)?)
             .transact_items(put(version_item)?)
             .transact_items(put(list_item)?)
             .transact_items(TransactWriteItem::builder().update(counter_update).build())
@@ -778,21 +740,8 @@ pub async fn create_tables(
         .billing_mode(BillingMode::PayPerRequest)
         .attribute_definitions(attr("pk")?)
         .attribute_definitions(attr("sk")?)
-        .attribute_definitions(attr("lookup_id")?)
         .key_schema(key("pk", KeyType::Hash)?)
         .key_schema(key("sk", KeyType::Range)?)
-        .global_secondary_indexes(
-            GlobalSecondaryIndex::builder()
-                .index_name(ID_INDEX)
-                .key_schema(key("lookup_id", KeyType::Hash)?)
-                .projection(
-                    Projection::builder()
-                        .projection_type(ProjectionType::All)
-                        .build(),
-                )
-                .build()
-                .map_err(|e| StoreError::Other(Box::new(e)))?,
-        )
         .send()
         .await
         .map_err(classify)?;

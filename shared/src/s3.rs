@@ -13,15 +13,24 @@ use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use crate::error::StoreError;
 use crate::ports::{SignedUrl, UrlSigner};
 
-/// Credentials are fetched again when they would expire within this margin.
-const REFRESH_MARGIN: TimeDelta = TimeDelta::minutes(5);
+/// Credentials are fetched again once they would expire before a new URL's full life (plus
+/// this margin) is over, but never more often than once per this interval.
+const REFRESH_MARGIN: TimeDelta = TimeDelta::minutes(1);
 
 pub struct S3Signer {
     config: aws_sdk_s3::Config,
     provider: SharedCredentialsProvider,
     bucket: String,
     ttl: Duration,
-    current: Mutex<Option<(Credentials, Client)>>,
+    current: Mutex<Option<Signing>>,
+}
+
+/// Credentials in use, when they were fetched, and a client bound to them.
+#[derive(Clone)]
+struct Signing {
+    credentials: Credentials,
+    fetched_at: DateTime<Utc>,
+    client: Client,
 }
 
 impl S3Signer {
@@ -42,33 +51,40 @@ impl S3Signer {
         }
     }
 
-    /// A client bound to one set of credentials, reused until they near their expiry. With
-    /// Lambda's environment credentials (no expiry known) that is once per cold start.
-    async fn client(&self, now: DateTime<Utc>) -> Result<(Credentials, Client), StoreError> {
-        if let Some((creds, client)) = self.lock().as_ref() {
-            let fresh = creds
+    /// A client bound to one set of credentials, reused while they outlive a new URL. With
+    /// credentials that have no known expiry (Lambda's environment) that is once per cold start.
+    async fn signing(&self, now: DateTime<Utc>) -> Result<Signing, StoreError> {
+        let ttl = TimeDelta::from_std(self.ttl).map_err(|e| StoreError::Other(Box::new(e)))?;
+        if let Some(current) = self.lock().as_ref() {
+            let outlives_url = current
+                .credentials
                 .expiry()
-                .is_none_or(|exp| DateTime::<Utc>::from(exp) - REFRESH_MARGIN > now);
-            if fresh {
-                return Ok((creds.clone(), client.clone()));
+                .is_none_or(|exp| DateTime::<Utc>::from(exp) - ttl - REFRESH_MARGIN > now);
+            let just_fetched = now - current.fetched_at < REFRESH_MARGIN;
+            if outlives_url || just_fetched {
+                return Ok(current.clone());
             }
         }
-        let creds = self
+        let credentials = self
             .provider
             .provide_credentials()
             .await
-            .map_err(|e| StoreError::Other(Box::new(e)))?;
-        let client = Client::from_conf(
-            self.config
-                .to_builder()
-                .credentials_provider(creds.clone())
-                .build(),
-        );
-        *self.lock() = Some((creds.clone(), client.clone()));
-        Ok((creds, client))
+            .map_err(|e| StoreError::Unavailable(Box::new(e)))?;
+        let signing = Signing {
+            client: Client::from_conf(
+                self.config
+                    .to_builder()
+                    .credentials_provider(credentials.clone())
+                    .build(),
+            ),
+            credentials,
+            fetched_at: now,
+        };
+        *self.lock() = Some(signing.clone());
+        Ok(signing)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(Credentials, Client)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Signing>> {
         self.current
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -77,7 +93,11 @@ impl S3Signer {
 
 impl UrlSigner for S3Signer {
     async fn sign(&self, object_key: &str, now: DateTime<Utc>) -> Result<SignedUrl, StoreError> {
-        let (creds, client) = self.client(now).await?;
+        let Signing {
+            credentials,
+            client,
+            ..
+        } = self.signing(now).await?;
         // SigV4 dates have whole seconds: sign from the start of this second so the reported
         // expiry is exact.
         let start = now
@@ -97,7 +117,7 @@ impl UrlSigner for S3Signer {
             .map_err(|e| StoreError::Other(Box::new(e)))?;
         let ttl = TimeDelta::from_std(self.ttl).map_err(|e| StoreError::Other(Box::new(e)))?;
         let mut expires_at = start + ttl;
-        if let Some(exp) = creds.expiry() {
+        if let Some(exp) = credentials.expiry() {
             expires_at = expires_at.min(DateTime::<Utc>::from(exp));
         }
         Ok(SignedUrl {
@@ -146,6 +166,77 @@ mod tests {
             signed.url
         );
         assert!(signed.url.contains("X-Amz-Signature="), "{}", signed.url);
+    }
+
+    /// Hands out credentials that expire 20 minutes after each call, counting the calls.
+    #[derive(Debug)]
+    struct Counting {
+        calls: std::sync::Arc<std::sync::atomic::AtomicU32>,
+        base: DateTime<Utc>,
+    }
+
+    impl aws_credential_types::provider::ProvideCredentials for Counting {
+        fn provide_credentials<'a>(
+            &'a self,
+        ) -> aws_credential_types::provider::future::ProvideCredentials<'a>
+        where
+            Self: 'a,
+        {
+            let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let at = self.base + TimeDelta::minutes(20) + TimeDelta::minutes(10 * i64::from(n));
+            aws_credential_types::provider::future::ProvideCredentials::ready(Ok(Credentials::new(
+                "ASIA",
+                "S",
+                Some("T".into()),
+                Some(SystemTime::from(at)),
+                "c",
+            )))
+        }
+    }
+
+    #[tokio::test]
+    async fn signer_fetches_new_credentials_only_when_they_would_not_outlive_a_new_url() {
+        let counter = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let provider = Counting {
+            calls: counter.clone(),
+            base: now(),
+        };
+        let config = aws_sdk_s3::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new("eu-west-1"))
+            .build();
+        let signer = S3Signer::new(
+            config,
+            SharedCredentialsProvider::new(provider),
+            "bucket",
+            Duration::from_secs(900),
+        );
+        let calls = || counter.load(std::sync::atomic::Ordering::SeqCst);
+        // First credentials expire at now+20m: a URL signed now gets its full 15 minutes.
+        let first = signer.sign("k", now()).await.unwrap();
+        assert_eq!(
+            first.expires_at,
+            now().duration_trunc(TimeDelta::seconds(1)).unwrap() + TimeDelta::minutes(15)
+        );
+        assert_eq!(calls(), 1);
+        // 3 minutes later they still outlive a 15-minute URL (+1 minute margin): reused.
+        signer
+            .sign("k", now() + TimeDelta::minutes(3))
+            .await
+            .unwrap();
+        assert_eq!(calls(), 1);
+        // 5 minutes later they would not: fetched again (the next expire at now+30m).
+        let later = signer
+            .sign("k", now() + TimeDelta::minutes(5))
+            .await
+            .unwrap();
+        assert_eq!(calls(), 2);
+        assert_eq!(
+            later.expires_at,
+            (now() + TimeDelta::minutes(20))
+                .duration_trunc(TimeDelta::seconds(1))
+                .unwrap()
+        );
     }
 
     #[tokio::test]

@@ -471,6 +471,58 @@ async fn invalid_key_is_401_even_for_keyless_dataset() {
 }
 
 #[tokio::test]
+async fn valid_read_key_on_keyless_dataset_is_200() {
+    let resp = data(
+        "/api/v1/datasets/open-window/data",
+        &[("x-api-key", READ_KEY)],
+    )
+    .await;
+    assert_eq!(resp.status(), 200);
+}
+
+#[tokio::test]
+async fn key_without_read_scope_is_403_even_for_keyless_dataset() {
+    assert_json_error(
+        &data(
+            "/api/v1/datasets/open-window/data",
+            &[("x-api-key", WRITE_ONLY_KEY)],
+        )
+        .await,
+        403,
+    );
+}
+
+#[tokio::test]
+async fn keyless_window_ends_exactly_at_keyless_until() {
+    let c = MemoryCatalog::default();
+    c.insert_dataset(record("edge", Some(now()), true));
+    let signer = FakeSigner {
+        ttl: Duration::minutes(15),
+    };
+    let at_end =
+        catalog::api::data(&get("/api/v1/datasets/edge/data", &[]), &c, &signer, now()).await;
+    assert_json_error(&at_end, 401);
+    let just_before = catalog::api::data(
+        &get("/api/v1/datasets/edge/data", &[]),
+        &c,
+        &signer,
+        now() - Duration::milliseconds(1),
+    )
+    .await;
+    assert_eq!(just_before.status(), 200);
+}
+
+#[tokio::test]
+async fn data_of_unknown_uuid_is_404() {
+    let resp = data(
+        &format!("/api/v1/datasets/{}/data", Uuid::new_v4()),
+        &[("x-api-key", READ_KEY)],
+    )
+    .await;
+    assert_json_error(&resp, 404);
+}
+
+#[tokio::test]
 async fn revoked_key_is_401() {
     assert_json_error(
         &data("/api/v1/datasets/gated/data", &[("x-api-key", REVOKED_KEY)]).await,

@@ -77,9 +77,28 @@ async fn list_returns_every_seeded_dataset_newest_first_with_total() {
     assert_eq!(page["total"], 4);
     assert_eq!(page["page"], 1);
     assert_eq!(page["page_size"], 20);
-    let first = &page["items"][0];
-    assert!(first.get("schema").is_none(), "summaries carry no schema");
-    assert!(first["id"].as_str().is_some_and(|id| id.len() == 36));
+    // Each summary agrees with the dataset's own metadata.
+    for item in page["items"].as_array().unwrap() {
+        assert!(item.get("schema").is_none(), "summaries carry no schema");
+        let slug = item["slug"].as_str().unwrap();
+        let full = json_body(&g.metadata(&format!("/api/v1/datasets/{slug}")).await);
+        for field in [
+            "id",
+            "name",
+            "description",
+            "category",
+            "tags",
+            "license",
+            "size",
+            "row_count",
+            "column_count",
+            "keyless",
+            "keyless_until",
+            "updated_at",
+        ] {
+            assert_eq!(item[field], full[field], "{slug}.{field}");
+        }
+    }
 }
 
 #[tokio::test]
@@ -137,6 +156,42 @@ async fn metadata_by_slug_returns_the_stored_schema_and_statistics() {
     assert_eq!(d["keyless"], false);
     assert_eq!(d["keyless_until"], Value::Null);
     assert_eq!(d["id"], EVENTS_DATASET_ID);
+    // Every Column and Discussion object has the spec's fields (2.2, 2.3), and the numeric
+    // statistics are null exactly for non-numeric columns.
+    for column in d["schema"].as_array().unwrap() {
+        for field in [
+            "name",
+            "dtype",
+            "null_count",
+            "null_percent",
+            "unique_count",
+            "mean",
+            "std",
+            "min",
+            "max",
+            "median",
+            "top_values",
+            "sample_values",
+        ] {
+            assert!(
+                column.get(field).is_some(),
+                "column lacks {field}: {column}"
+            );
+        }
+        let numeric = ["int", "uint", "float", "double"]
+            .iter()
+            .any(|p| column["dtype"].as_str().unwrap().starts_with(p));
+        if !numeric {
+            for stat in ["mean", "std", "min", "max", "median"] {
+                assert!(column[stat].is_null(), "{stat} of {column}");
+            }
+        }
+    }
+    for discussion in d["discussions"].as_array().unwrap() {
+        for field in ["id", "title", "slug", "path"] {
+            assert!(discussion[field].is_string(), "{discussion}");
+        }
+    }
 }
 
 #[tokio::test]
@@ -241,6 +296,41 @@ async fn data_without_key_in_open_keyless_window_downloads() {
 }
 
 #[tokio::test]
+async fn data_by_uuid_without_key_in_keyless_window_downloads() {
+    let g = given().await;
+    let id = json_body(&g.metadata("/api/v1/datasets/city-bikes").await)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let resp = g.data(&format!("/api/v1/datasets/{id}/data"), &[]).await;
+    assert_eq!(resp.status(), 200);
+    assert_downloads(&json_body(&resp)).await;
+    let unknown = uuid::Uuid::new_v4();
+    let resp = g
+        .data(
+            &format!("/api/v1/datasets/{unknown}/data"),
+            &[("x-api-key", READ_KEY)],
+        )
+        .await;
+    assert_eq!(resp.status(), 404);
+}
+
+#[tokio::test]
+async fn downloaded_object_size_equals_reported_size() {
+    let g = given().await;
+    let meta = json_body(&g.metadata("/api/v1/datasets/bird-sightings").await);
+    let d = json_body(
+        &g.data(
+            "/api/v1/datasets/bird-sightings/data",
+            &[("x-api-key", READ_KEY)],
+        )
+        .await,
+    );
+    let (_, bytes) = http_get(d["url"].as_str().unwrap()).await;
+    assert_eq!(bytes.len() as u64, meta["size"].as_u64().unwrap());
+}
+
+#[tokio::test]
 async fn data_by_uuid_downloads() {
     let g = given().await;
     let resp = g
@@ -327,8 +417,18 @@ async fn tampered_url_is_refused_by_s3() {
         .await,
     );
     let url = d["url"].as_str().unwrap();
-    // Another object under the same signature.
-    let other_key = url.replacen("air-quality-hourly", "bird-sightings", 1);
+    // Another, existing object under the same signature.
+    let other = json_body(
+        &g.data(
+            "/api/v1/datasets/bird-sightings/data",
+            &[("x-api-key", READ_KEY)],
+        )
+        .await,
+    );
+    let other_path = other["url"].as_str().unwrap().split('?').next().unwrap();
+    assert_eq!(http_get(other["url"].as_str().unwrap()).await.0, 200);
+    let query = url.split_once('?').unwrap().1;
+    let other_key = format!("{other_path}?{query}");
     assert_eq!(http_get(&other_key).await.0, 403, "{other_key}");
     // A flipped signature character.
     let at = url.find("X-Amz-Signature=").unwrap() + "X-Amz-Signature=".len();
@@ -346,7 +446,7 @@ async fn tampered_url_is_refused_by_s3() {
 #[tokio::test]
 async fn expired_url_is_refused_by_s3() {
     let g = given().await;
-    let signer = g.stack.signer(Duration::from_secs(1));
+    let signer = g.stack.signer(Duration::from_secs(2));
     let resp = api::data(
         &v2_request("/api/v1/datasets/city-bikes/data", &[]),
         &g.catalog,
@@ -355,8 +455,16 @@ async fn expired_url_is_refused_by_s3() {
     )
     .await;
     assert_eq!(resp.status(), 200);
-    let url = json_body(&resp)["url"].as_str().unwrap().to_owned();
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let d = json_body(&resp);
+    let url = d["url"].as_str().unwrap().to_owned();
+    let expires = chrono::DateTime::parse_from_rfc3339(d["expires_at"].as_str().unwrap())
+        .unwrap()
+        .with_timezone(&Utc);
+    // Good before expires_at...
+    assert_eq!(http_get(&url).await.0, 200, "a fresh URL downloads");
+    // ...refused after it.
+    let wait = (expires - Utc::now()).to_std().unwrap_or_default() + Duration::from_millis(1500);
+    tokio::time::sleep(wait).await;
     assert_eq!(
         http_get(&url).await.0,
         403,
@@ -492,7 +600,7 @@ async fn put_raw_dataset(stack: &Stack, slug: &str, with_name: bool) {
         .item("pk", S(format!("DS#{slug}")))
         .item("sk", S("DATASET".into()))
         .item("slug", S(slug.into()))
-        .item("lookup_id", S(uuid::Uuid::new_v4().to_string()))
+        .item("id", S(uuid::Uuid::new_v4().to_string()))
         .item("description", Null(true))
         .item("license", S("CC0-1.0".into()))
         .item("source", S("test".into()))
@@ -539,5 +647,62 @@ async fn malformed_record_is_500_with_a_generic_message() {
     assert_eq!(
         json_body(&resp),
         serde_json::json!({"error": "internal error"})
+    );
+}
+
+#[tokio::test]
+async fn expires_at_is_the_signing_sessions_expiry_when_it_ends_before_the_ttl() {
+    // GIVEN a signing role whose sessions (from STS, here moto's) last 15 minutes, and a
+    // requested URL life of one hour
+    let g = given().await;
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new(catalog_tests::REGION))
+        .credentials_provider(catalog_tests::credentials())
+        .endpoint_url(&g.stack.dynamo_url)
+        .load()
+        .await;
+    let config = catalog::config::DataConfig {
+        datasets_table: g.stack.target.datasets_table.clone(),
+        keys_table: g.stack.target.keys_table.clone(),
+        bucket: g.stack.target.bucket.clone(),
+        url_ttl: Duration::from_secs(3600),
+        s3_force_path_style: true,
+        signing_role_arn: Some("arn:aws:iam::123456789012:role/catalog-signer".into()),
+        signing_session: Duration::from_secs(900),
+    };
+    let credentials = catalog::aws::signing_credentials(&sdk, &config)
+        .await
+        .expect("provider");
+    let signer = catalog::s3::S3Signer::new(
+        aws_sdk_s3::config::Builder::from(&sdk)
+            .endpoint_url(&g.stack.s3_url)
+            .force_path_style(true)
+            .build(),
+        credentials,
+        &config.bucket,
+        config.url_ttl,
+    );
+    // WHEN a URL is issued
+    let before = Utc::now();
+    let resp = api::data(
+        &v2_request("/api/v1/datasets/city-bikes/data", &[]),
+        &g.catalog,
+        &signer,
+        Utc::now(),
+    )
+    .await;
+    // THEN it is signed with the session's credentials and reports their expiry, not the TTL
+    assert_eq!(resp.status(), 200, "{}", json_body(&resp));
+    let d = json_body(&resp);
+    let url = d["url"].as_str().unwrap();
+    assert!(url.contains("X-Amz-Security-Token="), "{url}");
+    assert!(url.contains("X-Amz-Expires=3600"), "{url}");
+    let expires = chrono::DateTime::parse_from_rfc3339(d["expires_at"].as_str().unwrap())
+        .unwrap()
+        .with_timezone(&Utc);
+    let life = expires - before;
+    assert!(
+        life > TimeDelta::seconds(880) && life <= TimeDelta::seconds(901),
+        "expires_at should be the 15-minute session's end, got {life}"
     );
 }

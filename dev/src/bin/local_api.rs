@@ -63,20 +63,20 @@ async fn main() -> Result<(), DevError> {
         .parse()?;
     let config = DataConfig::from_env()?;
     let sdk = catalog::aws::load_sdk_config().await;
-    let credentials = sdk
-        .credentials_provider()
+    let credentials = catalog::aws::signing_credentials(&sdk, &config)
+        .await
         .ok_or("no AWS credentials provider configured")?;
     let app = Arc::new(App {
-        catalog: DynamoCatalog::with_keys(
-            aws_sdk_dynamodb::Client::new(&sdk),
-            config.datasets_table,
-            config.keys_table,
-        ),
         signer: S3Signer::new(
             catalog::aws::s3_config(&sdk, config.s3_force_path_style),
             credentials,
             config.bucket,
             config.url_ttl,
+        ),
+        catalog: DynamoCatalog::with_keys(
+            aws_sdk_dynamodb::Client::new(&sdk),
+            config.datasets_table,
+            config.keys_table,
         ),
     });
     let listener = TcpListener::bind(addr).await?;
