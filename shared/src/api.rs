@@ -46,12 +46,18 @@ pub enum Endpoint {
     Data,
 }
 
-/// The request id for logs: Lambda's, or `local` when served outside Lambda (dev/run).
+/// The request id for logs: Lambda's; else API Gateway's from the event; else `local` (dev/run).
 pub fn request_id(req: &Request) -> String {
+    use lambda_http::request::RequestContext;
     if let Some(ctx) = req.lambda_context_ref() {
         return ctx.request_id.clone();
     }
-    "local".to_owned()
+    let from_gateway = match req.request_context_ref() {
+        Some(RequestContext::ApiGatewayV2(ctx)) => ctx.request_id.clone(),
+        Some(RequestContext::ApiGatewayV1(ctx)) => ctx.request_id.clone(),
+        _ => None,
+    };
+    from_gateway.unwrap_or_else(|| "local".to_owned())
 }
 
 /// Checks method and route; returns the path parameter (if any) of the expected endpoint.

@@ -1,0 +1,158 @@
+//! What the handlers log: enough to debug (request id, cause), never a secret.
+
+use std::io::Write;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use catalog::domain::{KeyHash, Scope};
+use catalog::memory::{FakeSigner, MemoryCatalog};
+use catalog::model::{ActiveVersion, DatasetRecord, KeyRecord};
+use chrono::{Duration, Utc};
+use serde_json::json;
+
+const KEY: &str = "dcat_logtest_key_0123456789abcdef0123456789";
+
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+fn request(path: &str, headers: serde_json::Value) -> lambda_http::Request {
+    let event = json!({
+        "version": "2.0", "routeKey": "$default", "rawPath": path, "rawQueryString": "",
+        "headers": headers,
+        "requestContext": {
+            "accountId": "1", "apiId": "a", "domainName": "d", "domainPrefix": "d",
+            "requestId": "gw-req-42", "routeKey": "$default", "stage": "$default",
+            "time": "t", "timeEpoch": 0,
+            "http": {"method": "GET", "path": path, "protocol": "HTTP/1.1",
+                     "sourceIp": "192.0.2.1", "userAgent": "t"}
+        },
+        "isBase64Encoded": false
+    });
+    lambda_http::request::from_str(&event.to_string()).unwrap()
+}
+
+fn catalog() -> MemoryCatalog {
+    let c = MemoryCatalog::default();
+    c.insert_dataset(DatasetRecord {
+        id: uuid::Uuid::new_v4(),
+        slug: "d".into(),
+        name: "D".into(),
+        description: None,
+        license: "l".into(),
+        source: "s".into(),
+        category: "c".into(),
+        tags: vec![],
+        insights: String::new(),
+        discussions: serde_json::value::RawValue::from_string("[]".into()).unwrap(),
+        schema: serde_json::value::RawValue::from_string("[]".into()).unwrap(),
+        keyless_until: None,
+        created_at: Utc::now(),
+        updated_at: Utc::now(),
+        active: Some(ActiveVersion {
+            version: 1,
+            s3_key: "datasets/d/v1/x.parquet".into(),
+            size: 1,
+            row_count: 1,
+            columns: vec!["a".into()],
+            sha256: "0".repeat(64),
+            published_at: Utc::now(),
+        }),
+    });
+    c.insert_key(
+        KeyHash::of(KEY),
+        KeyRecord {
+            id: "key_public_id".into(),
+            scopes: vec![Scope::Read],
+            expires_at: None,
+            revoked_at: None,
+        },
+    );
+    c
+}
+
+#[tokio::test]
+async fn logs_never_contain_the_key_its_hash_or_the_signed_url() {
+    let out = Captured::default();
+    let writer = out.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_max_level(tracing::Level::TRACE)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let c = catalog();
+    let signer = FakeSigner {
+        ttl: Duration::minutes(15),
+    };
+    let bearer = format!("Bearer {KEY}");
+    for headers in [
+        json!({"x-api-key": KEY}),
+        json!({"authorization": bearer}),
+        json!({"x-api-key": format!("{KEY}x")}),
+    ] {
+        let resp = catalog::api::data(
+            &request("/api/v1/datasets/d/data", headers),
+            &c,
+            &signer,
+            Utc::now(),
+        )
+        .await;
+        assert!(resp.status().as_u16() == 200 || resp.status().as_u16() == 401);
+    }
+    let logs = out.text();
+    assert!(
+        logs.contains("issued download URL"),
+        "the success was logged: {logs}"
+    );
+    assert!(
+        logs.contains("key_public_id"),
+        "the key's public id is logged: {logs}"
+    );
+    assert!(!logs.contains(KEY), "key in logs: {logs}");
+    assert!(
+        !logs.contains(KeyHash::of(KEY).as_str()),
+        "key hash in logs"
+    );
+    assert!(
+        !logs.contains("sig=fake") && !logs.contains("signed.invalid"),
+        "URL in logs"
+    );
+}
+
+#[tokio::test]
+async fn server_errors_are_logged_with_request_id_and_cause_but_answered_generically() {
+    let out = Captured::default();
+    let writer = out.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let c = catalog();
+    c.corrupt.store(true, Ordering::SeqCst);
+    let resp =
+        catalog::api::metadata(&request("/api/v1/datasets/d", json!({})), &c, Utc::now()).await;
+    assert_eq!(resp.status(), 500);
+    let body = String::from_utf8_lossy(resp.body().as_ref()).into_owned();
+    assert!(!body.contains("secret-internal-detail"), "{body}");
+    let logs = out.text();
+    assert!(logs.contains("gw-req-42"), "request id logged: {logs}");
+    assert!(
+        logs.contains("secret-internal-detail"),
+        "cause logged: {logs}"
+    );
+}
