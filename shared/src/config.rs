@@ -50,6 +50,32 @@ fn required(lookup: Lookup, name: &'static str) -> Result<String, ConfigError> {
         .ok_or(ConfigError::Missing(name))
 }
 
+/// A whole number of seconds within `range`, or `default` when the variable is unset.
+fn seconds(
+    lookup: Lookup,
+    name: &'static str,
+    default: u64,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<Duration, ConfigError> {
+    let value = match lookup(name) {
+        None => default,
+        Some(raw) => raw
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|s| range.contains(s))
+            .ok_or_else(|| ConfigError::Invalid {
+                name,
+                reason: format!(
+                    "'{raw}' is not a whole number of seconds from {} to {}",
+                    range.start(),
+                    range.end()
+                ),
+            })?,
+    };
+    Ok(Duration::from_secs(value))
+}
+
 fn env_lookup(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
@@ -72,20 +98,12 @@ impl DataConfig {
     }
 
     pub fn from_lookup(lookup: Lookup) -> Result<Self, ConfigError> {
-        let ttl = match lookup("URL_TTL_SECONDS") {
-            None => DEFAULT_URL_TTL_SECONDS,
-            Some(raw) => raw
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|s| (1..=MAX_URL_TTL_SECONDS).contains(s))
-                .ok_or_else(|| ConfigError::Invalid {
-                    name: "URL_TTL_SECONDS",
-                    reason: format!(
-                        "'{raw}' is not a whole number of seconds from 1 to {MAX_URL_TTL_SECONDS}"
-                    ),
-                })?,
-        };
+        let url_ttl = seconds(
+            lookup,
+            "URL_TTL_SECONDS",
+            DEFAULT_URL_TTL_SECONDS,
+            1..=MAX_URL_TTL_SECONDS,
+        )?;
         let path_style = match lookup("S3_FORCE_PATH_STYLE").as_deref().map(str::trim) {
             None | Some("") | Some("false") | Some("0") => false,
             Some("true") | Some("1") => true,
@@ -96,26 +114,20 @@ impl DataConfig {
                 })
             }
         };
-        let session = match lookup("SIGNING_SESSION_SECONDS") {
-            None => DEFAULT_SIGNING_SESSION_SECONDS,
-            Some(raw) => raw
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|s| (900..=43200).contains(s))
-                .ok_or_else(|| ConfigError::Invalid {
-                    name: "SIGNING_SESSION_SECONDS",
-                    reason: format!("'{raw}' is not a whole number of seconds from 900 to 43200"),
-                })?,
-        };
+        let signing_session = seconds(
+            lookup,
+            "SIGNING_SESSION_SECONDS",
+            DEFAULT_SIGNING_SESSION_SECONDS,
+            900..=43200,
+        )?;
         Ok(Self {
             datasets_table: required(lookup, "DATASETS_TABLE")?,
             keys_table: required(lookup, "KEYS_TABLE")?,
             bucket: required(lookup, "DATA_BUCKET")?,
-            url_ttl: Duration::from_secs(ttl),
+            url_ttl,
             s3_force_path_style: path_style,
             signing_role_arn: lookup("SIGNING_ROLE_ARN").filter(|v| !v.trim().is_empty()),
-            signing_session: Duration::from_secs(session),
+            signing_session,
         })
     }
 }

@@ -472,15 +472,14 @@ async fn expired_url_is_refused_by_s3() {
     );
 }
 
-#[tokio::test]
-async fn unreachable_dynamodb_is_503_with_retry_after() {
+/// Every endpoint, served by the production SDK configuration (retries, timeouts) against a
+/// DynamoDB at `endpoint`, answers 503 with `Retry-After` and no internals.
+async fn assert_every_endpoint_is_503(endpoint: String) {
     let stack = Stack::start().await;
-    // A port nobody listens on: connection refused, retried, then given up.
-    let dead = format!("http://127.0.0.1:{}", catalog_tests::free_port());
     let sdk = catalog::aws::load_sdk_config().await;
     let client = aws_sdk_dynamodb::Client::from_conf(
         aws_sdk_dynamodb::config::Builder::from(&sdk)
-            .endpoint_url(dead)
+            .endpoint_url(endpoint)
             .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
             .credentials_provider(catalog_tests::credentials())
             .build(),
@@ -513,6 +512,12 @@ async fn unreachable_dynamodb_is_503_with_retry_after() {
             serde_json::json!({"error": "the catalog is temporarily unavailable, retry shortly"})
         );
     }
+}
+
+#[tokio::test]
+async fn unreachable_dynamodb_is_503_with_retry_after() {
+    // A port nobody listens on: connection refused, retried, then given up.
+    assert_every_endpoint_is_503(format!("http://127.0.0.1:{}", catalog_tests::free_port())).await;
 }
 
 /// A DynamoDB endpoint that answers every call with a throttling error, as DynamoDB does on the
@@ -549,45 +554,7 @@ async fn throttling_dynamodb() -> String {
 
 #[tokio::test]
 async fn throttled_dynamodb_is_503_with_retry_after() {
-    let stack = Stack::start().await;
-    let endpoint = throttling_dynamodb().await;
-    let sdk = catalog::aws::load_sdk_config().await;
-    let client = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::config::Builder::from(&sdk)
-            .endpoint_url(endpoint)
-            .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
-            .credentials_provider(catalog_tests::credentials())
-            .build(),
-    );
-    let catalog = DynamoCatalog::with_keys(client, "catalog-datasets", "catalog-keys");
-    let signer = stack.signer(Duration::from_secs(60));
-    for resp in [
-        api::list(&v2_request("/api/v1/datasets", &[]), &catalog, Utc::now()).await,
-        api::metadata(
-            &v2_request("/api/v1/datasets/city-bikes", &[]),
-            &catalog,
-            Utc::now(),
-        )
-        .await,
-        api::data(
-            &v2_request(
-                "/api/v1/datasets/city-bikes/data",
-                &[("x-api-key", READ_KEY)],
-            ),
-            &catalog,
-            &signer,
-            Utc::now(),
-        )
-        .await,
-    ] {
-        assert_eq!(resp.status(), 503);
-        assert_eq!(resp.headers()["retry-after"], "1");
-        let body = json_body(&resp);
-        assert!(
-            !body.to_string().contains("Throughput"),
-            "no internals: {body}"
-        );
-    }
+    assert_every_endpoint_is_503(throttling_dynamodb().await).await;
 }
 
 /// Writes a raw dataset item, bypassing the writer, as a broken or half-made record would be.
