@@ -83,7 +83,7 @@ pub async fn ensure_resources(
     Ok(())
 }
 
-/// Uploads one sample's Parquet file and publishes it as version 1 of a new dataset.
+/// Publishes one sample's Parquet file as the next version of its dataset (version 1 when new).
 pub async fn seed_dataset(
     dynamo: &aws_sdk_dynamodb::Client,
     s3: &aws_sdk_s3::Client,
@@ -94,17 +94,8 @@ pub async fn seed_dataset(
     id: Option<uuid::Uuid>,
 ) -> Result<uuid::Uuid, DevError> {
     let slug = Slug::parse(&sample.slug)?;
-    let key = object_key(slug.as_str(), 1, &sample.sha256);
-    let body = ByteStream::from_path(samples_dir.join(&sample.file)).await?;
-    s3.put_object()
-        .bucket(&target.bucket)
-        .key(&key)
-        .content_type("application/vnd.apache.parquet")
-        .body(body)
-        .send()
-        .await?;
     let meta = DatasetMeta {
-        slug,
+        slug: slug.clone(),
         name: sample.name.clone(),
         description: sample.description.clone(),
         license: sample.license.clone(),
@@ -113,13 +104,23 @@ pub async fn seed_dataset(
         tags: sample.tags.clone(),
         insights: sample.insights.clone(),
         discussions_json: sample.discussions.to_string(),
-        keyless_until: sample
-            .keyless_offset_hours
-            .map(|h| now + Duration::hours(h)),
     };
+    let writer = DynamoWriter::new(dynamo.clone(), &target.datasets_table, &target.keys_table);
+    // Reserve the version number, upload the object to its immutable key, record the version,
+    // then activate it: the order the operators' publish follows.
+    let reserved = writer.reserve_version(&meta, id, now).await?;
+    let key = object_key(slug.as_str(), reserved.version, &sample.sha256);
+    let body = ByteStream::from_path(samples_dir.join(&sample.file)).await?;
+    s3.put_object()
+        .bucket(&target.bucket)
+        .key(&key)
+        .content_type("application/vnd.apache.parquet")
+        .body(body)
+        .send()
+        .await?;
     let version = NewVersion {
         active: ActiveVersion {
-            version: 1,
+            version: reserved.version,
             s3_key: key,
             size: sample.size,
             row_count: sample.row_count,
@@ -129,10 +130,22 @@ pub async fn seed_dataset(
         },
         schema_json: sample.schema.to_string(),
     };
-    let writer = DynamoWriter::new(dynamo.clone(), &target.datasets_table, &target.keys_table);
-    Ok(writer
-        .create_dataset(&meta, &version, now, id.unwrap_or_else(uuid::Uuid::new_v4))
-        .await?)
+    writer.put_version(&slug, &version).await?;
+    writer
+        .activate(
+            &slug,
+            reserved.version,
+            reserved.previous.into(),
+            Some(&meta),
+            now,
+        )
+        .await?;
+    if let Some(hours) = sample.keyless_offset_hours {
+        writer
+            .set_keyless(&slug, Some(now + Duration::hours(hours)))
+            .await?;
+    }
+    Ok(reserved.id)
 }
 
 /// A new random API key: `dcat_` and 64 hex digits (244 random bits from two v4 UUIDs).

@@ -1,0 +1,745 @@
+//! The write side: publishing versions, activating them, keyless windows and API keys. Used by
+//! the operators' CLI and the local stack, never by the Lambda functions.
+//!
+//! Publishing is three steps, each safe to fail: reserve a version number (creating the dataset,
+//! unlisted and without an active version, if it is new); write the version record once its
+//! object is in S3; activate it with a transaction conditioned on the version that was active
+//! before. Until activation succeeds, the previous version keeps serving.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType, Put, ReturnValue,
+    ScalarAttributeType, TransactWriteItem, Update,
+};
+use aws_sdk_dynamodb::Client;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::{
+    active_from, alias_pk, classify, dataset_pk, get_json, get_s, get_s_opt, get_strings, get_time,
+    get_time_opt, get_u64, get_uuid, list_sk, n, s, version_sk, Item, COUNTER_PK, COUNTER_SK,
+    DATASET_SK, KEY_ATTR, LIST_PK,
+};
+use crate::domain::{KeyHash, Scope, Slug};
+use crate::error::StoreError;
+use crate::model::{format_time, ActiveVersion};
+
+/// Descriptive fields of a dataset, as an operator supplies them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DatasetMeta {
+    pub slug: Slug,
+    pub name: String,
+    pub description: Option<String>,
+    pub license: String,
+    pub source: String,
+    pub category: String,
+    pub tags: Vec<String>,
+    pub insights: String,
+    /// JSON array of Discussion objects.
+    pub discussions_json: String,
+}
+
+/// A version whose Parquet object is already in S3.
+#[derive(Debug, Clone)]
+pub struct NewVersion {
+    pub active: ActiveVersion,
+    /// JSON array of Column objects.
+    pub schema_json: String,
+}
+
+/// A new API key's record (the secret itself never reaches this layer).
+#[derive(Debug, Clone)]
+pub struct NewKey {
+    pub hash: KeyHash,
+    pub id: String,
+    pub prefix: String,
+    pub label: String,
+    pub scopes: Vec<Scope>,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// An API key as operators see it: never the secret, never the hash.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyInfo {
+    pub id: String,
+    pub prefix: String,
+    pub label: String,
+    pub scopes: Vec<String>,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// A stored version of a dataset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VersionInfo {
+    pub version: ActiveVersion,
+    pub active: bool,
+}
+
+/// The version number reserved for a publish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reserved {
+    pub id: Uuid,
+    pub version: u64,
+    /// The version active when the reservation was made: activation succeeds only if it still is.
+    pub previous: Option<u64>,
+}
+
+/// Which version must be active for an activation to go ahead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    /// None may be active yet (a new dataset's first version).
+    Nothing,
+    /// This version must still be active.
+    Version(u64),
+}
+
+impl From<Option<u64>> for Expected {
+    fn from(v: Option<u64>) -> Self {
+        v.map_or(Self::Nothing, Self::Version)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("dataset '{0}' does not exist")]
+    NoSuchDataset(String),
+    #[error("dataset '{0}' has no version {1}")]
+    NoSuchVersion(String, u64),
+    #[error("another write changed dataset '{0}' first; nothing was changed")]
+    Conflict(String),
+    #[error("no API key with id '{0}'")]
+    NoSuchKey(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn active_value(a: &ActiveVersion) -> AttributeValue {
+    AttributeValue::M(HashMap::from([
+        ("version".to_owned(), n(a.version)),
+        ("s3_key".to_owned(), s(&a.s3_key)),
+        ("size".to_owned(), n(a.size)),
+        ("row_count".to_owned(), n(a.row_count)),
+        ("column_count".to_owned(), n(a.columns.len() as u64)),
+        (
+            "columns".to_owned(),
+            AttributeValue::L(a.columns.iter().map(s).collect()),
+        ),
+        ("sha256".to_owned(), s(&a.sha256)),
+        ("published_at".to_owned(), s(format_time(&a.published_at))),
+    ]))
+}
+
+fn opt_s(v: Option<&str>) -> AttributeValue {
+    v.map_or(AttributeValue::Null(true), s)
+}
+
+fn opt_time(v: Option<&DateTime<Utc>>) -> AttributeValue {
+    v.map_or(AttributeValue::Null(true), |t| s(format_time(t)))
+}
+
+fn strings(v: &[String]) -> AttributeValue {
+    AttributeValue::L(v.iter().map(s).collect())
+}
+
+fn other(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+    StoreError::Other(Box::new(e))
+}
+
+/// A DynamoDB transaction or conditional write that lost to a concurrent writer.
+fn is_condition_failure(code: Option<&str>) -> bool {
+    matches!(
+        code,
+        Some("TransactionCanceledException" | "ConditionalCheckFailedException")
+    )
+}
+
+fn meta_attributes(meta: &DatasetMeta) -> Vec<(&'static str, AttributeValue)> {
+    vec![
+        ("name", s(&meta.name)),
+        ("description", opt_s(meta.description.as_deref())),
+        ("license", s(&meta.license)),
+        ("source", s(&meta.source)),
+        ("category", s(&meta.category)),
+        ("tags", strings(&meta.tags)),
+        ("insights", s(&meta.insights)),
+        ("discussions", s(&meta.discussions_json)),
+    ]
+}
+
+/// The summary attributes of a list entry that come from the dataset's metadata.
+const SUMMARY_META: [&str; 5] = ["name", "description", "category", "tags", "license"];
+
+/// `SET #a = :a, ...` over the given attributes, with names and values filled in.
+fn set_update(
+    table: &str,
+    key: Item,
+    attributes: &[(&'static str, AttributeValue)],
+    condition: &str,
+    extra_values: &[(&str, AttributeValue)],
+) -> Result<Update, StoreError> {
+    let mut builder = Update::builder()
+        .table_name(table)
+        .set_key(Some(key))
+        .condition_expression(condition);
+    let mut parts = Vec::with_capacity(attributes.len());
+    for (i, (name, value)) in attributes.iter().enumerate() {
+        parts.push(format!("#a{i} = :v{i}"));
+        builder = builder
+            .expression_attribute_names(format!("#a{i}"), *name)
+            .expression_attribute_values(format!(":v{i}"), value.clone());
+    }
+    for (name, value) in extra_values {
+        builder = builder.expression_attribute_values(*name, value.clone());
+    }
+    if condition.contains("#active") {
+        builder = builder.expression_attribute_names("#active", "active");
+    }
+    if condition.contains("#version") {
+        builder = builder.expression_attribute_names("#version", "version");
+    }
+    builder
+        .update_expression(format!("SET {}", parts.join(", ")))
+        .build()
+        .map_err(other)
+}
+
+fn key_of(pk: String, sk: &str) -> Item {
+    HashMap::from([("pk".to_owned(), s(pk)), ("sk".to_owned(), s(sk))])
+}
+
+/// Writes datasets, versions and keys.
+#[derive(Clone, Debug)]
+pub struct DynamoWriter {
+    client: Client,
+    datasets_table: String,
+    keys_table: String,
+}
+
+impl DynamoWriter {
+    pub fn new(
+        client: Client,
+        datasets_table: impl Into<String>,
+        keys_table: impl Into<String>,
+    ) -> Self {
+        Self {
+            client,
+            datasets_table: datasets_table.into(),
+            keys_table: keys_table.into(),
+        }
+    }
+
+    async fn get(&self, key: Item) -> Result<Option<Item>, StoreError> {
+        Ok(self
+            .client
+            .get_item()
+            .table_name(&self.datasets_table)
+            .set_key(Some(key))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?
+            .item)
+    }
+
+    async fn dataset_item(&self, slug: &Slug) -> Result<Item, WriteError> {
+        self.get(key_of(dataset_pk(slug.as_str()), DATASET_SK))
+            .await?
+            .ok_or_else(|| WriteError::NoSuchDataset(slug.to_string()))
+    }
+
+    /// Reserves the next version number of `meta.slug`, creating the dataset (unlisted, with no
+    /// active version, under `id` if given) when it does not exist yet.
+    pub async fn reserve_version(
+        &self,
+        meta: &DatasetMeta,
+        id: Option<Uuid>,
+        now: DateTime<Utc>,
+    ) -> Result<Reserved, WriteError> {
+        let slug = meta.slug.as_str();
+        for _ in 0..2 {
+            let bumped = self
+                .client
+                .update_item()
+                .table_name(&self.datasets_table)
+                .set_key(Some(key_of(dataset_pk(slug), DATASET_SK)))
+                .update_expression("SET latest_version = latest_version + :one")
+                .condition_expression("attribute_exists(pk)")
+                .expression_attribute_values(":one", n(1))
+                .return_values(ReturnValue::AllNew)
+                .send()
+                .await;
+            match bumped {
+                Ok(out) => {
+                    let item = out.attributes.unwrap_or_default();
+                    return Ok(Reserved {
+                        id: get_uuid(&item, "id")?,
+                        version: get_u64(&item, "latest_version")?,
+                        previous: active_from(&item)?.map(|a| a.version),
+                    });
+                }
+                Err(e)
+                    if matches!(
+                        e.as_service_error(),
+                        Some(UpdateItemError::ConditionalCheckFailedException(_))
+                    ) => {}
+                Err(e) => return Err(classify(e).into()),
+            }
+            // A new dataset: its item and alias, unlisted, version 1 reserved.
+            let id = id.unwrap_or_else(Uuid::new_v4);
+            let mut item: Item = HashMap::from([
+                ("pk".to_owned(), s(dataset_pk(slug))),
+                ("sk".to_owned(), s(DATASET_SK)),
+                ("slug".to_owned(), s(slug)),
+                ("id".to_owned(), s(id.to_string())),
+                ("created_at".to_owned(), s(format_time(&now))),
+                ("updated_at".to_owned(), s(format_time(&now))),
+                ("keyless_until".to_owned(), AttributeValue::Null(true)),
+                ("latest_version".to_owned(), n(1)),
+                ("schema".to_owned(), s("[]")),
+            ]);
+            for (name, value) in meta_attributes(meta) {
+                item.insert(name.to_owned(), value);
+            }
+            let mut alias = item.clone();
+            alias.insert("pk".to_owned(), s(alias_pk(&id)));
+            let created = self
+                .client
+                .transact_write_items()
+                .transact_items(self.put_new(item)?)
+                .transact_items(self.put_new(alias)?)
+                .send()
+                .await;
+            match created {
+                Ok(_) => {
+                    return Ok(Reserved {
+                        id,
+                        version: 1,
+                        previous: None,
+                    })
+                }
+                // Someone created it meanwhile: bump its counter instead.
+                Err(e) if is_condition_failure(e.code()) => continue,
+                Err(e) => return Err(classify(e).into()),
+            }
+        }
+        Err(WriteError::Conflict(slug.to_owned()))
+    }
+
+    fn put_new(&self, item: Item) -> Result<TransactWriteItem, StoreError> {
+        Ok(TransactWriteItem::builder()
+            .put(
+                Put::builder()
+                    .table_name(&self.datasets_table)
+                    .set_item(Some(item))
+                    .condition_expression("attribute_not_exists(pk)")
+                    .build()
+                    .map_err(other)?,
+            )
+            .build())
+    }
+
+    /// Records a version whose object is already in S3. Versions are immutable.
+    pub async fn put_version(&self, slug: &Slug, version: &NewVersion) -> Result<(), WriteError> {
+        let a = &version.active;
+        let result = self
+            .client
+            .put_item()
+            .table_name(&self.datasets_table)
+            .item("pk", s(dataset_pk(slug.as_str())))
+            .item("sk", s(version_sk(a.version)))
+            .item("active", active_value(a))
+            .item("schema", s(&version.schema_json))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if is_condition_failure(e.code()) => Err(WriteError::Conflict(slug.to_string())),
+            Err(e) => Err(classify(e).into()),
+        }
+    }
+
+    /// Makes `version` the active one, in one transaction over the dataset item, its alias, its
+    /// list entry (created on first activation, with the catalog counter) and, if given, new
+    /// descriptive metadata. Fails with `Conflict`, changing nothing, unless `expected` is still
+    /// what is active.
+    pub async fn activate(
+        &self,
+        slug: &Slug,
+        version: u64,
+        expected: Expected,
+        meta: Option<&DatasetMeta>,
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
+        let dataset = self.dataset_item(slug).await?;
+        let id = get_uuid(&dataset, "id")?;
+        let current = active_from(&dataset)?.map(|a| a.version);
+        if Expected::from(current) != expected {
+            return Err(WriteError::Conflict(slug.to_string()));
+        }
+        let stored = self
+            .get(key_of(dataset_pk(slug.as_str()), &version_sk(version)))
+            .await?
+            .ok_or_else(|| WriteError::NoSuchVersion(slug.to_string(), version))?;
+        let active = active_from(&stored)?
+            .ok_or_else(|| StoreError::Corrupt("version item without its version".into()))?;
+        let schema = get_json(&stored, "schema")?;
+
+        let mut set: Vec<(&'static str, AttributeValue)> = vec![
+            ("active", active_value(&active)),
+            ("schema", s(schema.get())),
+            ("updated_at", s(format_time(&now))),
+        ];
+        if let Some(meta) = meta {
+            set.extend(meta_attributes(meta));
+        }
+        let (condition, values) = match expected {
+            Expected::Nothing => ("attribute_not_exists(#active)", vec![]),
+            Expected::Version(v) => ("#active.#version = :prev", vec![(":prev", n(v))]),
+        };
+
+        // The list entry shows the new version's figures and the (possibly new) metadata.
+        let summary_value = |name: &str| -> Result<AttributeValue, StoreError> {
+            if let Some(meta) = meta {
+                if let Some((_, v)) = meta_attributes(meta).into_iter().find(|(k, _)| *k == name) {
+                    return Ok(v);
+                }
+            }
+            Ok(dataset
+                .get(name)
+                .cloned()
+                .unwrap_or(AttributeValue::Null(true)))
+        };
+        let mut summary: Vec<(&'static str, AttributeValue)> = vec![
+            ("size", n(active.size)),
+            ("row_count", n(active.row_count)),
+            ("column_count", n(active.columns.len() as u64)),
+            ("updated_at", s(format_time(&now))),
+        ];
+        for name in SUMMARY_META {
+            summary.push((name, summary_value(name)?));
+        }
+
+        let mut tx = self.client.transact_write_items();
+        match dataset.get("seq") {
+            Some(_) => {
+                let seq = get_u64(&dataset, "seq")?;
+                tx = tx.transact_items(
+                    TransactWriteItem::builder()
+                        .update(set_update(
+                            &self.datasets_table,
+                            key_of(LIST_PK.to_owned(), &list_sk(seq)),
+                            &summary,
+                            "attribute_exists(pk)",
+                            &[],
+                        )?)
+                        .build(),
+                );
+            }
+            None => {
+                // First activation: list it at the next position.
+                let total = match self.get(key_of(COUNTER_PK.to_owned(), COUNTER_SK)).await? {
+                    Some(item) => get_u64(&item, "total")?,
+                    None => 0,
+                };
+                let seq = total + 1;
+                set.push(("seq", n(seq)));
+                let mut entry: Item = HashMap::from([
+                    ("pk".to_owned(), s(LIST_PK)),
+                    ("sk".to_owned(), s(list_sk(seq))),
+                    ("slug".to_owned(), s(slug.as_str())),
+                    ("id".to_owned(), s(id.to_string())),
+                    (
+                        "keyless_until".to_owned(),
+                        dataset
+                            .get("keyless_until")
+                            .cloned()
+                            .unwrap_or(AttributeValue::Null(true)),
+                    ),
+                ]);
+                for (name, value) in summary.iter() {
+                    entry.insert((*name).to_owned(), value.clone());
+                }
+                let counter = Update::builder()
+                    .table_name(&self.datasets_table)
+                    .set_key(Some(key_of(COUNTER_PK.to_owned(), COUNTER_SK)))
+                    .update_expression("SET #total = :new")
+                    .condition_expression(if total == 0 {
+                        "attribute_not_exists(#total) OR #total = :old"
+                    } else {
+                        "#total = :old"
+                    })
+                    .expression_attribute_names("#total", "total")
+                    .expression_attribute_values(":new", n(seq))
+                    .expression_attribute_values(":old", n(total))
+                    .build()
+                    .map_err(other)?;
+                tx = tx
+                    .transact_items(self.put_new(entry)?)
+                    .transact_items(TransactWriteItem::builder().update(counter).build());
+            }
+        }
+        tx = tx
+            .transact_items(
+                TransactWriteItem::builder()
+                    .update(set_update(
+                        &self.datasets_table,
+                        key_of(dataset_pk(slug.as_str()), DATASET_SK),
+                        &set,
+                        condition,
+                        &values,
+                    )?)
+                    .build(),
+            )
+            .transact_items(
+                TransactWriteItem::builder()
+                    .update(set_update(
+                        &self.datasets_table,
+                        key_of(alias_pk(&id), DATASET_SK),
+                        &set,
+                        "attribute_exists(pk)",
+                        &[],
+                    )?)
+                    .build(),
+            );
+        match tx.send().await {
+            Ok(_) => Ok(()),
+            Err(e) if is_condition_failure(e.code()) => Err(WriteError::Conflict(slug.to_string())),
+            Err(e) => Err(classify(e).into()),
+        }
+    }
+
+    /// Opens a keyless window until `until`, or closes it (`None`): the dataset item, its alias
+    /// and its list entry change together.
+    pub async fn set_keyless(
+        &self,
+        slug: &Slug,
+        until: Option<DateTime<Utc>>,
+    ) -> Result<(), WriteError> {
+        let dataset = self.dataset_item(slug).await?;
+        let id = get_uuid(&dataset, "id")?;
+        let set = [("keyless_until", opt_time(until.as_ref()))];
+        let mut tx = self.client.transact_write_items();
+        for key in [
+            key_of(dataset_pk(slug.as_str()), DATASET_SK),
+            key_of(alias_pk(&id), DATASET_SK),
+        ] {
+            tx = tx.transact_items(
+                TransactWriteItem::builder()
+                    .update(set_update(
+                        &self.datasets_table,
+                        key,
+                        &set,
+                        "attribute_exists(pk)",
+                        &[],
+                    )?)
+                    .build(),
+            );
+        }
+        if dataset.contains_key("seq") {
+            let seq = get_u64(&dataset, "seq")?;
+            tx = tx.transact_items(
+                TransactWriteItem::builder()
+                    .update(set_update(
+                        &self.datasets_table,
+                        key_of(LIST_PK.to_owned(), &list_sk(seq)),
+                        &set,
+                        "attribute_exists(pk)",
+                        &[],
+                    )?)
+                    .build(),
+            );
+        }
+        match tx.send().await {
+            Ok(_) => Ok(()),
+            Err(e) if is_condition_failure(e.code()) => Err(WriteError::Conflict(slug.to_string())),
+            Err(e) => Err(classify(e).into()),
+        }
+    }
+
+    /// Every stored version of a dataset, oldest first.
+    pub async fn list_versions(&self, slug: &Slug) -> Result<Vec<VersionInfo>, WriteError> {
+        let dataset = self.dataset_item(slug).await?;
+        let current = active_from(&dataset)?.map(|a| a.version);
+        let mut versions = Vec::new();
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.datasets_table)
+                .key_condition_expression("pk = :pk AND begins_with(sk, :v)")
+                .expression_attribute_values(":pk", s(dataset_pk(slug.as_str())))
+                .expression_attribute_values(":v", s("V#"))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            for item in out.items.unwrap_or_default() {
+                if let Some(version) = active_from(&item)? {
+                    let active = current == Some(version.version);
+                    versions.push(VersionInfo { version, active });
+                }
+            }
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return Ok(versions),
+            }
+        }
+    }
+
+    /// Stores a new key's record (hash, never the secret).
+    pub async fn put_key(&self, key: &NewKey) -> Result<(), WriteError> {
+        let scopes: Vec<String> = key.scopes.iter().map(|s| s.as_str().to_owned()).collect();
+        self.client
+            .put_item()
+            .table_name(&self.keys_table)
+            .item(KEY_ATTR, s(key.hash.as_str()))
+            .item("id", s(&key.id))
+            .item("prefix", s(&key.prefix))
+            .item("label", s(&key.label))
+            .item("scopes", strings(&scopes))
+            .item("created_at", s(format_time(&key.created_at)))
+            .item("expires_at", opt_time(key.expires_at.as_ref()))
+            .condition_expression("attribute_not_exists(key_hash)")
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    /// All keys (operators only; the keys table is small), oldest first.
+    pub async fn list_keys(&self) -> Result<Vec<KeyInfo>, WriteError> {
+        let mut keys = Vec::new();
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .scan()
+                .table_name(&self.keys_table)
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            for item in out.items.unwrap_or_default() {
+                keys.push(KeyInfo {
+                    id: get_s(&item, "id")?,
+                    prefix: get_s(&item, "prefix")?,
+                    label: get_s(&item, "label")?,
+                    scopes: get_strings(&item, "scopes")?,
+                    created_at: get_time(&item, "created_at")?,
+                    expires_at: get_time_opt(&item, "expires_at")?,
+                    revoked_at: get_time_opt(&item, "revoked_at")?,
+                });
+            }
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => break,
+            }
+        }
+        keys.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+        Ok(keys)
+    }
+
+    /// Revokes the key with this public id as of `at`; its next request is refused.
+    pub async fn revoke_key_by_id(&self, id: &str, at: DateTime<Utc>) -> Result<(), WriteError> {
+        let out = self
+            .client
+            .scan()
+            .table_name(&self.keys_table)
+            .filter_expression("id = :id")
+            .expression_attribute_values(":id", s(id))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?;
+        let hash = out
+            .items
+            .unwrap_or_default()
+            .first()
+            .map(|item| get_s(item, KEY_ATTR))
+            .transpose()?
+            .ok_or_else(|| WriteError::NoSuchKey(id.to_owned()))?;
+        self.revoke_key(&KeyHash::from_hex(hash), at).await
+    }
+
+    /// Marks a key revoked as of `at`; the next request with it is refused.
+    pub async fn revoke_key(&self, hash: &KeyHash, at: DateTime<Utc>) -> Result<(), WriteError> {
+        self.client
+            .update_item()
+            .table_name(&self.keys_table)
+            .key(KEY_ATTR, s(hash.as_str()))
+            .update_expression("SET revoked_at = :at")
+            .condition_expression("attribute_exists(key_hash)")
+            .expression_attribute_values(":at", s(format_time(&at)))
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+}
+
+/// The metadata currently stored for a dataset (for `datasets show` and re-publishing).
+pub fn meta_from(item: &Item) -> Result<DatasetMeta, StoreError> {
+    Ok(DatasetMeta {
+        slug: Slug::parse(&get_s(item, "slug")?).map_err(|_| StoreError::Corrupt("slug".into()))?,
+        name: get_s(item, "name")?,
+        description: get_s_opt(item, "description")?,
+        license: get_s(item, "license")?,
+        source: get_s(item, "source")?,
+        category: get_s(item, "category")?,
+        tags: get_strings(item, "tags")?,
+        insights: get_s(item, "insights")?,
+        discussions_json: get_s(item, "discussions")?,
+    })
+}
+
+pub async fn create_tables(
+    client: &Client,
+    datasets_table: &str,
+    keys_table: &str,
+) -> Result<(), StoreError> {
+    let attr = |name: &str| {
+        AttributeDefinition::builder()
+            .attribute_name(name)
+            .attribute_type(ScalarAttributeType::S)
+            .build()
+            .map_err(|e| StoreError::Other(Box::new(e)))
+    };
+    let key = |name: &str, kind: KeyType| {
+        KeySchemaElement::builder()
+            .attribute_name(name)
+            .key_type(kind)
+            .build()
+            .map_err(|e| StoreError::Other(Box::new(e)))
+    };
+    client
+        .create_table()
+        .table_name(datasets_table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attr("pk")?)
+        .attribute_definitions(attr("sk")?)
+        .key_schema(key("pk", KeyType::Hash)?)
+        .key_schema(key("sk", KeyType::Range)?)
+        .send()
+        .await
+        .map_err(classify)?;
+    client
+        .create_table()
+        .table_name(keys_table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attr(KEY_ATTR)?)
+        .key_schema(key(KEY_ATTR, KeyType::Hash)?)
+        .send()
+        .await
+        .map_err(classify)?;
+    Ok(())
+}
