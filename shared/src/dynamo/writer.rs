@@ -253,6 +253,14 @@ impl DynamoWriter {
             .ok_or_else(|| WriteError::NoSuchDataset(slug.to_string()))
     }
 
+    /// The descriptive metadata stored for a dataset, if it exists.
+    pub async fn dataset_meta(&self, slug: &Slug) -> Result<Option<DatasetMeta>, WriteError> {
+        let item = self
+            .get(key_of(dataset_pk(slug.as_str()), DATASET_SK))
+            .await?;
+        Ok(item.as_ref().map(meta_from).transpose()?)
+    }
+
     /// Reserves the next version number of `meta.slug`, creating the dataset (unlisted, with no
     /// active version, under `id` if given) when it does not exist yet.
     pub async fn reserve_version(

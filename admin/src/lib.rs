@@ -1,0 +1,111 @@
+//! The operators' CLI (`catalog-admin`): publishing Parquet datasets with computed column
+//! statistics, API keys, keyless windows, and version history. It writes the same tables and
+//! bucket the functions read, through `catalog::dynamo::DynamoWriter`. The Lambda binaries never
+//! link this crate (nor arrow/parquet).
+
+pub mod publish;
+pub mod stats;
+
+use std::time::Duration;
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+/// An instant given as RFC 3339 (`2026-12-01T00:00:00Z`) or as a duration from now (`+7d`,
+/// `+12h`, `+30m`, `+90s`).
+pub fn parse_when(raw: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+    if let Some(rest) = raw.strip_prefix('+') {
+        let (digits, unit) = rest.split_at(rest.len().saturating_sub(1));
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!("'{raw}': expected +<number><s|m|h|d>"));
+        }
+        let amount: i64 = digits
+            .parse()
+            .map_err(|_| format!("'{raw}': expected +<number><s|m|h|d>"))?;
+        let delta = match unit {
+            "s" => TimeDelta::try_seconds(amount),
+            "m" => TimeDelta::try_minutes(amount),
+            "h" => TimeDelta::try_hours(amount),
+            "d" => TimeDelta::try_days(amount),
+            _ => None,
+        }
+        .ok_or_else(|| format!("'{raw}': expected +<number><s|m|h|d>"))?;
+        return now
+            .checked_add_signed(delta)
+            .ok_or_else(|| format!("'{raw}' is too far in the future"));
+    }
+    DateTime::parse_from_rfc3339(raw)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| format!("'{raw}' is neither an RFC 3339 time nor +<number><s|m|h|d>"))
+}
+
+/// A new random API key: `dcat_` and 64 hex digits (244 random bits from two v4 UUIDs), a
+/// prefix secret scanners can match.
+pub fn generate_key() -> String {
+    let a = uuid::Uuid::new_v4();
+    let b = uuid::Uuid::new_v4();
+    format!(
+        "dcat_{}{}",
+        hex::encode(a.as_bytes()),
+        hex::encode(b.as_bytes())
+    )
+}
+
+/// Human-readable byte counts for progress output.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// How long an operation may take before the CLI gives up on a stuck network.
+pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    #[test]
+    fn when_accepts_rfc3339_and_relative_durations() {
+        assert_eq!(
+            parse_when("2026-02-01T12:00:00Z", now())
+                .unwrap()
+                .to_rfc3339(),
+            "2026-02-01T12:00:00+00:00"
+        );
+        assert_eq!(
+            parse_when("+7d", now()).unwrap(),
+            now() + TimeDelta::days(7)
+        );
+        assert_eq!(
+            parse_when("+90s", now()).unwrap(),
+            now() + TimeDelta::seconds(90)
+        );
+        for bad in ["", "+", "+7", "+7w", "tomorrow", "+-3d", "2026-13-01"] {
+            assert!(parse_when(bad, now()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn generated_keys_are_prefixed_long_and_distinct() {
+        let a = generate_key();
+        let b = generate_key();
+        assert!(a.starts_with("dcat_"));
+        assert_eq!(a.len(), 5 + 64);
+        assert_ne!(a, b);
+    }
+}

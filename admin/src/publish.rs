@@ -1,0 +1,375 @@
+//! `publish`: statistics, upload to an immutable versioned key, version record, conditional
+//! activation. Bad input is rejected before anything is written; a failure at any later step
+//! leaves the previous version serving and no record pointing at a missing object.
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+use catalog::domain::Slug;
+use catalog::dynamo::{DatasetMeta, DynamoWriter, NewVersion, WriteError};
+use catalog::model::ActiveVersion;
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::stats::{summarize, FileStats, StatsError};
+
+/// Files up to this size go up in one PUT; larger ones in parts of this size.
+pub const PART_SIZE: usize = 16 * 1024 * 1024;
+
+/// Descriptive fields given on the command line or in a metadata file; on re-publish, what is
+/// not given keeps its stored value.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetaInput {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub license: Option<String>,
+    pub source: Option<String>,
+    pub category: Option<String>,
+    pub tags: Option<Vec<String>>,
+    pub insights: Option<String>,
+    pub discussions: Option<Vec<Discussion>>,
+}
+
+/// Spec 2.3.
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Discussion {
+    pub id: String,
+    pub title: String,
+    pub slug: String,
+    pub path: String,
+}
+
+impl MetaInput {
+    /// Fields set here win over `base`'s.
+    pub fn over(self, base: MetaInput) -> MetaInput {
+        MetaInput {
+            name: self.name.or(base.name),
+            description: self.description.or(base.description),
+            license: self.license.or(base.license),
+            source: self.source.or(base.source),
+            category: self.category.or(base.category),
+            tags: self.tags.or(base.tags),
+            insights: self.insights.or(base.insights),
+            discussions: self.discussions.or(base.discussions),
+        }
+    }
+
+    pub fn from_json_file(path: &Path) -> Result<Self, PublishError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| PublishError::BadInput(format!("cannot read {}: {e}", path.display())))?;
+        serde_json::from_str(&text)
+            .map_err(|e| PublishError::BadInput(format!("{}: {e}", path.display())))
+    }
+
+    fn resolve(
+        self,
+        slug: &Slug,
+        stored: Option<DatasetMeta>,
+    ) -> Result<DatasetMeta, PublishError> {
+        let stored_discussions = stored
+            .as_ref()
+            .and_then(|m| serde_json::from_str::<Vec<Discussion>>(&m.discussions_json).ok());
+        let base = stored.map(|m| MetaInput {
+            name: Some(m.name),
+            description: m.description,
+            license: Some(m.license),
+            source: Some(m.source),
+            category: Some(m.category),
+            tags: Some(m.tags),
+            insights: Some(m.insights),
+            discussions: stored_discussions,
+        });
+        let merged = self.over(base.unwrap_or_default());
+        let required = |v: Option<String>, flag: &str| {
+            v.filter(|s| !s.trim().is_empty()).ok_or_else(|| {
+                PublishError::BadInput(format!("--{flag} is required for a new dataset"))
+            })
+        };
+        let tags = merged.tags.unwrap_or_default();
+        if tags.iter().any(|t| t.trim().is_empty() || t.len() > 64) || tags.len() > 32 {
+            return Err(PublishError::BadInput(
+                "tags are 1 to 64 characters each, at most 32 of them".into(),
+            ));
+        }
+        let description = merged.description.filter(|d| !d.is_empty());
+        if description.as_ref().is_some_and(|d| d.len() > 4096) {
+            return Err(PublishError::BadInput(
+                "the description is at most 4096 bytes".into(),
+            ));
+        }
+        Ok(DatasetMeta {
+            slug: slug.clone(),
+            name: required(merged.name, "name")?,
+            description,
+            license: required(merged.license, "license")?,
+            source: required(merged.source, "source")?,
+            category: required(merged.category, "category")?,
+            tags,
+            insights: merged.insights.unwrap_or_default(),
+            discussions_json: serde_json::to_string(&merged.discussions.unwrap_or_default())
+                .map_err(|e| PublishError::BadInput(e.to_string()))?,
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    #[error("{0}")]
+    BadInput(String),
+    #[error("{0}")]
+    BadFile(#[from] StatsError),
+    #[error("upload to S3 failed: {0}")]
+    Upload(String),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+/// What a successful publish made.
+#[derive(Debug, Clone)]
+pub struct Published {
+    pub slug: Slug,
+    pub id: uuid::Uuid,
+    pub version: u64,
+    pub object_key: String,
+    pub size: u64,
+    pub sha256: String,
+    pub stats: FileStats,
+}
+
+pub struct Publisher {
+    pub writer: DynamoWriter,
+    pub s3: aws_sdk_s3::Client,
+    pub bucket: String,
+}
+
+/// The object key of a dataset version: immutable, versioned, under the `datasets/` prefix the
+/// data function may read.
+pub fn object_key(slug: &Slug, version: u64, sha256: &str) -> String {
+    format!("datasets/{slug}/v{version}/{sha256}.parquet")
+}
+
+fn digest(path: &Path) -> Result<(u64, String), StatsError> {
+    let mut file =
+        std::fs::File::open(path).map_err(|e| StatsError::Io(path.display().to_string(), e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut size = 0u64;
+    loop {
+        let n = file
+            .read(&mut buf)
+            .map_err(|e| StatsError::Io(path.display().to_string(), e))?;
+        if n == 0 {
+            break;
+        }
+        size += n as u64;
+        hasher.update(&buf[..n]);
+    }
+    Ok((size, hex::encode(hasher.finalize())))
+}
+
+/// Statistics, size and SHA-256 of a Parquet file, without writing anything.
+pub async fn inspect(path: &Path) -> Result<(FileStats, u64, String), PublishError> {
+    let owned: PathBuf = path.to_owned();
+    let joined = tokio::task::spawn_blocking(move || {
+        let stats = summarize(&owned)?;
+        let (size, sha) = digest(&owned)?;
+        Ok::<_, StatsError>((stats, size, sha))
+    })
+    .await
+    .map_err(|e| PublishError::BadInput(format!("statistics task failed: {e}")))??;
+    if joined.0.row_count == 0 {
+        return Err(PublishError::BadInput(
+            "the file has no rows: nothing to publish".into(),
+        ));
+    }
+    Ok(joined)
+}
+
+impl Publisher {
+    /// Publishes `path` as the next version of `slug` and activates it.
+    pub async fn publish(
+        &self,
+        path: &Path,
+        slug: &Slug,
+        input: MetaInput,
+        now: DateTime<Utc>,
+    ) -> Result<Published, PublishError> {
+        let (stats, size, sha256) = inspect(path).await?;
+        let stored = self.writer.dataset_meta(slug).await?;
+        let meta = input.resolve(slug, stored)?;
+        let schema_json = serde_json::to_string(&stats.columns)
+            .map_err(|e| PublishError::BadInput(e.to_string()))?;
+
+        let reserved = self.writer.reserve_version(&meta, None, now).await?;
+        let key = object_key(slug, reserved.version, &sha256);
+        self.upload(path, &key, size).await?;
+        let version = NewVersion {
+            active: ActiveVersion {
+                version: reserved.version,
+                s3_key: key.clone(),
+                size,
+                row_count: stats.row_count,
+                columns: stats.columns.iter().map(|c| c.name.clone()).collect(),
+                sha256: sha256.clone(),
+                published_at: now,
+            },
+            schema_json,
+        };
+        self.writer.put_version(slug, &version).await?;
+        self.writer
+            .activate(
+                slug,
+                reserved.version,
+                reserved.previous.into(),
+                Some(&meta),
+                now,
+            )
+            .await?;
+        Ok(Published {
+            slug: slug.clone(),
+            id: reserved.id,
+            version: reserved.version,
+            object_key: key,
+            size,
+            sha256,
+            stats,
+        })
+    }
+
+    /// One PUT for small files; a multipart upload (aborted on failure) for large ones. A
+    /// progress bar shows on a terminal.
+    async fn upload(&self, path: &Path, key: &str, size: u64) -> Result<(), PublishError> {
+        let bar = if std::io::stderr().is_terminal() {
+            let bar = indicatif::ProgressBar::new(size);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "uploading {bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            Some(bar)
+        } else {
+            None
+        };
+        let result = if size <= PART_SIZE as u64 {
+            let body = ByteStream::from_path(path)
+                .await
+                .map_err(|e| PublishError::Upload(e.to_string()))?;
+            self.s3
+                .put_object()
+                .bucket(&self.bucket)
+                .key(key)
+                .content_type("application/vnd.apache.parquet")
+                .body(body)
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| {
+                    PublishError::Upload(aws_sdk_s3::error::DisplayErrorContext(e).to_string())
+                })
+        } else {
+            self.multipart(path, key, bar.as_ref()).await
+        };
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        result
+    }
+
+    async fn multipart(
+        &self,
+        path: &Path,
+        key: &str,
+        bar: Option<&indicatif::ProgressBar>,
+    ) -> Result<(), PublishError> {
+        use tokio::io::AsyncReadExt;
+        let err = |e: &dyn std::fmt::Display| PublishError::Upload(e.to_string());
+        let created = self
+            .s3
+            .create_multipart_upload()
+            .bucket(&self.bucket)
+            .key(key)
+            .content_type("application/vnd.apache.parquet")
+            .send()
+            .await
+            .map_err(|e| err(&aws_sdk_s3::error::DisplayErrorContext(e)))?;
+        let upload_id = created
+            .upload_id()
+            .ok_or_else(|| PublishError::Upload("no upload id".into()))?
+            .to_owned();
+        let parts = async {
+            let mut file = tokio::fs::File::open(path).await.map_err(|e| err(&e))?;
+            let mut parts = Vec::new();
+            let mut number = 1;
+            loop {
+                let mut buf = Vec::with_capacity(PART_SIZE);
+                let read = (&mut file)
+                    .take(PART_SIZE as u64)
+                    .read_to_end(&mut buf)
+                    .await
+                    .map_err(|e| err(&e))?;
+                if read == 0 {
+                    break;
+                }
+                let part = self
+                    .s3
+                    .upload_part()
+                    .bucket(&self.bucket)
+                    .key(key)
+                    .upload_id(&upload_id)
+                    .part_number(number)
+                    .body(ByteStream::from(buf))
+                    .send()
+                    .await
+                    .map_err(|e| err(&aws_sdk_s3::error::DisplayErrorContext(e)))?;
+                parts.push(
+                    CompletedPart::builder()
+                        .part_number(number)
+                        .set_e_tag(part.e_tag().map(str::to_owned))
+                        .build(),
+                );
+                if let Some(bar) = bar {
+                    bar.inc(read as u64);
+                }
+                number += 1;
+            }
+            Ok::<_, PublishError>(parts)
+        }
+        .await;
+        let completed = match parts {
+            Ok(parts) => self
+                .s3
+                .complete_multipart_upload()
+                .bucket(&self.bucket)
+                .key(key)
+                .upload_id(&upload_id)
+                .multipart_upload(
+                    CompletedMultipartUpload::builder()
+                        .set_parts(Some(parts))
+                        .build(),
+                )
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| err(&aws_sdk_s3::error::DisplayErrorContext(e))),
+            Err(e) => Err(e),
+        };
+        if completed.is_err() {
+            // Best effort: S3's lifecycle rule also aborts stale uploads after 7 days.
+            let _ = self
+                .s3
+                .abort_multipart_upload()
+                .bucket(&self.bucket)
+                .key(key)
+                .upload_id(&upload_id)
+                .send()
+                .await;
+        }
+        completed
+    }
+}
