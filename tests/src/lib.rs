@@ -348,3 +348,19 @@ pub fn v2_request(path_and_query: &str, headers: &[(&str, &str)]) -> lambda_http
 pub fn json_body(resp: &lambda_http::Response<lambda_http::Body>) -> serde_json::Value {
     serde_json::from_slice(resp.body().as_ref()).expect("JSON body")
 }
+
+/// A workspace binary, built next to the running test (target/<profile>/).
+pub fn built_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is not built: run `cargo build --workspace --bins` first (dev/test does)",
+        path.display()
+    );
+    path
+}

@@ -8,7 +8,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use catalog_tests::{
-    free_port, http_get, read_parquet, repo_root, wait_for_port, Guard, Stack, EVENTS_READ_KEY,
+    built_binary, free_port, http_get, read_parquet, repo_root, wait_for_port, Guard, Stack,
+    EVENTS_READ_KEY,
 };
 use chrono::Utc;
 use serde_json::Value;
@@ -41,22 +42,6 @@ fn cargo_lambda() -> PathBuf {
     assert!(
         path.exists(),
         "cargo-lambda not found at {}: run dev/test or set CARGO_LAMBDA",
-        path.display()
-    );
-    path
-}
-
-/// The binaries sit next to this test's own directory: target/<profile>/.
-fn binary(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps");
-    let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} is not built: run `cargo build --workspace --bins` first (dev/test does)",
         path.display()
     );
     path
@@ -131,7 +116,7 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
     wait_for_port(port, &mut watch.0, "cargo lambda watch");
     let mut functions = Vec::new();
     for name in FUNCTIONS {
-        let mut cmd = Command::new(binary(name));
+        let mut cmd = Command::new(built_binary(name));
         cmd.envs(stack.function_env())
             .env(
                 "AWS_LAMBDA_RUNTIME_API",

@@ -1,0 +1,395 @@
+//! The operators' CLI end to end: the compiled `catalog-admin` against the emulators, and the
+//! API (the functions' handlers and adapters) reflecting each change on the next request.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use catalog::api;
+use catalog::domain::Slug;
+use catalog::dynamo::{DatasetMeta, Expected, NewVersion, WriteError};
+use catalog_tests::{built_binary, http_get, json_body, samples_dir, v2_request, Stack};
+use chrono::Utc;
+use serde_json::Value;
+
+/// Runs `catalog-admin` with the stack's configuration and extra environment.
+fn admin(stack: &Stack, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(built_binary("catalog-admin"))
+        .args(args)
+        .envs(stack.function_env())
+        .envs(env.iter().copied())
+        .output()
+        .expect("run catalog-admin")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "catalog-admin failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn sample(name: &str) -> PathBuf {
+    samples_dir().join(format!("{name}.parquet"))
+}
+
+fn publish(stack: &Stack, file: &Path, slug: &str) -> Output {
+    admin(
+        stack,
+        &[
+            "publish",
+            file.to_str().unwrap(),
+            "--slug",
+            slug,
+            "--name",
+            "Published through the CLI",
+            "--license",
+            "CC0-1.0",
+            "--source",
+            "tests",
+            "--category",
+            "testing",
+            "--tag",
+            "cli",
+        ],
+        &[],
+    )
+}
+
+async fn metadata(stack: &Stack, slug: &str) -> lambda_http::Response<lambda_http::Body> {
+    api::metadata(
+        &v2_request(&format!("/api/v1/datasets/{slug}"), &[]),
+        &stack.catalog(),
+        Utc::now(),
+    )
+    .await
+}
+
+async fn data(
+    stack: &Stack,
+    slug: &str,
+    key: Option<&str>,
+) -> lambda_http::Response<lambda_http::Body> {
+    let headers: Vec<(&str, &str)> = key.map(|k| ("x-api-key", k)).into_iter().collect();
+    api::data(
+        &v2_request(&format!("/api/v1/datasets/{slug}/data"), &headers),
+        &stack.catalog(),
+        &stack.signer(Duration::from_secs(900)),
+        Utc::now(),
+    )
+    .await
+}
+
+async fn list(stack: &Stack) -> Value {
+    json_body(
+        &api::list(
+            &v2_request("/api/v1/datasets", &[]),
+            &stack.catalog(),
+            Utc::now(),
+        )
+        .await,
+    )
+}
+
+fn create_key(stack: &Stack) -> String {
+    let out = ok(&admin(
+        stack,
+        &["keys", "create", "--scope", "read", "--label", "t"],
+        &[],
+    ));
+    out.trim().to_owned()
+}
+
+fn inspect(file: &Path) -> Value {
+    let out = Command::new(built_binary("catalog-admin"))
+        .args(["inspect", file.to_str().unwrap()])
+        .output()
+        .expect("inspect");
+    serde_json::from_slice(&out.stdout).expect("inspect prints JSON")
+}
+
+#[tokio::test]
+async fn published_dataset_is_served_with_its_statistics_and_downloads() {
+    let stack = Stack::start().await;
+    let file = sample("air-quality-hourly");
+    let printed = ok(&publish(&stack, &file, "air"));
+    assert!(printed.contains("published air version 1"), "{printed}");
+
+    let meta = json_body(&metadata(&stack, "air").await);
+    let inspected = inspect(&file);
+    assert_eq!(meta["schema"], inspected["schema"]);
+    assert_eq!(meta["row_count"], inspected["row_count"]);
+    assert_eq!(meta["size"], inspected["size"]);
+    assert_eq!(meta["name"], "Published through the CLI");
+    assert_eq!(meta["tags"], serde_json::json!(["cli"]));
+
+    let key = create_key(&stack);
+    let resp = data(&stack, "air", Some(&key)).await;
+    assert_eq!(resp.status(), 200);
+    let (code, bytes) = http_get(json_body(&resp)["url"].as_str().unwrap()).await;
+    assert_eq!(code, 200);
+    assert_eq!(bytes.as_ref(), std::fs::read(&file).unwrap().as_slice());
+    assert_eq!(list(&stack).await["total"], 1);
+}
+
+#[tokio::test]
+async fn republish_serves_version_2_keeps_its_place_and_rollback_restores_version_1() {
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("bird-sightings"), "first"));
+    ok(&publish(&stack, &sample("river-levels"), "birds"));
+    ok(&publish(&stack, &sample("city-bikes"), "last"));
+    let before: Vec<Value> = list(&stack).await["items"].as_array().unwrap().clone();
+
+    // Re-publish with a different file and only a new name: other fields are kept.
+    let out = admin(
+        &stack,
+        &[
+            "publish",
+            sample("bird-sightings").to_str().unwrap(),
+            "--slug",
+            "birds",
+            "--name",
+            "Renamed",
+        ],
+        &[],
+    );
+    assert!(ok(&out).contains("published birds version 2"));
+    let key = create_key(&stack);
+    let v2 = json_body(&data(&stack, "birds", Some(&key)).await);
+    assert_eq!(
+        v2["row_count"],
+        inspect(&sample("bird-sightings"))["row_count"]
+    );
+    let meta = json_body(&metadata(&stack, "birds").await);
+    assert_eq!(meta["name"], "Renamed");
+    assert_eq!(meta["license"], "CC0-1.0", "kept from version 1");
+
+    let after = list(&stack).await;
+    let order = |items: &[Value]| -> Vec<String> {
+        items
+            .iter()
+            .map(|i| i["slug"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(order(after["items"].as_array().unwrap()), order(&before));
+    assert_eq!(after["total"], 3);
+    let entry = after["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["slug"] == "birds")
+        .unwrap();
+    assert_eq!(
+        entry["row_count"], v2["row_count"],
+        "the list shows version 2"
+    );
+    assert_eq!(entry["name"], "Renamed");
+
+    let versions = ok(&admin(&stack, &["versions", "list", "birds"], &[]));
+    assert!(
+        versions.contains("  v1") && versions.contains("* v2"),
+        "{versions}"
+    );
+
+    ok(&admin(&stack, &["versions", "activate", "birds", "1"], &[]));
+    let v1 = json_body(&data(&stack, "birds", Some(&key)).await);
+    assert_eq!(
+        v1["row_count"],
+        inspect(&sample("river-levels"))["row_count"]
+    );
+    assert_eq!(
+        v1["columns"],
+        json_body(&metadata(&stack, "birds").await)["schema"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].clone())
+            .collect::<Value>()
+    );
+}
+
+#[tokio::test]
+async fn keys_create_list_revoke_take_effect_on_the_next_request() {
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("city-bikes"), "bikes"));
+    let key = create_key(&stack);
+    assert!(key.starts_with("dcat_") && key.len() >= 5 + 32, "{key}");
+    assert_eq!(data(&stack, "bikes", Some(&key)).await.status(), 200);
+
+    let listed = ok(&admin(&stack, &["keys", "list"], &[]));
+    assert!(!listed.contains(&key), "the secret is never listed");
+    assert!(listed.contains(&key[..9]), "the prefix is: {listed}");
+    let id = listed
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    ok(&admin(&stack, &["keys", "revoke", &id], &[]));
+    assert_eq!(data(&stack, "bikes", Some(&key)).await.status(), 401);
+    let listed = ok(&admin(&stack, &["keys", "list"], &[]));
+    assert!(
+        listed.lines().nth(1).unwrap().contains('T'),
+        "revoked time shown: {listed}"
+    );
+}
+
+#[tokio::test]
+async fn keyless_set_and_clear_take_effect_on_the_next_request() {
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("river-levels"), "river"));
+    assert_eq!(data(&stack, "river", None).await.status(), 401);
+    ok(&admin(
+        &stack,
+        &["keyless", "set", "river", "--until", "+1h"],
+        &[],
+    ));
+    assert_eq!(data(&stack, "river", None).await.status(), 200);
+    let item = &list(&stack).await["items"][0];
+    assert_eq!(item["keyless"], true, "the list shows the window too");
+    ok(&admin(&stack, &["keyless", "clear", "river"], &[]));
+    assert_eq!(data(&stack, "river", None).await.status(), 401);
+    assert_eq!(
+        json_body(&metadata(&stack, "river").await)["keyless_until"],
+        Value::Null
+    );
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_with_a_message_and_nothing_is_written() {
+    let stack = Stack::start().await;
+    let dir = std::env::temp_dir().join(format!("catalog-bad-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = dir.join("not.parquet");
+    std::fs::write(&text, "slug,name\na,b\n").unwrap();
+    let empty = dir.join("empty.parquet");
+    std::fs::write(&empty, "").unwrap();
+    let mut truncated = std::fs::read(sample("city-bikes")).unwrap();
+    truncated.truncate(truncated.len() / 2);
+    let corrupt = dir.join("corrupt.parquet");
+    std::fs::write(&corrupt, truncated).unwrap();
+
+    for (file, slug, why) in [
+        (text.as_path(), "ok-slug", "Parquet"),
+        (empty.as_path(), "ok-slug", "Parquet"),
+        (corrupt.as_path(), "ok-slug", "Parquet"),
+        (sample("city-bikes").as_path(), "Bad_Slug", "slug"),
+        (
+            dir.join("missing.parquet").as_path(),
+            "ok-slug",
+            "cannot read",
+        ),
+    ] {
+        let out = publish(&stack, file, slug);
+        assert_eq!(out.status.code(), Some(2), "{}", file.display());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(why), "{}: {err}", file.display());
+    }
+    // A new dataset needs its descriptive fields.
+    let out = admin(
+        &stack,
+        &[
+            "publish",
+            sample("city-bikes").to_str().unwrap(),
+            "--slug",
+            "ok-slug",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--name is required"));
+
+    assert_eq!(list(&stack).await["total"], 0);
+    assert_eq!(metadata(&stack, "ok-slug").await.status(), 404);
+    let objects = stack
+        .s3
+        .list_objects_v2()
+        .bucket(&stack.target.bucket)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(objects.key_count(), Some(0), "no object uploaded");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_failed_upload_leaves_the_previous_version_serving() {
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("river-levels"), "gauges"));
+    let key = create_key(&stack);
+    let before = json_body(&data(&stack, "gauges", Some(&key)).await);
+
+    // S3 unreachable mid-publish (after the statistics, before the version record).
+    let dead = format!("http://127.0.0.1:{}", catalog_tests::free_port());
+    let out = admin(
+        &stack,
+        &[
+            "publish",
+            sample("city-bikes").to_str().unwrap(),
+            "--slug",
+            "gauges",
+        ],
+        &[("AWS_ENDPOINT_URL_S3", &dead)],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("upload"));
+
+    let after = json_body(&data(&stack, "gauges", Some(&key)).await);
+    assert_eq!(after["row_count"], before["row_count"]);
+    assert_eq!(after["columns"], before["columns"]);
+    let versions = ok(&admin(&stack, &["versions", "list", "gauges"], &[]));
+    assert_eq!(
+        versions.lines().count(),
+        1,
+        "no record of the failed version: {versions}"
+    );
+    // The next publish works and gets a fresh version number.
+    let out = ok(&publish(&stack, &sample("city-bikes"), "gauges"));
+    assert!(out.contains("version 3"), "{out}");
+}
+
+#[tokio::test]
+async fn losing_a_publish_race_changes_nothing() {
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("river-levels"), "raced"));
+    let writer = stack.writer();
+    let slug = Slug::parse("raced").unwrap();
+    let meta: DatasetMeta = writer.dataset_meta(&slug).await.unwrap().unwrap();
+    let now = Utc::now();
+    // Two publishers reserve versions 2 and 3, both having seen version 1 active.
+    let a = writer.reserve_version(&meta, None, now).await.unwrap();
+    let b = writer.reserve_version(&meta, None, now).await.unwrap();
+    assert_eq!((a.version, b.version), (2, 3));
+    assert_eq!(a.previous, Some(1));
+    let version = |n: u64, rows: u64| NewVersion {
+        active: catalog::model::ActiveVersion {
+            version: n,
+            s3_key: format!("datasets/raced/v{n}/x.parquet"),
+            size: 1,
+            row_count: rows,
+            columns: vec!["c".into()],
+            sha256: "0".repeat(64),
+            published_at: now,
+        },
+        schema_json: "[]".into(),
+    };
+    writer.put_version(&slug, &version(2, 222)).await.unwrap();
+    writer.put_version(&slug, &version(3, 333)).await.unwrap();
+    // B wins; A's activation, still expecting version 1, fails and changes nothing.
+    writer
+        .activate(&slug, 3, Expected::Version(1), None, now)
+        .await
+        .unwrap();
+    let lost = writer
+        .activate(&slug, 2, a.previous.into(), None, now)
+        .await;
+    assert!(matches!(lost, Err(WriteError::Conflict(_))), "{lost:?}");
+    let key = create_key(&stack);
+    assert_eq!(
+        json_body(&data(&stack, "raced", Some(&key)).await)["row_count"],
+        333
+    );
+}
