@@ -1,5 +1,6 @@
-//! The local stack's seeding: tables, bucket, sample datasets and keys, written through the lib
-//! crate's adapters (the operators' CLI will take this over).
+//! Local stack helpers: creating the tables and the bucket, and (for the integration tests)
+//! publishing the sample datasets straight through the lib crate's writer. `dev/run` seeds
+//! through the operators' CLI, `catalog-admin`.
 
 use std::error::Error;
 use std::path::Path;
