@@ -3,7 +3,8 @@
 //! Conventions (the same as `dev/samples.py` and the README):
 //! - `dtype` is the Arrow type as pyarrow prints it (`int64`, `double`, `string`, `bool`,
 //!   `date32[day]`, `timestamp[us, tz=UTC]`, `decimal128(10, 2)`, ...).
-//! - `null_count` counts nulls and, in floating-point columns, NaN. `null_percent` is
+//! - `null_count` counts nulls and, in floating-point columns, NaN and ±infinity (JSON has no
+//!   number for them). `null_percent` is
 //!   100 × null_count / row_count, rounded to 4 decimals.
 //! - `unique_count` counts distinct non-null values.
 //! - `mean`, `std` (sample, ddof = 1), `min`, `max`, `median` are numbers for integer, floating
@@ -519,7 +520,7 @@ impl Accumulator {
             ($t:ty) => {
                 each!(array.as_primitive::<$t>(), |a: &mut Self, v| {
                     let v = f64::from(v);
-                    if v.is_nan() {
+                    if !v.is_finite() {
                         a.null()
                     } else {
                         a.float(v)
