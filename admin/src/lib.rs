@@ -66,8 +66,22 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
-/// How long an operation may take before the CLI gives up on a stuck network.
-pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(60);
+/// The SDK configuration for operators: more patient than the functions' (which must answer
+/// within an API request), since uploads of large parts take time.
+pub async fn load_sdk_config() -> aws_config::SdkConfig {
+    use aws_config::retry::RetryConfig;
+    use aws_config::timeout::TimeoutConfig;
+    aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .retry_config(RetryConfig::standard().with_max_attempts(5))
+        .timeout_config(
+            TimeoutConfig::builder()
+                .connect_timeout(Duration::from_secs(5))
+                .operation_attempt_timeout(Duration::from_secs(300))
+                .build(),
+        )
+        .load()
+        .await
+}
 
 #[cfg(test)]
 mod tests {

@@ -57,10 +57,14 @@ struct PublishArgs {
     /// The dataset's slug: lowercase letters, digits and hyphens.
     #[arg(long)]
     slug: String,
-    /// Descriptive fields from a JSON file ({"name": ..., "tags": [...], "discussions": [...]});
-    /// flags override it. On re-publish, anything not given keeps its stored value.
+    /// Descriptive fields from a YAML (.yaml/.yml) or JSON file: name, description, license,
+    /// source, category, tags, insights, discussions ([{id, title, slug, path}]). Flags override
+    /// it. On re-publish, anything not given keeps its stored value.
     #[arg(long, value_name = "FILE")]
     metadata: Option<PathBuf>,
+    /// Refuse to publish if the slug already exists (guards against overwriting another dataset).
+    #[arg(long)]
+    new: bool,
     #[arg(long)]
     name: Option<String>,
     #[arg(long)]
@@ -200,7 +204,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         return Ok(());
     }
     let env = env()?;
-    let sdk = catalog::aws::load_sdk_config().await;
+    let sdk = catalog_admin::load_sdk_config().await;
     let dynamo = aws_sdk_dynamodb::Client::new(&sdk);
     let writer = DynamoWriter::new(dynamo.clone(), &env.datasets_table, &env.keys_table);
     match cli.command {
@@ -209,7 +213,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let slug = slug(&args.slug)?;
             let bucket = env.bucket.ok_or(ConfigError::Missing("DATA_BUCKET"))?;
             let from_file = match &args.metadata {
-                Some(path) => MetaInput::from_json_file(path)?,
+                Some(path) => MetaInput::from_file(path)?,
                 None => MetaInput::default(),
             };
             let flags = MetaInput {
@@ -231,7 +235,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 bucket,
             };
             let p = publisher
-                .publish(&args.file, &slug, flags.over(from_file), now)
+                .publish(&args.file, &slug, flags.over(from_file), args.new, now)
                 .await?;
             let approximate = p.stats.columns.iter().filter(|c| c.approximate).count();
             println!(
@@ -420,7 +424,13 @@ async fn main() -> ExitCode {
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            let mut message = format!("error: {e}");
+            let mut cause = std::error::Error::source(&e);
+            while let Some(c) = cause {
+                message.push_str(&format!(": {c}"));
+                cause = c.source();
+            }
+            eprintln!("{message}");
             match e {
                 CliError::Usage(_) | CliError::Config(_) => ExitCode::from(2),
                 CliError::Publish(catalog_admin::publish::PublishError::BadInput(_))

@@ -59,11 +59,20 @@ impl MetaInput {
         }
     }
 
-    pub fn from_json_file(path: &Path) -> Result<Self, PublishError> {
+    /// Reads a metadata file: YAML when it ends in `.yaml` or `.yml`, JSON otherwise.
+    pub fn from_file(path: &Path) -> Result<Self, PublishError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| PublishError::BadInput(format!("cannot read {}: {e}", path.display())))?;
-        serde_json::from_str(&text)
-            .map_err(|e| PublishError::BadInput(format!("{}: {e}", path.display())))
+        let yaml = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
+        let bad =
+            |e: &dyn std::fmt::Display| PublishError::BadInput(format!("{}: {e}", path.display()));
+        if yaml {
+            serde_norway::from_str(&text).map_err(|e| bad(&e))
+        } else {
+            serde_json::from_str(&text).map_err(|e| bad(&e))
+        }
     }
 
     fn resolve(
@@ -191,16 +200,23 @@ pub async fn inspect(path: &Path) -> Result<(FileStats, u64, String), PublishErr
 }
 
 impl Publisher {
-    /// Publishes `path` as the next version of `slug` and activates it.
+    /// Publishes `path` as the next version of `slug` and activates it. With `new_only`, the
+    /// slug must not exist yet.
     pub async fn publish(
         &self,
         path: &Path,
         slug: &Slug,
         input: MetaInput,
+        new_only: bool,
         now: DateTime<Utc>,
     ) -> Result<Published, PublishError> {
         let (stats, size, sha256) = inspect(path).await?;
         let stored = self.writer.dataset_meta(slug).await?;
+        if new_only && stored.is_some() {
+            return Err(PublishError::BadInput(format!(
+                "slug '{slug}' is already taken by another dataset (drop --new to publish a new version of it)"
+            )));
+        }
         let meta = input.resolve(slug, stored)?;
         let schema_json = serde_json::to_string(&stats.columns)
             .map_err(|e| PublishError::BadInput(e.to_string()))?;

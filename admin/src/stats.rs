@@ -13,7 +13,8 @@
 //!   type. `min` and `max` of integer columns are integers.
 //! - `top_values`: up to 5 most frequent non-null values, most frequent first, ties by value
 //!   ascending. `sample_values`: the first up to 5 non-null values in file order. Dates and
-//!   timestamps as ISO 8601 strings.
+//!   timestamps as ISO 8601 strings; text longer than 200 characters is cut and ends in `…`.
+//!   Values of other types (binary, lists, structs) are counted by their text form, so cut.
 //!
 //! Memory is bounded per column, whatever the file's size: exact up to [`DISTINCT_LIMIT`]
 //! distinct values (unique count, top values) and [`MEDIAN_LIMIT`] values (median); beyond, the
@@ -39,6 +40,8 @@ use serde_json::{json, Value};
 pub const DISTINCT_LIMIT: usize = 1 << 20;
 /// Values kept per column for an exact median.
 pub const MEDIAN_LIMIT: usize = 1 << 22;
+/// Longest text shown in `top_values` and `sample_values`, in characters.
+pub const SHOWN_CHARS: usize = 200;
 const TOP: usize = 5;
 const SAMPLES: usize = 5;
 const BATCH_ROWS: usize = 64 * 1024;
@@ -139,8 +142,16 @@ impl Kind {
             (Self::Timestamp(unit, tz), Key::Int(t)) => timestamp_json(*t as i64, unit, *tz),
             (_, Key::Int(i)) => int_json(*i),
             (_, Key::Float(bits)) => json!(float_of(*bits)),
-            (_, Key::Text(s)) => json!(s),
+            (_, Key::Text(s)) => json!(shown(s)),
         }
+    }
+}
+
+/// Text cut to [`SHOWN_CHARS`] characters, ending in `…` when cut, so a schema stays small.
+fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(SHOWN_CHARS) {
+        None => s.into(),
+        Some((end, _)) => format!("{}…", &s[..end]).into(),
     }
 }
 
@@ -575,7 +586,10 @@ impl Accumulator {
                     if array.is_null(i) {
                         self.null();
                     } else {
-                        self.text(&formatter.value(i).to_string());
+                        // Counted by their text form, cut like the shown values so that large
+                        // binary values cannot fill memory.
+                        let text = formatter.value(i).to_string();
+                        self.text(&shown(&text));
                     }
                 }
             }
@@ -710,6 +724,15 @@ mod tests {
             .collect();
         assert_eq!(back, [f64::NEG_INFINITY, -7.25, -1.0, 0.0, 0.0, 3.5, 1e300]);
         assert_eq!(float_key(0.0), float_key(-0.0));
+    }
+
+    #[test]
+    fn long_text_is_cut_on_a_character_boundary() {
+        let long = "é".repeat(300);
+        let cut = shown(&long);
+        assert_eq!(cut.chars().count(), SHOWN_CHARS + 1);
+        assert!(cut.ends_with('…'));
+        assert_eq!(shown("short"), "short");
     }
 
     #[test]

@@ -393,3 +393,102 @@ async fn losing_a_publish_race_changes_nothing() {
         333
     );
 }
+
+#[test]
+fn every_command_explains_itself_with_an_example() {
+    for args in [
+        vec!["publish", "--help"],
+        vec!["inspect", "--help"],
+        vec!["keys", "create", "--help"],
+        vec!["keys", "list", "--help"],
+        vec!["keys", "revoke", "--help"],
+        vec!["keyless", "set", "--help"],
+        vec!["keyless", "clear", "--help"],
+        vec!["datasets", "list", "--help"],
+        vec!["datasets", "show", "--help"],
+        vec!["versions", "list", "--help"],
+        vec!["versions", "activate", "--help"],
+    ] {
+        let out = Command::new(built_binary("catalog-admin"))
+            .args(&args)
+            .output()
+            .expect("run --help");
+        assert!(out.status.success(), "{args:?}");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(help.contains("Example: catalog-admin"), "{args:?}: {help}");
+    }
+}
+
+#[tokio::test]
+async fn new_refuses_a_slug_that_is_taken_and_metadata_comes_from_yaml() {
+    let stack = Stack::start().await;
+    let dir = std::env::temp_dir().join(format!("catalog-meta-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let yaml = dir.join("meta.yaml");
+    std::fs::write(
+        &yaml,
+        "name: From YAML\nlicense: ODbL-1.0\nsource: tests\ncategory: transport\n\
+         tags: [bikes, yaml]\ndiscussions:\n  - {id: '7', title: Hi, slug: hi, path: /d/hi}\n",
+    )
+    .unwrap();
+    let file = sample("city-bikes");
+    let args = |extra: &[&str]| {
+        let mut v = vec![
+            "publish",
+            file.to_str().unwrap(),
+            "--slug",
+            "bikes",
+            "--metadata",
+        ];
+        v.push(yaml.to_str().unwrap());
+        v.extend_from_slice(extra);
+        v.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let run = |a: Vec<String>| {
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        admin(&stack, &refs, &[])
+    };
+    ok(&run(args(&["--new"])));
+    let meta = json_body(&metadata(&stack, "bikes").await);
+    assert_eq!(meta["name"], "From YAML");
+    assert_eq!(meta["tags"], serde_json::json!(["bikes", "yaml"]));
+    assert_eq!(meta["discussions"][0]["path"], "/d/hi");
+
+    let again = run(args(&["--new"]));
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already taken"));
+    let versions = ok(&admin(&stack, &["versions", "list", "bikes"], &[]));
+    assert_eq!(versions.lines().count(), 1, "nothing new was written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_large_file_goes_up_in_parts_and_downloads_whole() {
+    let stack = Stack::start().await;
+    let dir = std::env::temp_dir().join(format!("catalog-large-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("large.parquet");
+    // ~24 MiB of incompressible bytes: more than one 16 MiB part.
+    let script = "import os, sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  t = pa.table({'blob': [os.urandom(1 << 20) for _ in range(24)], 'n': list(range(24))})\n\
+                  pq.write_table(t, sys.argv[1], compression='none')\n";
+    let python = std::env::var_os("PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| catalog_tests::repo_root().join(".venv/bin/python"));
+    let status = Command::new(python)
+        .args(["-c", script])
+        .arg(&file)
+        .status()
+        .expect("python");
+    assert!(status.success());
+    let size = std::fs::metadata(&file).unwrap().len();
+    assert!(size > 16 * 1024 * 1024);
+    ok(&publish(&stack, &file, "large"));
+    let key = create_key(&stack);
+    let d = json_body(&data(&stack, "large", Some(&key)).await);
+    let (code, bytes) = http_get(d["url"].as_str().unwrap()).await;
+    assert_eq!(code, 200);
+    assert_eq!(bytes.len() as u64, size);
+    assert_eq!(bytes.as_ref(), std::fs::read(&file).unwrap().as_slice());
+    let _ = std::fs::remove_dir_all(&dir);
+}

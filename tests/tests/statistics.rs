@@ -69,3 +69,41 @@ fn statistics_match_the_pandas_reference() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn beyond_the_exact_limits_statistics_are_estimates_flagged_approximate() {
+    let dir = std::env::temp_dir().join(format!("catalog-approx-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("many.parquet");
+    // 1.2 million distinct integers, more than the 2^20 counted exactly.
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  n = 1_200_000\n\
+                  pq.write_table(pa.table({'id': pa.array(range(n), pa.int64()), 'few': pa.array([i % 7 for i in range(n)], pa.int64())}), sys.argv[1])\n";
+    let status = Command::new(python())
+        .args(["-c", script])
+        .arg(&file)
+        .status()
+        .expect("python");
+    assert!(status.success());
+    let out = Command::new(built_binary("catalog-admin"))
+        .args(["inspect", file.to_str().unwrap()])
+        .output()
+        .expect("inspect");
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = &json["schema"][0];
+    assert_eq!(id["approximate"], true);
+    let unique = id["unique_count"].as_f64().unwrap();
+    assert!(
+        (unique - 1.2e6).abs() / 1.2e6 < 0.03,
+        "HyperLogLog estimate {unique}"
+    );
+    assert_eq!(id["min"], 0);
+    assert_eq!(id["max"], 1_199_999);
+    let mean = id["mean"].as_f64().unwrap();
+    assert!((mean - 599_999.5).abs() < 1e-6, "mean stays exact: {mean}");
+    let few = &json["schema"][1];
+    assert_eq!(few["approximate"], false, "a small column stays exact");
+    assert_eq!(few["unique_count"], 7);
+    let _ = std::fs::remove_dir_all(&dir);
+}
