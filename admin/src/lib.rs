@@ -38,18 +38,6 @@ pub fn parse_when(raw: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String
         .map_err(|_| format!("'{raw}' is neither an RFC 3339 time nor +<number><s|m|h|d>"))
 }
 
-/// A new random API key: `dcat_` and 64 hex digits (244 random bits from two v4 UUIDs), a
-/// prefix secret scanners can match.
-pub fn generate_key() -> String {
-    let a = uuid::Uuid::new_v4();
-    let b = uuid::Uuid::new_v4();
-    format!(
-        "dcat_{}{}",
-        hex::encode(a.as_bytes()),
-        hex::encode(b.as_bytes())
-    )
-}
-
 /// Human-readable byte counts for progress output.
 pub fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -116,6 +104,7 @@ mod tests {
 
     #[test]
     fn generated_keys_are_prefixed_long_and_distinct() {
+        use catalog::dynamo::generate_key;
         let a = generate_key();
         let b = generate_key();
         assert!(a.starts_with("dcat_"));

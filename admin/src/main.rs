@@ -4,11 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use catalog::config::ConfigError;
-use catalog::domain::{KeyHash, Scope, Slug};
-use catalog::dynamo::{DynamoCatalog, DynamoWriter, NewKey};
+use catalog::domain::{Scope, Slug};
+use catalog::dynamo::{generate_key, DynamoCatalog, DynamoWriter, NewKey};
 use catalog::ports::{CatalogPager, DatasetReader};
 use catalog_admin::publish::{Discussion, MetaInput, Publisher};
-use catalog_admin::{generate_key, human_bytes, parse_when};
+use catalog_admin::{human_bytes, parse_when};
 use chrono::Utc;
 use clap::{Parser, Subcommand};
 
@@ -271,18 +271,15 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 )));
             }
             let secret = generate_key();
-            let id = format!("key_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
-            writer
-                .put_key(&NewKey {
-                    hash: KeyHash::of(&secret),
-                    id: id.clone(),
-                    prefix: secret.chars().take(9).collect(),
-                    label,
-                    scopes: scopes.iter().map(|s| Scope::parse(s)).collect(),
-                    created_at: now,
-                    expires_at,
-                })
-                .await?;
+            let key = NewKey::for_secret(
+                &secret,
+                scopes.iter().map(|s| Scope::parse(s)).collect(),
+                &label,
+                now,
+                expires_at,
+            );
+            let id = key.id.clone();
+            writer.put_key(&key).await?;
             eprintln!("created {id}; the key is shown once, store it now:");
             println!("{secret}");
             Ok(())

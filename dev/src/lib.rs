@@ -6,7 +6,7 @@ use std::error::Error;
 use std::path::Path;
 
 use aws_sdk_s3::primitives::ByteStream;
-use catalog::domain::{KeyHash, Scope, Slug};
+use catalog::domain::{Scope, Slug};
 use catalog::dynamo::{DatasetMeta, DynamoWriter, NewKey, NewVersion};
 use catalog::model::ActiveVersion;
 use chrono::{DateTime, Duration, Utc};
@@ -149,17 +149,6 @@ pub async fn seed_dataset(
     Ok(reserved.id)
 }
 
-/// A new random API key: `dcat_` and 64 hex digits (244 random bits from two v4 UUIDs).
-pub fn generate_key() -> String {
-    let a = uuid::Uuid::new_v4();
-    let b = uuid::Uuid::new_v4();
-    format!(
-        "dcat_{}{}",
-        hex::encode(a.as_bytes()),
-        hex::encode(b.as_bytes())
-    )
-}
-
 /// Stores a key's hash with the given scopes; returns the key's public id.
 pub async fn store_key(
     dynamo: &aws_sdk_dynamodb::Client,
@@ -170,20 +159,10 @@ pub async fn store_key(
     now: DateTime<Utc>,
     expires_at: Option<DateTime<Utc>>,
 ) -> Result<String, DevError> {
-    let hash = KeyHash::of(secret);
-    // A public id unrelated to the secret or its hash, safe to log.
-    let id = format!("key_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
-    let writer = DynamoWriter::new(dynamo.clone(), &target.datasets_table, &target.keys_table);
-    writer
-        .put_key(&NewKey {
-            hash,
-            id: id.clone(),
-            prefix: secret.chars().take(9).collect(),
-            label: label.to_owned(),
-            scopes,
-            created_at: now,
-            expires_at,
-        })
+    let key = NewKey::for_secret(secret, scopes, label, now, expires_at);
+    let id = key.id.clone();
+    DynamoWriter::new(dynamo.clone(), &target.datasets_table, &target.keys_table)
+        .put_key(&key)
         .await?;
     Ok(id)
 }

@@ -62,6 +62,40 @@ pub struct NewKey {
     pub expires_at: Option<DateTime<Utc>>,
 }
 
+impl NewKey {
+    /// The record of a new key: its hash, a random public id (unrelated to the secret, safe to
+    /// log) and the secret's first 9 characters as a recognisable prefix.
+    pub fn for_secret(
+        secret: &str,
+        scopes: Vec<Scope>,
+        label: &str,
+        created_at: DateTime<Utc>,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> Self {
+        Self {
+            hash: KeyHash::of(secret),
+            id: format!("key_{}", &Uuid::new_v4().simple().to_string()[..16]),
+            prefix: secret.chars().take(9).collect(),
+            label: label.to_owned(),
+            scopes,
+            created_at,
+            expires_at,
+        }
+    }
+}
+
+/// A new random API key: `dcat_` and 64 hex digits (244 random bits from two v4 UUIDs), a
+/// prefix secret scanners can match.
+pub fn generate_key() -> String {
+    let a = Uuid::new_v4();
+    let b = Uuid::new_v4();
+    format!(
+        "dcat_{}{}",
+        hex::encode(a.as_bytes()),
+        hex::encode(b.as_bytes())
+    )
+}
+
 /// An API key as operators see it: never the secret, never the hash.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeyInfo {
@@ -175,14 +209,14 @@ fn meta_attributes(meta: &DatasetMeta) -> Vec<(&'static str, AttributeValue)> {
 /// The summary attributes of a list entry that come from the dataset's metadata.
 const SUMMARY_META: [&str; 5] = ["name", "description", "category", "tags", "license"];
 
-/// `SET #a = :a, ...` over the given attributes, with names and values filled in.
-fn set_update(
+/// A transaction item `SET #a = :a, ...` over the given attributes, with names and values filled in.
+fn tx_set(
     table: &str,
     key: Item,
     attributes: &[(&'static str, AttributeValue)],
     condition: &str,
     extra_values: &[(&str, AttributeValue)],
-) -> Result<Update, StoreError> {
+) -> Result<TransactWriteItem, StoreError> {
     let mut builder = Update::builder()
         .table_name(table)
         .set_key(Some(key))
@@ -203,10 +237,27 @@ fn set_update(
     if condition.contains("#version") {
         builder = builder.expression_attribute_names("#version", "version");
     }
-    builder
+    let update = builder
         .update_expression(format!("SET {}", parts.join(", ")))
         .build()
-        .map_err(other)
+        .map_err(other)?;
+    Ok(TransactWriteItem::builder().update(update).build())
+}
+
+/// The outcome of a conditional write: a failed condition means a concurrent writer won.
+fn settle<T, E, R>(
+    result: Result<T, aws_sdk_dynamodb::error::SdkError<E, R>>,
+    slug: &Slug,
+) -> Result<(), WriteError>
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    match result {
+        Ok(_) => Ok(()),
+        Err(e) if is_condition_failure(e.code()) => Err(WriteError::Conflict(slug.to_string())),
+        Err(e) => Err(classify(e).into()),
+    }
 }
 
 fn key_of(pk: String, sk: &str) -> Item {
@@ -366,11 +417,7 @@ impl DynamoWriter {
             .condition_expression("attribute_not_exists(pk)")
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) if is_condition_failure(e.code()) => Err(WriteError::Conflict(slug.to_string())),
-            Err(e) => Err(classify(e).into()),
-        }
+        settle(result, slug)
     }
 
     /// Makes `version` the active one, in one transaction over the dataset item, its alias, its
@@ -438,17 +485,13 @@ impl DynamoWriter {
         match dataset.get("seq") {
             Some(_) => {
                 let seq = get_u64(&dataset, "seq")?;
-                tx = tx.transact_items(
-                    TransactWriteItem::builder()
-                        .update(set_update(
-                            &self.datasets_table,
-                            key_of(LIST_PK.to_owned(), &list_sk(seq)),
-                            &summary,
-                            "attribute_exists(pk)",
-                            &[],
-                        )?)
-                        .build(),
-                );
+                tx = tx.transact_items(tx_set(
+                    &self.datasets_table,
+                    key_of(LIST_PK.to_owned(), &list_sk(seq)),
+                    &summary,
+                    "attribute_exists(pk)",
+                    &[],
+                )?);
             }
             None => {
                 // First activation: list it at the next position.
@@ -494,33 +537,21 @@ impl DynamoWriter {
             }
         }
         tx = tx
-            .transact_items(
-                TransactWriteItem::builder()
-                    .update(set_update(
-                        &self.datasets_table,
-                        key_of(dataset_pk(slug.as_str()), DATASET_SK),
-                        &set,
-                        condition,
-                        &values,
-                    )?)
-                    .build(),
-            )
-            .transact_items(
-                TransactWriteItem::builder()
-                    .update(set_update(
-                        &self.datasets_table,
-                        key_of(alias_pk(&id), DATASET_SK),
-                        &set,
-                        "attribute_exists(pk)",
-                        &[],
-                    )?)
-                    .build(),
-            );
-        match tx.send().await {
-            Ok(_) => Ok(()),
-            Err(e) if is_condition_failure(e.code()) => Err(WriteError::Conflict(slug.to_string())),
-            Err(e) => Err(classify(e).into()),
-        }
+            .transact_items(tx_set(
+                &self.datasets_table,
+                key_of(dataset_pk(slug.as_str()), DATASET_SK),
+                &set,
+                condition,
+                &values,
+            )?)
+            .transact_items(tx_set(
+                &self.datasets_table,
+                key_of(alias_pk(&id), DATASET_SK),
+                &set,
+                "attribute_exists(pk)",
+                &[],
+            )?);
+        settle(tx.send().await, slug)
     }
 
     /// Opens a keyless window until `until`, or closes it (`None`): the dataset item, its alias
@@ -538,37 +569,25 @@ impl DynamoWriter {
             key_of(dataset_pk(slug.as_str()), DATASET_SK),
             key_of(alias_pk(&id), DATASET_SK),
         ] {
-            tx = tx.transact_items(
-                TransactWriteItem::builder()
-                    .update(set_update(
-                        &self.datasets_table,
-                        key,
-                        &set,
-                        "attribute_exists(pk)",
-                        &[],
-                    )?)
-                    .build(),
-            );
+            tx = tx.transact_items(tx_set(
+                &self.datasets_table,
+                key,
+                &set,
+                "attribute_exists(pk)",
+                &[],
+            )?);
         }
         if dataset.contains_key("seq") {
             let seq = get_u64(&dataset, "seq")?;
-            tx = tx.transact_items(
-                TransactWriteItem::builder()
-                    .update(set_update(
-                        &self.datasets_table,
-                        key_of(LIST_PK.to_owned(), &list_sk(seq)),
-                        &set,
-                        "attribute_exists(pk)",
-                        &[],
-                    )?)
-                    .build(),
-            );
+            tx = tx.transact_items(tx_set(
+                &self.datasets_table,
+                key_of(LIST_PK.to_owned(), &list_sk(seq)),
+                &set,
+                "attribute_exists(pk)",
+                &[],
+            )?);
         }
-        match tx.send().await {
-            Ok(_) => Ok(()),
-            Err(e) if is_condition_failure(e.code()) => Err(WriteError::Conflict(slug.to_string())),
-            Err(e) => Err(classify(e).into()),
-        }
+        settle(tx.send().await, slug)
     }
 
     /// Every stored version of a dataset, oldest first.
