@@ -260,7 +260,7 @@ impl Publisher {
     /// One PUT for small files; a multipart upload (aborted on failure) for large ones. A
     /// progress bar shows on a terminal.
     async fn upload(&self, path: &Path, key: &str, size: u64) -> Result<(), PublishError> {
-        let bar = if std::io::stderr().is_terminal() {
+        let bar = if std::io::stdout().is_terminal() {
             let bar = indicatif::ProgressBar::new(size);
             bar.set_style(
                 indicatif::ProgressStyle::with_template(

@@ -492,3 +492,96 @@ async fn a_large_file_goes_up_in_parts_and_downloads_whole() {
     assert_eq!(bytes.as_ref(), std::fs::read(&file).unwrap().as_slice());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A TCP proxy to `target` that cuts every connection after `limit` bytes from the client: an
+/// upload cut off midway, at the transport under the real SDK client.
+async fn cutting_proxy(target: String, limit: usize) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            let target = target.clone();
+            tokio::spawn(async move {
+                let Ok(mut server) = tokio::net::TcpStream::connect(&target).await else {
+                    return;
+                };
+                let (mut cr, mut cw) = client.split();
+                let (mut sr, mut sw) = server.split();
+                let upstream = async {
+                    let mut sent = 0;
+                    let mut buf = vec![0u8; 64 * 1024];
+                    loop {
+                        let n = match cr.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => n,
+                        };
+                        let n = n.min(limit - sent);
+                        if sw.write_all(&buf[..n]).await.is_err() {
+                            return;
+                        }
+                        sent += n;
+                        if sent >= limit {
+                            return; // cut: both halves drop
+                        }
+                    }
+                };
+                let downstream = tokio::io::copy(&mut sr, &mut cw);
+                tokio::select! {
+                    _ = upstream => {}
+                    _ = downstream => {}
+                }
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upload_cut_off_midway_leaves_the_previous_version_serving() {
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("river-levels"), "cut"));
+    let key = create_key(&stack);
+    let before = json_body(&data(&stack, "cut", Some(&key)).await);
+
+    // Every connection to S3 dies after 4 KiB: the upload starts and never completes.
+    let s3 = stack.s3_url.trim_start_matches("http://").to_owned();
+    let proxy = cutting_proxy(s3, 4096).await;
+    let out = admin(
+        &stack,
+        &[
+            "publish",
+            sample("city-bikes").to_str().unwrap(),
+            "--slug",
+            "cut",
+        ],
+        &[("AWS_ENDPOINT_URL_S3", &proxy)],
+    );
+    assert!(!out.status.success(), "the publish must fail");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("upload"));
+
+    let after = json_body(&data(&stack, "cut", Some(&key)).await);
+    assert_eq!(after["row_count"], before["row_count"]);
+    assert_eq!(after["columns"], before["columns"]);
+    let (code, _) = http_get(after["url"].as_str().unwrap()).await;
+    assert_eq!(code, 200, "the previous version still downloads");
+    let versions = ok(&admin(&stack, &["versions", "list", "cut"], &[]));
+    assert_eq!(
+        versions.lines().count(),
+        1,
+        "no record of the cut version: {versions}"
+    );
+    let listed = stack
+        .s3
+        .list_objects_v2()
+        .bucket(&stack.target.bucket)
+        .prefix("datasets/cut/v2/")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        listed.key_count(),
+        Some(0),
+        "no object at the new version's key"
+    );
+}
