@@ -1,0 +1,144 @@
+//! The cost of each request, counted on the wire: every HTTP request the real SDK clients send
+//! to DynamoDB and S3 while the handlers answer one API request.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::interceptors::context::BeforeDeserializationInterceptorContextRef;
+use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::config_bag::ConfigBag;
+use catalog::api;
+use catalog::dynamo::DynamoCatalog;
+use catalog::s3::S3Signer;
+use catalog_tests::{json_body, v2_request, Stack, EVENTS_DATASET_ID};
+use chrono::Utc;
+
+/// Records the operation name of every request that got a response over the wire. (Presigning
+/// runs the interceptors up to transmission but sends nothing, so "before transmit" would count
+/// it; "before deserialization" only happens for a real round trip.)
+#[derive(Debug, Clone, Default)]
+struct Wire(Arc<Mutex<Vec<String>>>);
+
+impl Intercept for Wire {
+    fn name(&self) -> &'static str {
+        "Wire"
+    }
+
+    fn read_before_deserialization(
+        &self,
+        _context: &BeforeDeserializationInterceptorContextRef<'_>,
+        _components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let name = cfg
+            .load::<Metadata>()
+            .map(|m| format!("{}.{}", m.service(), m.name()))
+            .unwrap_or_else(|| "?".into());
+        self.0.lock().unwrap().push(name);
+        Ok(())
+    }
+}
+
+impl Wire {
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+/// A request (path, headers) and the DynamoDB operations it must cost, in order.
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a [&'a str]);
+
+const KEY: &str = "dcat_cost_read_key_000000000000000000000000000000000000000000000";
+
+#[tokio::test]
+async fn each_request_costs_the_designed_round_trips_and_no_s3_call() {
+    // GIVEN the sample catalog and clients whose every request is recorded
+    let stack = Stack::start().await;
+    let now = Utc::now();
+    stack.seed_samples(now).await;
+    stack.add_key(KEY, &["read"], now, None).await;
+    let dynamo_wire = Wire::default();
+    let s3_wire = Wire::default();
+    let dynamo = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
+            .endpoint_url(&stack.dynamo_url)
+            .interceptor(dynamo_wire.clone())
+            .build(),
+    );
+    let catalog = DynamoCatalog::with_keys(
+        dynamo,
+        &stack.target.datasets_table,
+        &stack.target.keys_table,
+    );
+    let signer = S3Signer::new(
+        aws_sdk_s3::config::Builder::from(&stack.sdk)
+            .endpoint_url(&stack.s3_url)
+            .force_path_style(true)
+            .interceptor(s3_wire.clone())
+            .build(),
+        aws_credential_types::provider::SharedCredentialsProvider::new(catalog_tests::credentials()),
+        &stack.target.bucket,
+        Duration::from_secs(900),
+    );
+
+    let by_id = format!("/api/v1/datasets/{EVENTS_DATASET_ID}");
+    let by_id_data = format!("{by_id}/data");
+    let bearer = format!("Bearer {KEY}");
+    let cases: Vec<Case> = vec![
+        (
+            "/api/v1/datasets",
+            vec![],
+            &["DynamoDB.GetItem", "DynamoDB.Query"],
+        ),
+        (
+            "/api/v1/datasets?page=2&page_size=2",
+            vec![],
+            &["DynamoDB.GetItem", "DynamoDB.Query"],
+        ),
+        ("/api/v1/datasets?page=9", vec![], &["DynamoDB.GetItem"]),
+        ("/api/v1/datasets/city-bikes", vec![], &["DynamoDB.GetItem"]),
+        (&by_id, vec![], &["DynamoDB.GetItem"]),
+        (
+            "/api/v1/datasets/city-bikes/data",
+            vec![],
+            &["DynamoDB.GetItem"],
+        ),
+        (
+            "/api/v1/datasets/air-quality-hourly/data",
+            vec![("x-api-key", KEY)],
+            &["DynamoDB.BatchGetItem"],
+        ),
+        (
+            &by_id_data,
+            vec![("authorization", &bearer)],
+            &["DynamoDB.BatchGetItem"],
+        ),
+        (
+            "/api/v1/datasets/air-quality-hourly/data",
+            vec![("x-api-key", "dcat_bad")],
+            &["DynamoDB.BatchGetItem"],
+        ),
+        (
+            "/api/v1/datasets/air-quality-hourly/data?format=csv",
+            vec![],
+            &[],
+        ),
+    ];
+    for (path, headers, expected) in cases {
+        let req = v2_request(path, &headers);
+        let resp = if path.ends_with("/data") || path.contains("/data?") {
+            api::data(&req, &catalog, &signer, Utc::now()).await
+        } else if path.starts_with("/api/v1/datasets?") || path == "/api/v1/datasets" {
+            api::list(&req, &catalog, Utc::now()).await
+        } else {
+            api::metadata(&req, &catalog, Utc::now()).await
+        };
+        assert!(resp.status().as_u16() < 500, "{path}: {}", json_body(&resp));
+        // WHEN one request is answered THEN exactly the designed calls crossed the wire
+        assert_eq!(dynamo_wire.take(), expected, "{path} {headers:?}");
+        assert_eq!(s3_wire.take(), Vec::<String>::new(), "{path}: no S3 call");
+    }
+}
