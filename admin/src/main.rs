@@ -14,6 +14,8 @@ use clap::{Parser, Subcommand};
 
 /// Operate a dataset catalog: publish Parquet datasets, manage API keys and keyless windows.
 ///
+/// Example: catalog-admin publish air.parquet --slug air-quality --metadata air.yaml
+///
 /// Works on the tables and bucket named by DATASETS_TABLE, KEYS_TABLE and DATA_BUCKET, with the
 /// AWS SDK's usual configuration (AWS_PROFILE, AWS_REGION, credentials, and
 /// AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_S3 for local emulators; S3_FORCE_PATH_STYLE=true
@@ -37,15 +39,23 @@ enum Command {
     /// Example: catalog-admin inspect air.parquet
     Inspect { file: PathBuf },
     /// Create, list and revoke API keys.
+    ///
+    /// Example: catalog-admin keys create --scope read --label notebook
     #[command(subcommand)]
     Keys(KeysCommand),
     /// Open or close a dataset's keyless window.
+    ///
+    /// Example: catalog-admin keyless set city-bikes --until +7d
     #[command(subcommand)]
     Keyless(KeylessCommand),
     /// List datasets or show one.
+    ///
+    /// Example: catalog-admin datasets show air-quality
     #[command(subcommand)]
     Datasets(DatasetsCommand),
     /// List a dataset's versions or activate one (rollback).
+    ///
+    /// Example: catalog-admin versions activate air-quality 2
     #[command(subcommand)]
     Versions(VersionsCommand),
 }
@@ -65,19 +75,25 @@ struct PublishArgs {
     /// Refuse to publish if the slug already exists (guards against overwriting another dataset).
     #[arg(long)]
     new: bool,
+    /// Display name (required for a new dataset).
     #[arg(long)]
     name: Option<String>,
+    /// Free-text description, at most 4096 bytes.
     #[arg(long)]
     description: Option<String>,
+    /// License identifier, e.g. CC-BY-4.0 (required for a new dataset).
     #[arg(long)]
     license: Option<String>,
+    /// Who produced the data (required for a new dataset).
     #[arg(long)]
     source: Option<String>,
+    /// Category, e.g. environment (required for a new dataset).
     #[arg(long)]
     category: Option<String>,
     /// A tag (repeat for several).
     #[arg(long = "tag")]
     tags: Vec<String>,
+    /// A short note on what the data shows.
     #[arg(long)]
     insights: Option<String>,
 }
@@ -198,7 +214,8 @@ async fn run(cli: Cli) -> Result<(), CliError> {
     if let Command::Inspect { file } = &cli.command {
         let (stats, size, sha256) = catalog_admin::publish::inspect(file).await?;
         let out = serde_json::json!({
-            "row_count": stats.row_count, "size": size, "sha256": sha256, "schema": stats.columns,
+            "row_count": stats.row_count, "column_count": stats.columns.len(), "size": size,
+            "sha256": sha256, "schema": stats.columns,
         });
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(());
@@ -316,8 +333,13 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let until = parse_when(&until, now).map_err(CliError::Usage)?;
             writer.set_keyless(&slug, Some(until)).await?;
             println!(
-                "{slug} is keyless until {}",
-                catalog::model::format_time(&until)
+                "{slug} is keyless until {}{}",
+                catalog::model::format_time(&until),
+                if until <= now {
+                    " (already past: the window is closed)"
+                } else {
+                    ""
+                }
             );
             Ok(())
         }
@@ -406,6 +428,7 @@ async fn lambda_free_show(
         "category": record.category, "tags": record.tags,
         "active_version": active.map(|a| a.version),
         "size": active.map(|a| a.size), "row_count": active.map(|a| a.row_count),
+        "column_count": active.map(|a| a.columns.len()), "insights": record.insights,
         "keyless": catalog::model::is_keyless(record.keyless_until, now),
         "keyless_until": record.keyless_until.map(|t| catalog::model::format_time(&t)),
         "schema": record.schema, "discussions": record.discussions,
@@ -424,12 +447,22 @@ async fn main() -> ExitCode {
             let mut message = format!("error: {e}");
             let mut cause = std::error::Error::source(&e);
             while let Some(c) = cause {
-                message.push_str(&format!(": {c}"));
+                // Many errors already quote their cause: add only what is new.
+                let text = c.to_string();
+                if !message.contains(&text) {
+                    message.push_str(&format!(": {text}"));
+                }
                 cause = c.source();
             }
             eprintln!("{message}");
             match e {
-                CliError::Usage(_) | CliError::Config(_) => ExitCode::from(2),
+                CliError::Usage(_)
+                | CliError::Config(_)
+                | CliError::Write(
+                    catalog::dynamo::WriteError::NoSuchDataset(_)
+                    | catalog::dynamo::WriteError::NoSuchVersion(..)
+                    | catalog::dynamo::WriteError::NoSuchKey(_),
+                ) => ExitCode::from(2),
                 CliError::Publish(catalog_admin::publish::PublishError::BadInput(_))
                 | CliError::Publish(catalog_admin::publish::PublishError::BadFile(_)) => {
                     ExitCode::from(2)

@@ -210,18 +210,29 @@ impl Publisher {
         new_only: bool,
         now: DateTime<Utc>,
     ) -> Result<Published, PublishError> {
+        // Check what can be checked before the (long) statistics and before writing anything.
+        let provisional = input
+            .clone()
+            .resolve(slug, self.writer.dataset_meta(slug).await?)?;
         let (stats, size, sha256) = inspect(path).await?;
-        let stored = self.writer.dataset_meta(slug).await?;
-        if new_only && stored.is_some() {
-            return Err(PublishError::BadInput(format!(
-                "slug '{slug}' is already taken by another dataset (drop --new to publish a new version of it)"
-            )));
-        }
-        let meta = input.resolve(slug, stored)?;
         let schema_json = serde_json::to_string(&stats.columns)
             .map_err(|e| PublishError::BadInput(e.to_string()))?;
 
-        let reserved = self.writer.reserve_version(&meta, None, now).await?;
+        let reserved = match self
+            .writer
+            .reserve_version(&provisional, None, new_only, now)
+            .await
+        {
+            Err(WriteError::SlugTaken(_)) => {
+                return Err(PublishError::BadInput(format!(
+                    "slug '{slug}' is already taken by a published dataset (drop --new to publish a new version of it)"
+                )))
+            }
+            other => other?,
+        };
+        // Fields not given keep what is stored *now*, so that a concurrent publish's metadata is
+        // never silently reverted.
+        let meta = input.resolve(slug, Some(reserved.stored.clone()))?;
         let key = object_key(slug, reserved.version, &sha256);
         self.upload(path, &key, size).await?;
         let version = NewVersion {
@@ -257,10 +268,10 @@ impl Publisher {
         })
     }
 
-    /// One PUT for small files; a multipart upload (aborted on failure) for large ones. A
-    /// progress bar shows on a terminal.
+    /// One PUT for small files; a multipart upload (aborted on failure) for large ones, with a
+    /// progress bar when stdout is a terminal.
     async fn upload(&self, path: &Path, key: &str, size: u64) -> Result<(), PublishError> {
-        let bar = if std::io::stdout().is_terminal() {
+        let bar = if size > PART_SIZE as u64 && std::io::stdout().is_terminal() {
             let bar = indicatif::ProgressBar::new(size);
             bar.set_style(
                 indicatif::ProgressStyle::with_template(

@@ -8,7 +8,7 @@
 //!   100 × null_count / row_count, rounded to 4 decimals.
 //! - `unique_count` counts distinct non-null values.
 //! - `mean`, `std` (sample, ddof = 1), `min`, `max`, `median` are numbers for integer, floating
-//!   point and decimal columns (decimals in double precision), computed over non-null, non-NaN
+//!   point and decimal128 columns (decimals in double precision), computed over non-null, non-NaN
 //!   values; `null` when there are none (`std` when fewer than two), and `null` for every other
 //!   type. `min` and `max` of integer columns are integers.
 //! - `top_values`: up to 5 most frequent non-null values, most frequent first, ties by value
@@ -138,7 +138,7 @@ impl Kind {
             (Self::Int, Key::Int(i)) => int_json(*i),
             (Self::Decimal(scale), Key::Int(i)) => json!(decimal_f64(*i, *scale)),
             (Self::Date32, Key::Int(days)) => date_json(*days as i64),
-            (Self::Date64, Key::Int(ms)) => date_json((*ms as i64).div_euclid(86_400_000)),
+            (Self::Date64, Key::Int(days)) => date_json(*days as i64),
             (Self::Timestamp(unit, tz), Key::Int(t)) => timestamp_json(*t as i64, unit, *tz),
             (_, Key::Int(i)) => int_json(*i),
             (_, Key::Float(bits)) => json!(float_of(*bits)),
@@ -557,7 +557,9 @@ impl Accumulator {
                     .decimal(v, scale))
             }
             DataType::Date32 => ints!(Date32Type, false),
-            DataType::Date64 => ints!(Date64Type, false),
+            // Dates in milliseconds: counted (and shown) by day.
+            DataType::Date64 => each!(array.as_primitive::<Date64Type>(), |a: &mut Self, v| a
+                .int(i128::from(v).div_euclid(86_400_000), false)),
             DataType::Timestamp(TimeUnit::Second, _) => ints!(TimestampSecondType, false),
             DataType::Timestamp(TimeUnit::Millisecond, _) => {
                 ints!(TimestampMillisecondType, false)

@@ -109,7 +109,7 @@ pub async fn seed_dataset(
     let writer = DynamoWriter::new(dynamo.clone(), &target.datasets_table, &target.keys_table);
     // Reserve the version number, upload the object to its immutable key, record the version,
     // then activate it: the order the operators' publish follows.
-    let reserved = writer.reserve_version(&meta, id, now).await?;
+    let reserved = writer.reserve_version(&meta, id, false, now).await?;
     let key = object_key(slug.as_str(), reserved.version, &sample.sha256);
     let body = ByteStream::from_path(samples_dir.join(&sample.file)).await?;
     s3.put_object()

@@ -360,8 +360,14 @@ async fn losing_a_publish_race_changes_nothing() {
     let meta: DatasetMeta = writer.dataset_meta(&slug).await.unwrap().unwrap();
     let now = Utc::now();
     // Two publishers reserve versions 2 and 3, both having seen version 1 active.
-    let a = writer.reserve_version(&meta, None, now).await.unwrap();
-    let b = writer.reserve_version(&meta, None, now).await.unwrap();
+    let a = writer
+        .reserve_version(&meta, None, false, now)
+        .await
+        .unwrap();
+    let b = writer
+        .reserve_version(&meta, None, false, now)
+        .await
+        .unwrap();
     assert_eq!((a.version, b.version), (2, 3));
     assert_eq!(a.previous, Some(1));
     let version = |n: u64, rows: u64| NewVersion {
@@ -397,6 +403,11 @@ async fn losing_a_publish_race_changes_nothing() {
 #[test]
 fn every_command_explains_itself_with_an_example() {
     for args in [
+        vec!["--help"],
+        vec!["keys", "--help"],
+        vec!["keyless", "--help"],
+        vec!["datasets", "--help"],
+        vec!["versions", "--help"],
         vec!["publish", "--help"],
         vec!["inspect", "--help"],
         vec!["keys", "create", "--help"],
@@ -584,4 +595,61 @@ async fn an_upload_cut_off_midway_leaves_the_previous_version_serving() {
         Some(0),
         "no object at the new version's key"
     );
+}
+
+#[tokio::test]
+async fn datasets_list_and_show_and_expiring_keys() {
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("bird-sightings"), "birds"));
+    ok(&publish(&stack, &sample("city-bikes"), "bikes"));
+    let listed = ok(&admin(&stack, &["datasets", "list"], &[]));
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines[0], "2 datasets");
+    assert!(
+        lines[1].starts_with("bikes") && lines[2].starts_with("birds"),
+        "{listed}"
+    );
+    let shown: Value =
+        serde_json::from_str(&ok(&admin(&stack, &["datasets", "show", "birds"], &[]))).unwrap();
+    let meta = json_body(&metadata(&stack, "birds").await);
+    for field in [
+        "id",
+        "name",
+        "row_count",
+        "column_count",
+        "size",
+        "schema",
+        "insights",
+    ] {
+        assert_eq!(shown[field], meta[field], "{field}");
+    }
+    assert_eq!(shown["active_version"], 1);
+    let missing = admin(&stack, &["datasets", "show", "nope"], &[]);
+    assert_eq!(missing.status.code(), Some(2));
+
+    // A key created to expire in 2 seconds works, then stops working.
+    let out = ok(&admin(
+        &stack,
+        &["keys", "create", "--scope", "read", "--expires", "+2s"],
+        &[],
+    ));
+    let key = out.trim().to_owned();
+    assert_eq!(data(&stack, "birds", Some(&key)).await.status(), 200);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(data(&stack, "birds", Some(&key)).await.status(), 401);
+    let past = admin(
+        &stack,
+        &[
+            "keys",
+            "create",
+            "--scope",
+            "read",
+            "--expires",
+            "2000-01-01T00:00:00Z",
+        ],
+        &[],
+    );
+    assert_eq!(past.status.code(), Some(2));
+    let scope = admin(&stack, &["keys", "create", "--scope", "write"], &[]);
+    assert_eq!(scope.status.code(), Some(2));
 }

@@ -303,11 +303,13 @@ impl DynamoCatalog {
         dataset: &DatasetRef,
         projection: Option<&str>,
     ) -> Result<Option<Item>, StoreError> {
+        // Strongly consistent: an activation, rollback or keyless change shows on the next request.
         let mut get = self
             .client
             .get_item()
             .table_name(&self.datasets_table)
-            .set_key(Some(Self::dataset_key(dataset)));
+            .set_key(Some(Self::dataset_key(dataset)))
+            .consistent_read(true);
         if let Some(p) = projection {
             get = get
                 .projection_expression(p)
@@ -328,6 +330,7 @@ impl DynamoCatalog {
                 self.datasets_table.clone(),
                 KeysAndAttributes::builder()
                     .keys(Self::dataset_key(dataset))
+                    .consistent_read(true)
                     .projection_expression(DOWNLOAD_PROJECTION)
                     .set_expression_attribute_names(Some(download_projection_names()))
                     .build()

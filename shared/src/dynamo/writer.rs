@@ -116,12 +116,14 @@ pub struct VersionInfo {
 }
 
 /// The version number reserved for a publish.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Reserved {
     pub id: Uuid,
     pub version: u64,
     /// The version active when the reservation was made: activation succeeds only if it still is.
     pub previous: Option<u64>,
+    /// The descriptive metadata stored at that moment (for a new dataset, what was given).
+    pub stored: DatasetMeta,
 }
 
 /// Which version must be active for an activation to go ahead.
@@ -149,6 +151,8 @@ pub enum WriteError {
     Conflict(String),
     #[error("no API key with id '{0}'")]
     NoSuchKey(String),
+    #[error("slug '{0}' is already taken by a published dataset")]
+    SlugTaken(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -313,24 +317,34 @@ impl DynamoWriter {
     }
 
     /// Reserves the next version number of `meta.slug`, creating the dataset (unlisted, with no
-    /// active version, under `id` if given) when it does not exist yet.
+    /// active version, under `id` if given) when it does not exist yet. With `new_only`, a slug
+    /// that already has an active version is refused (`SlugTaken`) and nothing changes.
     pub async fn reserve_version(
         &self,
         meta: &DatasetMeta,
         id: Option<Uuid>,
+        new_only: bool,
         now: DateTime<Utc>,
     ) -> Result<Reserved, WriteError> {
         let slug = meta.slug.as_str();
         for _ in 0..2 {
+            let condition = if new_only {
+                "attribute_exists(pk) AND attribute_not_exists(active)"
+            } else {
+                "attribute_exists(pk)"
+            };
             let bumped = self
                 .client
                 .update_item()
                 .table_name(&self.datasets_table)
                 .set_key(Some(key_of(dataset_pk(slug), DATASET_SK)))
                 .update_expression("SET latest_version = latest_version + :one")
-                .condition_expression("attribute_exists(pk)")
+                .condition_expression(condition)
                 .expression_attribute_values(":one", n(1))
                 .return_values(ReturnValue::AllNew)
+                .return_values_on_condition_check_failure(
+                    aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+                )
                 .send()
                 .await;
             match bumped {
@@ -340,14 +354,18 @@ impl DynamoWriter {
                         id: get_uuid(&item, "id")?,
                         version: get_u64(&item, "latest_version")?,
                         previous: active_from(&item)?.map(|a| a.version),
+                        stored: meta_from(&item)?,
                     });
                 }
-                Err(e)
-                    if matches!(
-                        e.as_service_error(),
-                        Some(UpdateItemError::ConditionalCheckFailedException(_))
-                    ) => {}
-                Err(e) => return Err(classify(e).into()),
+                Err(e) => match e.as_service_error() {
+                    Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
+                        // It exists but already serves a version: taken (only with new_only).
+                        if failed.item().is_some_and(|i| i.contains_key("pk")) {
+                            return Err(WriteError::SlugTaken(slug.to_owned()));
+                        }
+                    }
+                    _ => return Err(classify(e).into()),
+                },
             }
             // A new dataset: its item and alias, unlisted, version 1 reserved.
             let id = id.unwrap_or_else(Uuid::new_v4);
@@ -380,6 +398,7 @@ impl DynamoWriter {
                         id,
                         version: 1,
                         previous: None,
+                        stored: meta.clone(),
                     })
                 }
                 // Someone created it meanwhile: bump its counter instead.
@@ -423,8 +442,32 @@ impl DynamoWriter {
     /// Makes `version` the active one, in one transaction over the dataset item, its alias, its
     /// list entry (created on first activation, with the catalog counter) and, if given, new
     /// descriptive metadata. Fails with `Conflict`, changing nothing, unless `expected` is still
-    /// what is active.
+    /// what is active. A first activation that lost only the race for the next list position
+    /// (another dataset listed at the same moment) is retried.
     pub async fn activate(
+        &self,
+        slug: &Slug,
+        version: u64,
+        expected: Expected,
+        meta: Option<&DatasetMeta>,
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
+        let mut attempts = 0;
+        loop {
+            match self.activate_once(slug, version, expected, meta, now).await {
+                Err(WriteError::Conflict(_)) if attempts < 3 => {
+                    attempts += 1;
+                    let current = active_from(&self.dataset_item(slug).await?)?.map(|a| a.version);
+                    if Expected::from(current) != expected {
+                        return Err(WriteError::Conflict(slug.to_string()));
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn activate_once(
         &self,
         slug: &Slug,
         version: u64,
