@@ -10,11 +10,18 @@ use std::collections::HashMap;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_credential_types::Credentials;
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::interceptors::context::BeforeDeserializationInterceptorContextRef;
+use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::config_bag::ConfigBag;
 use catalog::domain::{KeyHash, Scope};
 use catalog::dynamo::{DynamoCatalog, DynamoWriter};
 use catalog::s3::S3Signer;
@@ -167,6 +174,9 @@ impl Stack {
         let dynamo_url = format!("http://127.0.0.1:{moto_port}");
         let s3_url = format!("http://127.0.0.1:{s3_port}");
         let sdk = aws_config::defaults(BehaviorVersion::latest())
+            .http_client(catalog::aws::http_client(
+                catalog::aws::RootCertificates::Platform,
+            ))
             .region(Region::new(REGION))
             .credentials_provider(SharedCredentialsProvider::new(credentials()))
             .load()
@@ -321,8 +331,8 @@ pub fn read_parquet(bytes: Bytes) -> (u64, Vec<String>, u64) {
     (rows, columns, read)
 }
 
-/// An API Gateway HTTP API (v2) request as Lambda delivers it.
-pub fn v2_request(path_and_query: &str, headers: &[(&str, &str)]) -> lambda_http::Request {
+/// An API Gateway HTTP API (v2) event as Lambda delivers it.
+pub fn v2_event(path_and_query: &str, headers: &[(&str, &str)]) -> serde_json::Value {
     let (path, query) = path_and_query
         .split_once('?')
         .unwrap_or((path_and_query, ""));
@@ -330,7 +340,7 @@ pub fn v2_request(path_and_query: &str, headers: &[(&str, &str)]) -> lambda_http
         .iter()
         .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
         .collect();
-    let event = serde_json::json!({
+    serde_json::json!({
         "version": "2.0", "routeKey": "$default", "rawPath": path, "rawQueryString": query,
         "headers": headers,
         "requestContext": {
@@ -341,8 +351,46 @@ pub fn v2_request(path_and_query: &str, headers: &[(&str, &str)]) -> lambda_http
                      "sourceIp": "192.0.2.1", "userAgent": "it"}
         },
         "isBase64Encoded": false
-    });
+    })
+}
+
+/// The same event, parsed as `lambda_http` parses it for a handler.
+pub fn v2_request(path_and_query: &str, headers: &[(&str, &str)]) -> lambda_http::Request {
+    let event = v2_event(path_and_query, headers);
     lambda_http::request::from_str(&event.to_string()).expect("valid v2 event")
+}
+
+/// Records the operation name of every request an SDK client got a response to over the wire.
+/// (Presigning runs the interceptors up to transmission but sends nothing, so "before transmit"
+/// would count it; "before deserialization" only happens for a real round trip.)
+#[derive(Debug, Clone, Default)]
+pub struct Wire(Arc<Mutex<Vec<String>>>);
+
+impl Intercept for Wire {
+    fn name(&self) -> &'static str {
+        "Wire"
+    }
+
+    fn read_before_deserialization(
+        &self,
+        _context: &BeforeDeserializationInterceptorContextRef<'_>,
+        _components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let name = cfg
+            .load::<Metadata>()
+            .map(|m| format!("{}.{}", m.service(), m.name()))
+            .unwrap_or_else(|| "?".into());
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(name);
+        Ok(())
+    }
+}
+
+impl Wire {
+    /// The operations recorded since the last call, in order.
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 pub fn json_body(resp: &lambda_http::Response<lambda_http::Body>) -> serde_json::Value {

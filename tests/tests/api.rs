@@ -623,6 +623,9 @@ async fn expires_at_is_the_signing_sessions_expiry_when_it_ends_before_the_ttl()
     // requested URL life of one hour
     let g = given().await;
     let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .http_client(catalog::aws::http_client(
+            catalog::aws::RootCertificates::Platform,
+        ))
         .region(aws_config::Region::new(catalog_tests::REGION))
         .credentials_provider(catalog_tests::credentials())
         .endpoint_url(&g.stack.dynamo_url)

@@ -1,52 +1,13 @@
 //! The cost of each request, counted on the wire: every HTTP request the real SDK clients send
 //! to DynamoDB and S3 while the handlers answer one API request.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use aws_smithy_runtime_api::box_error::BoxError;
-use aws_smithy_runtime_api::client::interceptors::context::BeforeDeserializationInterceptorContextRef;
-use aws_smithy_runtime_api::client::interceptors::Intercept;
-use aws_smithy_runtime_api::client::orchestrator::Metadata;
-use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
-use aws_smithy_types::config_bag::ConfigBag;
 use catalog::api;
 use catalog::dynamo::DynamoCatalog;
 use catalog::s3::S3Signer;
-use catalog_tests::{json_body, v2_request, Stack, EVENTS_DATASET_ID};
+use catalog_tests::{json_body, v2_request, Stack, Wire, EVENTS_DATASET_ID};
 use chrono::Utc;
-
-/// Records the operation name of every request that got a response over the wire. (Presigning
-/// runs the interceptors up to transmission but sends nothing, so "before transmit" would count
-/// it; "before deserialization" only happens for a real round trip.)
-#[derive(Debug, Clone, Default)]
-struct Wire(Arc<Mutex<Vec<String>>>);
-
-impl Intercept for Wire {
-    fn name(&self) -> &'static str {
-        "Wire"
-    }
-
-    fn read_before_deserialization(
-        &self,
-        _context: &BeforeDeserializationInterceptorContextRef<'_>,
-        _components: &RuntimeComponents,
-        cfg: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        let name = cfg
-            .load::<Metadata>()
-            .map(|m| format!("{}.{}", m.service(), m.name()))
-            .unwrap_or_else(|| "?".into());
-        self.0.lock().unwrap().push(name);
-        Ok(())
-    }
-}
-
-impl Wire {
-    fn take(&self) -> Vec<String> {
-        std::mem::take(&mut *self.0.lock().unwrap())
-    }
-}
 
 /// A request (path, headers) and the DynamoDB operations it must cost, in order.
 type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a [&'a str]);

@@ -1,0 +1,105 @@
+//! `catalog-bench`: the figures of bench/run. Each command prints a Markdown table.
+//!
+//! ```text
+//! catalog-bench lambda --bootstraps target/lambda [--rounds 20] [--warm 1000]
+//! catalog-bench init-costs [--rounds 15]
+//! catalog-bench roundtrips [--datasets 100000]
+//! catalog-bench handler [--requests 20000]
+//! ```
+//!
+//! `lambda` and `roundtrips` start moto and s3s-fs like the tests do (MOTO_SERVER, S3S_FS,
+//! PYTHON, SAMPLES_DIR).
+
+mod handler;
+mod lambda;
+mod probe;
+mod proxy;
+mod roundtrips;
+mod runtime;
+mod stats;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "usage: catalog-bench lambda --bootstraps DIR [--rounds N] [--warm N]\n\
+         \x20      catalog-bench init-costs [--rounds N]\n\
+         \x20      catalog-bench roundtrips [--datasets N]\n\
+         \x20      catalog-bench handler [--requests N]"
+    );
+    ExitCode::from(2)
+}
+
+/// `--name value` pairs after the command.
+fn option(args: &[String], name: &str) -> Option<String> {
+    args.windows(2)
+        .find(|w| w[0] == format!("--{name}"))
+        .map(|w| w[1].clone())
+}
+
+fn number(args: &[String], name: &str, default: usize) -> Result<usize, String> {
+    match option(args, name) {
+        None => Ok(default),
+        Some(v) => v
+            .parse()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| format!("--{name} must be a positive integer, not {v:?}")),
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(command) = args.first() else {
+        return usage();
+    };
+    if command == "probe" {
+        // A child process of init-costs: nothing else may run before the probe.
+        return match args.get(1).map(|name| probe::probe(name)) {
+            Some(Ok(())) => ExitCode::SUCCESS,
+            Some(Err(e)) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+            None => usage(),
+        };
+    }
+    let rest = &args[1..];
+    let result = (|| -> Result<(), String> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        match command.as_str() {
+            "lambda" => {
+                let bootstraps = option(rest, "bootstraps")
+                    .map(PathBuf::from)
+                    .ok_or("--bootstraps DIR is required")?;
+                rt.block_on(lambda::run(lambda::Options {
+                    bootstraps,
+                    rounds: number(rest, "rounds", 20)?,
+                    warm: number(rest, "warm", 1000)?,
+                }))
+            }
+            "init-costs" => probe::run(number(rest, "rounds", 15)?),
+            "roundtrips" => rt.block_on(roundtrips::run(number(rest, "datasets", 100_000)? as u64)),
+            "handler" => {
+                let requests = number(rest, "requests", 20_000)?;
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| e.to_string())?
+                    .block_on(handler::run(requests))
+            }
+            other => Err(format!("unknown command {other:?}")),
+        }
+    })();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("catalog-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

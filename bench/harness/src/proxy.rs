@@ -1,0 +1,68 @@
+//! Loopback TCP endpoints that count the connections a function opens: a forwarding proxy in
+//! front of an emulator, and a sink for endpoints that should never be called (instance
+//! metadata). Counting connections, not requests, is enough to prove "no network call during
+//! init": any call needs a connection first.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+pub struct Counting {
+    pub addr: SocketAddr,
+    connections: Arc<AtomicUsize>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Counting {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Counting {
+    /// Forwards every connection to `upstream`.
+    pub async fn forward(upstream: SocketAddr) -> std::io::Result<Self> {
+        Self::start(Some(upstream)).await
+    }
+
+    /// Accepts and closes every connection.
+    pub async fn sink() -> std::io::Result<Self> {
+        Self::start(None).await
+    }
+
+    async fn start(upstream: Option<SocketAddr>) -> std::io::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let connections = Arc::new(AtomicUsize::new(0));
+        let counter = connections.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let Some(upstream) = upstream else {
+                    continue;
+                };
+                tokio::spawn(async move {
+                    if let Ok(mut outbound) = TcpStream::connect(upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+            }
+        });
+        Ok(Self {
+            addr,
+            connections,
+            task,
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+}

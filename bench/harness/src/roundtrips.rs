@@ -1,0 +1,347 @@
+//! DynamoDB and S3 requests per API request, on a catalog of 100,000 datasets, counted on the
+//! wire by an SDK interceptor on the real clients talking to moto and s3s-fs.
+//!
+//! Seeding: the sample datasets are published through the lib crate's writer (the operators'
+//! path). Their items are then the templates for the bulk: each bulk dataset gets copies of a
+//! published dataset's items (dataset, alias, version, list entry) under its own slug, UUID and
+//! list position, written with BatchWriteItem, and the catalog counter is set to the total. So
+//! every item has exactly the shape the writer makes, and there are really 100,000 of each.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
+use catalog::api;
+use catalog::dynamo::DynamoCatalog;
+use catalog::s3::S3Signer;
+use catalog_tests::{json_body, v2_request, Stack, Wire, EVENTS_READ_KEY};
+use chrono::Utc;
+use uuid::Uuid;
+
+type Item = HashMap<String, AttributeValue>;
+
+const TEMPLATE: &str = "city-bikes";
+
+/// Path and query, headers, the most DynamoDB requests allowed, the status expected.
+type Case<'a> = (String, Vec<(&'a str, &'a str)>, usize, u16);
+
+pub async fn run(datasets: u64) -> Result<(), String> {
+    let stack = Stack::start().await;
+    let now = Utc::now();
+    let published = stack.seed_samples(now).await;
+    stack.add_key(EVENTS_READ_KEY, &["read"], now, None).await;
+    let table = stack.target.datasets_table.clone();
+
+    // The writer's items for the template dataset, and the catalog counter.
+    let items = scan(&stack.dynamo, &table).await?;
+    let find = |pk: &str, sk: &str| {
+        items
+            .iter()
+            .find(|i| s(i, "pk") == pk && s(i, "sk") == sk)
+            .cloned()
+            .ok_or_else(|| format!("no item {pk}/{sk}: did the writer's layout change?"))
+    };
+    let dataset = find(&format!("DS#{TEMPLATE}"), "DATASET")?;
+    let id = published[TEMPLATE];
+    let alias = find(&format!("ID#{id}"), "DATASET")?;
+    let seq: u64 = n(&dataset, "seq")?;
+    let entry = find("LIST", &format!("SEQ#{seq:012}"))?;
+    let version = items
+        .iter()
+        .find(|i| s(i, "pk") == format!("DS#{TEMPLATE}") && s(i, "sk").starts_with("V#"))
+        .cloned()
+        .ok_or("no version item")?;
+    let mut counter = find("CATALOG", "COUNTER")?;
+    let seeded: u64 = n(&counter, "total")?;
+    if datasets < seeded {
+        return Err(format!("at least {seeded} datasets"));
+    }
+
+    let bulk = datasets - seeded;
+    let started = Instant::now();
+    let mut requests: Vec<WriteRequest> = Vec::with_capacity(bulk as usize * 4);
+    for i in 1..=bulk {
+        let slug = format!("bulk-{i:06}");
+        let id = Uuid::new_v4().to_string();
+        let seq = seeded + i;
+        let name = format!("Bulk dataset {i}");
+        let mut d = dataset.clone();
+        set(&mut d, "pk", &format!("DS#{slug}"));
+        set(&mut d, "slug", &slug);
+        set(&mut d, "id", &id);
+        set(&mut d, "name", &name);
+        d.insert("seq".into(), AttributeValue::N(seq.to_string()));
+        let mut a = alias.clone();
+        set(&mut a, "pk", &format!("ID#{id}"));
+        set(&mut a, "slug", &slug);
+        set(&mut a, "id", &id);
+        set(&mut a, "name", &name);
+        a.insert("seq".into(), AttributeValue::N(seq.to_string()));
+        let mut v = version.clone();
+        set(&mut v, "pk", &format!("DS#{slug}"));
+        let mut e = entry.clone();
+        set(&mut e, "sk", &format!("SEQ#{seq:012}"));
+        set(&mut e, "slug", &slug);
+        set(&mut e, "id", &id);
+        set(&mut e, "name", &name);
+        for item in [d, a, v, e] {
+            requests.push(
+                WriteRequest::builder()
+                    .put_request(
+                        PutRequest::builder()
+                            .set_item(Some(item))
+                            .build()
+                            .map_err(|e| e.to_string())?,
+                    )
+                    .build(),
+            );
+        }
+    }
+    let written = requests.len();
+    batch_write(&stack.dynamo, &table, requests).await?;
+    counter.insert("total".into(), AttributeValue::N(datasets.to_string()));
+    stack
+        .dynamo
+        .put_item()
+        .table_name(&table)
+        .set_item(Some(counter))
+        .send()
+        .await
+        .map_err(|e| format!("counter: {e:?}"))?;
+    println!(
+        "Seeded {datasets} datasets ({seeded} published by the writer, {bulk} bulk copies: {written} items) in {:.1} s.",
+        started.elapsed().as_secs_f64()
+    );
+
+    // The functions' reader and signer, with every request they send recorded.
+    let dynamo_wire = Wire::default();
+    let s3_wire = Wire::default();
+    let catalog = DynamoCatalog::with_keys(
+        aws_sdk_dynamodb::Client::from_conf(
+            aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
+                .endpoint_url(&stack.dynamo_url)
+                .interceptor(dynamo_wire.clone())
+                .build(),
+        ),
+        &table,
+        &stack.target.keys_table,
+    );
+    let signer = S3Signer::new(
+        aws_sdk_s3::config::Builder::from(&stack.sdk)
+            .endpoint_url(&stack.s3_url)
+            .force_path_style(true)
+            .interceptor(s3_wire.clone())
+            .build(),
+        aws_credential_types::provider::SharedCredentialsProvider::new(catalog_tests::credentials()),
+        &stack.target.bucket,
+        Duration::from_secs(900),
+    );
+
+    let pages = datasets.div_ceil(20);
+    let middle_page = pages / 2;
+    let middle = format!("bulk-{:06}", bulk / 2);
+    let middle_id = stack_id(&stack, &table, &middle).await?;
+    let bearer = format!("Bearer {EVENTS_READ_KEY}");
+    let key = [("x-api-key", EVENTS_READ_KEY)];
+    let cases: Vec<Case> = vec![
+        ("/api/v1/datasets".into(), vec![], 2, 200),
+        (
+            format!("/api/v1/datasets?page={middle_page}"),
+            vec![],
+            2,
+            200,
+        ),
+        (format!("/api/v1/datasets?page={pages}"), vec![], 2, 200),
+        (
+            format!(
+                "/api/v1/datasets?page={}&page_size=100",
+                datasets.div_ceil(100) / 2
+            ),
+            vec![],
+            2,
+            200,
+        ),
+        (
+            format!("/api/v1/datasets?page={}", pages + 1),
+            vec![],
+            2,
+            200,
+        ),
+        (format!("/api/v1/datasets/{middle}"), vec![], 1, 200),
+        (format!("/api/v1/datasets/{middle_id}"), vec![], 1, 200),
+        ("/api/v1/datasets/no-such-dataset".into(), vec![], 1, 404),
+        (
+            format!("/api/v1/datasets/{middle}/data"),
+            key.to_vec(),
+            1,
+            200,
+        ),
+        (
+            format!("/api/v1/datasets/{middle_id}/data"),
+            vec![("authorization", bearer.as_str())],
+            1,
+            200,
+        ),
+        (format!("/api/v1/datasets/{middle}/data"), vec![], 1, 401),
+        ("/api/v1/datasets/city-bikes/data".into(), vec![], 1, 200),
+        (
+            format!("/api/v1/datasets/{middle}/data"),
+            vec![("x-api-key", "dcat_not_a_key")],
+            1,
+            401,
+        ),
+        (
+            "/api/v1/datasets/no-such-dataset/data".into(),
+            key.to_vec(),
+            1,
+            404,
+        ),
+    ];
+
+    println!();
+    println!(
+        "| request | key | status | DynamoDB requests | operations | S3 requests | target | met |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut misses = 0;
+    for (path, headers, target, expected_status) in &cases {
+        let req = v2_request(path, headers);
+        let resp = if path.ends_with("/data") {
+            api::data(&req, &catalog, &signer, Utc::now()).await
+        } else if path.starts_with("/api/v1/datasets?") || path == "/api/v1/datasets" {
+            api::list(&req, &catalog, Utc::now()).await
+        } else {
+            api::metadata(&req, &catalog, Utc::now()).await
+        };
+        let status = resp.status().as_u16();
+        if path == "/api/v1/datasets" {
+            let total = json_body(&resp)["total"].as_u64();
+            if total != Some(datasets) {
+                return Err(format!("list total is {total:?}, not {datasets}"));
+            }
+        }
+        let ops = dynamo_wire.take();
+        let s3 = s3_wire.take();
+        let met = ops.len() <= *target && s3.is_empty() && status == *expected_status;
+        if !met {
+            misses += 1;
+        }
+        let key = match headers.first() {
+            None => "none",
+            Some((_, v)) if *v == "dcat_not_a_key" => "invalid",
+            Some(("authorization", _)) => "Bearer",
+            Some(_) => "x-api-key",
+        };
+        println!(
+            "| `GET {path}` | {key} | {status} | {} | {} | {} | ≤ {target}, S3 0 | {} |",
+            ops.len(),
+            ops.iter()
+                .map(|o| o.trim_start_matches("DynamoDB."))
+                .collect::<Vec<_>>()
+                .join(", "),
+            s3.len(),
+            if met { "yes" } else { "NO" }
+        );
+    }
+    println!();
+    if misses > 0 {
+        return Err(format!(
+            "{misses} request(s) missed their round-trip target"
+        ));
+    }
+    println!("Every request met its target at {datasets} datasets.");
+    Ok(())
+}
+
+async fn stack_id(stack: &Stack, table: &str, slug: &str) -> Result<String, String> {
+    let item = stack
+        .dynamo
+        .get_item()
+        .table_name(table)
+        .key("pk", AttributeValue::S(format!("DS#{slug}")))
+        .key("sk", AttributeValue::S("DATASET".into()))
+        .send()
+        .await
+        .map_err(|e| format!("{e:?}"))?
+        .item
+        .ok_or_else(|| format!("{slug} not seeded"))?;
+    Ok(s(&item, "id"))
+}
+
+fn s(item: &Item, name: &str) -> String {
+    match item.get(name) {
+        Some(AttributeValue::S(v)) => v.clone(),
+        _ => String::new(),
+    }
+}
+
+fn n(item: &Item, name: &str) -> Result<u64, String> {
+    match item.get(name) {
+        Some(AttributeValue::N(v)) => v.parse().map_err(|e| format!("{name}: {e}")),
+        _ => Err(format!("no number {name}")),
+    }
+}
+
+fn set(item: &mut Item, name: &str, value: &str) {
+    item.insert(name.to_owned(), AttributeValue::S(value.to_owned()));
+}
+
+async fn scan(client: &aws_sdk_dynamodb::Client, table: &str) -> Result<Vec<Item>, String> {
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let out = client
+            .scan()
+            .table_name(table)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| format!("scan: {e:?}"))?;
+        items.extend(out.items.unwrap_or_default());
+        match out.last_evaluated_key {
+            Some(k) if !k.is_empty() => start = Some(k),
+            _ => return Ok(items),
+        }
+    }
+}
+
+/// BatchWriteItem in batches of 25, several at once, retrying unprocessed items.
+async fn batch_write(
+    client: &aws_sdk_dynamodb::Client,
+    table: &str,
+    requests: Vec<WriteRequest>,
+) -> Result<(), String> {
+    let mut batches: Vec<Vec<WriteRequest>> = requests.chunks(25).map(|c| c.to_vec()).collect();
+    let mut tasks = tokio::task::JoinSet::new();
+    const CONCURRENCY: usize = 8;
+    loop {
+        while tasks.len() < CONCURRENCY {
+            let Some(batch) = batches.pop() else { break };
+            let client = client.clone();
+            let table = table.to_owned();
+            tasks.spawn(async move {
+                let mut pending = batch;
+                for _ in 0..10 {
+                    let out = client
+                        .batch_write_item()
+                        .request_items(&table, pending)
+                        .send()
+                        .await
+                        .map_err(|e| format!("batch write: {e:?}"))?;
+                    pending = out
+                        .unprocessed_items
+                        .and_then(|mut u| u.remove(&table))
+                        .unwrap_or_default();
+                    if pending.is_empty() {
+                        return Ok(());
+                    }
+                }
+                Err("unprocessed items after 10 tries".to_string())
+            });
+        }
+        match tasks.join_next().await {
+            Some(result) => result.map_err(|e| e.to_string())??,
+            None => return Ok(()),
+        }
+    }
+}
