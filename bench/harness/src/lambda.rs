@@ -58,6 +58,7 @@ struct Sustained {
     elapsed: Duration,
     latencies: Vec<Duration>,
     rss_warm_kb: u64,
+    rss_half_kb: u64,
     rss_end_kb: u64,
     hwm_kb: u64,
     failures: usize,
@@ -163,23 +164,28 @@ pub async fn run(opts: Options) -> Result<(), String> {
         opts.warm
     );
     println!();
-    println!("| function | requests/s | p50 | p99 | RSS after 100 | RSS after {} | peak RSS | growth | failures |", opts.warm);
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| function | requests/s | p50 | p99 | RSS after 100 | after {} | after {} | peak RSS | growth, 2nd half | failures |",
+        opts.warm / 2,
+        opts.warm
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for f in &functions {
         let s = sustained(f, &base, opts.warm).await?;
         let rps = s.requests as f64 / s.elapsed.as_secs_f64();
         let mut lat = s.latencies.clone();
         lat.sort();
         println!(
-            "| {} | {:.0} | {} | {} | {:.1} MiB | {:.1} MiB | {:.1} MiB | {:+} KiB | {} |",
+            "| {} | {:.0} | {} | {} | {:.1} MiB | {:.1} MiB | {:.1} MiB | {:.1} MiB | {:+} KiB | {} |",
             f.name,
             rps,
             ms(percentile(&lat, 50.0)),
             ms(percentile(&lat, 99.0)),
             s.rss_warm_kb as f64 / 1024.0,
+            s.rss_half_kb as f64 / 1024.0,
             s.rss_end_kb as f64 / 1024.0,
             s.hwm_kb as f64 / 1024.0,
-            s.rss_end_kb as i64 - s.rss_warm_kb as i64,
+            s.rss_end_kb as i64 - s.rss_half_kb as i64,
             s.failures
         );
     }
@@ -293,6 +299,7 @@ async fn sustained(
     let mut latencies = Vec::with_capacity(requests);
     let mut failures = 0;
     let mut rss_warm_kb = 0;
+    let mut rss_half_kb = 0;
     let start = Instant::now();
     for i in 0..requests {
         let t = Instant::now();
@@ -304,6 +311,9 @@ async fn sustained(
         if i + 1 == 100.min(requests) {
             rss_warm_kb = proc_status_kb(pid, "VmRSS:");
         }
+        if i + 1 == requests / 2 {
+            rss_half_kb = proc_status_kb(pid, "VmRSS:");
+        }
     }
     let elapsed = start.elapsed();
     let rss_end_kb = proc_status_kb(pid, "VmRSS:");
@@ -314,6 +324,7 @@ async fn sustained(
         elapsed,
         latencies,
         rss_warm_kb,
+        rss_half_kb,
         rss_end_kb,
         hwm_kb,
         failures,
