@@ -234,6 +234,31 @@ impl Stack {
         )
     }
 
+    /// The functions' reader and signer, against the emulators, with every request they send
+    /// recorded by `dynamo` and `s3`.
+    pub fn wired(&self, dynamo: &Wire, s3: &Wire) -> (DynamoCatalog, S3Signer) {
+        let catalog = DynamoCatalog::with_keys(
+            aws_sdk_dynamodb::Client::from_conf(
+                aws_sdk_dynamodb::config::Builder::from(&self.sdk)
+                    .endpoint_url(&self.dynamo_url)
+                    .interceptor(dynamo.clone())
+                    .build(),
+            ),
+            &self.target.datasets_table,
+            &self.target.keys_table,
+        );
+        let signer = S3Signer::new(
+            Self::s3_config_for(&self.sdk, &self.s3_url)
+                .to_builder()
+                .interceptor(s3.clone())
+                .build(),
+            SharedCredentialsProvider::new(credentials()),
+            &self.target.bucket,
+            Duration::from_secs(900),
+        );
+        (catalog, signer)
+    }
+
     /// The signer the data function uses, against the emulator.
     pub fn signer(&self, ttl: Duration) -> S3Signer {
         S3Signer::new(

@@ -1,11 +1,7 @@
 //! The cost of each request, counted on the wire: every HTTP request the real SDK clients send
 //! to DynamoDB and S3 while the handlers answer one API request.
 
-use std::time::Duration;
-
 use catalog::api;
-use catalog::dynamo::DynamoCatalog;
-use catalog::s3::S3Signer;
 use catalog_tests::{json_body, v2_request, Stack, Wire, EVENTS_DATASET_ID};
 use chrono::Utc;
 
@@ -23,27 +19,7 @@ async fn each_request_costs_the_designed_round_trips_and_no_s3_call() {
     stack.add_key(KEY, &["read"], now, None).await;
     let dynamo_wire = Wire::default();
     let s3_wire = Wire::default();
-    let dynamo = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
-            .endpoint_url(&stack.dynamo_url)
-            .interceptor(dynamo_wire.clone())
-            .build(),
-    );
-    let catalog = DynamoCatalog::with_keys(
-        dynamo,
-        &stack.target.datasets_table,
-        &stack.target.keys_table,
-    );
-    let signer = S3Signer::new(
-        aws_sdk_s3::config::Builder::from(&stack.sdk)
-            .endpoint_url(&stack.s3_url)
-            .force_path_style(true)
-            .interceptor(s3_wire.clone())
-            .build(),
-        aws_credential_types::provider::SharedCredentialsProvider::new(catalog_tests::credentials()),
-        &stack.target.bucket,
-        Duration::from_secs(900),
-    );
+    let (catalog, signer) = stack.wired(&dynamo_wire, &s3_wire);
 
     let by_id = format!("/api/v1/datasets/{EVENTS_DATASET_ID}");
     let by_id_data = format!("{by_id}/data");

@@ -8,12 +8,10 @@
 //! every item has exactly the shape the writer makes, and there are really 100,000 of each.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use catalog::api;
-use catalog::dynamo::DynamoCatalog;
-use catalog::s3::S3Signer;
 use catalog_tests::{json_body, v2_request, Stack, Wire, EVENTS_READ_KEY};
 use chrono::Utc;
 use uuid::Uuid;
@@ -86,26 +84,7 @@ pub async fn run(datasets: u64) -> Result<(), String> {
     // The functions' reader and signer, with every request they send recorded.
     let dynamo_wire = Wire::default();
     let s3_wire = Wire::default();
-    let catalog = DynamoCatalog::with_keys(
-        aws_sdk_dynamodb::Client::from_conf(
-            aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
-                .endpoint_url(&stack.dynamo_url)
-                .interceptor(dynamo_wire.clone())
-                .build(),
-        ),
-        &table,
-        &stack.target.keys_table,
-    );
-    let signer = S3Signer::new(
-        aws_sdk_s3::config::Builder::from(&stack.sdk)
-            .endpoint_url(&stack.s3_url)
-            .force_path_style(true)
-            .interceptor(s3_wire.clone())
-            .build(),
-        aws_credential_types::provider::SharedCredentialsProvider::new(catalog_tests::credentials()),
-        &stack.target.bucket,
-        Duration::from_secs(900),
-    );
+    let (catalog, signer) = stack.wired(&dynamo_wire, &s3_wire);
 
     let pages = datasets.div_ceil(20);
     let middle_page = pages / 2;
