@@ -185,3 +185,80 @@ fn status(code: StatusCode) -> Response<Full<Bytes>> {
     *resp.status_mut() = code;
     resp
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::TokioExecutor;
+
+    /// A function as the Lambda runtime client behaves: asks for the next event, answers it
+    /// with the header's request id.
+    async fn fake_function(addr: SocketAddr) -> Result<(), String> {
+        let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+        let next: hyper::Uri = format!("http://{addr}/2018-06-01/runtime/invocation/next")
+            .parse()
+            .map_err(|e| format!("{e}"))?;
+        let resp = client.get(next).await.map_err(|e| e.to_string())?;
+        let id = resp
+            .headers()
+            .get("lambda-runtime-aws-request-id")
+            .and_then(|v| v.to_str().ok())
+            .ok_or("no request id")?
+            .to_owned();
+        let event = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        let answer = format!(
+            r#"{{"statusCode":200,"body":{}}}"#,
+            String::from_utf8_lossy(&event)
+        );
+        let post = Request::post(format!(
+            "http://{addr}/2018-06-01/runtime/invocation/{id}/response"
+        ))
+        .body(Full::new(Bytes::from(answer)))
+        .map_err(|e| e.to_string())?;
+        let status = client
+            .request(post)
+            .await
+            .map_err(|e| e.to_string())?
+            .status();
+        if status != StatusCode::ACCEPTED {
+            return Err(format!("response answered {status}"));
+        }
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_function_asks_for_an_event_and_its_answer_comes_back_to_the_driver() {
+        let mut api = RuntimeApi::start().await.unwrap();
+        let function = tokio::spawn(fake_function(api.addr));
+        let asked = api.next_request().await.unwrap();
+        assert!(asked <= Instant::now());
+        let answer = api
+            .invoke(Bytes::from_static(br#""event-1""#))
+            .await
+            .unwrap();
+        assert_eq!(answer["statusCode"], 200);
+        assert_eq!(answer["body"], "event-1");
+        function.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_init_error_is_reported_to_the_driver() {
+        let mut api = RuntimeApi::start().await.unwrap();
+        let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+        let post = Request::post(format!("http://{}/2018-06-01/runtime/init/error", api.addr))
+            .body(Full::new(Bytes::from_static(b"missing DATASETS_TABLE")))
+            .unwrap();
+        client.request(post).await.unwrap();
+        let err = api.next_request().await.unwrap_err();
+        assert!(
+            err.contains("init/error") && err.contains("DATASETS_TABLE"),
+            "{err}"
+        );
+    }
+}
