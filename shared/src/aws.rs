@@ -28,7 +28,7 @@ pub enum RootCertificates {
 impl RootCertificates {
     /// The functions talk only to AWS endpoints, so they trust the Amazon roots, unless
     /// `SSL_CERT_FILE` or `SSL_CERT_DIR` names a trust store (a TLS-inspecting proxy, say).
-    /// Reading the platform's store costs 2.5 ms of every cold start here (`bench/run`).
+    /// Reading the platform's store costs 3-5 ms of every cold start here (`bench/run`).
     pub fn from_env() -> Self {
         let named = |v: &str| std::env::var_os(v).is_some_and(|p| !p.is_empty());
         if named("SSL_CERT_FILE") || named("SSL_CERT_DIR") {
@@ -64,8 +64,8 @@ pub fn http_client(roots: RootCertificates) -> SharedHttpClient {
 ///
 /// Lambda puts the region and the function's credentials in the environment. When both are
 /// there they are given to the loader directly, which is what the default chains would pick
-/// first anyway, and skips building those chains: about 3 ms of every cold start (`bench/run`,
-/// start-up costs). Elsewhere (a laptop with profiles) the default chains apply.
+/// first anyway, and skips building those chains: about 0.4 ms of every cold start
+/// (`bench/run`, start-up costs). Elsewhere (a laptop with profiles) the default chains apply.
 pub async fn load_sdk_config() -> SdkConfig {
     let mut loader = aws_config::defaults(BehaviorVersion::latest())
         .http_client(http_client(RootCertificates::from_env()))

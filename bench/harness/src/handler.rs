@@ -131,7 +131,7 @@ pub async fn run(requests: usize) -> Result<(), String> {
         "Handler CPU per request (in-memory store, real signer, {requests} requests per part and case, one thread):"
     );
     println!();
-    println!("| request | event parse (lambda_http) | handler | response document | whole invocation | handler requests/s on one core | target (handler) | met |");
+    println!("| request | event parse (lambda_http) | handler | response document | whole invocation | invocations/s on one core (1 / whole) | target (handler) | met |");
     println!("|---|---|---|---|---|---|---|---|");
     let mut misses = 0;
     for (name, event) in &cases {
@@ -172,7 +172,7 @@ pub async fn run(requests: usize) -> Result<(), String> {
             us(handler),
             us(document),
             us(cost[2]),
-            1.0 / handler.as_secs_f64(),
+            1.0 / cost[2].as_secs_f64(),
             us(TARGET),
             if met { "yes" } else { "NO" }
         );

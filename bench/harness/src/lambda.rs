@@ -33,16 +33,21 @@ struct Function {
     extra_env: Vec<(String, String)>,
 }
 
-/// The endpoints the functions reach, each behind a counter.
+/// The endpoints the functions may reach, each behind a counter. S3 and instance metadata
+/// are sinks: the functions sign URLs locally and never call either.
 struct Net {
     dynamo: Counting,
     sts: Counting,
+    s3: Counting,
     imds: Counting,
 }
 
 impl Net {
-    fn connections(&self) -> usize {
-        self.dynamo.connections() + self.sts.connections() + self.imds.connections()
+    fn connections_between(&self, from: Instant, to: Instant) -> usize {
+        [&self.dynamo, &self.sts, &self.s3, &self.imds]
+            .iter()
+            .map(|c| c.connections_between(from, to))
+            .sum()
     }
 }
 
@@ -57,9 +62,8 @@ struct Sustained {
     requests: usize,
     elapsed: Duration,
     latencies: Vec<Duration>,
-    rss_warm_kb: u64,
-    rss_half_kb: u64,
-    rss_end_kb: u64,
+    /// VmRSS after the first quarter, half, three quarters and all of the requests.
+    rss_kb: [u64; 4],
     hwm_kb: u64,
     failures: usize,
 }
@@ -77,11 +81,13 @@ pub async fn run(opts: Options) -> Result<(), String> {
     let net = Net {
         dynamo: Counting::forward(moto).await.map_err(|e| e.to_string())?,
         sts: Counting::forward(moto).await.map_err(|e| e.to_string())?,
+        s3: Counting::sink().await.map_err(|e| e.to_string())?,
         imds: Counting::sink().await.map_err(|e| e.to_string())?,
     };
     let home = std::env::temp_dir().join(format!("catalog-bench-home-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&home).map_err(|e| e.to_string())?;
     let base = lambda_env(&stack, &net, &home);
+    let run_start = Instant::now();
 
     let event = |path: &str, headers: &[(&str, &str)]| {
         Bytes::from(v2_event(path, headers).to_string().into_bytes())
@@ -165,31 +171,42 @@ pub async fn run(opts: Options) -> Result<(), String> {
     );
     println!();
     println!(
-        "| function | requests/s | p50 | p99 | RSS after 100 | after {} | after {} | peak RSS | growth, 2nd half | failures |",
+        "| function | requests/s | p50 | p99 | RSS after {} | after {} | after {} | after {} | peak RSS | growth, 2nd half | failures |",
+        opts.warm / 4,
         opts.warm / 2,
+        opts.warm * 3 / 4,
         opts.warm
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for f in &functions {
         let s = sustained(f, &base, opts.warm).await?;
         let rps = s.requests as f64 / s.elapsed.as_secs_f64();
         let mut lat = s.latencies.clone();
         lat.sort();
         println!(
-            "| {} | {:.0} | {} | {} | {:.1} MiB | {:.1} MiB | {:.1} MiB | {:.1} MiB | {:+} KiB | {} |",
+            "| {} | {:.0} | {} | {} | {} KiB | {} KiB | {} KiB | {} KiB | {} KiB | {:+} KiB | {} |",
             f.name,
             rps,
             ms(percentile(&lat, 50.0)),
             ms(percentile(&lat, 99.0)),
-            s.rss_warm_kb as f64 / 1024.0,
-            s.rss_half_kb as f64 / 1024.0,
-            s.rss_end_kb as f64 / 1024.0,
-            s.hwm_kb as f64 / 1024.0,
-            s.rss_end_kb as i64 - s.rss_half_kb as i64,
+            s.rss_kb[0],
+            s.rss_kb[1],
+            s.rss_kb[2],
+            s.rss_kb[3],
+            s.hwm_kb,
+            s.rss_kb[3] as i64 - s.rss_kb[1] as i64,
             s.failures
         );
     }
     let _ = std::fs::remove_dir_all(&home);
+    let far = Instant::now() + Duration::from_secs(3600);
+    let s3 = net.s3.connections_between(run_start, far);
+    let imds = net.imds.connections_between(run_start, far);
+    println!();
+    println!("Connections to S3 over the whole run: {s3}; to instance metadata: {imds}.");
+    if s3 + imds > 0 {
+        return Err("a function called S3 or instance metadata".into());
+    }
     Ok(())
 }
 
@@ -199,11 +216,17 @@ fn lambda_env(stack: &Stack, net: &Net, home: &Path) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = stack
         .function_env()
         .into_iter()
-        .filter(|(k, _)| k != "AWS_ENDPOINT_URL_DYNAMODB" && k != "AWS_EC2_METADATA_DISABLED")
+        .filter(|(k, _)| {
+            !matches!(
+                k.as_str(),
+                "AWS_ENDPOINT_URL_DYNAMODB" | "AWS_ENDPOINT_URL_S3" | "AWS_EC2_METADATA_DISABLED"
+            )
+        })
         .collect();
     let fixed = [
         ("AWS_ENDPOINT_URL_DYNAMODB", net.dynamo.url()),
         ("AWS_ENDPOINT_URL_STS", net.sts.url()),
+        ("AWS_ENDPOINT_URL_S3", net.s3.url()),
         ("AWS_EC2_METADATA_SERVICE_ENDPOINT", net.imds.url()),
         ("AWS_DEFAULT_REGION", catalog_tests::REGION.into()),
         ("AWS_SESSION_TOKEN", "bench-session-token".into()),
@@ -265,11 +288,12 @@ fn check(name: &str, response: &serde_json::Value) -> Result<(), String> {
 
 async fn cold(f: &Function, base: &[(String, String)], net: &Net) -> Result<Cold, String> {
     let mut api = RuntimeApi::start().await.map_err(|e| e.to_string())?;
-    let before = net.connections();
     let start = Instant::now();
     let mut child = spawn(f, base, &api)?;
     let ready = within(f.name, api.next_request()).await?;
-    let net_during_init = net.connections() - before;
+    // Any connection made during init was opened before the first event existed: count those
+    // accepted between spawn and the first event, once the first answer is in.
+    let first_event = Instant::now();
     let first = within(f.name, api.invoke(f.event.clone())).await?;
     let first_at = start.elapsed();
     check(f.name, &first)?;
@@ -282,7 +306,7 @@ async fn cold(f: &Function, base: &[(String, String)], net: &Net) -> Result<Cold
         init: ready - start,
         first: first_at,
         warm,
-        net_during_init,
+        net_during_init: net.connections_between(start, first_event),
     })
 }
 
@@ -298,8 +322,7 @@ async fn sustained(
     check(f.name, &within(f.name, api.invoke(f.event.clone())).await?)?;
     let mut latencies = Vec::with_capacity(requests);
     let mut failures = 0;
-    let mut rss_warm_kb = 0;
-    let mut rss_half_kb = 0;
+    let mut rss_kb = [0; 4];
     let start = Instant::now();
     for i in 0..requests {
         let t = Instant::now();
@@ -308,39 +331,34 @@ async fn sustained(
         if check(f.name, &response).is_err() {
             failures += 1;
         }
-        if i + 1 == 100.min(requests) {
-            rss_warm_kb = proc_status_kb(pid, "VmRSS:");
-        }
-        if i + 1 == requests / 2 {
-            rss_half_kb = proc_status_kb(pid, "VmRSS:");
+        for (q, rss) in rss_kb.iter_mut().enumerate().take(3) {
+            if i + 1 == requests * (q + 1) / 4 {
+                *rss = proc_status_kb(pid, "VmRSS:")?;
+            }
         }
     }
     let elapsed = start.elapsed();
-    let rss_end_kb = proc_status_kb(pid, "VmRSS:");
-    let hwm_kb = proc_status_kb(pid, "VmHWM:");
+    rss_kb[3] = proc_status_kb(pid, "VmRSS:")?;
+    let hwm_kb = proc_status_kb(pid, "VmHWM:")?;
     let _ = child.kill().await;
     Ok(Sustained {
         requests,
         elapsed,
         latencies,
-        rss_warm_kb,
-        rss_half_kb,
-        rss_end_kb,
+        rss_kb,
         hwm_kb,
         failures,
     })
 }
 
 /// A figure in kB from /proc/<pid>/status.
-pub fn proc_status_kb(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
+pub fn proc_status_kb(pid: u32, field: &str) -> Result<u64, String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|e| format!("/proc/{pid}/status: {e}"))?;
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("no {field} in /proc/{pid}/status"))
 }

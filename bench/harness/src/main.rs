@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! catalog-bench lambda --bootstraps target/lambda [--rounds 20] [--warm 1000]
-//! catalog-bench init-costs [--rounds 15]
+//! catalog-bench init-costs [--rounds 15] [--no-jitter-bench PATH]
 //! catalog-bench roundtrips [--datasets 100000]
 //! catalog-bench handler [--requests 20000]
 //! ```
@@ -24,7 +24,7 @@ use std::process::ExitCode;
 fn usage() -> ExitCode {
     eprintln!(
         "usage: catalog-bench lambda --bootstraps DIR [--rounds N] [--warm N]\n\
-         \x20      catalog-bench init-costs [--rounds N]\n\
+         \x20      catalog-bench init-costs [--rounds N] [--no-jitter-bench PATH]\n\
          \x20      catalog-bench roundtrips [--datasets N]\n\
          \x20      catalog-bench handler [--requests N]"
     );
@@ -82,7 +82,12 @@ fn main() -> ExitCode {
                     warm: number(rest, "warm", 1000)?,
                 }))
             }
-            "init-costs" => probe::run(number(rest, "rounds", 15)?),
+            "init-costs" => probe::run(
+                number(rest, "rounds", 15)?,
+                option(rest, "no-jitter-bench")
+                    .map(PathBuf::from)
+                    .as_deref(),
+            ),
             "roundtrips" => rt.block_on(roundtrips::run(number(rest, "datasets", 100_000)? as u64)),
             "handler" => {
                 let requests = number(rest, "requests", 20_000)?;

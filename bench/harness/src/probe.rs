@@ -184,14 +184,20 @@ async fn async_probe(name: &str) -> Result<Duration, String> {
 }
 
 /// Runs every probe `rounds` times, interleaved, each in a fresh process; prints the table.
-pub fn run(rounds: usize) -> Result<(), String> {
+/// `no_jitter` is this harness built with `AWS_LC_SYS_NO_JITTER_ENTROPY=1`: its aws-lc probe
+/// is run in the same rounds.
+pub fn run(rounds: usize, no_jitter: Option<&Path>) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let home = std::env::temp_dir().join(format!("catalog-bench-home-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&home).map_err(|e| e.to_string())?;
     let mut results: Vec<Vec<Duration>> = PROBES.iter().map(|_| Vec::new()).collect();
+    let mut no_jitter_results = Vec::new();
     for _ in 0..rounds {
         for (i, (name, _, _)) in PROBES.iter().enumerate() {
             results[i].push(run_probe(&exe, name, &home)?);
+        }
+        if let Some(other) = no_jitter {
+            no_jitter_results.push(run_probe(other, "aws-lc-first-random", &home)?);
         }
     }
     let _ = std::fs::remove_dir_all(&home);
@@ -206,6 +212,14 @@ pub fn run(rounds: usize) -> Result<(), String> {
         println!(
             "| {name} | {} | {} | {what} | {paid} |",
             us(median(runs)),
+            us(min)
+        );
+    }
+    if !no_jitter_results.is_empty() {
+        let min = no_jitter_results.iter().min().copied().unwrap_or_default();
+        println!(
+            "| aws-lc-first-random, no jitter | {} | {} | the same, aws-lc built with AWS_LC_SYS_NO_JITTER_ENTROPY=1 | no: aws-lc is not linked |",
+            us(median(no_jitter_results)),
             us(min)
         );
     }

@@ -4,15 +4,15 @@
 //! init": any call needs a connection first.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 pub struct Counting {
     pub addr: SocketAddr,
-    connections: Arc<AtomicUsize>,
+    accepted: Arc<Mutex<Vec<Instant>>>,
     task: JoinHandle<()>,
 }
 
@@ -36,11 +36,14 @@ impl Counting {
     async fn start(upstream: Option<SocketAddr>) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        let connections = Arc::new(AtomicUsize::new(0));
-        let counter = connections.clone();
+        let accepted = Arc::new(Mutex::new(Vec::new()));
+        let record = accepted.clone();
         let task = tokio::spawn(async move {
             while let Ok((mut inbound, _)) = listener.accept().await {
-                counter.fetch_add(1, Ordering::SeqCst);
+                record
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(Instant::now());
                 let Some(upstream) = upstream else {
                     continue;
                 };
@@ -53,7 +56,7 @@ impl Counting {
         });
         Ok(Self {
             addr,
-            connections,
+            accepted,
             task,
         })
     }
@@ -62,7 +65,13 @@ impl Counting {
         format!("http://{}", self.addr)
     }
 
-    pub fn connections(&self) -> usize {
-        self.connections.load(Ordering::SeqCst)
+    /// Connections accepted between `from` and `to`.
+    pub fn connections_between(&self, from: Instant, to: Instant) -> usize {
+        self.accepted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|t| **t >= from && **t < to)
+            .count()
     }
 }

@@ -81,6 +81,38 @@ pub async fn run(datasets: u64) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
 
+    // The other cases: keys that must fail, and a dataset whose first publish never activated.
+    const REVOKED: &str = "dcat_bench_revoked_000000000000000000000000000000000000000000000";
+    const EXPIRED: &str = "dcat_bench_expired_000000000000000000000000000000000000000000000";
+    const NO_READ: &str = "dcat_bench_noread_0000000000000000000000000000000000000000000000";
+    let hour = chrono::TimeDelta::hours(1);
+    stack.add_key(REVOKED, &["read"], now - hour, None).await;
+    stack
+        .writer()
+        .revoke_key(&catalog::domain::KeyHash::of(REVOKED), now)
+        .await
+        .map_err(|e| e.to_string())?;
+    stack
+        .add_key(EXPIRED, &["read"], now - hour * 2, Some(now - hour))
+        .await;
+    stack.add_key(NO_READ, &["write"], now, None).await;
+    let unpublished = catalog::dynamo::DatasetMeta {
+        slug: catalog::domain::Slug::parse("half-published").map_err(|e| e.to_string())?,
+        name: "Reserved, never activated".into(),
+        description: None,
+        license: "CC0-1.0".into(),
+        source: "bench".into(),
+        category: "bench".into(),
+        tags: vec![],
+        insights: String::new(),
+        discussions_json: "[]".into(),
+    };
+    stack
+        .writer()
+        .reserve_version(&unpublished, None, false, now)
+        .await
+        .map_err(|e| e.to_string())?;
+
     // The functions' reader and signer, with every request they send recorded.
     let dynamo_wire = Wire::default();
     let s3_wire = Wire::default();
@@ -95,6 +127,10 @@ pub async fn run(datasets: u64) -> Result<(), String> {
     let gated = [("x-api-key", EVENTS_READ_KEY)];
     let bearer = [("authorization", bearer.as_str())];
     let bad = [("x-api-key", "dcat_not_a_key")];
+    let revoked = [("x-api-key", REVOKED)];
+    let expired = [("x-api-key", EXPIRED)];
+    let no_read = [("x-api-key", NO_READ)];
+    let unknown_id = Uuid::new_v4();
     #[rustfmt::skip]
     let cases: Vec<Case> = vec![
         ("/api/v1/datasets".into(), vec![], 2, 21, 200),
@@ -111,6 +147,15 @@ pub async fn run(datasets: u64) -> Result<(), String> {
         ("/api/v1/datasets/city-bikes/data".into(), vec![], 1, 1, 200),
         (format!("/api/v1/datasets/{middle}/data"), bad.to_vec(), 1, 2, 401),
         ("/api/v1/datasets/no-such-dataset/data".into(), gated.to_vec(), 1, 2, 404),
+        ("/api/v1/datasets?page=0".into(), vec![], 0, 0, 400),
+        ("/api/v1/datasets?page_size=abc".into(), vec![], 0, 0, 400),
+        (format!("/api/v1/datasets/{unknown_id}"), vec![], 1, 1, 404),
+        ("/api/v1/datasets/half-published".into(), vec![], 1, 1, 404),
+        ("/api/v1/datasets/half-published/data".into(), gated.to_vec(), 1, 2, 404),
+        (format!("/api/v1/datasets/{middle}/data"), revoked.to_vec(), 1, 2, 401),
+        (format!("/api/v1/datasets/{middle}/data"), expired.to_vec(), 1, 2, 401),
+        (format!("/api/v1/datasets/{middle}/data"), no_read.to_vec(), 1, 2, 403),
+        (format!("/api/v1/datasets/{middle}/data?format=csv"), gated.to_vec(), 0, 0, 400),
     ];
 
     println!();
@@ -121,7 +166,7 @@ pub async fn run(datasets: u64) -> Result<(), String> {
     let mut misses = 0;
     for (path, headers, target, max_items, expected_status) in &cases {
         let req = v2_request(path, headers);
-        let resp = if path.ends_with("/data") {
+        let resp = if path.ends_with("/data") || path.contains("/data?") {
             api::data(&req, &catalog, &signer, Utc::now()).await
         } else if path.starts_with("/api/v1/datasets?") || path == "/api/v1/datasets" {
             api::list(&req, &catalog, Utc::now()).await
@@ -148,6 +193,9 @@ pub async fn run(datasets: u64) -> Result<(), String> {
         let key = match headers.first() {
             None => "none",
             Some((_, v)) if *v == "dcat_not_a_key" => "invalid",
+            Some((_, v)) if *v == REVOKED => "revoked",
+            Some((_, v)) if *v == EXPIRED => "expired",
+            Some((_, v)) if *v == NO_READ => "no read scope",
             Some(("authorization", _)) => "Bearer",
             Some(_) => "x-api-key",
         };

@@ -1,7 +1,8 @@
 //! Serves the API at http://127.0.0.1:3000/api/v1 (LOCAL_API_ADDR overrides the address) with
 //! API Gateway's three routes, calling the same handler code as the Lambda functions. Configured
 //! like the data function (DATASETS_TABLE, KEYS_TABLE, DATA_BUCKET, URL_TTL_SECONDS,
-//! S3_FORCE_PATH_STYLE and the SDK's own variables).
+//! S3_FORCE_PATH_STYLE and the SDK's own variables). Also serves the OpenAPI document at
+//! /api/v1/openapi.json.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -24,12 +25,30 @@ use tokio::net::TcpListener;
 struct App {
     catalog: DynamoCatalog,
     signer: S3Signer,
+    /// The API's OpenAPI document (openapi.yaml), served as JSON at /api/v1/openapi.json.
+    openapi: Bytes,
+}
+
+const OPENAPI_PATH: &str = "/api/v1/openapi.json";
+
+fn openapi_json() -> Result<Bytes, DevError> {
+    let doc: serde_json::Value = serde_norway::from_str(include_str!("../../../openapi.yaml"))
+        .map_err(|e| format!("openapi.yaml: {e}"))?;
+    Ok(Bytes::from(doc.to_string()))
 }
 
 async fn serve(
     app: Arc<App>,
     req: hyper::Request<Incoming>,
 ) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
+    if req.uri().path() == OPENAPI_PATH && req.method() == hyper::Method::GET {
+        let mut resp = hyper::Response::new(Full::new(app.openapi.clone()));
+        resp.headers_mut().insert(
+            hyper::header::CONTENT_TYPE,
+            hyper::header::HeaderValue::from_static("application/json"),
+        );
+        return Ok(resp);
+    }
     let (parts, body) = req.into_parts();
     let bytes = body
         .collect()
@@ -67,6 +86,7 @@ async fn main() -> Result<(), DevError> {
         .await
         .ok_or("no AWS credentials provider configured")?;
     let app = Arc::new(App {
+        openapi: openapi_json()?,
         signer: S3Signer::new(
             catalog::aws::s3_config(&sdk, config.s3_force_path_style),
             credentials,
