@@ -1,0 +1,338 @@
+//! Property tests over everything that parses outside input: paths, query strings, the two key
+//! headers, and whole API Gateway v1 (REST), v2 (HTTP API) and function-URL events. For any
+//! input: no panic, and every answer is one of the documented statuses with a JSON body (an
+//! `{"error"}` object unless it is a 200). Bounded runs (PROPTEST_CASES overrides the count).
+
+use catalog::api::Route;
+use catalog::domain::{DatasetRef, KeyHash, PageRequest, Scope};
+use catalog::memory::{FakeSigner, MemoryCatalog};
+use catalog::model::{ActiveVersion, DatasetRecord, KeyRecord};
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use lambda_http::{Body, Request, Response};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+const READ_KEY: &str = "dcat_read_key_0123456789abcdef";
+const DOCUMENTED: &[u16] = &[200, 400, 401, 403, 404, 405];
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap()
+}
+
+fn record(slug: &str, keyless: bool) -> DatasetRecord {
+    DatasetRecord {
+        id: Uuid::from_u128(0x6f1c2a9e_3b7d_4c5e_9a8f_0d1e2f3a4b5c),
+        slug: slug.to_owned(),
+        name: format!("Dataset {slug}"),
+        description: None,
+        license: "CC-BY-4.0".into(),
+        source: "test".into(),
+        category: "testing".into(),
+        tags: vec![],
+        insights: String::new(),
+        discussions: serde_json::value::RawValue::from_string("[]".into()).unwrap(),
+        schema: serde_json::value::RawValue::from_string("[]".into()).unwrap(),
+        keyless_until: keyless.then(|| now() + Duration::hours(1)),
+        created_at: now(),
+        updated_at: now(),
+        active: Some(ActiveVersion {
+            version: 1,
+            s3_key: format!("datasets/{slug}/v1/x.parquet"),
+            size: 1,
+            row_count: 1,
+            columns: vec!["x".into()],
+            sha256: "00".repeat(32),
+            published_at: now(),
+        }),
+    }
+}
+
+fn catalog() -> MemoryCatalog {
+    let c = MemoryCatalog::default();
+    c.insert_dataset(record("gated", false));
+    c.insert_dataset(record("open", true));
+    c.insert_key(
+        KeyHash::of(READ_KEY),
+        KeyRecord {
+            id: "k".into(),
+            scopes: vec![Scope::Read],
+            expires_at: None,
+            revoked_at: None,
+        },
+    );
+    c
+}
+
+/// Answers a parsed request the way the deployed API routes it.
+fn answer(req: &Request, catalog: &MemoryCatalog) -> Response<Body> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        match Route::parse(req.uri().path()) {
+            Some(Route::Metadata(_)) => catalog::api::metadata(req, catalog, now()).await,
+            Some(Route::Data(_)) => {
+                catalog::api::data(
+                    req,
+                    catalog,
+                    &FakeSigner {
+                        ttl: Duration::minutes(15),
+                    },
+                    now(),
+                )
+                .await
+            }
+            // The list function also answers every unmatched route (`ANY /{proxy+}`).
+            _ => catalog::api::list(req, catalog, now()).await,
+        }
+    })
+}
+
+fn assert_documented(resp: &Response<Body>) -> Result<(), TestCaseError> {
+    let status = resp.status().as_u16();
+    prop_assert!(DOCUMENTED.contains(&status), "undocumented status {status}");
+    let body: Value = serde_json::from_slice(resp.body().as_ref())
+        .map_err(|e| TestCaseError::fail(format!("body is not JSON: {e}")))?;
+    if status != 200 {
+        let error = body.get("error").and_then(Value::as_str);
+        prop_assert!(error.is_some_and(|e| !e.is_empty()), "error body {body}");
+        prop_assert_eq!(body.as_object().map(|o| o.len()), Some(1), "{}", body);
+    }
+    if status == 405 {
+        prop_assert_eq!(
+            resp.headers().get("allow").and_then(|v| v.to_str().ok()),
+            Some("GET")
+        );
+    }
+    Ok(())
+}
+
+/// Path segments: mostly near the real routes, sometimes anything at all.
+fn path() -> impl Strategy<Value = String> {
+    let segment = prop_oneof![
+        Just("api".to_owned()),
+        Just("v1".to_owned()),
+        Just("datasets".to_owned()),
+        Just("data".to_owned()),
+        Just("gated".to_owned()),
+        Just("open".to_owned()),
+        Just("6f1c2a9e-3b7d-4c5e-9a8f-0d1e2f3a4b5c".to_owned()),
+        "[a-z0-9-]{0,70}",
+        "[A-Za-z0-9%._~!$&'()*+,;=:@-]{0,20}",
+        any::<String>().prop_map(|s| s.chars().filter(|c| *c != '/' && *c != '?').collect()),
+    ];
+    prop::collection::vec(segment, 0..7).prop_map(|segments| format!("/{}", segments.join("/")))
+}
+
+fn query_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[0-9]{1,25}",
+        "-?[0-9]{0,5}(\\.[0-9]{0,3})?",
+        Just("parquet".to_owned()),
+        Just("csv".to_owned()),
+        "[a-zA-Z0-9%+&=]{0,12}",
+        any::<String>(),
+    ]
+}
+
+fn query() -> impl Strategy<Value = Vec<(String, String)>> {
+    let name = prop_oneof![
+        Just("page".to_owned()),
+        Just("page_size".to_owned()),
+        Just("format".to_owned()),
+        Just("api_key".to_owned()),
+        "[a-z_]{1,10}",
+    ];
+    prop::collection::vec((name, query_value()), 0..4)
+}
+
+fn key_headers() -> impl Strategy<Value = Vec<(String, String)>> {
+    let value = prop_oneof![
+        Just(READ_KEY.to_owned()),
+        Just(format!("Bearer {READ_KEY}")),
+        Just(format!("bearer   {READ_KEY}")),
+        Just("Basic dXNlcjpwYXNz".to_owned()),
+        Just("Bearer".to_owned()),
+        Just(String::new()),
+        "dcat_[0-9a-f]{0,70}",
+        "[ -~]{0,300}",
+    ];
+    let name = prop_oneof![
+        Just("x-api-key".to_owned()),
+        Just("authorization".to_owned())
+    ];
+    prop::collection::vec((name, value), 0..3)
+}
+
+fn method() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => Just("GET".to_owned()),
+        1 => Just("POST".to_owned()),
+        1 => Just("HEAD".to_owned()),
+        1 => Just("DELETE".to_owned()),
+        1 => Just("OPTIONS".to_owned()),
+    ]
+}
+
+fn encode(query: &[(String, String)]) -> String {
+    query
+        .iter()
+        .map(|(k, v)| {
+            let enc = |s: &str| {
+                s.bytes()
+                    .map(|b| match b {
+                        b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                            (b as char).to_string()
+                        }
+                        _ => format!("%{b:02X}"),
+                    })
+                    .collect::<String>()
+            };
+            format!("{}={}", enc(k), enc(v))
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn headers_object(headers: &[(String, String)]) -> serde_json::Map<String, Value> {
+    // API Gateway joins a repeated header with commas.
+    let mut map = serde_json::Map::new();
+    for (k, v) in headers {
+        let joined = match map.get(k).and_then(Value::as_str) {
+            Some(prev) => format!("{prev},{v}"),
+            None => v.clone(),
+        };
+        map.insert(k.clone(), json!(joined));
+    }
+    map
+}
+
+fn v2_event(method: &str, path: &str, query: &str, headers: &[(String, String)]) -> Value {
+    json!({
+        "version": "2.0", "routeKey": "$default", "rawPath": path, "rawQueryString": query,
+        "headers": headers_object(headers),
+        "requestContext": {
+            "accountId": "123456789012", "apiId": "api", "domainName": "api.example.com",
+            "domainPrefix": "api", "requestId": "prop", "routeKey": "$default",
+            "stage": "$default", "time": "01/Jun/2026:12:00:00 +0000", "timeEpoch": 0,
+            "http": {"method": method, "path": path, "protocol": "HTTP/1.1",
+                     "sourceIp": "192.0.2.1", "userAgent": "prop"}
+        },
+        "isBase64Encoded": false
+    })
+}
+
+fn function_url_event(method: &str, path: &str, query: &str, h: &[(String, String)]) -> Value {
+    let mut event = v2_event(method, path, query, h);
+    event["requestContext"]["domainName"] = json!("abc123.lambda-url.us-east-1.on.aws");
+    event["requestContext"]["apiId"] = json!("abc123");
+    event
+}
+
+fn v1_event(
+    method: &str,
+    path: &str,
+    query: &[(String, String)],
+    headers: &[(String, String)],
+) -> Value {
+    let mut single = serde_json::Map::new();
+    let mut multi: serde_json::Map<String, Value> = serde_json::Map::new();
+    for (k, v) in query {
+        single.insert(k.clone(), json!(v));
+        let entry = multi.entry(k.clone()).or_insert_with(|| json!([]));
+        if let Some(values) = entry.as_array_mut() {
+            values.push(json!(v));
+        }
+    }
+    let mut multi_headers: serde_json::Map<String, Value> = serde_json::Map::new();
+    for (k, v) in headers {
+        let entry = multi_headers.entry(k.clone()).or_insert_with(|| json!([]));
+        if let Some(values) = entry.as_array_mut() {
+            values.push(json!(v));
+        }
+    }
+    json!({
+        "resource": "/{proxy+}", "path": path, "httpMethod": method,
+        "headers": headers_object(headers), "multiValueHeaders": multi_headers,
+        "queryStringParameters": if single.is_empty() { Value::Null } else { Value::Object(single) },
+        "multiValueQueryStringParameters": if multi.is_empty() { Value::Null } else { Value::Object(multi) },
+        "pathParameters": null, "stageVariables": null,
+        "requestContext": {
+            "accountId": "123456789012", "apiId": "api", "resourceId": "r", "stage": "prod",
+            "requestId": "prop", "httpMethod": method, "path": path,
+            "resourcePath": "/{proxy+}", "protocol": "HTTP/1.1",
+            "identity": {"sourceIp": "192.0.2.1", "userAgent": "prop"}
+        },
+        "body": null, "isBase64Encoded": false
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn route_parsing_never_panics(path in any::<String>()) {
+        let _ = Route::parse(&path);
+    }
+
+    #[test]
+    fn a_dataset_reference_is_a_valid_slug_or_a_uuid_or_400(raw in any::<String>()) {
+        match DatasetRef::parse(&raw) {
+            Ok(DatasetRef::Slug(slug)) => {
+                prop_assert_eq!(slug.as_str(), raw.as_str());
+                prop_assert!(raw.len() <= 64 && !raw.is_empty());
+                prop_assert!(Uuid::try_parse(&raw).is_err());
+            }
+            Ok(DatasetRef::Id(id)) => prop_assert_eq!(id, Uuid::try_parse(&raw).unwrap()),
+            Err(e) => prop_assert_eq!(e.status().as_u16(), 400),
+        }
+    }
+
+    #[test]
+    fn paging_is_in_bounds_or_400(page in prop::option::of(query_value()),
+                                  size in prop::option::of(query_value())) {
+        match PageRequest::parse(page.as_deref(), size.as_deref()) {
+            Ok(p) => {
+                prop_assert!(p.page >= 1);
+                prop_assert!((1..=PageRequest::MAX_PAGE_SIZE).contains(&p.page_size));
+            }
+            Err(e) => prop_assert_eq!(e.status().as_u16(), 400),
+        }
+    }
+
+    #[test]
+    fn any_http_api_request_gets_a_documented_answer(
+        method in method(), path in path(), query in query(), headers in key_headers()
+    ) {
+        let event = v2_event(&method, &path, &encode(&query), &headers);
+        let req = lambda_http::request::from_str(&event.to_string())
+            .map_err(|e| TestCaseError::fail(format!("v2 event rejected: {e}")))?;
+        assert_documented(&answer(&req, &catalog()))?;
+    }
+
+    #[test]
+    fn any_rest_api_request_gets_a_documented_answer(
+        method in method(), path in path(), query in query(), headers in key_headers()
+    ) {
+        let event = v1_event(&method, &path, &query, &headers);
+        let req = lambda_http::request::from_str(&event.to_string())
+            .map_err(|e| TestCaseError::fail(format!("v1 event rejected: {e}")))?;
+        assert_documented(&answer(&req, &catalog()))?;
+    }
+
+    #[test]
+    fn any_function_url_request_gets_a_documented_answer(
+        method in method(), path in path(), query in query(), headers in key_headers()
+    ) {
+        let event = function_url_event(&method, &path, &encode(&query), &headers);
+        let req = lambda_http::request::from_str(&event.to_string())
+            .map_err(|e| TestCaseError::fail(format!("function URL event rejected: {e}")))?;
+        assert_documented(&answer(&req, &catalog()))?;
+    }
+
+    #[test]
+    fn arbitrary_event_documents_never_panic(doc in any::<String>()) {
+        let _ = lambda_http::request::from_str(&doc);
+    }
+}
