@@ -5,6 +5,7 @@
 //! catalog-bench init-costs [--rounds 15] [--no-jitter-bench PATH]
 //! catalog-bench roundtrips [--datasets 100000]
 //! catalog-bench handler [--requests 20000]
+//! catalog-bench load --api PATH [--requests 20000] [--concurrency 32]
 //! ```
 //!
 //! `lambda` and `roundtrips` start moto and s3s-fs like the tests do (MOTO_SERVER, S3S_FS,
@@ -12,6 +13,7 @@
 
 mod handler;
 mod lambda;
+mod load;
 mod probe;
 mod proxy;
 mod roundtrips;
@@ -26,7 +28,8 @@ fn usage() -> ExitCode {
         "usage: catalog-bench lambda --bootstraps DIR [--rounds N] [--warm N]\n\
          \x20      catalog-bench init-costs [--rounds N] [--no-jitter-bench PATH]\n\
          \x20      catalog-bench roundtrips [--datasets N]\n\
-         \x20      catalog-bench handler [--requests N]"
+         \x20      catalog-bench handler [--requests N]\n\
+         \x20      catalog-bench load --api PATH [--requests N] [--concurrency N]"
     );
     ExitCode::from(2)
 }
@@ -96,6 +99,16 @@ fn main() -> ExitCode {
                     .build()
                     .map_err(|e| e.to_string())?
                     .block_on(handler::run(requests))
+            }
+            "load" => {
+                let api = option(rest, "api")
+                    .map(PathBuf::from)
+                    .ok_or("--api PATH (the catalog-local-api binary) is required")?;
+                rt.block_on(load::run(load::Options {
+                    api,
+                    requests: number(rest, "requests", 20_000)?,
+                    concurrency: number(rest, "concurrency", 32)?,
+                }))
             }
             other => Err(format!("unknown command {other:?}")),
         }
