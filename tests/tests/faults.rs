@@ -1,0 +1,231 @@
+//! Faults at the transport level, under the real SDK clients with the functions' own SDK
+//! configuration (3 attempts, 1 s per attempt, 3 s in all): a proxy in front of moto that
+//! answers DynamoDB's 500, throttles, hangs or drops the connection on purpose. Every request
+//! then gets the JSON 503 with `Retry-After` and no internals, well within the function's
+//! 10 s timeout, after a bounded number of attempts; once the proxy is healthy again, the very
+//! next request succeeds on the same clients.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use catalog::api;
+use catalog::dynamo::DynamoCatalog;
+use catalog_tests::{json_body, v2_request, Stack};
+use chrono::Utc;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+
+const KEY: &str = "dcat_faults_read_key_0000000000000000000000000000000000000000000";
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fault {
+    Healthy,
+    InternalServerError,
+    Throttling,
+    Hang,
+    DropConnection,
+}
+
+struct Proxy {
+    url: String,
+    fault: Arc<Mutex<Fault>>,
+    requests: Arc<AtomicUsize>,
+}
+
+impl Proxy {
+    fn set(&self, fault: Fault) {
+        *self.fault.lock().unwrap() = fault;
+    }
+
+    fn take_requests(&self) -> usize {
+        self.requests.swap(0, Ordering::SeqCst)
+    }
+}
+
+fn dynamo_error(status: u16, kind: &str) -> hyper::Response<Full<Bytes>> {
+    let body = format!(
+        r#"{{"__type":"com.amazonaws.dynamodb.v20120810#{kind}","message":"injected fault"}}"#
+    );
+    hyper::Response::builder()
+        .status(status)
+        .header("content-type", "application/x-amz-json-1.0")
+        .header("x-amzn-requestid", "fault")
+        .body(Full::new(Bytes::from(body)))
+        .unwrap()
+}
+
+async fn start_proxy(upstream: String) -> Proxy {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let fault = Arc::new(Mutex::new(Fault::Healthy));
+    let requests = Arc::new(AtomicUsize::new(0));
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let (f, r) = (fault.clone(), requests.clone());
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (fault, requests, client, upstream) =
+                (f.clone(), r.clone(), client.clone(), upstream.clone());
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+                    let (fault, requests, client, upstream) = (
+                        fault.clone(),
+                        requests.clone(),
+                        client.clone(),
+                        upstream.clone(),
+                    );
+                    async move {
+                        requests.fetch_add(1, Ordering::SeqCst);
+                        let (parts, body) = req.into_parts();
+                        let body = body
+                            .collect()
+                            .await
+                            .map(|b| b.to_bytes())
+                            .unwrap_or_default();
+                        let current = *fault.lock().unwrap();
+                        match current {
+                            Fault::InternalServerError => {
+                                Ok(dynamo_error(500, "InternalServerError"))
+                            }
+                            Fault::Throttling => Ok(dynamo_error(400, "ThrottlingException")),
+                            Fault::Hang => {
+                                tokio::time::sleep(Duration::from_secs(30)).await;
+                                Ok(dynamo_error(500, "InternalServerError"))
+                            }
+                            // An error from the service makes hyper close the connection
+                            // without an answer.
+                            Fault::DropConnection => Err("dropped".to_string()),
+                            Fault::Healthy => {
+                                let mut forward = hyper::Request::builder()
+                                    .method(parts.method.clone())
+                                    .uri(format!("{upstream}{}", parts.uri));
+                                for (k, v) in &parts.headers {
+                                    forward = forward.header(k, v);
+                                }
+                                let forward = forward.body(Full::new(body)).unwrap();
+                                match client.request(forward).await {
+                                    Ok(resp) => {
+                                        let (parts, body) = resp.into_parts();
+                                        let body = body
+                                            .collect()
+                                            .await
+                                            .map(|b| b.to_bytes())
+                                            .unwrap_or_default();
+                                        Ok(hyper::Response::from_parts(parts, Full::new(body)))
+                                    }
+                                    Err(e) => Err(e.to_string()),
+                                }
+                            }
+                        }
+                    }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    Proxy {
+        url: format!("http://{addr}"),
+        fault,
+        requests,
+    }
+}
+
+#[tokio::test]
+async fn injected_faults_give_a_prompt_503_and_the_next_healthy_request_succeeds() {
+    // GIVEN the sample catalog behind a fault-injecting proxy, read by the functions' own SDK
+    // configuration (retries and timeouts as deployed)
+    let stack = Stack::start().await;
+    let now = Utc::now();
+    stack.seed_samples(now).await;
+    stack.add_key(KEY, &["read"], now, None).await;
+    let proxy = start_proxy(stack.dynamo_url.clone()).await;
+    let sdk = catalog::aws::load_sdk_config().await;
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::config::Builder::from(&sdk)
+            .endpoint_url(&proxy.url)
+            .region(aws_sdk_dynamodb::config::Region::new(catalog_tests::REGION))
+            .credentials_provider(catalog_tests::credentials())
+            .build(),
+    );
+    let catalog = DynamoCatalog::with_keys(
+        client,
+        &stack.target.datasets_table,
+        &stack.target.keys_table,
+    );
+    let signer = stack.signer(Duration::from_secs(60));
+    let requests = || {
+        [
+            ("list", v2_request("/api/v1/datasets", &[])),
+            ("metadata", v2_request("/api/v1/datasets/city-bikes", &[])),
+            (
+                "data",
+                v2_request(
+                    "/api/v1/datasets/air-quality-hourly/data",
+                    &[("x-api-key", KEY)],
+                ),
+            ),
+        ]
+    };
+    let answer = |name: &str, req: lambda_http::Request| {
+        let (catalog, signer) = (&catalog, &signer);
+        let name = name.to_owned();
+        async move {
+            match name.as_str() {
+                "list" => api::list(&req, catalog, Utc::now()).await,
+                "metadata" => api::metadata(&req, catalog, Utc::now()).await,
+                _ => api::data(&req, catalog, signer, Utc::now()).await,
+            }
+        }
+    };
+
+    for fault in [
+        Fault::InternalServerError,
+        Fault::Throttling,
+        Fault::Hang,
+        Fault::DropConnection,
+    ] {
+        // WHEN DynamoDB misbehaves
+        proxy.set(fault);
+        for (name, req) in requests() {
+            let started = Instant::now();
+            let resp = answer(name, req).await;
+            let took = started.elapsed();
+            let attempts = proxy.take_requests();
+            // THEN a JSON 503 with Retry-After and no internals, promptly, after at most
+            // 3 attempts
+            assert_eq!(resp.status(), 503, "{fault:?} {name}: {}", json_body(&resp));
+            assert_eq!(resp.headers()["retry-after"], "1", "{fault:?} {name}");
+            assert_eq!(
+                json_body(&resp),
+                serde_json::json!({"error": "the catalog is temporarily unavailable, retry shortly"}),
+                "{fault:?} {name}"
+            );
+            assert!(
+                took < Duration::from_secs(5),
+                "{fault:?} {name}: took {took:?}, the function's timeout is 10 s"
+            );
+            assert!(
+                (1..=3).contains(&attempts),
+                "{fault:?} {name}: {attempts} attempts"
+            );
+        }
+        // AND once DynamoDB is healthy again, the next request succeeds on the same clients
+        proxy.set(Fault::Healthy);
+        for (name, req) in requests() {
+            let resp = answer(name, req).await;
+            assert_eq!(
+                resp.status(),
+                200,
+                "after {fault:?}, {name}: {}",
+                json_body(&resp)
+            );
+        }
+        proxy.take_requests();
+    }
+}
