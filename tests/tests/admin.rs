@@ -653,3 +653,55 @@ async fn datasets_list_and_show_and_expiring_keys() {
     let scope = admin(&stack, &["keys", "create", "--scope", "write"], &[]);
     assert_eq!(scope.status.code(), Some(2));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dynamodb_failure_at_activation_leaves_the_previous_version_serving() {
+    // GIVEN version 1 serving, and DynamoDB failing every transaction (the activation) with
+    // 500s behind a proxy, while reads and single writes pass
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("river-levels"), "gauges"));
+    let key = create_key(&stack);
+    let before = json_body(&data(&stack, "gauges", Some(&key)).await);
+    let proxy = catalog_tests::faults::start_proxy(stack.dynamo_url.clone()).await;
+    proxy.set_for(
+        "TransactWriteItems",
+        catalog_tests::faults::Fault::InternalServerError,
+    );
+
+    // WHEN a new version is published through it
+    let out = admin(
+        &stack,
+        &[
+            "publish",
+            sample("city-bikes").to_str().unwrap(),
+            "--slug",
+            "gauges",
+        ],
+        &[("AWS_ENDPOINT_URL_DYNAMODB", &proxy.url)],
+    );
+
+    // THEN the CLI fails, and version 1 still serves, unchanged
+    assert!(!out.status.success(), "publish must fail");
+    assert!(
+        proxy.take_requests() > 0,
+        "the publish went through the proxy"
+    );
+    let after = json_body(&data(&stack, "gauges", Some(&key)).await);
+    assert_eq!(after["row_count"], before["row_count"]);
+    assert_eq!(after["columns"], before["columns"]);
+    let meta = json_body(&metadata(&stack, "gauges").await);
+    assert_eq!(meta["row_count"], before["row_count"]);
+    // AND once DynamoDB is healthy, publishing works again
+    proxy.set(catalog_tests::faults::Fault::Healthy);
+    let out = ok(&admin(
+        &stack,
+        &[
+            "publish",
+            sample("city-bikes").to_str().unwrap(),
+            "--slug",
+            "gauges",
+        ],
+        &[("AWS_ENDPOINT_URL_DYNAMODB", &proxy.url)],
+    ));
+    assert!(out.contains("version 3"), "{out}");
+}

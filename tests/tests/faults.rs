@@ -5,136 +5,15 @@
 //! 10 s timeout, after a bounded number of attempts; once the proxy is healthy again, the very
 //! next request succeeds on the same clients.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use catalog::api;
 use catalog::dynamo::DynamoCatalog;
+use catalog_tests::faults::{start_proxy, Fault};
 use catalog_tests::{json_body, v2_request, Stack};
 use chrono::Utc;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioIo};
 
 const KEY: &str = "dcat_faults_read_key_0000000000000000000000000000000000000000000";
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Fault {
-    Healthy,
-    InternalServerError,
-    Throttling,
-    Hang,
-    DropConnection,
-}
-
-struct Proxy {
-    url: String,
-    fault: Arc<Mutex<Fault>>,
-    requests: Arc<AtomicUsize>,
-}
-
-impl Proxy {
-    fn set(&self, fault: Fault) {
-        *self.fault.lock().unwrap() = fault;
-    }
-
-    fn take_requests(&self) -> usize {
-        self.requests.swap(0, Ordering::SeqCst)
-    }
-}
-
-fn dynamo_error(status: u16, kind: &str) -> hyper::Response<Full<Bytes>> {
-    let body = format!(
-        r#"{{"__type":"com.amazonaws.dynamodb.v20120810#{kind}","message":"injected fault"}}"#
-    );
-    hyper::Response::builder()
-        .status(status)
-        .header("content-type", "application/x-amz-json-1.0")
-        .header("x-amzn-requestid", "fault")
-        .body(Full::new(Bytes::from(body)))
-        .unwrap()
-}
-
-async fn start_proxy(upstream: String) -> Proxy {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let fault = Arc::new(Mutex::new(Fault::Healthy));
-    let requests = Arc::new(AtomicUsize::new(0));
-    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-    let (f, r) = (fault.clone(), requests.clone());
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let (fault, requests, client, upstream) =
-                (f.clone(), r.clone(), client.clone(), upstream.clone());
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-                    let (fault, requests, client, upstream) = (
-                        fault.clone(),
-                        requests.clone(),
-                        client.clone(),
-                        upstream.clone(),
-                    );
-                    async move {
-                        requests.fetch_add(1, Ordering::SeqCst);
-                        let (parts, body) = req.into_parts();
-                        let body = body
-                            .collect()
-                            .await
-                            .map(|b| b.to_bytes())
-                            .unwrap_or_default();
-                        let current = *fault.lock().unwrap();
-                        match current {
-                            Fault::InternalServerError => {
-                                Ok(dynamo_error(500, "InternalServerError"))
-                            }
-                            Fault::Throttling => Ok(dynamo_error(400, "ThrottlingException")),
-                            Fault::Hang => {
-                                tokio::time::sleep(Duration::from_secs(30)).await;
-                                Ok(dynamo_error(500, "InternalServerError"))
-                            }
-                            // An error from the service makes hyper close the connection
-                            // without an answer.
-                            Fault::DropConnection => Err("dropped".to_string()),
-                            Fault::Healthy => {
-                                let mut forward = hyper::Request::builder()
-                                    .method(parts.method.clone())
-                                    .uri(format!("{upstream}{}", parts.uri));
-                                for (k, v) in &parts.headers {
-                                    forward = forward.header(k, v);
-                                }
-                                let forward = forward.body(Full::new(body)).unwrap();
-                                match client.request(forward).await {
-                                    Ok(resp) => {
-                                        let (parts, body) = resp.into_parts();
-                                        let body = body
-                                            .collect()
-                                            .await
-                                            .map(|b| b.to_bytes())
-                                            .unwrap_or_default();
-                                        Ok(hyper::Response::from_parts(parts, Full::new(body)))
-                                    }
-                                    Err(e) => Err(e.to_string()),
-                                }
-                            }
-                        }
-                    }
-                });
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
-    Proxy {
-        url: format!("http://{addr}"),
-        fault,
-        requests,
-    }
-}
 
 #[tokio::test]
 async fn injected_faults_give_a_prompt_503_and_the_next_healthy_request_succeeds() {
