@@ -335,6 +335,20 @@ impl Stack {
     }
 }
 
+/// Where a spawned binary's stdout and stderr go: a fresh file under `$CATALOG_TEST_LOGS` when
+/// set (dev/test sets it, then scans every file for secrets), else nowhere.
+pub fn log_files(name: &str) -> (Stdio, Stdio) {
+    let Some(dir) = std::env::var_os("CATALOG_TEST_LOGS") else {
+        return (Stdio::null(), Stdio::null());
+    };
+    let dir = PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).expect("log directory");
+    let file = std::fs::File::create(dir.join(format!("{name}-{}.log", Uuid::new_v4())))
+        .expect("log file");
+    let err = file.try_clone().expect("log file");
+    (Stdio::from(file), Stdio::from(err))
+}
+
 /// A plain HTTP GET (the emulators speak HTTP on loopback): status and body.
 pub async fn http_get(url: &str) -> (u16, Bytes) {
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())

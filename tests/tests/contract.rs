@@ -46,12 +46,13 @@ async fn the_running_api_matches_its_openapi_document() {
     stack.seed_samples(now).await;
     stack.add_key(EVENTS_READ_KEY, &["read"], now, None).await;
     let port = free_port();
+    let (stdout, stderr) = catalog_tests::log_files("catalog-local-api");
     let mut api = Guard(
         Command::new(built_binary("catalog-local-api"))
             .envs(stack.function_env())
             .env("LOCAL_API_ADDR", format!("127.0.0.1:{port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stdout(stdout)
+            .stderr(stderr)
             .spawn()
             .expect("start catalog-local-api"),
     );

@@ -125,9 +125,9 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
             .env("AWS_LAMBDA_FUNCTION_NAME", name)
             .env("AWS_LAMBDA_FUNCTION_VERSION", "1")
             .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .env("RUST_LOG", "info");
+        let (stdout, stderr) = catalog_tests::log_files(name);
+        cmd.stdout(stdout).stderr(stderr);
         functions.push(Guard(cmd.spawn().expect("start function binary")));
     }
 
