@@ -53,9 +53,7 @@ pub fn http_client(roots: RootCertificates) -> SharedHttpClient {
     match tls::TlsContext::builder().with_trust_store(store).build() {
         Ok(context) => builder.tls_context(context).build_https(),
         // The compiled-in certificates are checked by a unit test; never reached.
-        Err(_) => aws_smithy_http_client::Builder::new()
-            .tls_provider(tls::Provider::rustls(CryptoMode::Ring))
-            .build_https(),
+        Err(_) => builder.build_https(),
     }
 }
 

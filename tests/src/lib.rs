@@ -349,6 +349,23 @@ pub fn log_files(name: &str) -> (Stdio, Stdio) {
     (Stdio::from(file), Stdio::from(err))
 }
 
+/// Answers a request with the handler the deployed API routes it to (the production router,
+/// as the local API uses it): list for `/datasets` and every unmatched route (the list
+/// function's `ANY /{proxy+}`), metadata, or data.
+pub async fn answer(
+    req: &lambda_http::Request,
+    catalog: &DynamoCatalog,
+    signer: &S3Signer,
+) -> lambda_http::Response<lambda_http::Body> {
+    use catalog::api::{self, Route};
+    let now = Utc::now();
+    match Route::parse(req.uri().path()) {
+        Some(Route::Metadata(_)) => api::metadata(req, catalog, now).await,
+        Some(Route::Data(_)) => api::data(req, catalog, signer, now).await,
+        _ => api::list(req, catalog, now).await,
+    }
+}
+
 /// A plain HTTP GET (the emulators speak HTTP on loopback): status and body.
 pub async fn http_get(url: &str) -> (u16, Bytes) {
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())

@@ -1,7 +1,6 @@
 //! The cost of each request, counted on the wire: every HTTP request the real SDK clients send
 //! to DynamoDB and S3 while the handlers answer one API request.
 
-use catalog::api;
 use catalog_tests::{json_body, v2_request, Stack, Wire, EVENTS_DATASET_ID};
 use chrono::Utc;
 
@@ -66,13 +65,7 @@ async fn each_request_costs_the_designed_round_trips_and_no_s3_call() {
     ];
     for (path, headers, expected) in cases {
         let req = v2_request(path, &headers);
-        let resp = if path.ends_with("/data") || path.contains("/data?") {
-            api::data(&req, &catalog, &signer, Utc::now()).await
-        } else if path.starts_with("/api/v1/datasets?") || path == "/api/v1/datasets" {
-            api::list(&req, &catalog, Utc::now()).await
-        } else {
-            api::metadata(&req, &catalog, Utc::now()).await
-        };
+        let resp = catalog_tests::answer(&req, &catalog, &signer).await;
         assert!(resp.status().as_u16() < 500, "{path}: {}", json_body(&resp));
         // WHEN one request is answered THEN exactly the designed calls crossed the wire
         assert_eq!(dynamo_wire.take(), expected, "{path} {headers:?}");

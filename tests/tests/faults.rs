@@ -7,7 +7,6 @@
 
 use std::time::{Duration, Instant};
 
-use catalog::api;
 use catalog::dynamo::DynamoCatalog;
 use catalog_tests::faults::{start_proxy, Fault};
 use catalog_tests::{json_body, v2_request, Stack};
@@ -51,18 +50,6 @@ async fn injected_faults_give_a_prompt_503_and_the_next_healthy_request_succeeds
             ),
         ]
     };
-    let answer = |name: &str, req: lambda_http::Request| {
-        let (catalog, signer) = (&catalog, &signer);
-        let name = name.to_owned();
-        async move {
-            match name.as_str() {
-                "list" => api::list(&req, catalog, Utc::now()).await,
-                "metadata" => api::metadata(&req, catalog, Utc::now()).await,
-                _ => api::data(&req, catalog, signer, Utc::now()).await,
-            }
-        }
-    };
-
     for fault in [
         Fault::InternalServerError,
         Fault::Throttling,
@@ -73,7 +60,7 @@ async fn injected_faults_give_a_prompt_503_and_the_next_healthy_request_succeeds
         proxy.set(fault);
         for (name, req) in requests() {
             let started = Instant::now();
-            let resp = answer(name, req).await;
+            let resp = catalog_tests::answer(&req, &catalog, &signer).await;
             let took = started.elapsed();
             let attempts = proxy.take_requests();
             // THEN a JSON 503 with Retry-After and no internals, promptly, after at most
@@ -97,7 +84,7 @@ async fn injected_faults_give_a_prompt_503_and_the_next_healthy_request_succeeds
         // AND once DynamoDB is healthy again, the next request succeeds on the same clients
         proxy.set(Fault::Healthy);
         for (name, req) in requests() {
-            let resp = answer(name, req).await;
+            let resp = catalog_tests::answer(&req, &catalog, &signer).await;
             assert_eq!(
                 resp.status(),
                 200,

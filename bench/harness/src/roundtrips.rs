@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
-use catalog::api;
 use catalog_tests::{json_body, v2_request, Stack, Wire, EVENTS_READ_KEY};
 use chrono::Utc;
 use uuid::Uuid;
@@ -166,13 +165,7 @@ pub async fn run(datasets: u64) -> Result<(), String> {
     let mut misses = 0;
     for (path, headers, target, max_items, expected_status) in &cases {
         let req = v2_request(path, headers);
-        let resp = if path.ends_with("/data") || path.contains("/data?") {
-            api::data(&req, &catalog, &signer, Utc::now()).await
-        } else if path.starts_with("/api/v1/datasets?") || path == "/api/v1/datasets" {
-            api::list(&req, &catalog, Utc::now()).await
-        } else {
-            api::metadata(&req, &catalog, Utc::now()).await
-        };
+        let resp = catalog_tests::answer(&req, &catalog, &signer).await;
         let status = resp.status().as_u16();
         if path == "/api/v1/datasets" {
             let total = json_body(&resp)["total"].as_u64();
