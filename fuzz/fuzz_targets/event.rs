@@ -1,36 +1,51 @@
 #![no_main]
 //! Any event document, as Lambda would deliver it (API Gateway v1, v2, function URL, or
-//! garbage): parsing never panics, and a parsed request gets a documented status with a JSON
-//! body from whichever function the path routes to.
+//! garbage), through what the functions run: deserialized as lambda_runtime does, then
+//! `catalog::lambda::Guard` in front of lambda_http's adapter, routed to whichever handler the
+//! path selects. Never a panic; the response document has a documented status and a JSON body.
+use std::convert::Infallible;
+
 use catalog::api::Route;
+use catalog::lambda::Guard;
 use catalog::memory::{FakeSigner, MemoryCatalog};
+use lambda_http::request::LambdaRequest;
+use lambda_http::{service_fn, Adapter, Context, LambdaEvent, Request, Service};
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|doc: &str| {
-    let Ok(req) = lambda_http::request::from_str(doc) else {
-        return;
-    };
-    let catalog = MemoryCatalog::default();
+async fn answer(
+    req: Request,
+    catalog: &MemoryCatalog,
+) -> Result<lambda_http::Response<lambda_http::Body>, Infallible> {
     let signer = FakeSigner {
         ttl: chrono::Duration::minutes(15),
     };
     let now = chrono::Utc::now();
+    Ok(match Route::parse(req.uri().path()) {
+        Some(Route::Metadata(_)) => catalog::api::metadata(&req, catalog, now).await,
+        Some(Route::Data(_)) => catalog::api::data(&req, catalog, &signer, now).await,
+        _ => catalog::api::list(&req, catalog, now).await,
+    })
+}
+
+fuzz_target!(|doc: &str| {
+    let Ok(payload) = serde_json::from_str::<LambdaRequest>(doc) else {
+        return;
+    };
+    let catalog = MemoryCatalog::default();
+    let mut function = Guard::new(Adapter::from(service_fn(|req| answer(req, &catalog))));
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let resp = rt.block_on(async {
-        match Route::parse(req.uri().path()) {
-            Some(Route::Metadata(_)) => catalog::api::metadata(&req, &catalog, now).await,
-            Some(Route::Data(_)) => catalog::api::data(&req, &catalog, &signer, now).await,
-            _ => catalog::api::list(&req, &catalog, now).await,
-        }
-    });
-    let status = resp.status().as_u16();
+    let event = LambdaEvent::new(payload, Context::default());
+    let Ok(response) = rt.block_on(function.call(event));
+    let response = serde_json::to_value(response).unwrap();
+    let status = response["statusCode"].as_u64().unwrap_or(0);
     assert!(
         [200, 400, 401, 403, 404, 405].contains(&status),
         "status {status}"
     );
-    let body: serde_json::Value = serde_json::from_slice(resp.body().as_ref()).expect("JSON body");
+    let body: serde_json::Value =
+        serde_json::from_str(response["body"].as_str().unwrap_or_default()).expect("JSON body");
     if status != 200 {
         assert!(body.get("error").and_then(|e| e.as_str()).is_some());
     }

@@ -5,6 +5,7 @@
 //! - [`ports`]: one small trait per capability; [`dynamo`] and [`s3`] implement them.
 //! - [`api`]: the endpoints' rules, on top of the ports.
 //! - [`error`]: the one error type and its mapping to HTTP.
+//! - [`lambda`]: the Lambda entry point, with a guard against events lambda_http cannot convert.
 //! - [`config`], [`aws`]: typed configuration and SDK setup, read once per cold start.
 
 pub mod api;
@@ -13,6 +14,7 @@ pub mod config;
 pub mod domain;
 pub mod dynamo;
 pub mod error;
+pub mod lambda;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
 pub mod model;

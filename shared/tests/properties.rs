@@ -2,13 +2,21 @@
 //! headers, and whole API Gateway v1 (REST), v2 (HTTP API) and function-URL events. For any
 //! input: no panic, and every answer is one of the documented statuses with a JSON body (an
 //! `{"error"}` object unless it is a 200). Bounded runs (PROPTEST_CASES overrides the count).
+//!
+//! Events go through what the deployed functions run: deserialized as lambda_runtime does, then
+//! `catalog::lambda::Guard` in front of lambda_http's adapter, and the response document Lambda
+//! would return is checked.
 
 use catalog::api::Route;
 use catalog::domain::{DatasetRef, KeyHash, PageRequest, Scope};
 use catalog::memory::{FakeSigner, MemoryCatalog};
 use catalog::model::{ActiveVersion, DatasetRecord, KeyRecord};
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use lambda_http::{Body, Request, Response};
+use std::convert::Infallible;
+
+use catalog::lambda::Guard;
+use lambda_http::request::LambdaRequest;
+use lambda_http::{service_fn, Adapter, Context, LambdaEvent, Request, Service};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use uuid::Uuid;
@@ -64,48 +72,69 @@ fn catalog() -> MemoryCatalog {
     c
 }
 
-/// Answers a parsed request the way the deployed API routes it.
-fn answer(req: &Request, catalog: &MemoryCatalog) -> Response<Body> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        match Route::parse(req.uri().path()) {
-            Some(Route::Metadata(_)) => catalog::api::metadata(req, catalog, now()).await,
-            Some(Route::Data(_)) => {
-                catalog::api::data(
-                    req,
-                    catalog,
-                    &FakeSigner {
-                        ttl: Duration::minutes(15),
-                    },
-                    now(),
-                )
-                .await
-            }
-            // The list function also answers every unmatched route (`ANY /{proxy+}`).
-            _ => catalog::api::list(req, catalog, now()).await,
-        }
+/// Answers a request the way the deployed API routes it.
+async fn answer(
+    req: Request,
+    catalog: &MemoryCatalog,
+) -> Result<lambda_http::Response<lambda_http::Body>, Infallible> {
+    let signer = FakeSigner {
+        ttl: Duration::minutes(15),
+    };
+    Ok(match Route::parse(req.uri().path()) {
+        Some(Route::Metadata(_)) => catalog::api::metadata(&req, catalog, now()).await,
+        Some(Route::Data(_)) => catalog::api::data(&req, catalog, &signer, now()).await,
+        // The list function also answers every unmatched route (`ANY /{proxy+}`).
+        _ => catalog::api::list(&req, catalog, now()).await,
     })
 }
 
-fn assert_documented(resp: &Response<Body>) -> Result<(), TestCaseError> {
-    let status = resp.status().as_u16();
-    prop_assert!(DOCUMENTED.contains(&status), "undocumented status {status}");
-    let body: Value = serde_json::from_slice(resp.body().as_ref())
-        .map_err(|e| TestCaseError::fail(format!("body is not JSON: {e}")))?;
+/// Invokes the function stack with an event document: the response document Lambda would
+/// send back, or `None` when the document is not an event (lambda_runtime then reports an
+/// invocation error; no panic either way).
+fn invoke(doc: &str, catalog: &MemoryCatalog) -> Option<Value> {
+    let payload: LambdaRequest = serde_json::from_str(doc).ok()?;
+    let event = LambdaEvent::new(payload, Context::default());
+    let mut function = Guard::new(Adapter::from(service_fn(|req| answer(req, catalog))));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let Ok(response) = rt.block_on(function.call(event));
+    Some(serde_json::to_value(response).expect("the response serializes"))
+}
+
+/// A response document (API Gateway v1 or v2 shape) with a documented status and a JSON body.
+fn assert_documented(response: &Value) -> Result<u16, TestCaseError> {
+    let status = response["statusCode"].as_u64().unwrap_or(0) as u16;
+    prop_assert!(
+        DOCUMENTED.contains(&status),
+        "undocumented status in {response}"
+    );
+    let body: Value = serde_json::from_str(response["body"].as_str().unwrap_or_default())
+        .map_err(|e| TestCaseError::fail(format!("body is not JSON ({e}): {response}")))?;
     if status != 200 {
         let error = body.get("error").and_then(Value::as_str);
         prop_assert!(error.is_some_and(|e| !e.is_empty()), "error body {body}");
         prop_assert_eq!(body.as_object().map(|o| o.len()), Some(1), "{}", body);
     }
     if status == 405 {
-        prop_assert_eq!(
-            resp.headers().get("allow").and_then(|v| v.to_str().ok()),
-            Some("GET")
-        );
+        let allow = header(response, "allow");
+        prop_assert_eq!(allow.as_deref(), Some("GET"));
     }
-    Ok(())
+    Ok(status)
+}
+
+/// A header of a response document: v2 responses carry `headers`, v1 responses (as lambda_http
+/// writes them) `multiValueHeaders`.
+fn header(response: &Value, name: &str) -> Option<String> {
+    response["headers"][name]
+        .as_str()
+        .or_else(|| response["multiValueHeaders"][name][0].as_str())
+        .map(str::to_owned)
+}
+
+fn must_invoke(event: &Value) -> Result<Value, TestCaseError> {
+    invoke(&event.to_string(), &catalog())
+        .ok_or_else(|| TestCaseError::fail(format!("not accepted as an event: {event}")))
 }
 
 /// Path segments: mostly near the real routes, sometimes anything at all.
@@ -306,9 +335,7 @@ proptest! {
         method in method(), path in path(), query in query(), headers in key_headers()
     ) {
         let event = v2_event(&method, &path, &encode(&query), &headers);
-        let req = lambda_http::request::from_str(&event.to_string())
-            .map_err(|e| TestCaseError::fail(format!("v2 event rejected: {e}")))?;
-        assert_documented(&answer(&req, &catalog()))?;
+        assert_documented(&must_invoke(&event)?)?;
     }
 
     #[test]
@@ -316,9 +343,7 @@ proptest! {
         method in method(), path in path(), query in query(), headers in key_headers()
     ) {
         let event = v1_event(&method, &path, &query, &headers);
-        let req = lambda_http::request::from_str(&event.to_string())
-            .map_err(|e| TestCaseError::fail(format!("v1 event rejected: {e}")))?;
-        assert_documented(&answer(&req, &catalog()))?;
+        assert_documented(&must_invoke(&event)?)?;
     }
 
     #[test]
@@ -326,13 +351,55 @@ proptest! {
         method in method(), path in path(), query in query(), headers in key_headers()
     ) {
         let event = function_url_event(&method, &path, &encode(&query), &headers);
-        let req = lambda_http::request::from_str(&event.to_string())
-            .map_err(|e| TestCaseError::fail(format!("function URL event rejected: {e}")))?;
-        assert_documented(&answer(&req, &catalog()))?;
+        assert_documented(&must_invoke(&event)?)?;
     }
 
     #[test]
     fn arbitrary_event_documents_never_panic(doc in any::<String>()) {
-        let _ = lambda_http::request::from_str(&doc);
+        if let Some(response) = invoke(&doc, &catalog()) {
+            assert_documented(&response)?;
+        }
     }
+
+    /// Hosts, stages, paths and queries API Gateway would never send, including the ones that
+    /// make lambda_http 1.3 panic (fuzz/regressions): a documented answer, 400 when malformed.
+    #[test]
+    fn events_with_malformed_hosts_paths_or_queries_get_400_not_a_panic(
+        path in prop_oneof![path(), path().prop_map(|p| format!(" {p}")), any::<String>()],
+        host in prop::option::of(prop_oneof!["[a-z0-9.-]{1,30}(:[0-9]{1,6})?", "[ -~]{0,20}", any::<String>()]),
+        query in prop_oneof![Just(String::new()), "[ -~]{0,30}", any::<String>()],
+        stage in prop_oneof![Just("$default".to_owned()), "[a-z]{1,8}", "[ -~]{0,8}"],
+        rest_api in any::<bool>(),
+    ) {
+        let mut event = if rest_api {
+            v1_event("GET", &path, &[], &[])
+        } else {
+            v2_event("GET", &path, &query, &[])
+        };
+        event["requestContext"]["stage"] = json!(stage);
+        if let Some(host) = &host {
+            event["headers"]["host"] = json!(host);
+        }
+        let payload: Option<LambdaRequest> = serde_json::from_value(event.clone()).ok();
+        // A host that is not a header value fails deserialization, as in lambda_runtime.
+        if let Some(payload) = payload {
+            let malformed = catalog::lambda::malformed(&payload).is_some();
+            let status = assert_documented(&must_invoke(&event)?)?;
+            if malformed {
+                prop_assert_eq!(status, 400, "{}", event);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_fuzz_finding_in_lambda_http_gets_a_400() {
+    let doc = include_str!("../../fuzz/regressions/event-lambda-http-url-unwrap.json");
+    let response = invoke(doc, &catalog()).expect("an HTTP API event");
+    assert_eq!(response["statusCode"], 400, "{response}");
+    let body: Value = serde_json::from_str(response["body"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        body["error"],
+        "malformed request: the host and path do not form a URL"
+    );
 }

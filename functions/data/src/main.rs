@@ -5,7 +5,7 @@ use std::convert::Infallible;
 use catalog::config::DataConfig;
 use catalog::dynamo::DynamoCatalog;
 use catalog::s3::S3Signer;
-use lambda_http::{run, service_fn, Body, Error, Request, Response};
+use lambda_http::{service_fn, Body, Error, Request, Response};
 
 async fn handle(
     catalog: &DynamoCatalog,
@@ -34,5 +34,5 @@ async fn main() -> Result<(), Error> {
         config.datasets_table,
         config.keys_table,
     );
-    run(service_fn(|req| handle(&catalog, &signer, req))).await
+    catalog::lambda::run(service_fn(|req| handle(&catalog, &signer, req))).await
 }

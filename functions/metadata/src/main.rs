@@ -4,7 +4,7 @@ use std::convert::Infallible;
 
 use catalog::config::CatalogConfig;
 use catalog::dynamo::DynamoCatalog;
-use lambda_http::{run, service_fn, Body, Error, Request, Response};
+use lambda_http::{service_fn, Body, Error, Request, Response};
 
 async fn handle(catalog: &DynamoCatalog, req: Request) -> Result<Response<Body>, Infallible> {
     Ok(catalog::api::metadata(&req, catalog, chrono::Utc::now()).await)
@@ -16,5 +16,5 @@ async fn main() -> Result<(), Error> {
     let config = CatalogConfig::from_env()?;
     let sdk = catalog::aws::load_sdk_config().await;
     let catalog = DynamoCatalog::new(aws_sdk_dynamodb::Client::new(&sdk), config.datasets_table);
-    run(service_fn(|req| handle(&catalog, req))).await
+    catalog::lambda::run(service_fn(|req| handle(&catalog, req))).await
 }
