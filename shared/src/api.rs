@@ -6,10 +6,15 @@
 use chrono::{DateTime, Utc};
 use lambda_http::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
+use sha2::{Digest, Sha256};
 
-use crate::domain::{ApiKey, DatasetRef, Format, PageRequest, Scope};
+use crate::domain::{ApiKey, DatasetRef, Format, PageRequest, Scope, VersionPin};
 use crate::error::{json_response, ApiError};
-use crate::model::{is_keyless, DatasetResponse, DownloadDescriptor, PageResponse};
+use crate::model::{is_keyless, Access, DatasetResponse, DownloadDescriptor, PageResponse};
+
+/// How long shared caches and clients may reuse a list or metadata response, in seconds. It is
+/// shortened so that no cached response outlives a keyless window it reports as open.
+pub const PUBLIC_MAX_AGE_SECONDS: i64 = 60;
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader, UrlSigner};
 
 /// The routes, matched on the raw path so that API Gateway (REST and HTTP APIs, with or without
@@ -49,7 +54,10 @@ pub enum Endpoint {
 /// The request id for logs: Lambda's; else API Gateway's from the event; else `local` (dev/run).
 pub fn request_id(req: &Request) -> String {
     use lambda_http::request::RequestContext;
-    if let Some(ctx) = req.lambda_context_ref() {
+    if let Some(ctx) = req
+        .lambda_context_ref()
+        .filter(|c| !c.request_id.is_empty())
+    {
         return ctx.request_id.clone();
     }
     let from_gateway = match req.request_context_ref() {
@@ -90,12 +98,167 @@ fn single_param<'a>(req: &'a Request, name: &str) -> Result<Option<&'a str>, Api
     }
 }
 
+/// Cross-origin access: any origin may call every endpoint from a browser, sending a key in
+/// either header and `If-None-Match`, and read the headers below. No cookies are involved, so
+/// the wildcard origin is safe. template.yaml's `CorsConfiguration` holds the same values
+/// (tests/tests/cors.rs checks they agree); API Gateway applies them in front of the functions,
+/// and the functions apply them themselves for function URLs and the local stack.
+pub mod cors {
+    pub const ALLOW_ORIGIN: &str = "*";
+    pub const ALLOW_METHODS: &[&str] = &["GET", "OPTIONS"];
+    pub const ALLOW_HEADERS: &[&str] = &["authorization", "x-api-key", "if-none-match"];
+    pub const EXPOSE_HEADERS: &[&str] =
+        &["etag", "last-modified", "retry-after", "www-authenticate"];
+    /// Seconds a browser may cache a preflight answer.
+    pub const MAX_AGE_SECONDS: u32 = 600;
+}
+
+fn with_cors(mut response: Response<Body>) -> Response<Body> {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static(cors::ALLOW_ORIGIN),
+    );
+    if let Ok(v) = HeaderValue::try_from(cors::EXPOSE_HEADERS.join(", ")) {
+        headers.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, v);
+    }
+    response
+}
+
+/// The answer to a CORS preflight (`OPTIONS` on any of the API's routes): 204, no body. API
+/// Gateway routes these to the list function through `ANY /{proxy+}`.
+fn preflight(req: &Request) -> Option<Response<Body>> {
+    if req.method() != Method::OPTIONS || Route::parse(req.uri().path()).is_none() {
+        return None;
+    }
+    let mut response = Response::new(Body::Empty);
+    *response.status_mut() = StatusCode::NO_CONTENT;
+    let headers = response.headers_mut();
+    let values = [
+        (
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            cors::ALLOW_METHODS.join(", "),
+        ),
+        (
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            cors::ALLOW_HEADERS.join(", "),
+        ),
+        (
+            header::ACCESS_CONTROL_MAX_AGE,
+            cors::MAX_AGE_SECONDS.to_string(),
+        ),
+    ];
+    for (name, value) in values {
+        if let Ok(v) = HeaderValue::try_from(value) {
+            headers.insert(name, v);
+        }
+    }
+    Some(with_cors(response))
+}
+
 fn finish(result: Result<Response<Body>, ApiError>, req: &Request) -> Response<Body> {
-    result.unwrap_or_else(|e| e.into_response(&request_id(req)))
+    with_cors(result.unwrap_or_else(|e| {
+        let mut response = e.into_response(&request_id(req));
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        response
+    }))
+}
+
+/// A public, cacheable 200: a strong `ETag` (a digest of the exact body), `Last-Modified` when
+/// known, `Cache-Control: public, max-age=N`, and a 304 without a body when `If-None-Match`
+/// names the current ETag.
+fn cacheable<T: serde::Serialize>(
+    req: &Request,
+    body: &T,
+    last_modified: Option<DateTime<Utc>>,
+    max_age: i64,
+) -> Response<Body> {
+    let mut response = json_response(StatusCode::OK, body);
+    if response.status() != StatusCode::OK {
+        return response;
+    }
+    let etag = match response.body() {
+        Body::Text(text) => entity_tag(text.as_bytes()),
+        Body::Binary(bytes) => entity_tag(bytes),
+        _ => entity_tag(b""),
+    };
+    if if_none_match(req.headers(), &etag) {
+        response = Response::new(Body::Empty);
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+    }
+    let headers = response.headers_mut();
+    let max_age = max_age.clamp(0, PUBLIC_MAX_AGE_SECONDS);
+    let values = [
+        (header::ETAG, Some(etag)),
+        (
+            header::LAST_MODIFIED,
+            last_modified.map(|t| t.format("%a, %d %b %Y %H:%M:%S GMT").to_string()),
+        ),
+        (
+            header::CACHE_CONTROL,
+            Some(format!("public, max-age={max_age}")),
+        ),
+    ];
+    for (name, value) in values {
+        if let Some(value) = value.and_then(|v| HeaderValue::try_from(v).ok()) {
+            headers.insert(name, value);
+        }
+    }
+    response
+}
+
+/// A strong entity tag: the first 128 bits of the body's SHA-256, quoted.
+pub fn entity_tag(body: &[u8]) -> String {
+    let digest = Sha256::digest(body);
+    format!("\"{}\"", hex::encode(&digest[..16]))
+}
+
+/// Whether `If-None-Match` matches `etag` (RFC 9110 13.1.2: `*`, or any listed tag under weak
+/// comparison). A header that cannot be read matches nothing.
+fn if_none_match(headers: &HeaderMap, etag: &str) -> bool {
+    headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag)
+}
+
+/// Seconds until the earliest keyless window among `windows` that is still open at `now`.
+fn seconds_to_next_window_end(
+    windows: impl IntoIterator<Item = Option<DateTime<Utc>>>,
+    now: DateTime<Utc>,
+) -> i64 {
+    windows
+        .into_iter()
+        .flatten()
+        .filter(|until| *until > now)
+        .map(|until| (until - now).num_seconds())
+        .min()
+        .unwrap_or(PUBLIC_MAX_AGE_SECONDS)
+}
+
+/// When a dataset's answer last changed: its last update, or the end of its keyless window if
+/// that has passed since (the `keyless` and `access` fields changed then).
+fn changed_at(
+    updated_at: DateTime<Utc>,
+    keyless_until: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> DateTime<Utc> {
+    match keyless_until {
+        Some(until) if until <= now && until > updated_at => until,
+        _ => updated_at,
+    }
 }
 
 /// `GET /api/v1/datasets`
 pub async fn list(req: &Request, pager: &impl CatalogPager, now: DateTime<Utc>) -> Response<Body> {
+    if let Some(response) = preflight(req) {
+        return response;
+    }
     finish(list_inner(req, pager, now).await, req)
 }
 
@@ -117,14 +280,22 @@ async fn list_inner(
         returned = result.items.len(),
         "listed datasets"
     );
-    Ok(json_response(
-        StatusCode::OK,
+    let last_modified = result
+        .items
+        .iter()
+        .map(|i| changed_at(i.updated_at, i.keyless_until, now))
+        .max();
+    let max_age = seconds_to_next_window_end(result.items.iter().map(|i| i.keyless_until), now);
+    Ok(cacheable(
+        req,
         &PageResponse {
             items: &result.items,
             total: result.total,
             page: page.page,
             page_size: page.page_size,
         },
+        last_modified,
+        max_age,
     ))
 }
 
@@ -134,6 +305,9 @@ pub async fn metadata(
     reader: &impl DatasetReader,
     now: DateTime<Utc>,
 ) -> Response<Body> {
+    if let Some(response) = preflight(req) {
+        return response;
+    }
     finish(metadata_inner(req, reader, now).await, req)
 }
 
@@ -153,8 +327,8 @@ async fn metadata_inner(
         .as_ref()
         .ok_or_else(|| ApiError::NoActiveVersion(format!("'{}'", record.slug)))?;
     tracing::info!(slug = %record.slug, version = active.version, "read dataset metadata");
-    Ok(json_response(
-        StatusCode::OK,
+    Ok(cacheable(
+        req,
         &DatasetResponse {
             slug: &record.slug,
             id: record.id,
@@ -174,7 +348,13 @@ async fn metadata_inner(
             discussions: &record.discussions,
             created_at: record.created_at,
             updated_at: record.updated_at,
+            version: active.version,
+            sha256: &active.sha256,
+            published_at: active.published_at,
+            access: Access::at(record.keyless_until, now),
         },
+        Some(changed_at(record.updated_at, record.keyless_until, now)),
+        seconds_to_next_window_end([record.keyless_until], now),
     ))
 }
 
@@ -229,6 +409,9 @@ pub async fn data(
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Response<Body> {
+    if let Some(response) = preflight(req) {
+        return response;
+    }
     let mut response = finish(data_inner(req, reader, signer, now).await, req);
     // A signed URL, or an answer that depends on a key, must never be cached by anyone.
     response
@@ -246,6 +429,7 @@ async fn data_inner(
     let raw = accept(req, Endpoint::Data)?.unwrap_or_default();
     let dataset = DatasetRef::parse(&raw)?;
     let format = Format::parse(single_param(req, "format")?)?;
+    let pin = VersionPin::parse(single_param(req, "version")?)?;
     let key = presented_key(req.headers())?;
     let hash = key.as_ref().map(ApiKey::hash);
 
@@ -270,6 +454,17 @@ async fn data_inner(
     if key_id.is_none() && !keyless {
         return Err(ApiError::MissingKey);
     }
+    // Only the active version is ever served: a pinned client whose version was replaced gets
+    // a 404 naming the active one, never the newer file under the old number.
+    if let Some(VersionPin(requested)) = pin {
+        if requested != active.version {
+            return Err(ApiError::VersionNotActive {
+                slug: target.slug,
+                requested,
+                active: active.version,
+            });
+        }
+    }
 
     let signed = signer.sign(&active.s3_key, now).await?;
     tracing::info!(
@@ -289,6 +484,10 @@ async fn data_inner(
             expires_at: signed.expires_at,
             row_count: active.row_count,
             columns: &active.columns,
+            version: active.version,
+            sha256: &active.sha256,
+            size_bytes: active.size,
+            published_at: active.published_at,
         },
     ))
 }

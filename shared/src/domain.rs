@@ -223,9 +223,49 @@ impl Format {
     }
 }
 
+/// `?version=N` on the data endpoint: a positive integer, at most 10 digits (the width of
+/// stored version numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VersionPin(pub u64);
+
+impl VersionPin {
+    pub fn parse(raw: Option<&str>) -> Result<Option<Self>, ApiError> {
+        let Some(raw) = raw else {
+            return Ok(None);
+        };
+        let bad = || {
+            ApiError::BadRequest(format!(
+                "version must be a positive integer (a version number from the metadata), got '{}'",
+                raw.chars().take(40).collect::<String>()
+            ))
+        };
+        if raw.is_empty() || raw.len() > 10 || !raw.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        match raw.parse::<u64>() {
+            Ok(0) | Err(_) => Err(bad()),
+            Ok(v) => Ok(Some(Self(v))),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn version_pins_are_positive_integers() {
+        assert_eq!(VersionPin::parse(None).unwrap(), None);
+        assert_eq!(VersionPin::parse(Some("3")).unwrap(), Some(VersionPin(3)));
+        assert_eq!(
+            VersionPin::parse(Some("9999999999")).unwrap(),
+            Some(VersionPin(9_999_999_999))
+        );
+        for bad in ["", "0", "-1", "+1", "1.0", "v2", " 1", "12345678901", "１"] {
+            let err = VersionPin::parse(Some(bad)).unwrap_err();
+            assert_eq!(err.status().as_u16(), 400, "{bad}");
+        }
+    }
 
     #[test]
     fn slug_accepts_lowercase_digits_and_inner_hyphens() {

@@ -11,7 +11,10 @@ pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 /// What can go wrong in a storage or signing adapter.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// Throttled, timed out or unreachable: worth retrying shortly.
+    /// The backend refused the request rate (DynamoDB throttling), after the SDK's retries.
+    #[error("backend throttled the request")]
+    Throttled(#[source] BoxError),
+    /// Timed out, unreachable or failing on its side: worth retrying shortly.
     #[error("backend temporarily unavailable")]
     Unavailable(#[source] BoxError),
     /// A record that does not have the shape this code writes.
@@ -37,10 +40,18 @@ pub enum ApiError {
     DatasetNotFound(String),
     #[error("dataset {0} has no active version to download")]
     NoActiveVersion(String),
+    #[error("version {requested} of '{slug}' is not available: its active version is {active}")]
+    VersionNotActive {
+        slug: String,
+        requested: u64,
+        active: u64,
+    },
     #[error("no route for {0}")]
     RouteNotFound(String),
     #[error("method {0} is not allowed; use GET")]
     MethodNotAllowed(String),
+    #[error("the catalog is receiving more requests than it can serve right now, retry shortly")]
+    RateLimited(#[source] StoreError),
     #[error("the catalog is temporarily unavailable, retry shortly")]
     Unavailable(#[source] StoreError),
     #[error("internal error")]
@@ -50,19 +61,27 @@ pub enum ApiError {
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
+            StoreError::Throttled(_) => Self::RateLimited(e),
             StoreError::Unavailable(_) => Self::Unavailable(e),
             other => Self::Internal(Box::new(other)),
         }
     }
 }
 
+/// The error body: spec 2.5's `error`, plus a stable machine-readable `code` and the request id
+/// to quote when reporting a problem.
 #[derive(Serialize)]
 struct ErrorBody<'a> {
     error: &'a str,
+    code: &'static str,
+    request_id: &'a str,
 }
 
 /// Seconds a client should wait after a 503.
 pub const RETRY_AFTER_SECONDS: &str = "1";
+
+/// The realm named in `WWW-Authenticate` challenges.
+pub const REALM: &str = "dataset-catalog";
 
 impl ApiError {
     pub fn status(&self) -> StatusCode {
@@ -70,12 +89,47 @@ impl ApiError {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::MissingKey | Self::InvalidKey => StatusCode::UNAUTHORIZED,
             Self::InsufficientScope => StatusCode::FORBIDDEN,
-            Self::DatasetNotFound(_) | Self::NoActiveVersion(_) | Self::RouteNotFound(_) => {
-                StatusCode::NOT_FOUND
-            }
+            Self::DatasetNotFound(_)
+            | Self::NoActiveVersion(_)
+            | Self::VersionNotActive { .. }
+            | Self::RouteNotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
-            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::RateLimited(_) | Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The stable code clients can match on (the `error` message may be reworded).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::BadRequest(_) => "bad_request",
+            Self::MissingKey => "missing_key",
+            Self::InvalidKey => "invalid_key",
+            Self::InsufficientScope => "insufficient_scope",
+            Self::DatasetNotFound(_) | Self::VersionNotActive { .. } | Self::RouteNotFound(_) => {
+                "not_found"
+            }
+            Self::NoActiveVersion(_) => "no_active_version",
+            Self::MethodNotAllowed(_) => "method_not_allowed",
+            Self::RateLimited(_) => "rate_limited",
+            Self::Unavailable(_) => "unavailable",
+            Self::Internal(_) => "internal",
+        }
+    }
+
+    /// The RFC 6750 challenge of a 401 or 403. A request without any key gets the bare
+    /// challenge (RFC 6750 section 3.1: no error code when no credentials were sent).
+    fn challenge(&self) -> Option<String> {
+        match self {
+            Self::MissingKey => Some(format!("Bearer realm=\"{REALM}\"")),
+            Self::InvalidKey => Some(format!(
+                "Bearer realm=\"{REALM}\", error=\"invalid_token\", \
+                 error_description=\"the API key is invalid, expired or revoked\""
+            )),
+            Self::InsufficientScope => Some(format!(
+                "Bearer realm=\"{REALM}\", error=\"insufficient_scope\", scope=\"read\""
+            )),
+            _ => None,
         }
     }
 
@@ -95,10 +149,20 @@ impl ApiError {
             tracing::info!(request_id, status = status.as_u16(), error = %self, "request rejected");
         }
         let message = self.to_string();
-        let mut response = json_response(status, &ErrorBody { error: &message });
+        let mut response = json_response(
+            status,
+            &ErrorBody {
+                error: &message,
+                code: self.code(),
+                request_id,
+            },
+        );
         let headers = response.headers_mut();
+        if let Some(challenge) = self.challenge().and_then(|c| HeaderValue::try_from(c).ok()) {
+            headers.insert(header::WWW_AUTHENTICATE, challenge);
+        }
         match self {
-            Self::Unavailable(_) => {
+            Self::RateLimited(_) | Self::Unavailable(_) => {
                 headers.insert(
                     header::RETRY_AFTER,
                     HeaderValue::from_static(RETRY_AFTER_SECONDS),
@@ -136,7 +200,7 @@ pub fn json_response<T: Serialize + ?Sized>(status: StatusCode, body: &T) -> Res
             tracing::error!(error = %e, "response serialization failed");
             (
                 StatusCode::INTERNAL_SERVER_ERROR,
-                r#"{"error":"internal error"}"#.to_owned(),
+                r#"{"error":"internal error","code":"internal"}"#.to_owned(),
             )
         }
     };

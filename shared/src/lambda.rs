@@ -74,11 +74,24 @@ where
             None => Either::Left(self.inner.call(event).map_ok(Answer::Passed as fn(_) -> _)),
             Some(reason) => {
                 let error = ApiError::BadRequest(format!("malformed request: {reason}"));
-                let response = error.into_response(&event.context.request_id);
+                let response = error.into_response(&request_id(&event));
                 Either::Right(ready(Ok(rejection(&event.payload, response))))
             }
         }
     }
+}
+
+/// Lambda's request id; else the gateway's from the event; else `local`.
+fn request_id(event: &LambdaEvent<LambdaRequest>) -> String {
+    if !event.context.request_id.is_empty() {
+        return event.context.request_id.clone();
+    }
+    let from_gateway = match &event.payload {
+        LambdaRequest::ApiGatewayV1(e) => e.request_context.request_id.clone(),
+        LambdaRequest::ApiGatewayV2(e) => e.request_context.request_id.clone(),
+        _ => None,
+    };
+    from_gateway.unwrap_or_else(|| "local".to_owned())
 }
 
 /// Why lambda_http could not turn this event into a request, or `None` when it can.

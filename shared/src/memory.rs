@@ -33,7 +33,7 @@ impl MemoryCatalog {
 
     fn check(&self) -> Result<(), StoreError> {
         if self.unavailable.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(StoreError::Unavailable("throttled (in-memory)".into()));
+            return Err(StoreError::Throttled("throttled (in-memory)".into()));
         }
         if self.corrupt.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(StoreError::Corrupt(

@@ -103,7 +103,36 @@ pub fn is_keyless(keyless_until: Option<DateTime<Utc>>, now: DateTime<Utc>) -> b
     keyless_until.is_some_and(|until| now < until)
 }
 
-/// Spec 2.1, plus `id`.
+/// What the data endpoint requires right now (a presented key is verified in either mode).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Access {
+    /// `keyless` or `key_required`.
+    pub mode: &'static str,
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub keyless_until: Option<DateTime<Utc>>,
+    /// The scope a key needs; `null` while no key is needed.
+    pub required_scope: Option<&'static str>,
+}
+
+impl Access {
+    pub fn at(keyless_until: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Self {
+        if is_keyless(keyless_until, now) {
+            Self {
+                mode: "keyless",
+                keyless_until,
+                required_scope: None,
+            }
+        } else {
+            Self {
+                mode: "key_required",
+                keyless_until,
+                required_scope: Some("read"),
+            }
+        }
+    }
+}
+
+/// Spec 2.1, plus `id`, the active version (`version`, `sha256`, `published_at`) and `access`.
 #[derive(Debug, Serialize)]
 pub struct DatasetResponse<'a> {
     pub slug: &'a str,
@@ -127,9 +156,16 @@ pub struct DatasetResponse<'a> {
     pub created_at: DateTime<Utc>,
     #[serde(serialize_with = "rfc3339")]
     pub updated_at: DateTime<Utc>,
+    /// The active version's number: pass it as `?version=` to the data endpoint to pin it.
+    pub version: u64,
+    pub sha256: &'a str,
+    #[serde(serialize_with = "rfc3339")]
+    pub published_at: DateTime<Utc>,
+    pub access: Access,
 }
 
-/// Spec 2.4.
+/// Spec 2.4, plus the version the URL serves: its number, the file's SHA-256 and size, and when
+/// it was published.
 #[derive(Debug, Serialize)]
 pub struct DownloadDescriptor<'a> {
     pub slug: &'a str,
@@ -139,6 +175,11 @@ pub struct DownloadDescriptor<'a> {
     pub expires_at: DateTime<Utc>,
     pub row_count: u64,
     pub columns: &'a [String],
+    pub version: u64,
+    pub sha256: &'a str,
+    pub size_bytes: u64,
+    #[serde(serialize_with = "rfc3339")]
+    pub published_at: DateTime<Utc>,
 }
 
 /// Spec 2.6.

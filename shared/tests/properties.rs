@@ -114,7 +114,17 @@ fn assert_documented(response: &Value) -> Result<u16, TestCaseError> {
     if status != 200 {
         let error = body.get("error").and_then(Value::as_str);
         prop_assert!(error.is_some_and(|e| !e.is_empty()), "error body {body}");
-        prop_assert_eq!(body.as_object().map(|o| o.len()), Some(1), "{}", body);
+        prop_assert_eq!(body.as_object().map(|o| o.len()), Some(3), "{}", body);
+        prop_assert!(
+            body["code"].as_str().is_some_and(|c| !c.is_empty()),
+            "{}",
+            body
+        );
+        prop_assert!(
+            body["request_id"].as_str().is_some_and(|r| !r.is_empty()),
+            "{}",
+            body
+        );
     }
     if status == 405 {
         let allow = header(response, "allow");

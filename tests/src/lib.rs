@@ -377,6 +377,46 @@ pub async fn http_get(url: &str) -> (u16, Bytes) {
     (status, body)
 }
 
+/// Any HTTP request on loopback: status, headers and body.
+pub async fn http_request(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+) -> (u16, hyper::HeaderMap, Bytes) {
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Empty<Bytes>>();
+    let mut req = hyper::Request::builder().method(method).uri(url);
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    let resp = client
+        .request(req.body(Empty::new()).expect("a valid request"))
+        .await
+        .expect("request");
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let body = resp.into_body().collect().await.expect("body").to_bytes();
+    (status, headers, body)
+}
+
+/// Starts the local API (the functions' handlers behind one HTTP server, as `dev/run` does)
+/// on a free port; returns its base URL (`.../api/v1`) and the process guard.
+pub fn start_local_api(stack: &Stack) -> (String, Guard) {
+    let port = free_port();
+    let (stdout, stderr) = log_files("catalog-local-api");
+    let mut api = Guard(
+        Command::new(built_binary("catalog-local-api"))
+            .envs(stack.function_env())
+            .env("LOCAL_API_ADDR", format!("127.0.0.1:{port}"))
+            .stdout(stdout)
+            .stderr(stderr)
+            .spawn()
+            .expect("start catalog-local-api"),
+    );
+    wait_for_port(port, &mut api.0, "catalog-local-api");
+    (format!("http://127.0.0.1:{port}/api/v1"), api)
+}
+
 /// Row count, column names and the rows actually read from a Parquet file's bytes.
 pub fn read_parquet(bytes: Bytes) -> (u64, Vec<String>, u64) {
     use parquet::file::reader::{FileReader, SerializedFileReader};

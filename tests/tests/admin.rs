@@ -705,3 +705,98 @@ async fn a_dynamodb_failure_at_activation_leaves_the_previous_version_serving() 
     ));
     assert!(out.contains("version 3"), "{out}");
 }
+
+/// The data endpoint with a query string, signing URLs valid for `ttl`.
+async fn data_query(stack: &Stack, path_and_query: &str, key: &str, ttl: Duration) -> Value {
+    let resp = api::data(
+        &v2_request(path_and_query, &[("x-api-key", key)]),
+        &stack.catalog(),
+        &stack.signer(ttl),
+        Utc::now(),
+    )
+    .await;
+    let mut body = json_body(&resp);
+    body["status"] = resp.status().as_u16().into();
+    body
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+#[tokio::test]
+async fn a_pinned_version_downloads_the_same_file_after_expiry_and_never_a_newer_one() {
+    let stack = Stack::start().await;
+    let key = create_key(&stack);
+    let first = std::fs::read(sample("river-levels")).unwrap();
+    let second = std::fs::read(sample("bird-sightings")).unwrap();
+    ok(&publish(&stack, &sample("river-levels"), "pinned"));
+
+    // GIVEN the metadata names version 1 and its digest
+    let meta = json_body(&metadata(&stack, "pinned").await);
+    assert_eq!(meta["version"], 1);
+    assert_eq!(meta["sha256"], sha256_hex(&first));
+
+    // WHEN a client pins it and its URL expires
+    let short = Duration::from_secs(1);
+    let d = data_query(
+        &stack,
+        "/api/v1/datasets/pinned/data?version=1",
+        &key,
+        short,
+    )
+    .await;
+    assert_eq!(d["status"], 200, "{d}");
+    assert_eq!(d["version"], 1);
+    assert_eq!(d["sha256"], sha256_hex(&first));
+    assert_eq!(d["size_bytes"], first.len() as u64);
+    assert_eq!(d["published_at"], meta["published_at"]);
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let (code, _) = http_get(d["url"].as_str().unwrap()).await;
+    assert_eq!(code, 403, "S3 refuses the expired URL");
+
+    // THEN refreshing with the same pin gets the same file
+    let long = Duration::from_secs(900);
+    let again = data_query(&stack, "/api/v1/datasets/pinned/data?version=1", &key, long).await;
+    let (code, bytes) = http_get(again["url"].as_str().unwrap()).await;
+    assert_eq!(code, 200);
+    assert_eq!(sha256_hex(&bytes), sha256_hex(&first));
+
+    // WHEN version 2 is published
+    ok(&publish(&stack, &sample("bird-sightings"), "pinned"));
+    // THEN the old pin is a 404 naming the active version, never the newer file
+    let stale = data_query(&stack, "/api/v1/datasets/pinned/data?version=1", &key, long).await;
+    assert_eq!(stale["status"], 404, "{stale}");
+    assert_eq!(stale["code"], "not_found");
+    assert_eq!(
+        stale["error"],
+        "version 1 of 'pinned' is not available: its active version is 2"
+    );
+    // AND the new pin, or no pin, serves version 2 and its digest matches the bytes
+    for path in [
+        "/api/v1/datasets/pinned/data?version=2",
+        "/api/v1/datasets/pinned/data",
+    ] {
+        let d = data_query(&stack, path, &key, long).await;
+        assert_eq!(d["version"], 2, "{path}");
+        let (code, bytes) = http_get(d["url"].as_str().unwrap()).await;
+        assert_eq!(code, 200);
+        assert_eq!(bytes.as_ref(), second.as_slice());
+        assert_eq!(d["sha256"], sha256_hex(&bytes));
+        assert_eq!(d["size_bytes"], bytes.len() as u64);
+    }
+    assert_eq!(json_body(&metadata(&stack, "pinned").await)["version"], 2);
+
+    // AND after a rollback, version 1 is served again, byte for byte
+    ok(&admin(
+        &stack,
+        &["versions", "activate", "pinned", "1"],
+        &[],
+    ));
+    let back = data_query(&stack, "/api/v1/datasets/pinned/data?version=1", &key, long).await;
+    let (_, bytes) = http_get(back["url"].as_str().unwrap()).await;
+    assert_eq!(bytes.as_ref(), first.as_slice());
+    let gone = data_query(&stack, "/api/v1/datasets/pinned/data?version=2", &key, long).await;
+    assert_eq!(gone["status"], 404);
+}

@@ -473,8 +473,9 @@ async fn expired_url_is_refused_by_s3() {
 }
 
 /// Every endpoint, served by the production SDK configuration (retries, timeouts) against a
-/// DynamoDB at `endpoint`, answers 503 with `Retry-After` and no internals.
-async fn assert_every_endpoint_is_503(endpoint: String) {
+/// DynamoDB at `endpoint`, answers 503 with `Retry-After`, the given error code and no
+/// internals.
+async fn assert_every_endpoint_is_503(endpoint: String, code: &str, error: &str) {
     let stack = Stack::start().await;
     let sdk = catalog::aws::load_sdk_config().await;
     let client = aws_sdk_dynamodb::Client::from_conf(
@@ -509,15 +510,20 @@ async fn assert_every_endpoint_is_503(endpoint: String) {
         assert_eq!(resp.headers()["retry-after"], "1");
         assert_eq!(
             json_body(&resp),
-            serde_json::json!({"error": "the catalog is temporarily unavailable, retry shortly"})
+            serde_json::json!({"error": error, "code": code, "request_id": "it"})
         );
     }
 }
 
+const UNAVAILABLE: &str = "the catalog is temporarily unavailable, retry shortly";
+const RATE_LIMITED: &str =
+    "the catalog is receiving more requests than it can serve right now, retry shortly";
+
 #[tokio::test]
 async fn unreachable_dynamodb_is_503_with_retry_after() {
     // A port nobody listens on: connection refused, retried, then given up.
-    assert_every_endpoint_is_503(format!("http://127.0.0.1:{}", catalog_tests::free_port())).await;
+    let endpoint = format!("http://127.0.0.1:{}", catalog_tests::free_port());
+    assert_every_endpoint_is_503(endpoint, "unavailable", UNAVAILABLE).await;
 }
 
 /// A DynamoDB endpoint that answers every call with a throttling error, as DynamoDB does on the
@@ -554,7 +560,7 @@ async fn throttling_dynamodb() -> String {
 
 #[tokio::test]
 async fn throttled_dynamodb_is_503_with_retry_after() {
-    assert_every_endpoint_is_503(throttling_dynamodb().await).await;
+    assert_every_endpoint_is_503(throttling_dynamodb().await, "rate_limited", RATE_LIMITED).await;
 }
 
 /// Writes a raw dataset item, bypassing the writer, as a broken or half-made record would be.
@@ -613,7 +619,7 @@ async fn malformed_record_is_500_with_a_generic_message() {
     assert_eq!(resp.status(), 500);
     assert_eq!(
         json_body(&resp),
-        serde_json::json!({"error": "internal error"})
+        serde_json::json!({"error": "internal error", "code": "internal", "request_id": "it"})
     );
 }
 

@@ -6,7 +6,7 @@
 
 use std::process::{Command, Stdio};
 
-use catalog_tests::{built_binary, free_port, tool, wait_for_port, Guard, Stack, EVENTS_READ_KEY};
+use catalog_tests::{tool, Stack, EVENTS_READ_KEY};
 use chrono::Utc;
 
 /// Examples per operation and mode: bounded, so the test command stays fast.
@@ -45,19 +45,7 @@ async fn the_running_api_matches_its_openapi_document() {
     let now = Utc::now();
     stack.seed_samples(now).await;
     stack.add_key(EVENTS_READ_KEY, &["read"], now, None).await;
-    let port = free_port();
-    let (stdout, stderr) = catalog_tests::log_files("catalog-local-api");
-    let mut api = Guard(
-        Command::new(built_binary("catalog-local-api"))
-            .envs(stack.function_env())
-            .env("LOCAL_API_ADDR", format!("127.0.0.1:{port}"))
-            .stdout(stdout)
-            .stderr(stderr)
-            .spawn()
-            .expect("start catalog-local-api"),
-    );
-    wait_for_port(port, &mut api.0, "catalog-local-api");
-    let base = format!("http://127.0.0.1:{port}/api/v1");
+    let (base, _api) = catalog_tests::start_local_api(&stack);
 
     // WHEN schemathesis runs every check, without a key and with one
     for headers in [vec![], vec![format!("x-api-key: {EVENTS_READ_KEY}")]] {

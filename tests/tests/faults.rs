@@ -67,9 +67,20 @@ async fn injected_faults_give_a_prompt_503_and_the_next_healthy_request_succeeds
             // 3 attempts
             assert_eq!(resp.status(), 503, "{fault:?} {name}: {}", json_body(&resp));
             assert_eq!(resp.headers()["retry-after"], "1", "{fault:?} {name}");
+            // (DynamoDB throttling is told apart by its code: `rate_limited`)
+            let (code, error) = match fault {
+                Fault::Throttling => (
+                    "rate_limited",
+                    "the catalog is receiving more requests than it can serve right now, retry shortly",
+                ),
+                _ => (
+                    "unavailable",
+                    "the catalog is temporarily unavailable, retry shortly",
+                ),
+            };
             assert_eq!(
                 json_body(&resp),
-                serde_json::json!({"error": "the catalog is temporarily unavailable, retry shortly"}),
+                serde_json::json!({"error": error, "code": code, "request_id": "it"}),
                 "{fault:?} {name}"
             );
             assert!(

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use catalog::api::Route;
 use catalog::config::DataConfig;
 use catalog::dynamo::DynamoCatalog;
-use catalog::error::ApiError;
 use catalog::s3::S3Signer;
 use catalog_dev::DevError;
 use http_body_util::{BodyExt, Full};
@@ -67,7 +66,8 @@ async fn serve(
         Some(Route::List) => catalog::api::list(&req, &app.catalog, now).await,
         Some(Route::Metadata(_)) => catalog::api::metadata(&req, &app.catalog, now).await,
         Some(Route::Data(_)) => catalog::api::data(&req, &app.catalog, &app.signer, now).await,
-        None => ApiError::RouteNotFound(req.uri().path().to_owned()).into_response("local"),
+        // Like `ANY /{proxy+}` in template.yaml: the list function answers everything else.
+        None => catalog::api::list(&req, &app.catalog, now).await,
     };
     let (parts, body) = response.into_parts();
     let bytes = Bytes::copy_from_slice(body.as_ref());

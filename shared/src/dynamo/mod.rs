@@ -69,35 +69,39 @@ fn n(v: u64) -> AttributeValue {
     AttributeValue::N(v.to_string())
 }
 
-/// Sorts an SDK error into "retry later" (throttling, timeouts, connection failures, server
-/// errors) and everything else.
+/// Sorts an SDK error into "the backend throttled us" (a rate limit), "retry later" (timeouts,
+/// connection failures, server errors) and everything else.
 pub fn classify<E, R>(err: SdkError<E, R>) -> StoreError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
 {
-    let transient = match &err {
+    enum Kind {
+        Throttled,
+        Transient,
+        Other,
+    }
+    let kind = match &err {
         SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
-            true
+            Kind::Transient
         }
-        SdkError::ServiceError(e) => matches!(
-            e.err().code(),
+        SdkError::ServiceError(e) => match e.err().code() {
             Some(
                 "ProvisionedThroughputExceededException"
-                    | "ThrottlingException"
-                    | "RequestLimitExceeded"
-                    | "InternalServerError"
-                    | "ServiceUnavailable"
-                    | "LimitExceededException"
-            )
-        ),
-        _ => false,
+                | "ThrottlingException"
+                | "RequestLimitExceeded"
+                | "LimitExceededException",
+            ) => Kind::Throttled,
+            Some("InternalServerError" | "ServiceUnavailable") => Kind::Transient,
+            _ => Kind::Other,
+        },
+        _ => Kind::Other,
     };
     let boxed: BoxError = Box::new(err);
-    if transient {
-        StoreError::Unavailable(boxed)
-    } else {
-        StoreError::Other(boxed)
+    match kind {
+        Kind::Throttled => StoreError::Throttled(boxed),
+        Kind::Transient => StoreError::Unavailable(boxed),
+        Kind::Other => StoreError::Other(boxed),
     }
 }
 

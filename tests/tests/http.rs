@@ -1,0 +1,161 @@
+//! The local API over real HTTP, as a browser or an HTTP cache meets it: CORS preflights and
+//! headers (and that template.yaml configures API Gateway with the same policy), and
+//! conditional reads with `If-None-Match`.
+
+use catalog::api::cors;
+use catalog_tests::{http_request, repo_root, Stack, EVENTS_READ_KEY};
+use chrono::Utc;
+
+fn header<'a>(headers: &'a hyper::HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).map(|v| v.to_str().expect("ASCII header"))
+}
+
+#[test]
+fn template_cors_configuration_is_the_functions_policy() {
+    let text = std::fs::read_to_string(repo_root().join("template.yaml")).expect("template.yaml");
+    let template: serde_norway::Value = serde_norway::from_str(&text).expect("YAML");
+    let cors_config = &template["Resources"]["HttpApi"]["Properties"]["CorsConfiguration"];
+    let list = |name: &str| -> Vec<String> {
+        cors_config[name]
+            .as_sequence()
+            .unwrap_or_else(|| panic!("CorsConfiguration.{name}"))
+            .iter()
+            .map(|v| v.as_str().expect("string").to_owned())
+            .collect()
+    };
+    assert_eq!(list("AllowOrigins"), [cors::ALLOW_ORIGIN]);
+    assert_eq!(list("AllowMethods"), cors::ALLOW_METHODS);
+    assert_eq!(list("AllowHeaders"), cors::ALLOW_HEADERS);
+    assert_eq!(list("ExposeHeaders"), cors::EXPOSE_HEADERS);
+    assert_eq!(
+        cors_config["MaxAge"].as_u64(),
+        Some(u64::from(cors::MAX_AGE_SECONDS))
+    );
+    assert!(
+        cors_config.get("AllowCredentials").is_none(),
+        "no credentials with a wildcard origin"
+    );
+}
+
+#[tokio::test]
+async fn browsers_may_call_every_endpoint_with_either_key_header() {
+    let stack = Stack::start().await;
+    let now = Utc::now();
+    stack.seed_samples(now).await;
+    stack.add_key(EVENTS_READ_KEY, &["read"], now, None).await;
+    let (base, _api) = catalog_tests::start_local_api(&stack);
+    let origin = ("origin", "https://notebook.example.org");
+
+    for path in [
+        "/datasets",
+        "/datasets/city-bikes",
+        "/datasets/city-bikes/data",
+    ] {
+        // A preflight for a GET carrying a key, as fetch() sends it
+        for key_header in ["x-api-key", "authorization", "x-api-key,if-none-match"] {
+            let (status, headers, body) = http_request(
+                "OPTIONS",
+                &format!("{base}{path}"),
+                &[
+                    origin,
+                    ("access-control-request-method", "GET"),
+                    ("access-control-request-headers", key_header),
+                ],
+            )
+            .await;
+            assert_eq!(status, 204, "preflight {path}");
+            assert!(body.is_empty());
+            assert_eq!(header(&headers, "access-control-allow-origin"), Some("*"));
+            assert_eq!(
+                header(&headers, "access-control-allow-methods"),
+                Some("GET, OPTIONS")
+            );
+            let allowed = header(&headers, "access-control-allow-headers").unwrap();
+            for requested in key_header.split(',') {
+                assert!(allowed.split(", ").any(|h| h == requested), "{allowed}");
+            }
+            assert_eq!(header(&headers, "access-control-max-age"), Some("600"));
+        }
+    }
+
+    // The actual requests: readable cross-origin, errors included, with the useful headers
+    // exposed to scripts
+    let bearer = format!("Bearer {EVENTS_READ_KEY}");
+    for (path, headers, expected) in [
+        ("/datasets", vec![origin], 200),
+        ("/datasets/city-bikes", vec![origin], 200),
+        (
+            "/datasets/city-bikes/data",
+            vec![origin, ("x-api-key", EVENTS_READ_KEY)],
+            200,
+        ),
+        (
+            "/datasets/city-bikes/data",
+            vec![origin, ("authorization", bearer.as_str())],
+            200,
+        ),
+        ("/datasets/air-quality-hourly/data", vec![origin], 401),
+        ("/datasets/nope", vec![origin], 404),
+    ] {
+        let (status, headers, _) = http_request("GET", &format!("{base}{path}"), &headers).await;
+        assert_eq!(status, expected, "{path}");
+        assert_eq!(
+            header(&headers, "access-control-allow-origin"),
+            Some("*"),
+            "{path}"
+        );
+        assert_eq!(
+            header(&headers, "access-control-expose-headers"),
+            Some("etag, last-modified, retry-after, www-authenticate")
+        );
+    }
+    // An OPTIONS request outside the API is not a preflight the API answers
+    let (status, _, _) = http_request("OPTIONS", &format!("{base}/elsewhere"), &[origin]).await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn if_none_match_over_http_saves_the_body_until_the_answer_changes() {
+    let stack = Stack::start().await;
+    let now = Utc::now();
+    stack.seed_samples(now).await;
+    let (base, _api) = catalog_tests::start_local_api(&stack);
+
+    for path in ["/datasets?page_size=2", "/datasets/river-levels"] {
+        let url = format!("{base}{path}");
+        let (status, headers, body) = http_request("GET", &url, &[]).await;
+        assert_eq!(status, 200);
+        assert!(!body.is_empty());
+        let etag = header(&headers, "etag").expect("ETag").to_owned();
+        assert!(header(&headers, "last-modified").is_some());
+        assert_eq!(
+            header(&headers, "cache-control"),
+            Some("public, max-age=60")
+        );
+
+        let (status, headers, body) = http_request("GET", &url, &[("if-none-match", &etag)]).await;
+        assert_eq!(status, 304, "{path}");
+        assert!(body.is_empty(), "a 304 carries no body");
+        assert_eq!(header(&headers, "etag"), Some(etag.as_str()));
+    }
+
+    // WHEN a dataset's keyless window opens, its metadata and the list change
+    let url = format!("{base}/datasets/river-levels");
+    let (_, headers, _) = http_request("GET", &url, &[]).await;
+    let etag = header(&headers, "etag").unwrap().to_owned();
+    let list_url = format!("{base}/datasets?page_size=100");
+    let (_, headers, _) = http_request("GET", &list_url, &[]).await;
+    let list_etag = header(&headers, "etag").unwrap().to_owned();
+    let slug = catalog::domain::Slug::parse("river-levels").unwrap();
+    stack
+        .writer()
+        .set_keyless(&slug, Some(now + chrono::Duration::hours(1)))
+        .await
+        .unwrap();
+    // THEN the old tags no longer match: full answers with new tags
+    for (url, old) in [(&url, &etag), (&list_url, &list_etag)] {
+        let (status, headers, _) = http_request("GET", url, &[("if-none-match", old)]).await;
+        assert_eq!(status, 200, "{url}");
+        assert_ne!(header(&headers, "etag"), Some(old.as_str()));
+    }
+}
