@@ -155,6 +155,12 @@ enum DatasetsCommand {
     ///
     /// Example: catalog-admin datasets show air-quality
     Show { slug: String },
+    /// Rebuild the per-category, per-tag and per-license lists behind the API's filters from
+    /// the catalog list. Run it once after upgrading from a version without filters, or after
+    /// a publish that was interrupted while it moved a dataset between categories or tags.
+    ///
+    /// Example: catalog-admin datasets reindex
+    Reindex,
 }
 
 #[derive(Subcommand)]
@@ -355,7 +361,8 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             }
             let catalog = DynamoCatalog::new(dynamo, &env.datasets_table);
             let offset = (page - 1).checked_mul(page_size);
-            let result = catalog.page(offset, page_size).await?;
+            let query = catalog::query::ListQuery::default();
+            let result = catalog.page(&query, offset, page_size).await?;
             println!("{} datasets", result.total);
             for d in result.items {
                 let keyless = catalog::model::is_keyless(d.keyless_until, now);
@@ -369,6 +376,11 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                     if keyless { "  [keyless]" } else { "" }
                 );
             }
+            Ok(())
+        }
+        Command::Datasets(DatasetsCommand::Reindex) => {
+            let (facets, written) = writer.reindex().await?;
+            println!("reindexed {facets} filter lists ({written} entries written or removed)");
             Ok(())
         }
         Command::Datasets(DatasetsCommand::Show { slug: raw }) => {

@@ -16,6 +16,7 @@ use crate::model::{is_keyless, Access, DatasetResponse, DownloadDescriptor, Page
 /// shortened so that no cached response outlives a keyless window it reports as open.
 pub const PUBLIC_MAX_AGE_SECONDS: i64 = 60;
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader, UrlSigner};
+use crate::query::ListQuery;
 
 /// The routes, matched on the raw path so that API Gateway (REST and HTTP APIs, with or without
 /// a stage in the path) and Lambda function URLs all work: the path must contain
@@ -156,6 +157,14 @@ fn preflight(req: &Request) -> Option<Response<Body>> {
     Some(with_cors(response))
 }
 
+/// Every value of a repeatable query parameter, in order.
+fn all_params(req: &Request, name: &str) -> Vec<String> {
+    req.query_string_parameters_ref()
+        .and_then(|params| params.all(name))
+        .map(|values| values.into_iter().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
 fn finish(result: Result<Response<Body>, ApiError>, req: &Request) -> Response<Body> {
     with_cors(result.unwrap_or_else(|e| {
         let mut response = e.into_response(&request_id(req));
@@ -269,13 +278,25 @@ async fn list_inner(
 ) -> Result<Response<Body>, ApiError> {
     accept(req, Endpoint::List)?;
     let page = PageRequest::parse(single_param(req, "page")?, single_param(req, "page_size")?)?;
-    let mut result = pager.page(page.offset(), page.page_size).await?;
+    let tags = all_params(req, "tag");
+    let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
+    let query = ListQuery::parse(
+        single_param(req, "category")?,
+        &tags,
+        single_param(req, "license")?,
+        single_param(req, "q")?,
+        single_param(req, "sort")?,
+    )?;
+    let mut result = pager.page(&query, page.offset(), page.page_size).await?;
     for item in &mut result.items {
         item.keyless = is_keyless(item.keyless_until, now);
     }
     tracing::info!(
         page = page.page,
         page_size = page.page_size,
+        facets = query.facets.len(),
+        words = query.words.len(),
+        sort = ?query.sort,
         total = result.total,
         returned = result.items.len(),
         "listed datasets"

@@ -17,6 +17,9 @@ pub enum StoreError {
     /// Timed out, unreachable or failing on its side: worth retrying shortly.
     #[error("backend temporarily unavailable")]
     Unavailable(#[source] BoxError),
+    /// A filter value no listed dataset has ever had (a typo, most likely).
+    #[error("no dataset has ever had {0}")]
+    UnknownFacet(String),
     /// A record that does not have the shape this code writes.
     #[error("malformed record: {0}")]
     Corrupt(String),
@@ -63,6 +66,7 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::Throttled(_) => Self::RateLimited(e),
             StoreError::Unavailable(_) => Self::Unavailable(e),
+            StoreError::UnknownFacet(_) => Self::BadRequest(e.to_string()),
             other => Self::Internal(Box::new(other)),
         }
     }

@@ -2,6 +2,7 @@
 //!
 //! - [`domain`]: types for outside input (slug, page, API key), parsed once.
 //! - [`model`]: stored records and response bodies.
+//! - [`query`]: list filters, words and sort order, and which access path serves them.
 //! - [`ports`]: one small trait per capability; [`dynamo`] and [`s3`] implement them.
 //! - [`api`]: the endpoints' rules, on top of the ports.
 //! - [`error`]: the one error type and its mapping to HTTP.
@@ -19,4 +20,5 @@ pub mod lambda;
 pub mod memory;
 pub mod model;
 pub mod ports;
+pub mod query;
 pub mod s3;

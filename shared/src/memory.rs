@@ -10,6 +10,7 @@ use crate::domain::{DatasetRef, KeyHash};
 use crate::error::StoreError;
 use crate::model::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget, KeyRecord};
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader, SignedUrl, UrlSigner};
+use crate::query::ListQuery;
 
 /// A catalog held in memory. Datasets are listed newest first, in insertion order.
 #[derive(Default)]
@@ -59,13 +60,33 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl CatalogPager for MemoryCatalog {
-    async fn page(&self, offset: Option<u64>, limit: u64) -> Result<CatalogPage, StoreError> {
+    async fn page(
+        &self,
+        query: &ListQuery,
+        offset: Option<u64>,
+        limit: u64,
+    ) -> Result<CatalogPage, StoreError> {
         self.check()?;
-        let listed: Vec<DatasetSummary> = lock(&self.datasets)
+        let datasets = lock(&self.datasets);
+        let all: Vec<DatasetSummary> = datasets
             .iter()
-            .rev()
-            .filter_map(summary)
+            .filter(|d| d.active.is_some())
+            .enumerate()
+            .filter_map(|(i, d)| summary(d, i as u64 + 1))
             .collect();
+        // As the store does: a facet value no listed dataset has had is unknown.
+        for facet in &query.facets {
+            if !all.iter().any(|s| facet.matches(s)) {
+                return Err(StoreError::UnknownFacet(format!(
+                    "{} '{}'",
+                    facet.kind.name(),
+                    facet.value
+                )));
+            }
+        }
+        let mut listed: Vec<DatasetSummary> =
+            all.into_iter().filter(|s| query.matches(s)).collect();
+        listed.sort_by(|a, b| query.order(a, b));
         let total = listed.len() as u64;
         let items = match offset {
             Some(o) => listed
@@ -79,7 +100,7 @@ impl CatalogPager for MemoryCatalog {
     }
 }
 
-fn summary(d: &DatasetRecord) -> Option<DatasetSummary> {
+fn summary(d: &DatasetRecord, seq: u64) -> Option<DatasetSummary> {
     let active = d.active.as_ref()?;
     Some(DatasetSummary {
         slug: d.slug.clone(),
@@ -95,6 +116,7 @@ fn summary(d: &DatasetRecord) -> Option<DatasetSummary> {
         keyless_until: d.keyless_until,
         updated_at: d.updated_at,
         keyless: false,
+        seq,
     })
 }
 

@@ -70,6 +70,9 @@ pub struct DatasetSummary {
     pub updated_at: DateTime<Utc>,
     /// Filled in at request time from `keyless_until`.
     pub keyless: bool,
+    /// Publication position (1 = first published); orders `sort=created`. Not serialized.
+    #[serde(skip)]
+    pub seq: u64,
 }
 
 /// A page of the catalog as the store returns it.

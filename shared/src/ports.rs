@@ -8,12 +8,16 @@ use chrono::{DateTime, Utc};
 use crate::domain::{DatasetRef, KeyHash};
 use crate::error::StoreError;
 use crate::model::{CatalogPage, DatasetRecord, DownloadTarget, KeyRecord};
+use crate::query::ListQuery;
 
-/// Reads one page of the catalog in its documented order (newest first).
+/// Reads one page of the catalog, or of the datasets matching a query, in the query's order.
 pub trait CatalogPager: Send + Sync {
     /// `offset` is the zero-based position of the first item; `None` means past any end.
+    /// `total` counts every match. A facet value that no dataset has ever had is
+    /// `StoreError::UnknownFacet`.
     fn page(
         &self,
+        query: &ListQuery,
         offset: Option<u64>,
         limit: u64,
     ) -> impl Future<Output = Result<CatalogPage, StoreError>> + Send;

@@ -14,7 +14,10 @@ const MAX_EXAMPLES: &str = "40";
 
 fn schemathesis(base: &str, headers: &[String]) -> (bool, String) {
     let mut cmd = Command::new(tool("SCHEMATHESIS", ".venv-checks/bin/schemathesis"));
-    cmd.args(["run", &format!("{base}/openapi.json"), "--url", base])
+    let config = catalog_tests::repo_root().join("tests/schemathesis.toml");
+    cmd.arg("--config-file")
+        .arg(config)
+        .args(["run", &format!("{base}/openapi.json"), "--url", base])
         .args([
             "--checks",
             "all",

@@ -6,6 +6,11 @@
 //! published dataset's items (dataset, alias, version, list entry) under its own slug, UUID and
 //! list position, written with BatchWriteItem, and the catalog counter is set to the total. So
 //! every item has exactly the shape the writer makes, and there are really 100,000 of each.
+//!
+//! For the filters, bulk dataset `i` is in category `cat-{i % 20}`, has tags `tag-{i % 50}`
+//! and `bulk` (every bulk dataset: a 100,000-entry facet list) and license `lic-{i % 5}`; its
+//! facet list entries and the facet counters are written the same way, at the positions the
+//! writer would give them.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -23,6 +28,28 @@ const TEMPLATE: &str = "air-quality-hourly";
 /// Path and query, headers, the most DynamoDB requests and items read allowed, the status
 /// expected.
 type Case<'a> = (String, Vec<(&'a str, &'a str)>, usize, usize, u16);
+
+/// The facets of bulk dataset `i`: (facet key, modulus, class) where the facet's members are
+/// the `i` with `i % modulus == class` (modulus 1: all of them).
+fn bulk_facets(i: u64) -> [(String, u64, u64); 4] {
+    [
+        (format!("category#cat-{:02}", i % 20), 20, i % 20),
+        (format!("tag#tag-{:02}", i % 50), 50, i % 50),
+        ("tag#bulk".to_owned(), 1, 0),
+        (format!("license#lic-{}", i % 5), 5, i % 5),
+    ]
+}
+
+/// The first member (1-based) of a facet class, and how many members it has among 1..=bulk.
+fn first_and_count(modulus: u64, class: u64, bulk: u64) -> (u64, u64) {
+    let first = if class == 0 { modulus } else { class };
+    let count = if first > bulk {
+        0
+    } else {
+        (bulk - first) / modulus + 1
+    };
+    (first, count)
+}
 
 pub async fn run(datasets: u64) -> Result<(), String> {
     let stack = Stack::start().await;
@@ -66,6 +93,25 @@ pub async fn run(datasets: u64) -> Result<(), String> {
         seeded,
     };
     let written = batch_write(&stack.dynamo, &table, &templates, bulk).await?;
+    // The facet counters.
+    let mut facet_totals: HashMap<String, u64> = HashMap::new();
+    for i in 1..=bulk.min(100) {
+        for (key, modulus, class) in bulk_facets(i) {
+            facet_totals.insert(key, first_and_count(modulus, class, bulk).1);
+        }
+    }
+    for (key, total) in &facet_totals {
+        stack
+            .dynamo
+            .put_item()
+            .table_name(&table)
+            .item("pk", AttributeValue::S(format!("CATALOG#{key}")))
+            .item("sk", AttributeValue::S("COUNTER".into()))
+            .item("total", AttributeValue::N(total.to_string()))
+            .send()
+            .await
+            .map_err(|e| format!("facet counter: {e:?}"))?;
+    }
     counter.insert("total".into(), AttributeValue::N(datasets.to_string()));
     stack
         .dynamo
@@ -130,6 +176,13 @@ pub async fn run(datasets: u64) -> Result<(), String> {
     let expired = [("x-api-key", EXPIRED)];
     let no_read = [("x-api-key", NO_READ)];
     let unknown_id = Uuid::new_v4();
+    let facet_pages =
+        |modulus: u64, page_size: u64| first_and_count(modulus, 7, bulk).1.div_ceil(page_size);
+    let cat_last = facet_pages(20, 20);
+    let tag_last = facet_pages(50, 20);
+    let lic_middle = facet_pages(5, 100) / 2;
+    let bulk_middle = bulk.div_ceil(20) / 2;
+    let cat_total = first_and_count(20, 7, bulk).1 as usize;
     #[rustfmt::skip]
     let cases: Vec<Case> = vec![
         ("/api/v1/datasets".into(), vec![], 2, 21, 200),
@@ -155,17 +208,34 @@ pub async fn run(datasets: u64) -> Result<(), String> {
         (format!("/api/v1/datasets/{middle}/data"), expired.to_vec(), 1, 2, 401),
         (format!("/api/v1/datasets/{middle}/data"), no_read.to_vec(), 1, 2, 403),
         (format!("/api/v1/datasets/{middle}/data?format=csv"), gated.to_vec(), 0, 0, 400),
+        // Single-facet filters: the plain listing's bound at any page
+        ("/api/v1/datasets?category=cat-07".into(), vec![], 2, 21, 200),
+        (format!("/api/v1/datasets?category=CAT-07&page={cat_last}"), vec![], 2, 21, 200),
+        (format!("/api/v1/datasets?tag=tag-07&page={tag_last}&sort=created:asc"), vec![], 2, 21, 200),
+        (format!("/api/v1/datasets?tag=bulk&page={bulk_middle}"), vec![], 2, 21, 200),
+        (format!("/api/v1/datasets?license=lic-2&page={lic_middle}&page_size=100"), vec![], 2, 101, 200),
+        ("/api/v1/datasets?category=astronomy".into(), vec![], 1, 0, 400),
+        // Scans: the first reads the smallest candidate list, the repeat only the counters
+        ("/api/v1/datasets?category=cat-07&license=lic-2".into(), vec![], usize::MAX, cat_total + 3, 200),
+        ("/api/v1/datasets?category=cat-07&license=lic-2&page=2".into(), vec![], 1, 3, 200),
+        ("/api/v1/datasets?category=cat-07&q=bulk".into(), vec![], 1, 2, 200),
+        (format!("/api/v1/datasets?q=dataset%20{}", bulk / 2), vec![], usize::MAX, datasets as usize + 1, 200),
+        (format!("/api/v1/datasets?q=dataset%20{}", bulk / 3), vec![], 1, 1, 200),
+        ("/api/v1/datasets?sort=name&page=3".into(), vec![], 1, 1, 200),
+        ("/api/v1/datasets?sort=updated:asc&page_size=100".into(), vec![], 1, 1, 200),
     ];
 
     println!();
     println!(
-        "| request | key | status | DynamoDB requests | operations | items read | S3 requests | target | met |"
+        "| request | key | status | DynamoDB requests | operations | items read | S3 requests | ms | target | met |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut misses = 0;
     for (path, headers, target, max_items, expected_status) in &cases {
         let req = v2_request(path, headers);
+        let started = Instant::now();
         let resp = catalog_tests::answer(&req, &catalog, &signer).await;
+        let ms = started.elapsed().as_millis();
         let status = resp.status().as_u16();
         if path == "/api/v1/datasets" {
             let total = json_body(&resp)["total"].as_u64();
@@ -192,13 +262,29 @@ pub async fn run(datasets: u64) -> Result<(), String> {
             Some(("authorization", _)) => "Bearer",
             Some(_) => "x-api-key",
         };
+        let mut names: Vec<(String, usize)> = Vec::new();
+        for c in &ops {
+            let name = c.operation.trim_start_matches("DynamoDB.").to_owned();
+            match names.last_mut() {
+                Some((last, count)) if *last == name => *count += 1,
+                _ => names.push((name, 1)),
+            }
+        }
+        let operations = names
+            .iter()
+            .map(|(name, count)| match count {
+                1 => name.clone(),
+                _ => format!("{name} ×{count}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let requests = match *target {
+            usize::MAX => "any number of requests".to_owned(),
+            t => format!("≤ {t} requests"),
+        };
         println!(
-            "| `GET {path}` | {key} | {status} | {} | {} | {items} | {} | ≤ {target} requests, ≤ {max_items} items, S3 0 | {} |",
+            "| `GET {path}` | {key} | {status} | {} | {operations} | {items} | {} | {ms} | {requests}, ≤ {max_items} items, S3 0 | {} |",
             ops.len(),
-            ops.iter()
-                .map(|c| c.operation.trim_start_matches("DynamoDB."))
-                .collect::<Vec<_>>()
-                .join(", "),
             s3.len(),
             if met { "yes" } else { "NO" }
         );
@@ -275,8 +361,9 @@ struct Templates {
 }
 
 impl Templates {
-    /// The four items of bulk dataset `i` (1-based), under its own slug, UUID and position.
-    fn items(&self, i: u64) -> [Item; 4] {
+    /// The items of bulk dataset `i` (1-based), under its own slug, UUID and position: dataset,
+    /// alias, version, list entry and its four facet list entries.
+    fn items(&self, i: u64, bulk: u64) -> Vec<Item> {
         let slug = format!("bulk-{i:06}");
         let id = Uuid::new_v4().to_string();
         let seq = self.seeded + i;
@@ -300,11 +387,32 @@ impl Templates {
         set(&mut e, "slug", &slug);
         set(&mut e, "id", &id);
         set(&mut e, "name", &name);
-        [d, a, v, e]
+        let facets = bulk_facets(i);
+        let tags = AttributeValue::L(vec![
+            AttributeValue::S(format!("tag-{:02}", i % 50)),
+            AttributeValue::S("bulk".into()),
+        ]);
+        for item in [&mut d, &mut a, &mut e] {
+            set(item, "category", &format!("cat-{:02}", i % 20));
+            set(item, "license", &format!("lic-{}", i % 5));
+            item.insert("tags".into(), tags.clone());
+        }
+        let mut items = vec![d, a, v];
+        for (key, modulus, class) in facets {
+            let (first, _) = first_and_count(modulus, class, bulk);
+            let position = (i - first) / modulus + 1;
+            let mut f = e.clone();
+            set(&mut f, "pk", &format!("LIST#{key}"));
+            set(&mut f, "sk", &format!("SEQ#{position:012}"));
+            f.insert("seq".into(), AttributeValue::N(seq.to_string()));
+            items.push(f);
+        }
+        items.push(e);
+        items
     }
 }
 
-/// Writes the bulk datasets with BatchWriteItem (6 datasets, 24 items, per call), several calls
+/// Writes the bulk datasets with BatchWriteItem (3 datasets, 24 items, per call), several calls
 /// at once, retrying unprocessed items. Items are made batch by batch, so memory stays flat.
 /// Returns the number of items written.
 async fn batch_write(
@@ -313,7 +421,7 @@ async fn batch_write(
     templates: &Templates,
     bulk: u64,
 ) -> Result<usize, String> {
-    const PER_BATCH: u64 = 6;
+    const PER_BATCH: u64 = 3;
     const CONCURRENCY: usize = 8;
     let mut next = 1;
     let mut written = 0;
@@ -323,7 +431,7 @@ async fn batch_write(
             let last = (next + PER_BATCH - 1).min(bulk);
             let mut batch = Vec::new();
             for i in next..=last {
-                for item in templates.items(i) {
+                for item in templates.items(i, bulk) {
                     batch.push(
                         WriteRequest::builder()
                             .put_request(

@@ -8,7 +8,9 @@
 //! | dataset alias | `ID#<uuid>` | `DATASET` | the same attributes, so a UUID resolves in one strongly consistent read |
 //! | version | `DS#<slug>` | `V#<version, 10 digits>` | one immutable published version |
 //! | list entry | `LIST` | `SEQ#<seq, 12 digits>` | the summary shown by the list endpoint |
-//! | counter | `CATALOG` | `COUNTER` | `total`: how many datasets are listed |
+//! | counter | `CATALOG` | `COUNTER` | `total`: how many datasets are listed; `rev`: bumped by every write to a list |
+//! | facet list entry | `LIST#<facet>#<value>` | `SEQ#<position, 12 digits>` | the summary, and `seq`, its position in `LIST` |
+//! | facet counter | `CATALOG#<facet>#<value>` | `COUNTER` | `total`: how many datasets the facet list holds |
 //!
 //! The dataset item and its alias are always written together, in one transaction.
 //!
@@ -16,9 +18,17 @@
 //! position `i` of the newest-first order has `seq = total - i`: any page is one consistent
 //! read of the counter plus one range query over `page_size` list entries, whatever the page.
 //!
+//! Each facet value (`category#biology`, `tag#birds`, `license#cc0-1.0`; lowercase) has its own
+//! list, numbered 1..=total the same way in the same publication order, so a single-facet
+//! listing costs what the plain listing costs. Combined filters, words and other sort orders
+//! read a whole list (the smallest facet list involved, else `LIST`) and filter it in memory;
+//! each function instance keeps the last few such lists, keyed by `rev`, so until the catalog
+//! changes they cost one read of the counters.
+//!
 //! Keys table (`key_hash`, string): one item per API key, keyed by the SHA-256 of the key.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
@@ -34,6 +44,7 @@ use crate::model::{
     ActiveVersion, CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget, KeyRecord,
 };
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader};
+use crate::query::{Facet, ListQuery, Plan};
 
 const DATASET_SK: &str = "DATASET";
 const LIST_PK: &str = "LIST";
@@ -59,6 +70,22 @@ fn version_sk(version: u64) -> String {
 
 fn list_sk(seq: u64) -> String {
     format!("SEQ#{seq:012}")
+}
+
+fn facet_list_pk(facet: &Facet) -> String {
+    format!("{LIST_PK}#{}", facet.key())
+}
+
+fn facet_counter_pk(facet: &Facet) -> String {
+    format!("{COUNTER_PK}#{}", facet.key())
+}
+
+/// The position in `sk` (`SEQ#000000000042` is 42).
+fn position_of(item: &Item) -> Result<u64, StoreError> {
+    get_s(item, "sk")?
+        .strip_prefix("SEQ#")
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| corrupt("sk"))
 }
 
 fn s(v: impl Into<String>) -> AttributeValue {
@@ -237,6 +264,11 @@ fn summary_from(item: &Item) -> Result<DatasetSummary, StoreError> {
         keyless_until: get_time_opt(item, "keyless_until")?,
         updated_at: get_time(item, "updated_at")?,
         keyless: false,
+        // Facet entries carry their `LIST` position; a `LIST` entry's is its own.
+        seq: match item.get("seq") {
+            Some(_) => get_u64(item, "seq")?,
+            None => position_of(item)?,
+        },
     })
 }
 
@@ -255,12 +287,24 @@ fn key_from(item: &Item) -> Result<KeyRecord, StoreError> {
 // ---------------------------------------------------------------------------------------------
 // Readers
 
+/// A whole list as read for a scan, valid while the catalog's `rev` is unchanged.
+#[derive(Debug)]
+struct Snapshot {
+    list_pk: String,
+    rev: u64,
+    items: Arc<Vec<DatasetSummary>>,
+}
+
+/// How many lists an instance keeps for scans.
+const SNAPSHOTS: usize = 4;
+
 /// Reads the datasets table (and, for downloads, the keys table).
 #[derive(Clone, Debug)]
 pub struct DynamoCatalog {
     client: Client,
     datasets_table: String,
     keys_table: Option<String>,
+    snapshots: Arc<Mutex<VecDeque<Snapshot>>>,
 }
 
 impl DynamoCatalog {
@@ -270,6 +314,7 @@ impl DynamoCatalog {
             client,
             datasets_table: datasets_table.into(),
             keys_table: None,
+            snapshots: Arc::default(),
         }
     }
 
@@ -283,6 +328,7 @@ impl DynamoCatalog {
             client,
             datasets_table: datasets_table.into(),
             keys_table: Some(keys_table.into()),
+            snapshots: Arc::default(),
         }
     }
 
@@ -419,21 +465,38 @@ impl DownloadReader for DynamoCatalog {
     }
 }
 
-impl CatalogPager for DynamoCatalog {
-    async fn page(&self, offset: Option<u64>, limit: u64) -> Result<CatalogPage, StoreError> {
-        let counter = self
+impl DynamoCatalog {
+    async fn get_counter(&self, pk: String) -> Result<Option<Item>, StoreError> {
+        Ok(self
             .client
             .get_item()
             .table_name(&self.datasets_table)
-            .key("pk", s(COUNTER_PK))
+            .key("pk", s(pk))
             .key("sk", s(COUNTER_SK))
             .consistent_read(true)
             .send()
             .await
-            .map_err(classify)?;
-        let total = match counter.item {
+            .map_err(classify)?
+            .item)
+    }
+
+    /// One page of a positional list (`LIST` or a facet's): its counter, then one range query
+    /// over at most `limit` positions.
+    async fn positional(
+        &self,
+        list_pk: String,
+        counter_pk: String,
+        facet: Option<&Facet>,
+        offset: Option<u64>,
+        limit: u64,
+        descending: bool,
+    ) -> Result<CatalogPage, StoreError> {
+        let total = match self.get_counter(counter_pk).await? {
             Some(item) => get_u64(&item, "total")?,
-            None => 0,
+            None => match facet {
+                Some(f) => return Err(unknown(f)),
+                None => 0,
+            },
         };
         let Some(offset) = offset.filter(|o| *o < total) else {
             return Ok(CatalogPage {
@@ -441,9 +504,13 @@ impl CatalogPager for DynamoCatalog {
                 items: Vec::new(),
             });
         };
-        // Newest first: position `offset` is seq `total - offset`.
-        let high = total - offset;
-        let low = high.saturating_sub(limit.saturating_sub(1)).max(1);
+        // Newest first: position `offset` is seq `total - offset`; oldest first, `offset + 1`.
+        let (low, high) = if descending {
+            let high = total - offset;
+            (high.saturating_sub(limit.saturating_sub(1)).max(1), high)
+        } else {
+            (offset + 1, offset.saturating_add(limit).min(total))
+        };
         let mut items = Vec::with_capacity((high - low + 1) as usize);
         let mut start = None;
         loop {
@@ -452,10 +519,10 @@ impl CatalogPager for DynamoCatalog {
                 .query()
                 .table_name(&self.datasets_table)
                 .key_condition_expression("pk = :pk AND sk BETWEEN :low AND :high")
-                .expression_attribute_values(":pk", s(LIST_PK))
+                .expression_attribute_values(":pk", s(&list_pk))
                 .expression_attribute_values(":low", s(list_sk(low)))
                 .expression_attribute_values(":high", s(list_sk(high)))
-                .scan_index_forward(false)
+                .scan_index_forward(!descending)
                 .consistent_read(true)
                 .set_exclusive_start_key(start)
                 .send()
@@ -470,6 +537,175 @@ impl CatalogPager for DynamoCatalog {
             }
         }
         Ok(CatalogPage { total, items })
+    }
+
+    /// Combined filters, words or another order: the catalog's `rev` and the facets' counters
+    /// in one read, then the smallest candidate list (from this instance's snapshots while
+    /// `rev` is unchanged), filtered and sorted in memory.
+    async fn scan(
+        &self,
+        query: &ListQuery,
+        offset: Option<u64>,
+        limit: u64,
+    ) -> Result<CatalogPage, StoreError> {
+        let mut keys = vec![key_of_counter(COUNTER_PK.to_owned())];
+        keys.extend(
+            query
+                .facets
+                .iter()
+                .map(|f| key_of_counter(facet_counter_pk(f))),
+        );
+        let counters = self.batch_get_datasets(keys).await?;
+        let by_pk = |pk: &str| {
+            counters
+                .iter()
+                .find(|item| matches!(item.get("pk"), Some(AttributeValue::S(p)) if p == pk))
+        };
+        let rev = match by_pk(COUNTER_PK) {
+            Some(item) if item.contains_key("rev") => get_u64(item, "rev")?,
+            _ => 0,
+        };
+        let mut source = (LIST_PK.to_owned(), u64::MAX);
+        for facet in &query.facets {
+            let item = by_pk(&facet_counter_pk(facet)).ok_or_else(|| unknown(facet))?;
+            let total = get_u64(item, "total")?;
+            if total < source.1 {
+                source = (facet_list_pk(facet), total);
+            }
+        }
+        let candidates = self.snapshot(source.0, rev).await?;
+        let mut matches: Vec<&DatasetSummary> =
+            candidates.iter().filter(|s| query.matches(s)).collect();
+        matches.sort_by(|a, b| query.order(a, b));
+        let total = matches.len() as u64;
+        let items = match offset {
+            Some(o) => matches
+                .into_iter()
+                .skip(usize::try_from(o).unwrap_or(usize::MAX))
+                .take(usize::try_from(limit).unwrap_or(usize::MAX))
+                .cloned()
+                .collect(),
+            None => Vec::new(),
+        };
+        Ok(CatalogPage { total, items })
+    }
+
+    /// A whole list, from this instance's snapshots when it was read at the same `rev`.
+    async fn snapshot(
+        &self,
+        list_pk: String,
+        rev: u64,
+    ) -> Result<Arc<Vec<DatasetSummary>>, StoreError> {
+        if let Some(hit) = lock(&self.snapshots)
+            .iter()
+            .find(|snap| snap.list_pk == list_pk && snap.rev == rev)
+        {
+            return Ok(hit.items.clone());
+        }
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.datasets_table)
+                .key_condition_expression("pk = :pk")
+                .expression_attribute_values(":pk", s(&list_pk))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            for item in out.items.unwrap_or_default() {
+                items.push(summary_from(&item)?);
+            }
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => break,
+            }
+        }
+        let items = Arc::new(items);
+        let mut snapshots = lock(&self.snapshots);
+        snapshots.retain(|snap| snap.list_pk != list_pk);
+        if snapshots.len() >= SNAPSHOTS {
+            snapshots.pop_front();
+        }
+        snapshots.push_back(Snapshot {
+            list_pk,
+            rev,
+            items: items.clone(),
+        });
+        Ok(items)
+    }
+
+    /// Items of the datasets table by key, in one BatchGetItem (retrying unprocessed keys).
+    async fn batch_get_datasets(&self, keys: Vec<Item>) -> Result<Vec<Item>, StoreError> {
+        let mut request = HashMap::from([(
+            self.datasets_table.clone(),
+            KeysAndAttributes::builder()
+                .set_keys(Some(keys))
+                .consistent_read(true)
+                .build()
+                .map_err(|e| StoreError::Other(Box::new(e)))?,
+        )]);
+        let mut found = Vec::new();
+        for attempt in 0..=BATCH_RETRIES {
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(25 << attempt)).await;
+            }
+            let out = self
+                .client
+                .batch_get_item()
+                .set_request_items(Some(request))
+                .send()
+                .await
+                .map_err(classify)?;
+            if let Some(mut responses) = out.responses {
+                found.extend(responses.remove(&self.datasets_table).unwrap_or_default());
+            }
+            match out.unprocessed_keys {
+                Some(rest) if !rest.is_empty() => request = rest,
+                _ => return Ok(found),
+            }
+        }
+        Err(StoreError::Unavailable(
+            "BatchGetItem left keys unprocessed after retries".into(),
+        ))
+    }
+}
+
+fn key_of_counter(pk: String) -> Item {
+    HashMap::from([("pk".to_owned(), s(pk)), ("sk".to_owned(), s(COUNTER_SK))])
+}
+
+fn unknown(facet: &Facet) -> StoreError {
+    StoreError::UnknownFacet(format!("{} '{}'", facet.kind.name(), facet.value))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl CatalogPager for DynamoCatalog {
+    async fn page(
+        &self,
+        query: &ListQuery,
+        offset: Option<u64>,
+        limit: u64,
+    ) -> Result<CatalogPage, StoreError> {
+        match query.plan() {
+            Plan::Listing { descending } => {
+                let (list, counter) = (LIST_PK.to_owned(), COUNTER_PK.to_owned());
+                self.positional(list, counter, None, offset, limit, descending)
+                    .await
+            }
+            Plan::Facet { facet, descending } => {
+                let (list, counter) = (facet_list_pk(facet), facet_counter_pk(facet));
+                self.positional(list, counter, Some(facet), offset, limit, descending)
+                    .await
+            }
+            Plan::Scan => self.scan(query, offset, limit).await,
+        }
     }
 }
 

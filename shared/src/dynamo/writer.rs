@@ -6,26 +6,27 @@
 //! object is in S3; activate it with a transaction conditioned on the version that was active
 //! before. Until activation succeeds, the previous version keeps serving.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType, Put, ReturnValue,
-    ScalarAttributeType, TransactWriteItem, Update,
+    AttributeDefinition, AttributeValue, BillingMode, DeleteRequest, KeySchemaElement, KeyType,
+    Put, PutRequest, ReturnValue, ScalarAttributeType, TransactWriteItem, Update, WriteRequest,
 };
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{
-    active_from, alias_pk, classify, dataset_pk, get_json, get_s, get_s_opt, get_strings, get_time,
-    get_time_opt, get_u64, get_uuid, list_sk, n, s, version_sk, Item, COUNTER_PK, COUNTER_SK,
-    DATASET_SK, KEY_ATTR, LIST_PK,
+    active_from, alias_pk, classify, dataset_pk, facet_counter_pk, facet_list_pk, get_json, get_s,
+    get_s_opt, get_strings, get_time, get_time_opt, get_u64, get_uuid, list_sk, n, position_of, s,
+    version_sk, Item, COUNTER_PK, COUNTER_SK, DATASET_SK, KEY_ATTR, LIST_PK,
 };
 use crate::domain::{KeyHash, Scope, Slug};
 use crate::error::StoreError;
 use crate::model::{format_time, ActiveVersion};
+use crate::query::Facet;
 
 /// Descriptive fields of a dataset, as an operator supplies them.
 #[derive(Debug, Clone, PartialEq)]
@@ -240,6 +241,9 @@ fn tx_set(
     }
     if condition.contains("#version") {
         builder = builder.expression_attribute_names("#version", "version");
+    }
+    if condition.contains("#slug") {
+        builder = builder.expression_attribute_names("#slug", "slug");
     }
     let update = builder
         .update_expression(format!("SET {}", parts.join(", ")))
@@ -488,6 +492,16 @@ impl DynamoWriter {
         let active = active_from(&stored)?
             .ok_or_else(|| StoreError::Corrupt("version item without its version".into()))?;
         let schema = get_json(&stored, "schema")?;
+        // Facet lists: those of the listed dataset as stored, and those it will be in.
+        let listed_facets = match dataset.get("seq") {
+            Some(_) => facets_of_item(&dataset)?,
+            None => Vec::new(),
+        };
+        let effective = match meta {
+            Some(m) => m.clone(),
+            None => meta_from(&dataset)?,
+        };
+        let new_facets = Facet::of(&effective.category, &effective.tags, &effective.license);
 
         let mut set: Vec<(&'static str, AttributeValue)> = vec![
             ("active", active_value(&active)),
@@ -525,6 +539,8 @@ impl DynamoWriter {
         }
 
         let mut tx = self.client.transact_write_items();
+        // Facet lists to change after the transaction, by rewriting positions.
+        let mut rebuilds: Vec<(Facet, Change)> = Vec::new();
         match dataset.get("seq") {
             Some(_) => {
                 let seq = get_u64(&dataset, "seq")?;
@@ -535,6 +551,30 @@ impl DynamoWriter {
                     "attribute_exists(pk)",
                     &[],
                 )?);
+                // Entries in facet lists it stays in change with it; joining or leaving a facet
+                // list shifts positions, done afterwards.
+                for facet in &new_facets {
+                    let position = match listed_facets.contains(facet) {
+                        true => self.facet_position(facet, slug.as_str()).await?,
+                        false => None,
+                    };
+                    match position {
+                        Some(pos) => {
+                            tx = tx.transact_items(tx_set(
+                                &self.datasets_table,
+                                key_of(facet_list_pk(facet), &list_sk(pos)),
+                                &summary,
+                                "#slug = :slug",
+                                &[(":slug", s(slug.as_str()))],
+                            )?)
+                        }
+                        None => rebuilds.push((facet.clone(), Change::Insert(seq))),
+                    }
+                }
+                for facet in listed_facets.iter().filter(|f| !new_facets.contains(f)) {
+                    rebuilds.push((facet.clone(), Change::Remove(slug.to_string())));
+                }
+                tx = tx.transact_items(bump_rev(&self.datasets_table)?);
             }
             None => {
                 // First activation: list it at the next position.
@@ -560,18 +600,47 @@ impl DynamoWriter {
                 for (name, value) in summary.iter() {
                     entry.insert((*name).to_owned(), value.clone());
                 }
+                // The newest dataset goes at the end of each of its facet lists.
+                for facet in &new_facets {
+                    let counter_pk = facet_counter_pk(facet);
+                    let facet_total = match self.get(key_of(counter_pk.clone(), COUNTER_SK)).await?
+                    {
+                        Some(item) => get_u64(&item, "total")?,
+                        None => 0,
+                    };
+                    let mut facet_entry = entry.clone();
+                    facet_entry.insert("pk".to_owned(), s(facet_list_pk(facet)));
+                    facet_entry.insert("sk".to_owned(), s(list_sk(facet_total + 1)));
+                    facet_entry.insert("seq".to_owned(), n(seq));
+                    tx = tx
+                        .transact_items(self.put_new(facet_entry)?)
+                        .transact_items(
+                            TransactWriteItem::builder()
+                                .update(counter_update(
+                                    &self.datasets_table,
+                                    counter_pk,
+                                    facet_total,
+                                )?)
+                                .build(),
+                        );
+                }
                 let counter = Update::builder()
                     .table_name(&self.datasets_table)
                     .set_key(Some(key_of(COUNTER_PK.to_owned(), COUNTER_SK)))
-                    .update_expression("SET #total = :new")
+                    .update_expression(
+                        "SET #total = :new, #rev = if_not_exists(#rev, :zero) + :one",
+                    )
                     .condition_expression(if total == 0 {
                         "attribute_not_exists(#total) OR #total = :old"
                     } else {
                         "#total = :old"
                     })
                     .expression_attribute_names("#total", "total")
+                    .expression_attribute_names("#rev", "rev")
                     .expression_attribute_values(":new", n(seq))
                     .expression_attribute_values(":old", n(total))
+                    .expression_attribute_values(":zero", n(0))
+                    .expression_attribute_values(":one", n(1))
                     .build()
                     .map_err(other)?;
                 tx = tx
@@ -594,7 +663,20 @@ impl DynamoWriter {
                 "attribute_exists(pk)",
                 &[],
             )?);
-        settle(tx.send().await, slug)
+        settle(tx.send().await, slug)?;
+        self.apply(rebuilds).await
+    }
+
+    /// Facet list changes that shift positions, after the transaction that made them due.
+    async fn apply(&self, rebuilds: Vec<(Facet, Change)>) -> Result<(), WriteError> {
+        let any = !rebuilds.is_empty();
+        for (facet, change) in rebuilds {
+            self.rebuild_facet(&facet, change).await?;
+        }
+        if any {
+            self.bump_rev().await?;
+        }
+        Ok(())
     }
 
     /// Opens a keyless window until `until`, or closes it (`None`): the dataset item, its alias
@@ -620,6 +702,7 @@ impl DynamoWriter {
                 &[],
             )?);
         }
+        let mut rebuilds = Vec::new();
         if dataset.contains_key("seq") {
             let seq = get_u64(&dataset, "seq")?;
             tx = tx.transact_items(tx_set(
@@ -629,8 +712,267 @@ impl DynamoWriter {
                 "attribute_exists(pk)",
                 &[],
             )?);
+            for facet in facets_of_item(&dataset)? {
+                match self.facet_position(&facet, slug.as_str()).await? {
+                    Some(pos) => {
+                        tx = tx.transact_items(tx_set(
+                            &self.datasets_table,
+                            key_of(facet_list_pk(&facet), &list_sk(pos)),
+                            &set,
+                            "#slug = :slug",
+                            &[(":slug", s(slug.as_str()))],
+                        )?)
+                    }
+                    // Missing from a list it belongs in: put it back (with the new window).
+                    None => rebuilds.push((facet, Change::Insert(seq))),
+                }
+            }
+            tx = tx.transact_items(bump_rev(&self.datasets_table)?);
         }
-        settle(tx.send().await, slug)
+        settle(tx.send().await, slug)?;
+        self.apply(rebuilds).await
+    }
+
+    /// Where a dataset sits in a facet list (a filtered read of that list; operators only).
+    async fn facet_position(&self, facet: &Facet, slug: &str) -> Result<Option<u64>, StoreError> {
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.datasets_table)
+                .key_condition_expression("pk = :pk")
+                .filter_expression("#slug = :slug")
+                .projection_expression("pk, sk")
+                .expression_attribute_names("#slug", "slug")
+                .expression_attribute_values(":pk", s(facet_list_pk(facet)))
+                .expression_attribute_values(":slug", s(slug))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            if let Some(item) = out.items.unwrap_or_default().first() {
+                return Ok(Some(position_of(item)?));
+            }
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return Ok(None),
+            }
+        }
+    }
+
+    /// Every item of one partition, in key order.
+    async fn partition(&self, pk: &str) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.datasets_table)
+                .key_condition_expression("pk = :pk")
+                .expression_attribute_values(":pk", s(pk))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            items.extend(out.items.unwrap_or_default());
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return Ok(items),
+            }
+        }
+    }
+
+    /// Adds a listed dataset to a facet list, or removes one, keeping positions gap-free and in
+    /// publication order: the entries after it move by one. Not atomic: a reader paging the
+    /// list meanwhile may see one dataset twice or miss one; `reindex` repairs an interrupted
+    /// rebuild.
+    async fn rebuild_facet(&self, facet: &Facet, change: Change) -> Result<(), WriteError> {
+        let existing = self.partition(&facet_list_pk(facet)).await?;
+        let mut members = existing.clone();
+        match change {
+            Change::Remove(slug) => members
+                .retain(|m| !matches!(m.get("slug"), Some(AttributeValue::S(v)) if *v == slug)),
+            Change::Insert(seq) => {
+                members.retain(
+                    |m| !matches!(m.get("seq"), Some(AttributeValue::N(v)) if v.parse() == Ok(seq)),
+                );
+                let entry = self
+                    .get(key_of(LIST_PK.to_owned(), &list_sk(seq)))
+                    .await?
+                    .ok_or_else(|| StoreError::Corrupt(format!("no list entry at {seq}")))?;
+                members.push(with_seq(entry, seq));
+            }
+        }
+        self.write_facet(facet, &existing, members, Rewrite::Moved)
+            .await?;
+        Ok(())
+    }
+
+    /// Rewrites a facet list so that it holds exactly `members` at positions 1..=n in
+    /// publication order: only positions whose dataset changes are written, positions past the
+    /// end are deleted, then the counter is set.
+    async fn write_facet(
+        &self,
+        facet: &Facet,
+        existing: &[Item],
+        mut members: Vec<Item>,
+        rewrite: Rewrite,
+    ) -> Result<usize, StoreError> {
+        let seq_of = |item: &Item| get_u64(item, "seq").unwrap_or(u64::MAX);
+        members.sort_by_key(seq_of);
+        let list_pk = facet_list_pk(facet);
+        let slug_at = |items: &[Item], i: usize| items.get(i).and_then(|m| m.get("slug")).cloned();
+        let mut requests = Vec::new();
+        for (i, member) in members.iter().enumerate() {
+            if rewrite == Rewrite::All || slug_at(existing, i) != member.get("slug").cloned() {
+                let mut item = member.clone();
+                item.insert("pk".to_owned(), s(&list_pk));
+                item.insert("sk".to_owned(), s(list_sk(i as u64 + 1)));
+                requests.push(
+                    WriteRequest::builder()
+                        .put_request(
+                            PutRequest::builder()
+                                .set_item(Some(item))
+                                .build()
+                                .map_err(other)?,
+                        )
+                        .build(),
+                );
+            }
+        }
+        for pos in members.len() + 1..=existing.len() {
+            requests.push(
+                WriteRequest::builder()
+                    .delete_request(
+                        DeleteRequest::builder()
+                            .set_key(Some(key_of(list_pk.clone(), &list_sk(pos as u64))))
+                            .build()
+                            .map_err(other)?,
+                    )
+                    .build(),
+            );
+        }
+        let written = requests.len();
+        self.batch_write(requests).await?;
+        self.client
+            .put_item()
+            .table_name(&self.datasets_table)
+            .item("pk", s(facet_counter_pk(facet)))
+            .item("sk", s(COUNTER_SK))
+            .item("total", n(members.len() as u64))
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(written)
+    }
+
+    async fn batch_write(&self, requests: Vec<WriteRequest>) -> Result<(), StoreError> {
+        for chunk in requests.chunks(25) {
+            let mut pending = HashMap::from([(self.datasets_table.clone(), chunk.to_vec())]);
+            for attempt in 0..8u32 {
+                if attempt > 0 {
+                    tokio::time::sleep(std::time::Duration::from_millis(25 << attempt.min(5)))
+                        .await;
+                }
+                let out = self
+                    .client
+                    .batch_write_item()
+                    .set_request_items(Some(pending))
+                    .send()
+                    .await
+                    .map_err(classify)?;
+                match out.unprocessed_items {
+                    Some(rest) if !rest.is_empty() => pending = rest,
+                    _ => {
+                        pending = HashMap::new();
+                        break;
+                    }
+                }
+            }
+            if !pending.is_empty() {
+                return Err(StoreError::Unavailable(
+                    "BatchWriteItem left items unprocessed after retries".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Marks the catalog changed, for the functions' cached lists.
+    async fn bump_rev(&self) -> Result<(), StoreError> {
+        self.client
+            .update_item()
+            .table_name(&self.datasets_table)
+            .set_key(Some(key_of(COUNTER_PK.to_owned(), COUNTER_SK)))
+            .update_expression("SET #rev = if_not_exists(#rev, :zero) + :one")
+            .expression_attribute_names("#rev", "rev")
+            .expression_attribute_values(":zero", n(0))
+            .expression_attribute_values(":one", n(1))
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    /// Rebuilds every facet list from the catalog list: after an upgrade from a version
+    /// without facet lists, or to repair an interrupted rebuild. Returns how many facet lists
+    /// there are and how many entries were written or deleted.
+    pub async fn reindex(&self) -> Result<(usize, usize), WriteError> {
+        let mut wanted: BTreeMap<Facet, Vec<Item>> = BTreeMap::new();
+        for entry in self.partition(LIST_PK).await? {
+            let seq = position_of(&entry)?;
+            for facet in facets_of_item(&entry)? {
+                wanted
+                    .entry(facet)
+                    .or_default()
+                    .push(with_seq(entry.clone(), seq));
+            }
+        }
+        // Facets no dataset has any more keep their counter, at 0.
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .scan()
+                .table_name(&self.datasets_table)
+                .filter_expression("begins_with(pk, :p) AND sk = :c")
+                .expression_attribute_values(":p", s(format!("{COUNTER_PK}#")))
+                .expression_attribute_values(":c", s(COUNTER_SK))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            for item in out.items.unwrap_or_default() {
+                let pk = get_s(&item, "pk")?;
+                if let Some(facet) = pk
+                    .strip_prefix(COUNTER_PK)
+                    .and_then(|k| k.strip_prefix('#'))
+                    .and_then(Facet::from_key)
+                {
+                    wanted.entry(facet).or_default();
+                }
+            }
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => break,
+            }
+        }
+        let mut written = 0;
+        let facets = wanted.len();
+        for (facet, members) in wanted {
+            let existing = self.partition(&facet_list_pk(&facet)).await?;
+            // Every entry is rewritten: its summary may be stale, not only its position.
+            written += self
+                .write_facet(&facet, &existing, members, Rewrite::All)
+                .await?;
+        }
+        self.bump_rev().await?;
+        Ok((facets, written))
     }
 
     /// Every stored version of a dataset, oldest first.
@@ -755,6 +1097,71 @@ impl DynamoWriter {
             .map_err(classify)?;
         Ok(())
     }
+}
+
+/// Which entries `write_facet` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rewrite {
+    /// Only positions whose dataset changes (the others are up to date).
+    Moved,
+    /// All of them.
+    All,
+}
+
+/// A change to one facet list.
+#[derive(Debug, Clone)]
+enum Change {
+    /// Put the dataset at this `LIST` position into the facet list (or refresh it there).
+    Insert(u64),
+    /// Take the dataset with this slug out.
+    Remove(String),
+}
+
+/// The facets of a dataset item or list entry, as stored.
+fn facets_of_item(item: &Item) -> Result<Vec<Facet>, StoreError> {
+    Ok(Facet::of(
+        &get_s(item, "category")?,
+        &get_strings(item, "tags")?,
+        &get_s(item, "license")?,
+    ))
+}
+
+/// A `LIST` entry as a facet entry: the same summary, plus its `LIST` position.
+fn with_seq(mut entry: Item, seq: u64) -> Item {
+    entry.insert("seq".to_owned(), n(seq));
+    entry
+}
+
+/// `SET total = :new` on a counter, conditioned on it still being `old` (or absent at 0).
+fn counter_update(table: &str, pk: String, old: u64) -> Result<Update, StoreError> {
+    Update::builder()
+        .table_name(table)
+        .set_key(Some(key_of(pk, COUNTER_SK)))
+        .update_expression("SET #total = :new")
+        .condition_expression(if old == 0 {
+            "attribute_not_exists(#total) OR #total = :old"
+        } else {
+            "#total = :old"
+        })
+        .expression_attribute_names("#total", "total")
+        .expression_attribute_values(":new", n(old + 1))
+        .expression_attribute_values(":old", n(old))
+        .build()
+        .map_err(other)
+}
+
+/// A transaction item marking the catalog changed.
+fn bump_rev(table: &str) -> Result<TransactWriteItem, StoreError> {
+    let update = Update::builder()
+        .table_name(table)
+        .set_key(Some(key_of(COUNTER_PK.to_owned(), COUNTER_SK)))
+        .update_expression("SET #rev = if_not_exists(#rev, :zero) + :one")
+        .expression_attribute_names("#rev", "rev")
+        .expression_attribute_values(":zero", n(0))
+        .expression_attribute_values(":one", n(1))
+        .build()
+        .map_err(other)?;
+    Ok(TransactWriteItem::builder().update(update).build())
 }
 
 /// The metadata currently stored for a dataset (for `datasets show` and re-publishing).

@@ -1,0 +1,401 @@
+//! What the list endpoint is asked for (filters, words, sort order), parsed once, and which
+//! access path serves it ([`Plan`]).
+//!
+//! - No filter and no words, sorted by publication (`created`, either direction): the catalog
+//!   list, one range read of positions.
+//! - One facet value (one `category`, one `tag` or one `license`), no words, sorted by
+//!   publication: that facet's own list, kept gap-free in publication order, read the same way.
+//! - Anything else (several facets, `q`, sorting by `updated` or `name`): a scan of the smallest
+//!   candidate list, filtered and sorted in memory. Its cost grows with that list's size; see
+//!   the README (Finding datasets) for the figures.
+
+use std::cmp::Ordering;
+
+use crate::error::ApiError;
+use crate::model::DatasetSummary;
+
+/// The three single-valued attributes a listing can be narrowed by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FacetKind {
+    Category,
+    Tag,
+    License,
+}
+
+impl FacetKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Category => "category",
+            Self::Tag => "tag",
+            Self::License => "license",
+        }
+    }
+}
+
+/// One facet value, normalized (trimmed, lowercase): filters match case-insensitively.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Facet {
+    pub kind: FacetKind,
+    pub value: String,
+}
+
+impl Facet {
+    /// Longest accepted filter value, in characters (publish allows 64 for tags).
+    pub const MAX_LEN: usize = 128;
+
+    pub fn new(kind: FacetKind, raw: &str) -> Self {
+        Self {
+            kind,
+            value: raw.trim().to_lowercase(),
+        }
+    }
+
+    /// Every facet a dataset with these attributes belongs to.
+    pub fn of(category: &str, tags: &[String], license: &str) -> Vec<Self> {
+        let mut facets = vec![
+            Self::new(FacetKind::Category, category),
+            Self::new(FacetKind::License, license),
+        ];
+        facets.extend(tags.iter().map(|t| Self::new(FacetKind::Tag, t)));
+        facets.retain(|f| !f.value.is_empty());
+        facets.sort();
+        facets.dedup();
+        facets
+    }
+
+    /// `category#biology`: the facet's name in storage keys.
+    pub fn key(&self) -> String {
+        format!("{}#{}", self.kind.name(), self.value)
+    }
+
+    /// The facet a storage key names.
+    pub fn from_key(key: &str) -> Option<Self> {
+        let (kind, value) = key.split_once('#')?;
+        let kind = match kind {
+            "category" => FacetKind::Category,
+            "tag" => FacetKind::Tag,
+            "license" => FacetKind::License,
+            _ => return None,
+        };
+        Some(Self {
+            kind,
+            value: value.to_owned(),
+        })
+    }
+
+    pub fn matches(&self, s: &DatasetSummary) -> bool {
+        let eq = |v: &str| v.trim().to_lowercase() == self.value;
+        match self.kind {
+            FacetKind::Category => eq(&s.category),
+            FacetKind::License => eq(&s.license),
+            FacetKind::Tag => s.tags.iter().any(|t| eq(t)),
+        }
+    }
+
+    fn parse(kind: FacetKind, raw: &str) -> Result<Self, ApiError> {
+        let facet = Self::new(kind, raw);
+        if facet.value.is_empty() || facet.value.chars().count() > Self::MAX_LEN {
+            return Err(ApiError::BadRequest(format!(
+                "{} must be 1 to {} characters",
+                kind.name(),
+                Self::MAX_LEN
+            )));
+        }
+        Ok(facet)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortField {
+    /// Publication order (when the dataset was first published).
+    Created,
+    /// `updated_at`.
+    Updated,
+    /// `name`, case-insensitively, then slug.
+    Name,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sort {
+    pub field: SortField,
+    pub descending: bool,
+}
+
+impl Sort {
+    /// Newest published first: the plain listing's order.
+    pub const DEFAULT: Self = Self {
+        field: SortField::Created,
+        descending: true,
+    };
+
+    /// `created`, `updated` or `name`, optionally with `:asc` or `:desc`. Without a direction,
+    /// dates sort newest first and names A to Z.
+    pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
+        let Some(raw) = raw else {
+            return Ok(Self::DEFAULT);
+        };
+        let bad = || {
+            ApiError::BadRequest(format!(
+                "sort must be created, updated or name, optionally followed by :asc or :desc; got '{}'",
+                raw.chars().take(40).collect::<String>()
+            ))
+        };
+        let (field, direction) = match raw.split_once(':') {
+            Some((field, direction)) => (field, Some(direction)),
+            None => (raw, None),
+        };
+        let field = match field {
+            "created" => SortField::Created,
+            "updated" => SortField::Updated,
+            "name" => SortField::Name,
+            _ => return Err(bad()),
+        };
+        let descending = match direction {
+            None => field != SortField::Name,
+            Some("desc") => true,
+            Some("asc") => false,
+            Some(_) => return Err(bad()),
+        };
+        Ok(Self { field, descending })
+    }
+}
+
+/// How a listing is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan<'a> {
+    /// The catalog list by position.
+    Listing { descending: bool },
+    /// One facet's list by position.
+    Facet { facet: &'a Facet, descending: bool },
+    /// Filter and sort a whole candidate list.
+    Scan,
+}
+
+/// A listing request: filters (all must match), words (all must occur) and the order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListQuery {
+    pub facets: Vec<Facet>,
+    pub words: Vec<String>,
+    pub sort: Sort,
+}
+
+impl Default for ListQuery {
+    fn default() -> Self {
+        Self {
+            facets: Vec::new(),
+            words: Vec::new(),
+            sort: Sort::DEFAULT,
+        }
+    }
+}
+
+impl ListQuery {
+    pub const MAX_TAGS: usize = 8;
+    pub const MAX_Q_LEN: usize = 256;
+    pub const MAX_WORDS: usize = 8;
+
+    /// The query parameters as they arrived: `category` and `license` at most once (the caller
+    /// rejects repeats), `tag` any number of times up to [`Self::MAX_TAGS`].
+    pub fn parse(
+        category: Option<&str>,
+        tags: &[&str],
+        license: Option<&str>,
+        q: Option<&str>,
+        sort: Option<&str>,
+    ) -> Result<Self, ApiError> {
+        if tags.len() > Self::MAX_TAGS {
+            return Err(ApiError::BadRequest(format!(
+                "at most {} tag parameters",
+                Self::MAX_TAGS
+            )));
+        }
+        let mut facets = Vec::new();
+        if let Some(c) = category {
+            facets.push(Facet::parse(FacetKind::Category, c)?);
+        }
+        for t in tags {
+            facets.push(Facet::parse(FacetKind::Tag, t)?);
+        }
+        if let Some(l) = license {
+            facets.push(Facet::parse(FacetKind::License, l)?);
+        }
+        facets.sort();
+        facets.dedup();
+        let q = q.unwrap_or_default();
+        if q.chars().count() > Self::MAX_Q_LEN {
+            return Err(ApiError::BadRequest(format!(
+                "q must be at most {} characters",
+                Self::MAX_Q_LEN
+            )));
+        }
+        let mut words: Vec<String> = q
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        words.sort();
+        words.dedup();
+        if words.len() > Self::MAX_WORDS {
+            return Err(ApiError::BadRequest(format!(
+                "q must have at most {} words",
+                Self::MAX_WORDS
+            )));
+        }
+        Ok(Self {
+            facets,
+            words,
+            sort: Sort::parse(sort)?,
+        })
+    }
+
+    pub fn plan(&self) -> Plan<'_> {
+        if !self.words.is_empty() || self.sort.field != SortField::Created {
+            return Plan::Scan;
+        }
+        let descending = self.sort.descending;
+        match self.facets.as_slice() {
+            [] => Plan::Listing { descending },
+            [facet] => Plan::Facet { facet, descending },
+            _ => Plan::Scan,
+        }
+    }
+
+    /// Every facet matches and every word occurs in the name, description or a tag.
+    pub fn matches(&self, s: &DatasetSummary) -> bool {
+        if !self.facets.iter().all(|f| f.matches(s)) {
+            return false;
+        }
+        if self.words.is_empty() {
+            return true;
+        }
+        let mut text = s.name.to_lowercase();
+        for part in s.description.iter().chain(s.tags.iter()) {
+            text.push('\n');
+            text.push_str(&part.to_lowercase());
+        }
+        self.words.iter().all(|w| text.contains(w.as_str()))
+    }
+
+    /// The requested order; ties fall back to publication order, so it is total.
+    pub fn order(&self, a: &DatasetSummary, b: &DatasetSummary) -> Ordering {
+        let ordering = match self.sort.field {
+            SortField::Created => a.seq.cmp(&b.seq),
+            SortField::Updated => a.updated_at.cmp(&b.updated_at).then(a.seq.cmp(&b.seq)),
+            SortField::Name => a
+                .name
+                .to_lowercase()
+                .cmp(&b.name.to_lowercase())
+                .then_with(|| a.slug.cmp(&b.slug)),
+        };
+        if self.sort.descending {
+            ordering.reverse()
+        } else {
+            ordering
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(
+        category: Option<&str>,
+        tags: &[&str],
+        license: Option<&str>,
+        q: Option<&str>,
+        sort: Option<&str>,
+    ) -> Result<ListQuery, ApiError> {
+        ListQuery::parse(category, tags, license, q, sort)
+    }
+
+    #[test]
+    fn sort_takes_a_field_and_an_optional_direction() {
+        let s = |raw| Sort::parse(Some(raw)).unwrap();
+        assert_eq!(Sort::parse(None).unwrap(), Sort::DEFAULT);
+        assert_eq!(s("created"), Sort::DEFAULT);
+        assert!(!s("created:asc").descending);
+        assert!(s("updated").descending);
+        assert!(!s("name").descending, "names default to A to Z");
+        assert!(s("name:desc").descending);
+        for bad in [
+            "",
+            "size",
+            "name:up",
+            "Name",
+            "created:",
+            ":asc",
+            "name:asc:desc",
+        ] {
+            assert_eq!(Sort::parse(Some(bad)).unwrap_err().status(), 400, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_plan_keeps_single_facets_on_positional_lists() {
+        let plain = parse(None, &[], None, None, None).unwrap();
+        assert_eq!(plain.plan(), Plan::Listing { descending: true });
+        let asc = parse(None, &[], None, None, Some("created:asc")).unwrap();
+        assert_eq!(asc.plan(), Plan::Listing { descending: false });
+        for q in [
+            parse(Some("Biology"), &[], None, None, None).unwrap(),
+            parse(None, &["birds"], None, None, None).unwrap(),
+            parse(None, &[], Some("CC0-1.0"), None, Some("created:asc")).unwrap(),
+            parse(None, &["birds", "BIRDS "], None, None, None).unwrap(),
+        ] {
+            assert!(matches!(q.plan(), Plan::Facet { .. }), "{q:?}");
+        }
+        for q in [
+            parse(Some("biology"), &["birds"], None, None, None).unwrap(),
+            parse(None, &["a", "b"], None, None, None).unwrap(),
+            parse(None, &[], None, Some("river"), None).unwrap(),
+            parse(Some("biology"), &[], None, None, Some("name")).unwrap(),
+            parse(None, &[], None, None, Some("updated")).unwrap(),
+        ] {
+            assert_eq!(q.plan(), Plan::Scan, "{q:?}");
+        }
+    }
+
+    #[test]
+    fn facet_values_are_normalized_and_bounded() {
+        let q = parse(Some("  Biology "), &[], None, None, None).unwrap();
+        assert_eq!(q.facets, [Facet::new(FacetKind::Category, "biology")]);
+        assert_eq!(q.facets[0].key(), "category#biology");
+        for bad in ["", "   ", &"x".repeat(129)] {
+            assert_eq!(
+                parse(Some(bad), &[], None, None, None)
+                    .unwrap_err()
+                    .status(),
+                400
+            );
+        }
+        let nine = ["t"; 9];
+        assert_eq!(
+            parse(None, &nine, None, None, None).unwrap_err().status(),
+            400
+        );
+    }
+
+    #[test]
+    fn q_is_split_into_lowercase_words() {
+        let q = parse(None, &[], None, Some("River-Levels  2024, river"), None).unwrap();
+        assert_eq!(q.words, ["2024", "levels", "river"]);
+        assert!(parse(None, &[], None, Some("  "), None)
+            .unwrap()
+            .words
+            .is_empty());
+        let long = "a ".repeat(129);
+        assert_eq!(
+            parse(None, &[], None, Some(&long), None)
+                .unwrap_err()
+                .status(),
+            400
+        );
+        assert_eq!(
+            parse(None, &[], None, Some("a b c d e f g h i"), None)
+                .unwrap_err()
+                .status(),
+            400
+        );
+    }
+}

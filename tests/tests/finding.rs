@@ -1,0 +1,467 @@
+//! Finding datasets (filters, words, sort) against the DynamoDB adapter on moto: every answer
+//! equals what filtering and sorting the whole catalog gives, across pages; facet lists follow
+//! re-publishing and keyless changes; single-facet listings keep the plain listing's cost
+//! (counted on the wire); scans are cached until the catalog changes; `reindex` rebuilds.
+
+use catalog::api;
+use catalog::domain::Slug;
+use catalog::dynamo::{DatasetMeta, DynamoWriter, Expected, NewVersion};
+use catalog::model::ActiveVersion;
+use catalog_tests::{json_body, v2_request, Stack, Wire};
+use chrono::{Duration, Utc};
+use serde_json::Value;
+
+/// One dataset's descriptive fields in the test catalog.
+struct Spec {
+    slug: String,
+    name: String,
+    description: Option<String>,
+    category: String,
+    tags: Vec<String>,
+    license: String,
+}
+
+fn spec(i: usize) -> Spec {
+    let categories = ["Biology", "transport", "environment"];
+    let licenses = ["CC-BY-4.0", "CC0-1.0"];
+    let tag_pool = ["birds", "rivers", "hourly", "city", "archive"];
+    Spec {
+        slug: format!("ds-{i:02}"),
+        name: format!("{} dataset {i}", ["Zebra", "alpha", "Mango", "beta"][i % 4]),
+        description: (i % 3 != 0).then(|| format!("Measurements from station {i}, river basin")),
+        category: categories[i % 3].to_owned(),
+        tags: (0..1 + i % 3)
+            .map(|k| tag_pool[(i + k) % 5].to_owned())
+            .collect(),
+        license: licenses[i % 2].to_owned(),
+    }
+}
+
+fn meta(s: &Spec) -> DatasetMeta {
+    DatasetMeta {
+        slug: Slug::parse(&s.slug).unwrap(),
+        name: s.name.clone(),
+        description: s.description.clone(),
+        license: s.license.clone(),
+        source: "tests".into(),
+        category: s.category.clone(),
+        tags: s.tags.clone(),
+        insights: String::new(),
+        discussions_json: "[]".into(),
+    }
+}
+
+/// Publishes (or re-publishes) a version with these fields through the writer, as the CLI does.
+async fn publish(writer: &DynamoWriter, s: &Spec, at: chrono::DateTime<Utc>) {
+    let meta = meta(s);
+    let reserved = writer
+        .reserve_version(&meta, None, false, at)
+        .await
+        .unwrap();
+    let version = NewVersion {
+        active: ActiveVersion {
+            version: reserved.version,
+            s3_key: format!("datasets/{}/v{}/x.parquet", s.slug, reserved.version),
+            size: 100,
+            row_count: 10,
+            columns: vec!["c".into()],
+            sha256: "0".repeat(64),
+            published_at: at,
+        },
+        schema_json: "[]".into(),
+    };
+    writer.put_version(&meta.slug, &version).await.unwrap();
+    writer
+        .activate(
+            &meta.slug,
+            reserved.version,
+            Expected::from(reserved.previous),
+            Some(&meta),
+            at,
+        )
+        .await
+        .unwrap();
+}
+
+async fn list(catalog: &catalog::dynamo::DynamoCatalog, query: &str) -> (u16, Value) {
+    let resp = api::list(
+        &v2_request(&format!("/api/v1/datasets?{query}"), &[]),
+        catalog,
+        Utc::now(),
+    )
+    .await;
+    (resp.status().as_u16(), json_body(&resp))
+}
+
+/// Every page of a listing, concatenated: (total, slugs in order).
+async fn all_pages(catalog: &catalog::dynamo::DynamoCatalog, query: &str) -> (u64, Vec<String>) {
+    let mut slugs = Vec::new();
+    let mut total = 0;
+    for page in 1.. {
+        let (status, body) = list(catalog, &format!("{query}&page={page}&page_size=4")).await;
+        assert_eq!(status, 200, "{query}: {body}");
+        total = body["total"].as_u64().unwrap();
+        let items = body["items"].as_array().unwrap();
+        if items.is_empty() {
+            break;
+        }
+        slugs.extend(items.iter().map(|i| i["slug"].as_str().unwrap().to_owned()));
+    }
+    assert_eq!(
+        total,
+        slugs.len() as u64,
+        "{query}: total counts the matches"
+    );
+    (total, slugs)
+}
+
+type Order<'a> = dyn Fn(&Value, &Value) -> std::cmp::Ordering + 'a;
+
+/// The expected answer: the plain listing (publication order, newest first), filtered and
+/// sorted in the test.
+fn expected(
+    everything: &[Value],
+    keep: impl Fn(&Value) -> bool,
+    order: Option<&Order<'_>>,
+) -> Vec<String> {
+    let mut kept: Vec<&Value> = everything.iter().filter(|v| keep(v)).collect();
+    if let Some(order) = order {
+        kept.sort_by(|a, b| order(a, b));
+    }
+    kept.iter()
+        .map(|v| v["slug"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn has_tag(v: &Value, tag: &str) -> bool {
+    v["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t.as_str().unwrap().eq_ignore_ascii_case(tag))
+}
+
+fn text(v: &Value) -> String {
+    let mut t = format!(
+        "{} {}",
+        v["name"].as_str().unwrap(),
+        v["description"].as_str().unwrap_or("")
+    );
+    for tag in v["tags"].as_array().unwrap() {
+        t.push(' ');
+        t.push_str(tag.as_str().unwrap());
+    }
+    t.to_lowercase()
+}
+
+#[tokio::test]
+async fn every_filter_and_sort_answers_what_filtering_the_whole_catalog_gives() {
+    let stack = Stack::start().await;
+    let writer = stack.writer();
+    let start = Utc::now() - Duration::hours(1);
+    for i in 0..14 {
+        publish(&writer, &spec(i), start + Duration::seconds(i as i64)).await;
+    }
+    // Re-publish two older datasets later: their updated_at moves, their place does not.
+    publish(&writer, &spec(3), start + Duration::minutes(10)).await;
+    publish(&writer, &spec(8), start + Duration::minutes(5)).await;
+
+    let catalog = stack.catalog();
+    let (_, everything) = list(&catalog, "page_size=100").await;
+    let everything = everything["items"].as_array().unwrap().clone();
+    assert_eq!(everything.len(), 14);
+    let slugs = |q: &str| {
+        let catalog = catalog.clone();
+        let q = q.to_owned();
+        async move { all_pages(&catalog, &q).await.1 }
+    };
+
+    // Single facets (case-insensitive), in publication order, both directions
+    let cat = |v: &Value| {
+        v["category"]
+            .as_str()
+            .unwrap()
+            .eq_ignore_ascii_case("biology")
+    };
+    assert_eq!(
+        slugs("category=BIOLOGY").await,
+        expected(&everything, cat, None)
+    );
+    let mut oldest_first = expected(&everything, cat, None);
+    oldest_first.reverse();
+    assert_eq!(
+        slugs("category=biology&sort=created:asc").await,
+        oldest_first
+    );
+    assert_eq!(
+        slugs("tag=rivers").await,
+        expected(&everything, |v| has_tag(v, "rivers"), None)
+    );
+    assert_eq!(
+        slugs("license=cc0-1.0").await,
+        expected(&everything, |v| v["license"] == "CC0-1.0", None)
+    );
+
+    // Combined facets and repeated tags: all must match
+    assert_eq!(
+        slugs("category=transport&license=CC-BY-4.0").await,
+        expected(
+            &everything,
+            |v| v["category"] == "transport" && v["license"] == "CC-BY-4.0",
+            None
+        )
+    );
+    assert_eq!(
+        slugs("tag=birds&tag=rivers").await,
+        expected(
+            &everything,
+            |v| has_tag(v, "birds") && has_tag(v, "rivers"),
+            None
+        )
+    );
+
+    // Words: each must occur in the name, description or tags, case-insensitively
+    assert_eq!(
+        slugs("q=RIVER%20station").await,
+        expected(
+            &everything,
+            |v| text(v).contains("river") && text(v).contains("station"),
+            None
+        )
+    );
+    assert_eq!(
+        slugs("q=zebra&category=environment").await,
+        expected(
+            &everything,
+            |v| text(v).contains("zebra") && v["category"] == "environment",
+            None
+        )
+    );
+
+    // Sorts
+    let by_name = |a: &Value, b: &Value| {
+        let key = |v: &Value| {
+            (
+                v["name"].as_str().unwrap().to_lowercase(),
+                v["slug"].as_str().unwrap().to_owned(),
+            )
+        };
+        key(a).cmp(&key(b))
+    };
+    assert_eq!(
+        slugs("sort=name").await,
+        expected(&everything, |_| true, Some(&by_name))
+    );
+    let by_name_desc = |a: &Value, b: &Value| by_name(b, a);
+    assert_eq!(
+        slugs("sort=name:desc&tag=city").await,
+        expected(&everything, |v| has_tag(v, "city"), Some(&by_name_desc))
+    );
+    let updated = slugs("sort=updated").await;
+    assert_eq!(
+        &updated[..2],
+        ["ds-03", "ds-08"],
+        "re-published last come first"
+    );
+    let mut updated_asc = slugs("sort=updated:asc").await;
+    updated_asc.reverse();
+    assert_eq!(updated_asc, updated);
+
+    // Errors: unknown values and bad parameters are 400 with code bad_request
+    for q in [
+        "category=astronomy",
+        "tag=birds&tag=nonexistent",
+        "license=proprietary",
+        "sort=size",
+        "sort=name:up",
+        "category=biology&category=transport",
+        "category=",
+    ] {
+        let (status, body) = list(&catalog, q).await;
+        assert_eq!(status, 400, "{q}: {body}");
+        assert_eq!(body["code"], "bad_request", "{q}");
+    }
+    let (_, body) = list(&catalog, "category=astronomy").await;
+    assert_eq!(
+        body["error"],
+        "no dataset has ever had category 'astronomy'"
+    );
+    // No match is not an error
+    let (status, body) = list(&catalog, "q=nothing-matches-this").await;
+    assert_eq!((status, body["total"].as_u64()), (200, Some(0)));
+}
+
+#[tokio::test]
+async fn facet_lists_follow_republishing_and_keyless_changes_and_reindex_rebuilds_them() {
+    let stack = Stack::start().await;
+    let writer = stack.writer();
+    let now = Utc::now();
+    for i in 0..9 {
+        publish(&writer, &spec(i), now + Duration::seconds(i as i64)).await;
+    }
+    let catalog = stack.catalog();
+    let biology = |c| async move { all_pages(c, "category=biology").await.1 };
+    assert_eq!(biology(&catalog).await, ["ds-06", "ds-03", "ds-00"]);
+
+    // WHEN ds-03 moves from biology to transport and gains a tag
+    let mut moved = spec(3);
+    moved.category = "Transport".into();
+    moved.tags.push("Moved".into());
+    publish(&writer, &moved, now + Duration::minutes(1)).await;
+    // THEN it leaves biology, joins transport at its publication place, and the tag lists
+    assert_eq!(biology(&catalog).await, ["ds-06", "ds-00"]);
+    assert_eq!(
+        all_pages(&catalog, "category=transport").await.1,
+        ["ds-07", "ds-04", "ds-03", "ds-01"]
+    );
+    assert_eq!(all_pages(&catalog, "tag=moved").await.1, ["ds-03"]);
+    let (_, page) = list(&catalog, "category=transport").await;
+    let entry = &page["items"][2];
+    assert_eq!(
+        entry["category"], "Transport",
+        "facet entries show the new fields"
+    );
+
+    // WHEN a keyless window opens THEN facet listings show it too
+    let slug = Slug::parse("ds-06").unwrap();
+    writer
+        .set_keyless(&slug, Some(Utc::now() + Duration::hours(1)))
+        .await
+        .unwrap();
+    for q in ["category=biology", "license=cc-by-4.0", "tag=rivers"] {
+        let (_, page) = list(&catalog, q).await;
+        let item = page["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["slug"] == "ds-06")
+            .unwrap_or_else(|| panic!("{q}: {page}"));
+        assert_eq!(item["keyless"], true, "{q}");
+    }
+
+    // WHEN the facet lists are lost (an upgrade from a version without them)
+    let before: Vec<(String, Vec<String>)> = {
+        let mut v = Vec::new();
+        for q in [
+            "category=biology",
+            "category=transport",
+            "tag=birds",
+            "license=cc-by-4.0",
+        ] {
+            v.push((q.to_owned(), all_pages(&catalog, q).await.1));
+        }
+        v
+    };
+    delete_facet_items(&stack).await;
+    let (status, _) = list(&catalog, "category=biology").await;
+    assert_eq!(status, 400, "without its list, a facet is unknown");
+    // THEN reindex rebuilds them as they were
+    let (facets, written) = writer.reindex().await.unwrap();
+    assert!(facets >= 8 && written > 0, "{facets} {written}");
+    for (q, slugs) in before {
+        assert_eq!(all_pages(&catalog, &q).await.1, slugs, "{q}");
+    }
+}
+
+/// Deletes every facet list entry and facet counter, leaving the catalog list.
+async fn delete_facet_items(stack: &Stack) {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let table = &stack.target.datasets_table;
+    let out = stack.dynamo.scan().table_name(table).send().await.unwrap();
+    for item in out.items.unwrap_or_default() {
+        let pk = match item.get("pk") {
+            Some(AttributeValue::S(pk)) => pk.clone(),
+            _ => continue,
+        };
+        if pk.starts_with("LIST#") || pk.starts_with("CATALOG#") {
+            stack
+                .dynamo
+                .delete_item()
+                .table_name(table)
+                .key("pk", AttributeValue::S(pk))
+                .key("sk", item["sk"].clone())
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn single_facets_cost_two_round_trips_at_any_page_and_scans_are_cached_per_revision() {
+    let stack = Stack::start().await;
+    let writer = stack.writer();
+    let now = Utc::now();
+    for i in 0..30 {
+        publish(&writer, &spec(i), now + Duration::seconds(i as i64)).await;
+    }
+    let wire = Wire::default();
+    let (catalog, _) = stack.wired(&wire, &Wire::default());
+    wire.take_calls();
+
+    // Single facet, default or ascending order, first, middle and last page
+    for q in [
+        "category=biology",
+        "tag=rivers",
+        "license=CC0-1.0",
+        "category=environment&sort=created:asc",
+    ] {
+        let total = list(&catalog, &format!("{q}&page_size=3")).await.1["total"]
+            .as_u64()
+            .unwrap();
+        let last = total.div_ceil(3);
+        for page in [1, last.div_ceil(2), last] {
+            wire.take_calls();
+            let (status, body) = list(&catalog, &format!("{q}&page={page}&page_size=3")).await;
+            assert_eq!(status, 200);
+            let calls = wire.take_calls();
+            let ops: Vec<&str> = calls.iter().map(|c| c.operation.as_str()).collect();
+            assert_eq!(
+                ops,
+                ["DynamoDB.GetItem", "DynamoDB.Query"],
+                "{q} page {page}"
+            );
+            let read: usize = calls.iter().map(|c| c.items).sum();
+            assert!(read <= 3 + 1, "{q} page {page}: {read} items read");
+            assert!(!body["items"].as_array().unwrap().is_empty());
+        }
+    }
+
+    // A scan: the first request reads the candidate list, the next ones only the counters
+    let q = "category=biology&tag=birds&q=station";
+    wire.take_calls();
+    let (_, first) = list(&catalog, q).await;
+    let cold = wire.take_calls();
+    assert_eq!(cold[0].operation, "DynamoDB.BatchGetItem");
+    assert!(cold[1..].iter().all(|c| c.operation == "DynamoDB.Query"));
+    let read: usize = cold.iter().map(|c| c.items).sum();
+    assert!(
+        read <= 3 + 10 + 1,
+        "the smallest candidate list (biology, 10 datasets) and 3 counters: {read}"
+    );
+    let (_, second) = list(&catalog, &format!("{q}&page=1")).await;
+    let warm = wire.take_calls();
+    let ops: Vec<&str> = warm.iter().map(|c| c.operation.as_str()).collect();
+    assert_eq!(
+        ops,
+        ["DynamoDB.BatchGetItem"],
+        "cached while the catalog is unchanged"
+    );
+    assert_eq!(first, second);
+
+    // WHEN the catalog changes THEN the next scan reads the list again, and sees the change
+    let mut changed = spec(0);
+    changed.description = Some("station relocated".into());
+    changed.tags = vec!["birds".into()];
+    publish(&writer, &changed, Utc::now()).await;
+    let (_, after) = list(&catalog, q).await;
+    let ops: Vec<String> = wire.take_calls().into_iter().map(|c| c.operation).collect();
+    assert!(ops.len() >= 2 && ops[1] == "DynamoDB.Query", "{ops:?}");
+    let slugs: Vec<&str> = after["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["slug"].as_str().unwrap())
+        .collect();
+    assert!(slugs.contains(&"ds-00"), "{slugs:?}");
+}
