@@ -3,6 +3,7 @@
 //! bucket the functions read, through `catalog::dynamo::DynamoWriter`. The Lambda binaries never
 //! link this crate (nor arrow/parquet).
 
+pub mod download;
 pub mod publish;
 pub mod stats;
 

@@ -58,6 +58,24 @@ enum Command {
     /// Example: catalog-admin versions activate air-quality 2
     #[command(subcommand)]
     Versions(VersionsCommand),
+    /// Download a dataset's Parquet file through the public API, as any client would, and
+    /// verify its SHA-256 before keeping it. The key, if the dataset needs one, is read from
+    /// CATALOG_API_KEY (never from a flag, which would show in the process list and history).
+    ///
+    /// Example: CATALOG_API_KEY=dcat_... catalog-admin download air-quality --api-url
+    ///   https://abc123.execute-api.eu-west-1.amazonaws.com/api/v1
+    Download {
+        slug: String,
+        /// The API's base URL, ending in /api/v1 (default: CATALOG_API_URL).
+        #[arg(long, env = "CATALOG_API_URL")]
+        api_url: String,
+        /// Pin this version: fail rather than fetch another one.
+        #[arg(long)]
+        version: Option<u64>,
+        /// Where to write it (default: <slug>-v<version>.parquet).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -187,6 +205,8 @@ enum CliError {
     Write(#[from] catalog::dynamo::WriteError),
     #[error(transparent)]
     Store(#[from] catalog::error::StoreError),
+    #[error(transparent)]
+    Download(#[from] catalog_admin::download::DownloadError),
 }
 
 fn slug(raw: &str) -> Result<Slug, CliError> {
@@ -226,12 +246,43 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(());
     }
+    if let Command::Download {
+        slug: raw,
+        api_url,
+        version,
+        output,
+    } = &cli.command
+    {
+        let slug = slug(raw)?;
+        let key = std::env::var("CATALOG_API_KEY")
+            .ok()
+            .filter(|k| !k.is_empty());
+        let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let done = catalog_admin::download::download(
+            api_url,
+            slug.as_str(),
+            *version,
+            key.as_deref(),
+            output.as_deref(),
+            progress,
+        )
+        .await?;
+        println!(
+            "downloaded {} version {} ({}) to {}: sha256 {} verified",
+            done.descriptor.slug,
+            done.descriptor.version,
+            catalog_admin::human_bytes(done.descriptor.size_bytes),
+            done.path.display(),
+            done.descriptor.sha256
+        );
+        return Ok(());
+    }
     let env = env()?;
     let sdk = catalog_admin::load_sdk_config().await;
     let dynamo = aws_sdk_dynamodb::Client::new(&sdk);
     let writer = DynamoWriter::new(dynamo.clone(), &env.datasets_table, &env.keys_table);
     match cli.command {
-        Command::Inspect { .. } => Ok(()),
+        Command::Inspect { .. } | Command::Download { .. } => Ok(()),
         Command::Publish(args) => {
             let slug = slug(&args.slug)?;
             let bucket = env.bucket.ok_or(ConfigError::Missing("DATA_BUCKET"))?;

@@ -1,0 +1,217 @@
+//! `catalog-admin download`: a dataset's Parquet file through the public API, as any client
+//! gets it (the data endpoint, then the presigned URL), written only once its SHA-256 matches
+//! the one the API states.
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use tokio::io::AsyncWriteExt;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DownloadError {
+    #[error("{0}")]
+    Usage(String),
+    /// The API answered with an error body.
+    #[error("the API answered {status}: {message} (code {code}, request {request_id})")]
+    Api {
+        status: u16,
+        code: String,
+        message: String,
+        request_id: String,
+    },
+    #[error("{0}")]
+    Http(String),
+    #[error(
+        "the downloaded file's SHA-256 is {actual}, not {expected} as the API states: nothing was written"
+    )]
+    Checksum { expected: String, actual: String },
+    #[error("{0}: {1}")]
+    Io(PathBuf, std::io::Error),
+}
+
+/// The parts of the download descriptor this command uses.
+#[derive(Debug, Deserialize)]
+pub struct Descriptor {
+    pub slug: String,
+    pub url: String,
+    pub version: u64,
+    pub sha256: String,
+    pub size_bytes: u64,
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    error: String,
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    request_id: String,
+}
+
+/// What was downloaded.
+#[derive(Debug)]
+pub struct Downloaded {
+    pub descriptor: Descriptor,
+    pub path: PathBuf,
+}
+
+type HttpsClient = Client<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    Empty<Bytes>,
+>;
+
+fn client() -> Result<HttpsClient, DownloadError> {
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_provider_and_native_roots(std::sync::Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .map_err(|e| DownloadError::Http(format!("TLS setup: {e}")))?
+        .https_or_http()
+        .enable_http1()
+        .build();
+    Ok(Client::builder(TokioExecutor::new()).build(connector))
+}
+
+/// Fetches `slug` (at `version`, if given) through the API at `api_url` (ending in `/api/v1`),
+/// sending `key` in `x-api-key` when given, and writes it to `output` (default
+/// `<slug>-v<version>.parquet`). The bytes go to `<output>.part` first, hashed on the way; the
+/// file is renamed into place only if the hash matches, and removed otherwise.
+pub async fn download(
+    api_url: &str,
+    slug: &str,
+    version: Option<u64>,
+    key: Option<&str>,
+    output: Option<&Path>,
+    progress: bool,
+) -> Result<Downloaded, DownloadError> {
+    let client = client()?;
+    let mut url = format!("{}/datasets/{slug}/data", api_url.trim_end_matches('/'));
+    if let Some(v) = version {
+        url.push_str(&format!("?version={v}"));
+    }
+    let mut request = hyper::Request::get(&url).header("accept", "application/json");
+    if let Some(key) = key {
+        request = request.header("x-api-key", key);
+    }
+    let request = request
+        .body(Empty::new())
+        .map_err(|e| DownloadError::Usage(format!("bad API URL '{api_url}': {e}")))?;
+    let response = client
+        .request(request)
+        .await
+        .map_err(|e| DownloadError::Http(format!("{url}: {e}")))?;
+    let status = response.status().as_u16();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| DownloadError::Http(format!("{url}: {e}")))?
+        .to_bytes();
+    if status != 200 {
+        return Err(match serde_json::from_slice::<ErrorBody>(&body) {
+            Ok(e) => DownloadError::Api {
+                status,
+                code: e.code,
+                message: e.error,
+                request_id: e.request_id,
+            },
+            Err(_) => DownloadError::Http(format!(
+                "{url} answered {status}: {}",
+                String::from_utf8_lossy(&body)
+                    .chars()
+                    .take(200)
+                    .collect::<String>()
+            )),
+        });
+    }
+    let descriptor: Descriptor = serde_json::from_slice(&body)
+        .map_err(|e| DownloadError::Http(format!("{url}: not a download descriptor: {e}")))?;
+
+    let path = output.map(Path::to_path_buf).unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "{}-v{}.parquet",
+            descriptor.slug, descriptor.version
+        ))
+    });
+    let part = path.with_extension("parquet.part");
+    let result = fetch(&client, &descriptor, &part, progress).await;
+    let actual = match result {
+        Ok(actual) => actual,
+        Err(e) => {
+            let _ = tokio::fs::remove_file(&part).await;
+            return Err(e);
+        }
+    };
+    if actual != descriptor.sha256 {
+        let _ = tokio::fs::remove_file(&part).await;
+        return Err(DownloadError::Checksum {
+            expected: descriptor.sha256,
+            actual,
+        });
+    }
+    tokio::fs::rename(&part, &path)
+        .await
+        .map_err(|e| DownloadError::Io(path.clone(), e))?;
+    Ok(Downloaded { descriptor, path })
+}
+
+/// Streams the presigned URL into `part`, returning the SHA-256 of what arrived.
+async fn fetch(
+    client: &HttpsClient,
+    descriptor: &Descriptor,
+    part: &Path,
+    progress: bool,
+) -> Result<String, DownloadError> {
+    let request = hyper::Request::get(&descriptor.url)
+        .body(Empty::new())
+        .map_err(|e| DownloadError::Http(format!("bad download URL: {e}")))?;
+    let response = client
+        .request(request)
+        .await
+        .map_err(|e| DownloadError::Http(format!("download: {e}")))?;
+    let status = response.status().as_u16();
+    if status != 200 {
+        return Err(DownloadError::Http(format!(
+            "the download URL answered {status} (expired? ask the API again)"
+        )));
+    }
+    let bar = progress.then(|| {
+        let bar = indicatif::ProgressBar::new(descriptor.size_bytes);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let mut file = tokio::fs::File::create(part)
+        .await
+        .map_err(|e| DownloadError::Io(part.to_path_buf(), e))?;
+    let mut hasher = Sha256::new();
+    let mut body = response.into_body();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| DownloadError::Http(format!("download cut off: {e}")))?;
+        if let Ok(chunk) = frame.into_data() {
+            hasher.update(&chunk);
+            file.write_all(&chunk)
+                .await
+                .map_err(|e| DownloadError::Io(part.to_path_buf(), e))?;
+            if let Some(bar) = &bar {
+                bar.inc(chunk.len() as u64);
+            }
+        }
+    }
+    file.flush()
+        .await
+        .map_err(|e| DownloadError::Io(part.to_path_buf(), e))?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    Ok(hex::encode(hasher.finalize()))
+}
