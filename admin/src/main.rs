@@ -388,7 +388,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Keyless(KeylessCommand::Set { slug: raw, until }) => {
             let slug = slug(&raw)?;
             let until = parse_when(&until, now).map_err(CliError::Usage)?;
-            writer.set_keyless(&slug, Some(until)).await?;
+            writer.set_keyless(&slug, Some(until), now).await?;
             println!(
                 "{slug} is keyless until {}{}",
                 catalog::model::format_time(&until),
@@ -402,7 +402,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Keyless(KeylessCommand::Clear { slug: raw }) => {
             let slug = slug(&raw)?;
-            writer.set_keyless(&slug, None).await?;
+            writer.set_keyless(&slug, None, now).await?;
             println!("{slug} requires a key");
             Ok(())
         }

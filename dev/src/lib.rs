@@ -143,7 +143,7 @@ pub async fn seed_dataset(
         .await?;
     if let Some(hours) = sample.keyless_offset_hours {
         writer
-            .set_keyless(&slug, Some(now + Duration::hours(hours)))
+            .set_keyless(&slug, Some(now + Duration::hours(hours)), now)
             .await?;
     }
     Ok(reserved.id)

@@ -102,7 +102,7 @@ fn single_param<'a>(req: &'a Request, name: &str) -> Result<Option<&'a str>, Api
 /// Cross-origin access: any origin may call every endpoint from a browser, sending a key in
 /// either header and `If-None-Match`, and read the headers below. No cookies are involved, so
 /// the wildcard origin is safe. template.yaml's `CorsConfiguration` holds the same values
-/// (tests/tests/cors.rs checks they agree); API Gateway applies them in front of the functions,
+/// (tests/tests/http.rs checks they agree); API Gateway applies them in front of the functions,
 /// and the functions apply them themselves for function URLs and the local stack.
 pub mod cors {
     pub const ALLOW_ORIGIN: &str = "*";
@@ -166,13 +166,19 @@ fn all_params(req: &Request, name: &str) -> Vec<String> {
 }
 
 fn finish(result: Result<Response<Body>, ApiError>, req: &Request) -> Response<Body> {
-    with_cors(result.unwrap_or_else(|e| {
-        let mut response = e.into_response(&request_id(req));
-        response
-            .headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        response
-    }))
+    match result {
+        Ok(response) => with_cors(response),
+        Err(e) => error_response(e, &request_id(req)),
+    }
+}
+
+/// An error as every endpoint answers it: the JSON body, never cached, readable cross-origin.
+pub fn error_response(error: ApiError, request_id: &str) -> Response<Body> {
+    let mut response = error.into_response(request_id);
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    with_cors(response)
 }
 
 /// A public, cacheable 200: a strong `ETag` (a digest of the exact body), `Last-Modified` when

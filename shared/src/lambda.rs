@@ -74,7 +74,7 @@ where
             None => Either::Left(self.inner.call(event).map_ok(Answer::Passed as fn(_) -> _)),
             Some(reason) => {
                 let error = ApiError::BadRequest(format!("malformed request: {reason}"));
-                let response = error.into_response(&request_id(&event));
+                let response = crate::api::error_response(error, &request_id(&event));
                 Either::Right(ready(Ok(rejection(&event.payload, response))))
             }
         }

@@ -74,7 +74,8 @@ impl CatalogPager for MemoryCatalog {
             .enumerate()
             .filter_map(|(i, d)| summary(d, i as u64 + 1))
             .collect();
-        // As the store does: a facet value no listed dataset has had is unknown.
+        // Like the store's "no dataset has ever had it", approximated: this double keeps no
+        // history, so a value no listed dataset has now is unknown here.
         for facet in &query.facets {
             if !all.iter().any(|s| facet.matches(s)) {
                 return Err(StoreError::UnknownFacet(format!(

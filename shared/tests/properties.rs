@@ -418,4 +418,13 @@ fn the_fuzz_finding_in_lambda_http_gets_a_400() {
         body["error"],
         "malformed request: the host and path do not form a URL"
     );
+    // Answered like every other error: never cached, readable cross-origin
+    assert_eq!(
+        header(&response, "cache-control").as_deref(),
+        Some("no-store")
+    );
+    assert_eq!(
+        header(&response, "access-control-allow-origin").as_deref(),
+        Some("*")
+    );
 }

@@ -315,6 +315,7 @@ async fn facet_lists_follow_republishing_and_keyless_changes_and_reindex_rebuild
         ["ds-07", "ds-04", "ds-03", "ds-01"]
     );
     assert_eq!(all_pages(&catalog, "tag=moved").await.1, ["ds-03"]);
+    assert_facet_lists_consistent(&stack).await;
     let (_, page) = list(&catalog, "category=transport").await;
     let entry = &page["items"][2];
     assert_eq!(
@@ -325,7 +326,7 @@ async fn facet_lists_follow_republishing_and_keyless_changes_and_reindex_rebuild
     // WHEN a keyless window opens THEN facet listings show it too
     let slug = Slug::parse("ds-06").unwrap();
     writer
-        .set_keyless(&slug, Some(Utc::now() + Duration::hours(1)))
+        .set_keyless(&slug, Some(Utc::now() + Duration::hours(1)), Utc::now())
         .await
         .unwrap();
     for q in ["category=biology", "license=cc-by-4.0", "tag=rivers"] {
@@ -338,6 +339,17 @@ async fn facet_lists_follow_republishing_and_keyless_changes_and_reindex_rebuild
             .unwrap_or_else(|| panic!("{q}: {page}"));
         assert_eq!(item["keyless"], true, "{q}");
     }
+
+    assert_facet_lists_consistent(&stack).await;
+
+    // A new dataset with the most tags publish allows joins 34 facet lists in one transaction
+    let mut many = spec(20);
+    many.tags = (0..32).map(|t| format!("t{t:02}")).collect();
+    publish(&writer, &many, Utc::now()).await;
+    for t in ["t00", "t17", "t31"] {
+        assert_eq!(all_pages(&catalog, &format!("tag={t}")).await.1, ["ds-20"]);
+    }
+    assert_facet_lists_consistent(&stack).await;
 
     // WHEN the facet lists are lost (an upgrade from a version without them)
     let before: Vec<(String, Vec<String>)> = {
@@ -361,6 +373,96 @@ async fn facet_lists_follow_republishing_and_keyless_changes_and_reindex_rebuild
     for (q, slugs) in before {
         assert_eq!(all_pages(&catalog, &q).await.1, slugs, "{q}");
     }
+    assert_facet_lists_consistent(&stack).await;
+}
+
+/// The facet lists as stored: every list holds exactly the listed datasets with that value
+/// (from the catalog list, the source of truth), at positions 1..=total in publication order,
+/// its counter says total, and no rebuild mark is left behind.
+async fn assert_facet_lists_consistent(stack: &Stack) {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    use std::collections::BTreeMap;
+    let table = &stack.target.datasets_table;
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let out = stack
+            .dynamo
+            .scan()
+            .table_name(table)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .unwrap();
+        items.extend(out.items.unwrap_or_default());
+        match out.last_evaluated_key {
+            Some(k) if !k.is_empty() => start = Some(k),
+            _ => break,
+        }
+    }
+    let text = |item: &std::collections::HashMap<String, AttributeValue>, name: &str| match item
+        .get(name)
+    {
+        Some(AttributeValue::S(v)) => v.clone(),
+        Some(AttributeValue::N(v)) => v.clone(),
+        _ => String::new(),
+    };
+    let position = |sk: &str| sk.trim_start_matches("SEQ#").parse::<u64>().unwrap();
+    // Expected: facet key -> [(LIST position, slug)] in publication order
+    let mut expected: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
+    let mut lists: BTreeMap<String, Vec<(u64, u64, String)>> = BTreeMap::new();
+    let mut counters: BTreeMap<String, (u64, bool)> = BTreeMap::new();
+    for item in &items {
+        let pk = text(item, "pk");
+        if pk == "LIST" {
+            let tags: Vec<String> = match item.get("tags") {
+                Some(AttributeValue::L(l)) => l.iter().map(|t| t.as_s().unwrap().clone()).collect(),
+                _ => vec![],
+            };
+            for facet in
+                catalog::query::Facet::of(&text(item, "category"), &tags, &text(item, "license"))
+            {
+                expected
+                    .entry(facet.key())
+                    .or_default()
+                    .push((position(&text(item, "sk")), text(item, "slug")));
+            }
+        } else if let Some(key) = pk.strip_prefix("LIST#") {
+            lists.entry(key.to_owned()).or_default().push((
+                position(&text(item, "sk")),
+                text(item, "seq").parse().unwrap(),
+                text(item, "slug"),
+            ));
+        } else if let Some(key) = pk.strip_prefix("CATALOG#") {
+            counters.insert(
+                key.to_owned(),
+                (
+                    text(item, "total").parse().unwrap(),
+                    item.contains_key("rebuild_until"),
+                ),
+            );
+        }
+    }
+    for (key, mut want) in expected {
+        want.sort();
+        let mut have = lists.remove(&key).unwrap_or_default();
+        have.sort();
+        let positions: Vec<u64> = have.iter().map(|(p, _, _)| *p).collect();
+        let wanted_positions: Vec<u64> = (1..=want.len() as u64).collect();
+        assert_eq!(positions, wanted_positions, "{key}: positions 1..=total");
+        let members: Vec<(u64, String)> =
+            have.into_iter().map(|(_, seq, slug)| (seq, slug)).collect();
+        assert_eq!(members, want, "{key}: members in publication order");
+        assert_eq!(
+            counters.get(&key),
+            Some(&(want.len() as u64, false)),
+            "{key}: counter"
+        );
+    }
+    assert!(
+        lists.values().all(Vec::is_empty),
+        "stray facet lists: {lists:?}"
+    );
 }
 
 /// Deletes every facet list entry and facet counter, leaving the catalog list.
@@ -464,4 +566,91 @@ async fn single_facets_cost_two_round_trips_at_any_page_and_scans_are_cached_per
         .map(|i| i["slug"].as_str().unwrap())
         .collect();
     assert!(slugs.contains(&"ds-00"), "{slugs:?}");
+    wire.take_calls();
+
+    // WHEN a keyless window opens on a dataset in the cached list THEN the scan reads it again
+    let (_, cached) = list(&catalog, q).await;
+    assert_eq!(wire.take_calls().len(), 1, "cached");
+    writer
+        .set_keyless(
+            &Slug::parse("ds-00").unwrap(),
+            Some(Utc::now() + Duration::hours(1)),
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    let (_, reread) = list(&catalog, q).await;
+    let ops: Vec<String> = wire.take_calls().into_iter().map(|c| c.operation).collect();
+    assert!(ops.len() >= 2 && ops[1] == "DynamoDB.Query", "{ops:?}");
+    let keyless = |page: &Value| {
+        page["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["slug"] == "ds-00")
+            .map(|i| i["keyless"].clone())
+    };
+    assert_eq!(keyless(&cached), Some(Value::Bool(false)));
+    assert_eq!(keyless(&reread), Some(Value::Bool(true)));
+}
+
+/// Every DynamoDB operation the list function sends, over every kind of listing, is allowed by
+/// its role in template.yaml (moto checks no permissions, so this is where a missing one shows).
+#[tokio::test]
+async fn the_list_functions_role_allows_every_operation_it_sends() {
+    let stack = Stack::start().await;
+    let writer = stack.writer();
+    for i in 0..6 {
+        publish(&writer, &spec(i), Utc::now()).await;
+    }
+    let wire = Wire::default();
+    let (catalog, _) = stack.wired(&wire, &Wire::default());
+    for q in [
+        "",
+        "page=2&page_size=2",
+        "category=biology",
+        "tag=birds&sort=created:asc",
+        "category=biology&license=CC0-1.0",
+        "q=station",
+        "sort=name",
+        "sort=updated:asc&tag=city",
+        "category=astronomy",
+    ] {
+        list(&catalog, q).await;
+    }
+    let mut sent: Vec<String> = wire
+        .take_calls()
+        .into_iter()
+        .map(|c| c.operation.replace("DynamoDB.", "dynamodb:"))
+        .collect();
+    sent.sort();
+    sent.dedup();
+    assert_eq!(
+        sent,
+        [
+            "dynamodb:BatchGetItem",
+            "dynamodb:GetItem",
+            "dynamodb:Query"
+        ]
+    );
+
+    let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
+    let template: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let mut allowed = Vec::new();
+    for policy in template["Resources"]["CatalogListFunction"]["Properties"]["Policies"]
+        .as_sequence()
+        .unwrap()
+    {
+        for statement in policy["Statement"].as_sequence().into_iter().flatten() {
+            for action in statement["Action"].as_sequence().into_iter().flatten() {
+                allowed.push(action.as_str().unwrap().to_owned());
+            }
+        }
+    }
+    for op in &sent {
+        assert!(
+            allowed.contains(op),
+            "{op} is not in the list function's policy: {allowed:?}"
+        );
+    }
 }

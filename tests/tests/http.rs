@@ -146,12 +146,25 @@ async fn if_none_match_over_http_saves_the_body_until_the_answer_changes() {
     let list_url = format!("{base}/datasets?page_size=100");
     let (_, headers, _) = http_request("GET", &list_url, &[]).await;
     let list_etag = header(&headers, "etag").unwrap().to_owned();
+    let (_, headers, _) = http_request("GET", &url, &[]).await;
+    let last_modified = header(&headers, "last-modified").unwrap().to_owned();
     let slug = catalog::domain::Slug::parse("river-levels").unwrap();
+    let changed_at = now + chrono::Duration::seconds(5);
     stack
         .writer()
-        .set_keyless(&slug, Some(now + chrono::Duration::hours(1)))
+        .set_keyless(&slug, Some(now + chrono::Duration::hours(1)), changed_at)
         .await
         .unwrap();
+    // The change is an update: Last-Modified moves to it
+    let (_, headers, _) = http_request("GET", &url, &[]).await;
+    assert_ne!(
+        header(&headers, "last-modified"),
+        Some(last_modified.as_str())
+    );
+    assert_eq!(
+        header(&headers, "last-modified").map(str::to_owned),
+        Some(changed_at.format("%a, %d %b %Y %H:%M:%S GMT").to_string())
+    );
     // THEN the old tags no longer match: full answers with new tags
     for (url, old) in [(&url, &etag), (&list_url, &list_etag)] {
         let (status, headers, _) = http_request("GET", url, &[("if-none-match", old)]).await;

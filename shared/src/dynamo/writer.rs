@@ -560,13 +560,15 @@ impl DynamoWriter {
                     };
                     match position {
                         Some(pos) => {
-                            tx = tx.transact_items(tx_set(
-                                &self.datasets_table,
-                                key_of(facet_list_pk(facet), &list_sk(pos)),
-                                &summary,
-                                "#slug = :slug",
-                                &[(":slug", s(slug.as_str()))],
-                            )?)
+                            tx = tx
+                                .transact_items(tx_set(
+                                    &self.datasets_table,
+                                    key_of(facet_list_pk(facet), &list_sk(pos)),
+                                    &summary,
+                                    "#slug = :slug",
+                                    &[(":slug", s(slug.as_str()))],
+                                )?)
+                                .transact_items(self.not_rebuilding(facet, now)?)
                         }
                         None => rebuilds.push((facet.clone(), Change::Insert(seq))),
                     }
@@ -574,7 +576,6 @@ impl DynamoWriter {
                 for facet in listed_facets.iter().filter(|f| !new_facets.contains(f)) {
                     rebuilds.push((facet.clone(), Change::Remove(slug.to_string())));
                 }
-                tx = tx.transact_items(bump_rev(&self.datasets_table)?);
             }
             None => {
                 // First activation: list it at the next position.
@@ -620,6 +621,7 @@ impl DynamoWriter {
                                     &self.datasets_table,
                                     counter_pk,
                                     facet_total,
+                                    now,
                                 )?)
                                 .build(),
                         );
@@ -664,19 +666,47 @@ impl DynamoWriter {
                 &[],
             )?);
         settle(tx.send().await, slug)?;
-        self.apply(rebuilds).await
+        self.apply(rebuilds, now).await
     }
 
-    /// Facet list changes that shift positions, after the transaction that made them due.
-    async fn apply(&self, rebuilds: Vec<(Facet, Change)>) -> Result<(), WriteError> {
-        let any = !rebuilds.is_empty();
+    /// After a transaction that changed list entries: the facet list changes that shift
+    /// positions, then the catalog's `rev` (for the functions' cached lists), bumped whether or
+    /// not the rebuilds succeed, since a failed one may have written part of its change. `rev`
+    /// is bumped here, outside the transaction, so that writes to different datasets do not
+    /// conflict on the counter; a reader in between caches data newer than its `rev`, which
+    /// the bump then retires.
+    async fn apply(
+        &self,
+        rebuilds: Vec<(Facet, Change)>,
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
+        let mut result = Ok(());
         for (facet, change) in rebuilds {
-            self.rebuild_facet(&facet, change).await?;
+            result = self.rebuild_facet(&facet, change, now).await;
+            if result.is_err() {
+                break;
+            }
         }
-        if any {
-            self.bump_rev().await?;
-        }
-        Ok(())
+        let bumped = self.bump_rev().await;
+        result?;
+        Ok(bumped?)
+    }
+
+    /// A transaction check that no rebuild of `facet` is under way (positions are stable).
+    fn not_rebuilding(
+        &self,
+        facet: &Facet,
+        now: DateTime<Utc>,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let check = aws_sdk_dynamodb::types::ConditionCheck::builder()
+            .table_name(&self.datasets_table)
+            .set_key(Some(key_of(facet_counter_pk(facet), COUNTER_SK)))
+            .condition_expression(UNLOCKED)
+            .expression_attribute_names("#lock", "rebuild_until")
+            .expression_attribute_values(":now", s(format_time(&now)))
+            .build()
+            .map_err(other)?;
+        Ok(TransactWriteItem::builder().condition_check(check).build())
     }
 
     /// Opens a keyless window until `until`, or closes it (`None`): the dataset item, its alias
@@ -685,10 +715,15 @@ impl DynamoWriter {
         &self,
         slug: &Slug,
         until: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
         let dataset = self.dataset_item(slug).await?;
         let id = get_uuid(&dataset, "id")?;
-        let set = [("keyless_until", opt_time(until.as_ref()))];
+        // The dataset's answers change (keyless, access): it counts as an update.
+        let set = [
+            ("keyless_until", opt_time(until.as_ref())),
+            ("updated_at", s(format_time(&now))),
+        ];
         let mut tx = self.client.transact_write_items();
         for key in [
             key_of(dataset_pk(slug.as_str()), DATASET_SK),
@@ -715,22 +750,23 @@ impl DynamoWriter {
             for facet in facets_of_item(&dataset)? {
                 match self.facet_position(&facet, slug.as_str()).await? {
                     Some(pos) => {
-                        tx = tx.transact_items(tx_set(
-                            &self.datasets_table,
-                            key_of(facet_list_pk(&facet), &list_sk(pos)),
-                            &set,
-                            "#slug = :slug",
-                            &[(":slug", s(slug.as_str()))],
-                        )?)
+                        tx = tx
+                            .transact_items(tx_set(
+                                &self.datasets_table,
+                                key_of(facet_list_pk(&facet), &list_sk(pos)),
+                                &set,
+                                "#slug = :slug",
+                                &[(":slug", s(slug.as_str()))],
+                            )?)
+                            .transact_items(self.not_rebuilding(&facet, now)?)
                     }
                     // Missing from a list it belongs in: put it back (with the new window).
                     None => rebuilds.push((facet, Change::Insert(seq))),
                 }
             }
-            tx = tx.transact_items(bump_rev(&self.datasets_table)?);
         }
         settle(tx.send().await, slug)?;
-        self.apply(rebuilds).await
+        self.apply(rebuilds, now).await
     }
 
     /// Where a dataset sits in a facet list (a filtered read of that list; operators only).
@@ -790,7 +826,13 @@ impl DynamoWriter {
     /// publication order: the entries after it move by one. Not atomic: a reader paging the
     /// list meanwhile may see one dataset twice or miss one; `reindex` repairs an interrupted
     /// rebuild.
-    async fn rebuild_facet(&self, facet: &Facet, change: Change) -> Result<(), WriteError> {
+    async fn rebuild_facet(
+        &self,
+        facet: &Facet,
+        change: Change,
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
+        self.lock_facet(facet, now).await?;
         let existing = self.partition(&facet_list_pk(facet)).await?;
         let mut members = existing.clone();
         match change {
@@ -812,6 +854,44 @@ impl DynamoWriter {
         Ok(())
     }
 
+    /// Marks a facet list as being rebuilt, for at most `REBUILD_LOCK_SECONDS`: appends and
+    /// in-place updates of its entries are refused (and retried by `activate`) until
+    /// `write_facet` clears the mark. A second rebuild of the same list waits for it.
+    async fn lock_facet(&self, facet: &Facet, now: DateTime<Utc>) -> Result<(), WriteError> {
+        for attempt in 0..20u32 {
+            let at = Utc::now().max(now);
+            let locked = self
+                .client
+                .update_item()
+                .table_name(&self.datasets_table)
+                .set_key(Some(key_of(facet_counter_pk(facet), COUNTER_SK)))
+                .update_expression("SET #lock = :until")
+                .condition_expression(UNLOCKED)
+                .expression_attribute_names("#lock", "rebuild_until")
+                .expression_attribute_values(":now", s(format_time(&at)))
+                .expression_attribute_values(
+                    ":until",
+                    s(format_time(
+                        &(at + chrono::Duration::seconds(REBUILD_LOCK_SECONDS)),
+                    )),
+                )
+                .send()
+                .await;
+            match locked {
+                Ok(_) => return Ok(()),
+                Err(e) if is_condition_failure(e.code()) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(100 << attempt.min(4)))
+                        .await
+                }
+                Err(e) => return Err(classify(e).into()),
+            }
+        }
+        Err(WriteError::Conflict(format!(
+            "{} (its list is being rebuilt)",
+            facet.key()
+        )))
+    }
+
     /// Rewrites a facet list so that it holds exactly `members` at positions 1..=n in
     /// publication order: only positions whose dataset changes are written, positions past the
     /// end are deleted, then the counter is set.
@@ -825,10 +905,17 @@ impl DynamoWriter {
         let seq_of = |item: &Item| get_u64(item, "seq").unwrap_or(u64::MAX);
         members.sort_by_key(seq_of);
         let list_pk = facet_list_pk(facet);
-        let slug_at = |items: &[Item], i: usize| items.get(i).and_then(|m| m.get("slug")).cloned();
+        // What sits at each position now (a list may have gaps or strays after a failure).
+        let mut at: BTreeMap<u64, Option<AttributeValue>> = BTreeMap::new();
+        for item in existing {
+            if let Ok(pos) = position_of(item) {
+                at.insert(pos, item.get("slug").cloned());
+            }
+        }
         let mut requests = Vec::new();
         for (i, member) in members.iter().enumerate() {
-            if rewrite == Rewrite::All || slug_at(existing, i) != member.get("slug").cloned() {
+            let current = at.get(&(i as u64 + 1)).cloned().flatten();
+            if rewrite == Rewrite::All || current != member.get("slug").cloned() {
                 let mut item = member.clone();
                 item.insert("pk".to_owned(), s(&list_pk));
                 item.insert("sk".to_owned(), s(list_sk(i as u64 + 1)));
@@ -844,12 +931,12 @@ impl DynamoWriter {
                 );
             }
         }
-        for pos in members.len() + 1..=existing.len() {
+        for pos in at.keys().filter(|p| **p > members.len() as u64) {
             requests.push(
                 WriteRequest::builder()
                     .delete_request(
                         DeleteRequest::builder()
-                            .set_key(Some(key_of(list_pk.clone(), &list_sk(pos as u64))))
+                            .set_key(Some(key_of(list_pk.clone(), &list_sk(*pos))))
                             .build()
                             .map_err(other)?,
                     )
@@ -858,12 +945,15 @@ impl DynamoWriter {
         }
         let written = requests.len();
         self.batch_write(requests).await?;
+        // The new total, and the rebuild mark cleared, in one write.
         self.client
-            .put_item()
+            .update_item()
             .table_name(&self.datasets_table)
-            .item("pk", s(facet_counter_pk(facet)))
-            .item("sk", s(COUNTER_SK))
-            .item("total", n(members.len() as u64))
+            .set_key(Some(key_of(facet_counter_pk(facet), COUNTER_SK)))
+            .update_expression("SET #total = :total REMOVE #lock")
+            .expression_attribute_names("#total", "total")
+            .expression_attribute_names("#lock", "rebuild_until")
+            .expression_attribute_values(":total", n(members.len() as u64))
             .send()
             .await
             .map_err(classify)?;
@@ -1132,36 +1222,38 @@ fn with_seq(mut entry: Item, seq: u64) -> Item {
     entry
 }
 
-/// `SET total = :new` on a counter, conditioned on it still being `old` (or absent at 0).
-fn counter_update(table: &str, pk: String, old: u64) -> Result<Update, StoreError> {
+/// How long a facet list rebuild may hold its list before another writer may take over.
+const REBUILD_LOCK_SECONDS: i64 = 600;
+
+/// No rebuild holds the facet list (never marked, or the mark expired). Times are RFC 3339
+/// UTC with whole seconds, so they compare as strings.
+const UNLOCKED: &str = "attribute_not_exists(#lock) OR #lock < :now";
+
+/// `SET total = :new` on a facet counter, conditioned on it still being `old` (or absent at
+/// 0) and on no rebuild holding the list.
+fn counter_update(
+    table: &str,
+    pk: String,
+    old: u64,
+    now: DateTime<Utc>,
+) -> Result<Update, StoreError> {
+    let total = if old == 0 {
+        "(attribute_not_exists(#total) OR #total = :old)"
+    } else {
+        "#total = :old"
+    };
     Update::builder()
         .table_name(table)
         .set_key(Some(key_of(pk, COUNTER_SK)))
         .update_expression("SET #total = :new")
-        .condition_expression(if old == 0 {
-            "attribute_not_exists(#total) OR #total = :old"
-        } else {
-            "#total = :old"
-        })
+        .condition_expression(format!("{total} AND ({UNLOCKED})"))
         .expression_attribute_names("#total", "total")
+        .expression_attribute_names("#lock", "rebuild_until")
         .expression_attribute_values(":new", n(old + 1))
         .expression_attribute_values(":old", n(old))
+        .expression_attribute_values(":now", s(format_time(&now)))
         .build()
         .map_err(other)
-}
-
-/// A transaction item marking the catalog changed.
-fn bump_rev(table: &str) -> Result<TransactWriteItem, StoreError> {
-    let update = Update::builder()
-        .table_name(table)
-        .set_key(Some(key_of(COUNTER_PK.to_owned(), COUNTER_SK)))
-        .update_expression("SET #rev = if_not_exists(#rev, :zero) + :one")
-        .expression_attribute_names("#rev", "rev")
-        .expression_attribute_values(":zero", n(0))
-        .expression_attribute_values(":one", n(1))
-        .build()
-        .map_err(other)?;
-    Ok(TransactWriteItem::builder().update(update).build())
 }
 
 /// The metadata currently stored for a dataset (for `datasets show` and re-publishing).
