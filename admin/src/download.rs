@@ -188,6 +188,7 @@ async fn fetch(
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
+        bar.tick(); // drawn at once, even for a file that arrives in one piece
         bar
     });
     let mut file = tokio::fs::File::create(part)

@@ -265,3 +265,34 @@ async fn download_verifies_the_file_and_reports_api_errors_by_code() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// On a terminal (a pseudo-terminal from `script`), `download` draws its progress bar on
+/// stderr: the bytes received out of the total, in human units.
+#[tokio::test(flavor = "multi_thread")]
+async fn download_shows_a_progress_bar_on_a_terminal() {
+    let stack = Stack::start().await;
+    stack.seed_samples(Utc::now()).await;
+    let (base, _api) = catalog_tests::start_local_api(&stack);
+    let scratch = Scratch::new("progress");
+    let command = format!(
+        "{} download city-bikes --api-url {base}",
+        built_binary("catalog-admin").display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(&scratch.0)
+        .env_remove("CATALOG_API_KEY")
+        .output()
+        .expect("script (util-linux)");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    let size = std::fs::metadata(samples_dir().join("city-bikes.parquet"))
+        .unwrap()
+        .len();
+    let total = indicatif::HumanBytes(size).to_string();
+    assert!(
+        shown.contains(&format!("/{total}")),
+        "no progress bar ({total}) in: {shown:?}"
+    );
+    assert!(shown.contains("verified"), "{shown}");
+}
