@@ -20,6 +20,9 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     ("list-paged.json", "catalog-list", 200),
     ("list-bad-page.json", "catalog-list", 400),
     ("list-rest-api-v1.json", "catalog-list", 200),
+    ("list-filtered.json", "catalog-list", 200),
+    // A CORS preflight for the data route reaches the list function via ANY /{proxy+}
+    ("preflight.json", "catalog-list", 204),
     ("metadata-by-slug.json", "catalog-metadata", 200),
     ("metadata-by-uuid.json", "catalog-metadata", 200),
     ("metadata-unknown.json", "catalog-metadata", 404),
@@ -141,12 +144,38 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
         let event = format!("events/{file}");
         let response = invoke(port, function, &event);
         let status = response["statusCode"].as_u64().unwrap_or(0) as u16;
+        if status == 204 {
+            assert_eq!(status, *expected, "{file}");
+            assert_eq!(response["body"].as_str().unwrap_or_default(), "", "{file}");
+            assert_eq!(
+                response["headers"]["access-control-allow-methods"], "GET, OPTIONS",
+                "{file}"
+            );
+            statuses.insert(*file, status);
+            continue;
+        }
         let body: Value = serde_json::from_str(response["body"].as_str().unwrap_or("null"))
             .unwrap_or_else(|e| panic!("{file}: body is not JSON ({e}): {response}"));
         statuses.insert(*file, status);
         assert_eq!(status, *expected, "{file}: {body}");
         if status >= 400 {
             assert!(body["error"].is_string(), "{file}: error body {body}");
+        }
+        if *file == "list-filtered.json" {
+            // category=Environment&sort=name: both environment datasets, A to Z
+            let names: Vec<&str> = body["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| {
+                    assert_eq!(i["category"], "environment", "{file}");
+                    i["name"].as_str().unwrap()
+                })
+                .collect();
+            assert_eq!(body["total"], 2, "{file}");
+            let mut sorted = names.clone();
+            sorted.sort_by_key(|n| n.to_lowercase());
+            assert_eq!(names, sorted, "{file}");
         }
         // AND every download URL fetches the Parquet file it describes
         if *function == "catalog-data" && status == 200 {
