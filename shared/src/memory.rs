@@ -10,7 +10,7 @@ use crate::domain::{DatasetRef, KeyHash};
 use crate::error::StoreError;
 use crate::model::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget, KeyRecord};
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader, SignedUrl, UrlSigner};
-use crate::query::ListQuery;
+use crate::query::{Indexed, ListQuery};
 
 /// A catalog held in memory. Datasets are listed newest first, in insertion order.
 #[derive(Default)]
@@ -68,16 +68,17 @@ impl CatalogPager for MemoryCatalog {
     ) -> Result<CatalogPage, StoreError> {
         self.check()?;
         let datasets = lock(&self.datasets);
-        let all: Vec<DatasetSummary> = datasets
+        let all: Vec<Indexed> = datasets
             .iter()
             .filter(|d| d.active.is_some())
             .enumerate()
             .filter_map(|(i, d)| summary(d, i as u64 + 1))
+            .map(Indexed::new)
             .collect();
         // Like the store's "no dataset has ever had it", approximated: this double keeps no
         // history, so a value no listed dataset has now is unknown here.
         for facet in &query.facets {
-            if !all.iter().any(|s| facet.matches(s)) {
+            if !all.iter().any(|s| s.has(facet)) {
                 return Err(StoreError::UnknownFacet(format!(
                     "{} '{}'",
                     facet.kind.name(),
@@ -85,9 +86,9 @@ impl CatalogPager for MemoryCatalog {
                 )));
             }
         }
-        let mut listed: Vec<DatasetSummary> =
-            all.into_iter().filter(|s| query.matches(s)).collect();
-        listed.sort_by(|a, b| query.order(a, b));
+        let mut matched: Vec<Indexed> = all.into_iter().filter(|s| query.matches(s)).collect();
+        matched.sort_by(|a, b| query.order(a, b));
+        let listed: Vec<DatasetSummary> = matched.into_iter().map(|i| i.summary).collect();
         let total = listed.len() as u64;
         let items = match offset {
             Some(o) => listed

@@ -83,15 +83,6 @@ impl Facet {
         })
     }
 
-    pub fn matches(&self, s: &DatasetSummary) -> bool {
-        let eq = |v: &str| v.trim().to_lowercase() == self.value;
-        match self.kind {
-            FacetKind::Category => eq(&s.category),
-            FacetKind::License => eq(&s.license),
-            FacetKind::Tag => s.tags.iter().any(|t| eq(t)),
-        }
-    }
-
     fn parse(kind: FacetKind, raw: &str) -> Result<Self, ApiError> {
         let facet = Self::new(kind, raw);
         if facet.value.is_empty() || facet.value.chars().count() > Self::MAX_LEN {
@@ -157,6 +148,38 @@ impl Sort {
             Some(_) => return Err(bad()),
         };
         Ok(Self { field, descending })
+    }
+}
+
+/// A summary with what matching and sorting need, computed once (a scan's list is kept and
+/// queried many times): its facets, its lowercase search text and its lowercase name.
+#[derive(Debug, Clone)]
+pub struct Indexed {
+    pub summary: DatasetSummary,
+    facets: Vec<Facet>,
+    text: String,
+    name: String,
+}
+
+impl Indexed {
+    pub fn new(summary: DatasetSummary) -> Self {
+        let facets = Facet::of(&summary.category, &summary.tags, &summary.license);
+        let mut text = summary.name.to_lowercase();
+        for part in summary.description.iter().chain(summary.tags.iter()) {
+            text.push('\n');
+            text.push_str(&part.to_lowercase());
+        }
+        let name = summary.name.to_lowercase();
+        Self {
+            summary,
+            facets,
+            text,
+            name,
+        }
+    }
+
+    pub fn has(&self, facet: &Facet) -> bool {
+        self.facets.contains(facet)
     }
 }
 
@@ -261,31 +284,18 @@ impl ListQuery {
     }
 
     /// Every facet matches and every word occurs in the name, description or a tag.
-    pub fn matches(&self, s: &DatasetSummary) -> bool {
-        if !self.facets.iter().all(|f| f.matches(s)) {
-            return false;
-        }
-        if self.words.is_empty() {
-            return true;
-        }
-        let mut text = s.name.to_lowercase();
-        for part in s.description.iter().chain(s.tags.iter()) {
-            text.push('\n');
-            text.push_str(&part.to_lowercase());
-        }
-        self.words.iter().all(|w| text.contains(w.as_str()))
+    pub fn matches(&self, s: &Indexed) -> bool {
+        self.facets.iter().all(|f| s.has(f))
+            && self.words.iter().all(|w| s.text.contains(w.as_str()))
     }
 
     /// The requested order; ties fall back to publication order, so it is total.
-    pub fn order(&self, a: &DatasetSummary, b: &DatasetSummary) -> Ordering {
+    pub fn order(&self, a: &Indexed, b: &Indexed) -> Ordering {
+        let (x, y) = (&a.summary, &b.summary);
         let ordering = match self.sort.field {
-            SortField::Created => a.seq.cmp(&b.seq),
-            SortField::Updated => a.updated_at.cmp(&b.updated_at).then(a.seq.cmp(&b.seq)),
-            SortField::Name => a
-                .name
-                .to_lowercase()
-                .cmp(&b.name.to_lowercase())
-                .then_with(|| a.slug.cmp(&b.slug)),
+            SortField::Created => x.seq.cmp(&y.seq),
+            SortField::Updated => x.updated_at.cmp(&y.updated_at).then(x.seq.cmp(&y.seq)),
+            SortField::Name => a.name.cmp(&b.name).then_with(|| x.slug.cmp(&y.slug)),
         };
         if self.sort.descending {
             ordering.reverse()

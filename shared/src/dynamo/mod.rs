@@ -44,7 +44,7 @@ use crate::model::{
     ActiveVersion, CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget, KeyRecord,
 };
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader};
-use crate::query::{Facet, ListQuery, Plan};
+use crate::query::{Facet, Indexed, ListQuery, Plan};
 
 const DATASET_SK: &str = "DATASET";
 const LIST_PK: &str = "LIST";
@@ -292,7 +292,7 @@ fn key_from(item: &Item) -> Result<KeyRecord, StoreError> {
 struct Snapshot {
     list_pk: String,
     rev: u64,
-    items: Arc<Vec<DatasetSummary>>,
+    items: Arc<Vec<Indexed>>,
 }
 
 /// How many lists an instance keeps for scans.
@@ -574,8 +574,7 @@ impl DynamoCatalog {
             }
         }
         let candidates = self.snapshot(source.0, rev).await?;
-        let mut matches: Vec<&DatasetSummary> =
-            candidates.iter().filter(|s| query.matches(s)).collect();
+        let mut matches: Vec<&Indexed> = candidates.iter().filter(|s| query.matches(s)).collect();
         matches.sort_by(|a, b| query.order(a, b));
         let total = matches.len() as u64;
         let items = match offset {
@@ -583,7 +582,7 @@ impl DynamoCatalog {
                 .into_iter()
                 .skip(usize::try_from(o).unwrap_or(usize::MAX))
                 .take(usize::try_from(limit).unwrap_or(usize::MAX))
-                .cloned()
+                .map(|i| i.summary.clone())
                 .collect(),
             None => Vec::new(),
         };
@@ -591,11 +590,7 @@ impl DynamoCatalog {
     }
 
     /// A whole list, from this instance's snapshots when it was read at the same `rev`.
-    async fn snapshot(
-        &self,
-        list_pk: String,
-        rev: u64,
-    ) -> Result<Arc<Vec<DatasetSummary>>, StoreError> {
+    async fn snapshot(&self, list_pk: String, rev: u64) -> Result<Arc<Vec<Indexed>>, StoreError> {
         if let Some(hit) = lock(&self.snapshots)
             .iter()
             .find(|snap| snap.list_pk == list_pk && snap.rev == rev)
@@ -617,7 +612,7 @@ impl DynamoCatalog {
                 .await
                 .map_err(classify)?;
             for item in out.items.unwrap_or_default() {
-                items.push(summary_from(&item)?);
+                items.push(Indexed::new(summary_from(&item)?));
             }
             match out.last_evaluated_key {
                 Some(k) if !k.is_empty() => start = Some(k),

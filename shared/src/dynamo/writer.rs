@@ -154,6 +154,11 @@ pub enum WriteError {
     NoSuchKey(String),
     #[error("slug '{0}' is already taken by a published dataset")]
     SlugTaken(String),
+    /// The change is committed and served, but some filter lists could not follow it.
+    #[error(
+        "the change is published, but these filter lists could not be updated: {0}; run `catalog-admin datasets reindex`"
+    )]
+    FacetLists(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -680,15 +685,18 @@ impl DynamoWriter {
         rebuilds: Vec<(Facet, Change)>,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
-        let mut result = Ok(());
+        // Every list is attempted; the change itself is already committed, so a failure here
+        // must not read as "nothing changed" (a blind retry would skip the lists it missed).
+        let mut failed = Vec::new();
         for (facet, change) in rebuilds {
-            result = self.rebuild_facet(&facet, change, now).await;
-            if result.is_err() {
-                break;
+            if let Err(e) = self.rebuild_facet(&facet, change, now).await {
+                failed.push(format!("{} ({e})", facet.key()));
             }
         }
         let bumped = self.bump_rev().await;
-        result?;
+        if !failed.is_empty() {
+            return Err(WriteError::FacetLists(failed.join(", ")));
+        }
         Ok(bumped?)
     }
 
@@ -858,7 +866,8 @@ impl DynamoWriter {
     /// in-place updates of its entries are refused (and retried by `activate`) until
     /// `write_facet` clears the mark. A second rebuild of the same list waits for it.
     async fn lock_facet(&self, facet: &Facet, now: DateTime<Utc>) -> Result<(), WriteError> {
-        for attempt in 0..20u32 {
+        // Up to about a minute: a rebuild holds a list for seconds at most.
+        for attempt in 0..40u32 {
             let at = Utc::now().max(now);
             let locked = self
                 .client
