@@ -154,6 +154,11 @@ pub enum WriteError {
     NoSuchKey(String),
     #[error("slug '{0}' is already taken by a published dataset")]
     SlugTaken(String),
+    /// Another writer has held a filter list for over a minute (or died holding it).
+    #[error(
+        "the filter list {0} is being rebuilt by another writer (a mark that expires after 10 minutes)"
+    )]
+    Busy(String),
     /// The change is committed and served, but some filter lists could not follow it.
     #[error(
         "the change is published, but these filter lists could not be updated: {0}; run `catalog-admin datasets reindex`"
@@ -464,8 +469,13 @@ impl DynamoWriter {
         let mut attempts = 0;
         loop {
             match self.activate_once(slug, version, expected, meta, now).await {
-                Err(WriteError::Conflict(_)) if attempts < 3 => {
+                Err(WriteError::Conflict(_)) if attempts < 5 => {
                     attempts += 1;
+                    // Jittered backoff: racing publishers spread out, and a facet list being
+                    // rebuilt (seconds at most) gets time to finish.
+                    let jitter = u64::from(Uuid::new_v4().as_bytes()[0]);
+                    tokio::time::sleep(std::time::Duration::from_millis((50 << attempts) + jitter))
+                        .await;
                     let current = active_from(&self.dataset_item(slug).await?)?.map(|a| a.version);
                     if Expected::from(current) != expected {
                         return Err(WriteError::Conflict(slug.to_string()));
@@ -545,7 +555,7 @@ impl DynamoWriter {
 
         let mut tx = self.client.transact_write_items();
         // Facet lists to change after the transaction, by rewriting positions.
-        let mut rebuilds: Vec<(Facet, Change)> = Vec::new();
+        let mut rebuilds: Vec<(Facet, u64)> = Vec::new();
         match dataset.get("seq") {
             Some(_) => {
                 let seq = get_u64(&dataset, "seq")?;
@@ -575,11 +585,11 @@ impl DynamoWriter {
                                 )?)
                                 .transact_items(self.not_rebuilding(facet, now)?)
                         }
-                        None => rebuilds.push((facet.clone(), Change::Insert(seq))),
+                        None => rebuilds.push((facet.clone(), seq)),
                     }
                 }
                 for facet in listed_facets.iter().filter(|f| !new_facets.contains(f)) {
-                    rebuilds.push((facet.clone(), Change::Remove(slug.to_string())));
+                    rebuilds.push((facet.clone(), seq));
                 }
             }
             None => {
@@ -682,22 +692,26 @@ impl DynamoWriter {
     /// the bump then retires.
     async fn apply(
         &self,
-        rebuilds: Vec<(Facet, Change)>,
+        rebuilds: Vec<(Facet, u64)>,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
         // Every list is attempted; the change itself is already committed, so a failure here
         // must not read as "nothing changed" (a blind retry would skip the lists it missed).
         let mut failed = Vec::new();
-        for (facet, change) in rebuilds {
-            if let Err(e) = self.rebuild_facet(&facet, change, now).await {
+        for (facet, seq) in rebuilds {
+            if let Err(e) = self.rebuild_facet(&facet, seq, now).await {
                 failed.push(format!("{} ({e})", facet.key()));
             }
         }
-        let bumped = self.bump_rev().await;
+        if let Err(e) = self.bump_rev().await {
+            failed.push(format!(
+                "the catalog revision, so cached listings may lag ({e})"
+            ));
+        }
         if !failed.is_empty() {
             return Err(WriteError::FacetLists(failed.join(", ")));
         }
-        Ok(bumped?)
+        Ok(())
     }
 
     /// A transaction check that no rebuild of `facet` is under way (positions are stable).
@@ -717,9 +731,30 @@ impl DynamoWriter {
         Ok(TransactWriteItem::builder().condition_check(check).build())
     }
 
-    /// Opens a keyless window until `until`, or closes it (`None`): the dataset item, its alias
-    /// and its list entry change together.
+    /// Opens a keyless window until `until`, or closes it (`None`): the dataset item, its alias,
+    /// its list entry and its facet list entries change together. Retried, with backoff, when
+    /// a concurrent write moved an entry or a facet list is being rebuilt.
     pub async fn set_keyless(
+        &self,
+        slug: &Slug,
+        until: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
+        let mut attempts = 0u32;
+        loop {
+            match self.set_keyless_once(slug, until, now).await {
+                Err(WriteError::Conflict(_)) if attempts < 5 => {
+                    attempts += 1;
+                    let jitter = u64::from(Uuid::new_v4().as_bytes()[0]);
+                    tokio::time::sleep(std::time::Duration::from_millis((50 << attempts) + jitter))
+                        .await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn set_keyless_once(
         &self,
         slug: &Slug,
         until: Option<DateTime<Utc>>,
@@ -769,7 +804,7 @@ impl DynamoWriter {
                             .transact_items(self.not_rebuilding(&facet, now)?)
                     }
                     // Missing from a list it belongs in: put it back (with the new window).
-                    None => rebuilds.push((facet, Change::Insert(seq))),
+                    None => rebuilds.push((facet, seq)),
                 }
             }
         }
@@ -830,34 +865,33 @@ impl DynamoWriter {
         }
     }
 
-    /// Adds a listed dataset to a facet list, or removes one, keeping positions gap-free and in
-    /// publication order: the entries after it move by one. Not atomic: a reader paging the
-    /// list meanwhile may see one dataset twice or miss one; `reindex` repairs an interrupted
-    /// rebuild.
+    /// Brings one dataset's place in a facet list in line with its catalog list entry, as it
+    /// is when the rebuild runs (not as it was when the rebuild was queued, so rebuilds queued
+    /// by successive changes may run in any order): in the list, with its current summary, if
+    /// the entry has the facet; out of it otherwise. Positions stay gap-free and in publication
+    /// order: the entries after it move by one. Not atomic: a reader paging the list meanwhile
+    /// may see one dataset twice or miss one; `reindex` repairs an interrupted rebuild.
     async fn rebuild_facet(
         &self,
         facet: &Facet,
-        change: Change,
+        seq: u64,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
         self.lock_facet(facet, now).await?;
+        let entry = self
+            .get(key_of(LIST_PK.to_owned(), &list_sk(seq)))
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("no list entry at {seq}")))?;
         let existing = self.partition(&facet_list_pk(facet)).await?;
         let mut members = existing.clone();
-        match change {
-            Change::Remove(slug) => members
-                .retain(|m| !matches!(m.get("slug"), Some(AttributeValue::S(v)) if *v == slug)),
-            Change::Insert(seq) => {
-                members.retain(
-                    |m| !matches!(m.get("seq"), Some(AttributeValue::N(v)) if v.parse() == Ok(seq)),
-                );
-                let entry = self
-                    .get(key_of(LIST_PK.to_owned(), &list_sk(seq)))
-                    .await?
-                    .ok_or_else(|| StoreError::Corrupt(format!("no list entry at {seq}")))?;
-                members.push(with_seq(entry, seq));
-            }
+        members.retain(
+            |m| !matches!(m.get("seq"), Some(AttributeValue::N(v)) if v.parse() == Ok(seq)),
+        );
+        let refresh = entry.get("slug").cloned();
+        if facets_of_item(&entry)?.contains(facet) {
+            members.push(with_seq(entry, seq));
         }
-        self.write_facet(facet, &existing, members, Rewrite::Moved)
+        self.write_facet(facet, &existing, members, Rewrite::Moved(refresh))
             .await?;
         Ok(())
     }
@@ -895,10 +929,7 @@ impl DynamoWriter {
                 Err(e) => return Err(classify(e).into()),
             }
         }
-        Err(WriteError::Conflict(format!(
-            "{} (its list is being rebuilt)",
-            facet.key()
-        )))
+        Err(WriteError::Busy(facet.key()))
     }
 
     /// Rewrites a facet list so that it holds exactly `members` at positions 1..=n in
@@ -924,7 +955,13 @@ impl DynamoWriter {
         let mut requests = Vec::new();
         for (i, member) in members.iter().enumerate() {
             let current = at.get(&(i as u64 + 1)).cloned().flatten();
-            if rewrite == Rewrite::All || current != member.get("slug").cloned() {
+            let slug = member.get("slug").cloned();
+            let write = match &rewrite {
+                Rewrite::All => true,
+                // Its summary may be newer than the copy in place.
+                Rewrite::Moved(refresh) => current != slug || (slug.is_some() && *refresh == slug),
+            };
+            if write {
                 let mut item = member.clone();
                 item.insert("pk".to_owned(), s(&list_pk));
                 item.insert("sk".to_owned(), s(list_sk(i as u64 + 1)));
@@ -1022,8 +1059,10 @@ impl DynamoWriter {
     /// there are and how many entries were written or deleted.
     pub async fn reindex(&self) -> Result<(usize, usize), WriteError> {
         let mut wanted: BTreeMap<Facet, Vec<Item>> = BTreeMap::new();
+        let mut last_seen = 0;
         for entry in self.partition(LIST_PK).await? {
             let seq = position_of(&entry)?;
+            last_seen = last_seen.max(seq);
             for facet in facets_of_item(&entry)? {
                 wanted
                     .entry(facet)
@@ -1063,8 +1102,18 @@ impl DynamoWriter {
         }
         let mut written = 0;
         let facets = wanted.len();
-        for (facet, members) in wanted {
+        for (facet, mut members) in wanted {
+            // Under the facet's mark, like any rebuild: appends wait, and a running rebuild
+            // finishes first.
+            self.lock_facet(&facet, Utc::now()).await?;
             let existing = self.partition(&facet_list_pk(&facet)).await?;
+            // Datasets first listed after the catalog list was read are kept as their
+            // activation wrote them.
+            for item in &existing {
+                if get_u64(item, "seq").is_ok_and(|seq| seq > last_seen) {
+                    members.push(item.clone());
+                }
+            }
             // Every entry is rewritten: its summary may be stale, not only its position.
             written += self
                 .write_facet(&facet, &existing, members, Rewrite::All)
@@ -1199,21 +1248,13 @@ impl DynamoWriter {
 }
 
 /// Which entries `write_facet` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Rewrite {
-    /// Only positions whose dataset changes (the others are up to date).
-    Moved,
+    /// Positions whose dataset changes, and the dataset with this slug wherever it lands (the
+    /// others are up to date).
+    Moved(Option<AttributeValue>),
     /// All of them.
     All,
-}
-
-/// A change to one facet list.
-#[derive(Debug, Clone)]
-enum Change {
-    /// Put the dataset at this `LIST` position into the facet list (or refresh it there).
-    Insert(u64),
-    /// Take the dataset with this slug out.
-    Remove(String),
 }
 
 /// The facets of a dataset item or list entry, as stored.
