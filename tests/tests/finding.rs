@@ -654,3 +654,67 @@ async fn the_list_functions_role_allows_every_operation_it_sends() {
         );
     }
 }
+
+/// A facet list that lost a dataset's entry (an interrupted rewrite) gets it back, with its
+/// current summary, the next time that dataset changes.
+#[tokio::test]
+async fn the_next_change_to_a_dataset_puts_back_its_missing_facet_entry() {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let stack = Stack::start().await;
+    let writer = stack.writer();
+    for i in 0..6 {
+        publish(&writer, &spec(i), Utc::now()).await;
+    }
+    // GIVEN ds-03's entry is missing from the biology list (and the list has a gap)
+    let table = &stack.target.datasets_table;
+    let out = stack
+        .dynamo
+        .query()
+        .table_name(table)
+        .key_condition_expression("pk = :pk")
+        .expression_attribute_values(":pk", AttributeValue::S("LIST#category#biology".into()))
+        .send()
+        .await
+        .unwrap();
+    let entry = out
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .find(|i| i.get("slug") == Some(&AttributeValue::S("ds-03".into())))
+        .unwrap();
+    stack
+        .dynamo
+        .delete_item()
+        .table_name(table)
+        .key("pk", entry["pk"].clone())
+        .key("sk", entry["sk"].clone())
+        .send()
+        .await
+        .unwrap();
+    let catalog = stack.catalog();
+    let (_, page) = list(&catalog, "category=biology").await;
+    assert_eq!(page["total"], 2, "the counter still says 2");
+    assert_eq!(
+        page["items"].as_array().unwrap().len(),
+        1,
+        "one entry is gone"
+    );
+
+    // WHEN its keyless window opens
+    writer
+        .set_keyless(
+            &Slug::parse("ds-03").unwrap(),
+            Some(Utc::now() + Duration::hours(1)),
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    // THEN it is back in place, showing the open window, and every list is exact again
+    assert_eq!(
+        all_pages(&catalog, "category=biology").await.1,
+        ["ds-03", "ds-00"]
+    );
+    let (_, page) = list(&catalog, "category=biology").await;
+    assert_eq!(page["items"][0]["keyless"], true);
+    assert_facet_lists_consistent(&stack).await;
+}
