@@ -944,6 +944,8 @@ impl DynamoWriter {
     ) -> Result<usize, StoreError> {
         let seq_of = |item: &Item| get_u64(item, "seq").unwrap_or(u64::MAX);
         members.sort_by_key(seq_of);
+        // One entry per dataset, whatever a failed rewrite left behind.
+        members.dedup_by_key(|m| seq_of(m));
         let list_pk = facet_list_pk(facet);
         // What sits at each position now (a list may have gaps or strays after a failure).
         let mut at: BTreeMap<u64, Option<AttributeValue>> = BTreeMap::new();
