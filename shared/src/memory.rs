@@ -8,6 +8,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::domain::{DatasetRef, KeyHash};
 use crate::error::StoreError;
+use crate::lock;
 use crate::model::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget, KeyRecord};
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader, SignedUrl, UrlSigner};
 use crate::query::{Indexed, ListQuery};
@@ -53,10 +54,6 @@ impl MemoryCatalog {
             })
             .cloned()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl CatalogPager for MemoryCatalog {

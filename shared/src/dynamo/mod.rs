@@ -29,6 +29,8 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
+
+use crate::lock;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
@@ -597,28 +599,11 @@ impl DynamoCatalog {
         {
             return Ok(hit.items.clone());
         }
-        let mut items = Vec::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .client
-                .query()
-                .table_name(&self.datasets_table)
-                .key_condition_expression("pk = :pk")
-                .expression_attribute_values(":pk", s(&list_pk))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            for item in out.items.unwrap_or_default() {
-                items.push(Indexed::new(summary_from(&item)?));
-            }
-            match out.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => break,
-            }
-        }
+        let items = query_partition(&self.client, &self.datasets_table, &list_pk)
+            .await?
+            .iter()
+            .map(|item| summary_from(item).map(Indexed::new))
+            .collect::<Result<Vec<_>, _>>()?;
         let items = Arc::new(items);
         let mut snapshots = lock(&self.snapshots);
         snapshots.retain(|snap| snap.list_pk != list_pk);
@@ -669,16 +654,35 @@ impl DynamoCatalog {
     }
 }
 
+/// Every item of one partition, in key order (consistent reads, all pages).
+async fn query_partition(client: &Client, table: &str, pk: &str) -> Result<Vec<Item>, StoreError> {
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let out = client
+            .query()
+            .table_name(table)
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(":pk", s(pk))
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(classify)?;
+        items.extend(out.items.unwrap_or_default());
+        match out.last_evaluated_key {
+            Some(k) if !k.is_empty() => start = Some(k),
+            _ => return Ok(items),
+        }
+    }
+}
+
 fn key_of_counter(pk: String) -> Item {
     HashMap::from([("pk".to_owned(), s(pk)), ("sk".to_owned(), s(COUNTER_SK))])
 }
 
 fn unknown(facet: &Facet) -> StoreError {
     StoreError::UnknownFacet(format!("{} '{}'", facet.kind.name(), facet.value))
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl CatalogPager for DynamoCatalog {

@@ -20,8 +20,8 @@ use uuid::Uuid;
 
 use super::{
     active_from, alias_pk, classify, dataset_pk, facet_counter_pk, facet_list_pk, get_json, get_s,
-    get_s_opt, get_strings, get_time, get_time_opt, get_u64, get_uuid, list_sk, n, position_of, s,
-    version_sk, Item, COUNTER_PK, COUNTER_SK, DATASET_SK, KEY_ATTR, LIST_PK,
+    get_s_opt, get_strings, get_time, get_time_opt, get_u64, get_uuid, list_sk, n, position_of,
+    query_partition, s, version_sk, Item, COUNTER_PK, COUNTER_SK, DATASET_SK, KEY_ATTR, LIST_PK,
 };
 use crate::domain::{KeyHash, Scope, Slug};
 use crate::error::StoreError;
@@ -843,26 +843,7 @@ impl DynamoWriter {
 
     /// Every item of one partition, in key order.
     async fn partition(&self, pk: &str) -> Result<Vec<Item>, StoreError> {
-        let mut items = Vec::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .client
-                .query()
-                .table_name(&self.datasets_table)
-                .key_condition_expression("pk = :pk")
-                .expression_attribute_values(":pk", s(pk))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            items.extend(out.items.unwrap_or_default());
-            match out.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => return Ok(items),
-            }
-        }
+        query_partition(&self.client, &self.datasets_table, pk).await
     }
 
     /// Brings one dataset's place in a facet list in line with its catalog list entry, as it
