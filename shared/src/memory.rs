@@ -83,19 +83,7 @@ impl CatalogPager for MemoryCatalog {
                 )));
             }
         }
-        let mut matched: Vec<Indexed> = all.into_iter().filter(|s| query.matches(s)).collect();
-        matched.sort_by(|a, b| query.order(a, b));
-        let listed: Vec<DatasetSummary> = matched.into_iter().map(|i| i.summary).collect();
-        let total = listed.len() as u64;
-        let items = match offset {
-            Some(o) => listed
-                .into_iter()
-                .skip(usize::try_from(o).unwrap_or(usize::MAX))
-                .take(usize::try_from(limit).unwrap_or(usize::MAX))
-                .collect(),
-            None => Vec::new(),
-        };
-        Ok(CatalogPage { total, items })
+        Ok(query.select(all.iter(), offset, limit))
     }
 }
 

@@ -12,7 +12,7 @@
 use std::cmp::Ordering;
 
 use crate::error::ApiError;
-use crate::model::DatasetSummary;
+use crate::model::{CatalogPage, DatasetSummary};
 
 /// The three single-valued attributes a listing can be narrowed by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -287,6 +287,29 @@ impl ListQuery {
     pub fn matches(&self, s: &Indexed) -> bool {
         self.facets.iter().all(|f| s.has(f))
             && self.words.iter().all(|w| s.text.contains(w.as_str()))
+    }
+
+    /// The page of `candidates` this query asks for: the matches, in order, from `offset`
+    /// (`None`: past any end), at most `limit`; `total` counts every match.
+    pub fn select<'a>(
+        &self,
+        candidates: impl Iterator<Item = &'a Indexed>,
+        offset: Option<u64>,
+        limit: u64,
+    ) -> CatalogPage {
+        let mut matches: Vec<&Indexed> = candidates.filter(|s| self.matches(s)).collect();
+        matches.sort_by(|a, b| self.order(a, b));
+        let total = matches.len() as u64;
+        let items = match offset {
+            Some(o) => matches
+                .into_iter()
+                .skip(usize::try_from(o).unwrap_or(usize::MAX))
+                .take(usize::try_from(limit).unwrap_or(usize::MAX))
+                .map(|i| i.summary.clone())
+                .collect(),
+            None => Vec::new(),
+        };
+        CatalogPage { total, items }
     }
 
     /// The requested order; ties fall back to publication order, so it is total.

@@ -34,6 +34,7 @@ use crate::lock;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
@@ -377,7 +378,7 @@ impl DynamoCatalog {
         hash: &KeyHash,
     ) -> Result<(Option<Item>, Option<Item>), StoreError> {
         let keys_table = self.keys_table()?.to_owned();
-        let mut request: HashMap<String, KeysAndAttributes> = HashMap::from([
+        let request: HashMap<String, KeysAndAttributes> = HashMap::from([
             (
                 self.datasets_table.clone(),
                 KeysAndAttributes::builder()
@@ -397,35 +398,9 @@ impl DynamoCatalog {
                     .map_err(|e| StoreError::Other(Box::new(e)))?,
             ),
         ]);
-        let mut dataset = None;
-        let mut key = None;
-        for attempt in 0..=BATCH_RETRIES {
-            if attempt > 0 {
-                tokio::time::sleep(Duration::from_millis(25 << attempt)).await;
-            }
-            let out = self
-                .client
-                .batch_get_item()
-                .set_request_items(Some(request))
-                .send()
-                .await
-                .map_err(classify)?;
-            if let Some(mut responses) = out.responses {
-                if let Some(mut items) = responses.remove(&self.datasets_table) {
-                    dataset = dataset.or(items.pop());
-                }
-                if let Some(mut items) = responses.remove(&keys_table) {
-                    key = key.or(items.pop());
-                }
-            }
-            match out.unprocessed_keys {
-                Some(rest) if !rest.is_empty() => request = rest,
-                _ => return Ok((dataset, key)),
-            }
-        }
-        Err(StoreError::Unavailable(
-            "BatchGetItem left keys unprocessed after retries".into(),
-        ))
+        let mut found = batch_get_all(&self.client, request).await?;
+        let mut first = |table: &str| found.remove(table).and_then(|mut items| items.pop());
+        Ok((first(&self.datasets_table), first(&keys_table)))
     }
 }
 
@@ -513,31 +488,21 @@ impl DynamoCatalog {
         } else {
             (offset + 1, offset.saturating_add(limit).min(total))
         };
-        let mut items = Vec::with_capacity((high - low + 1) as usize);
-        let mut start = None;
-        loop {
-            let out = self
-                .client
-                .query()
-                .table_name(&self.datasets_table)
-                .key_condition_expression("pk = :pk AND sk BETWEEN :low AND :high")
-                .expression_attribute_values(":pk", s(&list_pk))
-                .expression_attribute_values(":low", s(list_sk(low)))
-                .expression_attribute_values(":high", s(list_sk(high)))
-                .scan_index_forward(!descending)
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            for item in out.items.unwrap_or_default() {
-                items.push(summary_from(&item)?);
-            }
-            match out.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => break,
-            }
-        }
+        let query = self
+            .client
+            .query()
+            .table_name(&self.datasets_table)
+            .key_condition_expression("pk = :pk AND sk BETWEEN :low AND :high")
+            .expression_attribute_values(":pk", s(&list_pk))
+            .expression_attribute_values(":low", s(list_sk(low)))
+            .expression_attribute_values(":high", s(list_sk(high)))
+            .scan_index_forward(!descending)
+            .consistent_read(true);
+        let items = query_all(query)
+            .await?
+            .iter()
+            .map(summary_from)
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(CatalogPage { total, items })
     }
 
@@ -576,19 +541,7 @@ impl DynamoCatalog {
             }
         }
         let candidates = self.snapshot(source.0, rev).await?;
-        let mut matches: Vec<&Indexed> = candidates.iter().filter(|s| query.matches(s)).collect();
-        matches.sort_by(|a, b| query.order(a, b));
-        let total = matches.len() as u64;
-        let items = match offset {
-            Some(o) => matches
-                .into_iter()
-                .skip(usize::try_from(o).unwrap_or(usize::MAX))
-                .take(usize::try_from(limit).unwrap_or(usize::MAX))
-                .map(|i| i.summary.clone())
-                .collect(),
-            None => Vec::new(),
-        };
-        Ok(CatalogPage { total, items })
+        Ok(query.select(candidates.iter(), offset, limit))
     }
 
     /// A whole list, from this instance's snapshots when it was read at the same `rev`.
@@ -620,7 +573,7 @@ impl DynamoCatalog {
 
     /// Items of the datasets table by key, in one BatchGetItem (retrying unprocessed keys).
     async fn batch_get_datasets(&self, keys: Vec<Item>) -> Result<Vec<Item>, StoreError> {
-        let mut request = HashMap::from([(
+        let request = HashMap::from([(
             self.datasets_table.clone(),
             KeysAndAttributes::builder()
                 .set_keys(Some(keys))
@@ -628,43 +581,48 @@ impl DynamoCatalog {
                 .build()
                 .map_err(|e| StoreError::Other(Box::new(e)))?,
         )]);
-        let mut found = Vec::new();
-        for attempt in 0..=BATCH_RETRIES {
-            if attempt > 0 {
-                tokio::time::sleep(Duration::from_millis(25 << attempt)).await;
-            }
-            let out = self
-                .client
-                .batch_get_item()
-                .set_request_items(Some(request))
-                .send()
-                .await
-                .map_err(classify)?;
-            if let Some(mut responses) = out.responses {
-                found.extend(responses.remove(&self.datasets_table).unwrap_or_default());
-            }
-            match out.unprocessed_keys {
-                Some(rest) if !rest.is_empty() => request = rest,
-                _ => return Ok(found),
-            }
-        }
-        Err(StoreError::Unavailable(
-            "BatchGetItem left keys unprocessed after retries".into(),
-        ))
+        let mut found = batch_get_all(&self.client, request).await?;
+        Ok(found.remove(&self.datasets_table).unwrap_or_default())
     }
 }
 
-/// Every item of one partition, in key order (consistent reads, all pages).
-async fn query_partition(client: &Client, table: &str, pk: &str) -> Result<Vec<Item>, StoreError> {
+/// One BatchGetItem, with its unprocessed keys retried (with backoff) up to `BATCH_RETRIES`
+/// times: every item found, by table.
+async fn batch_get_all(
+    client: &Client,
+    mut request: HashMap<String, KeysAndAttributes>,
+) -> Result<HashMap<String, Vec<Item>>, StoreError> {
+    let mut found: HashMap<String, Vec<Item>> = HashMap::new();
+    for attempt in 0..=BATCH_RETRIES {
+        if attempt > 0 {
+            tokio::time::sleep(Duration::from_millis(25 << attempt)).await;
+        }
+        let out = client
+            .batch_get_item()
+            .set_request_items(Some(request))
+            .send()
+            .await
+            .map_err(classify)?;
+        for (table, items) in out.responses.unwrap_or_default() {
+            found.entry(table).or_default().extend(items);
+        }
+        match out.unprocessed_keys {
+            Some(rest) if !rest.is_empty() => request = rest,
+            _ => return Ok(found),
+        }
+    }
+    Err(StoreError::Unavailable(
+        "BatchGetItem left keys unprocessed after retries".into(),
+    ))
+}
+
+/// Every item a Query returns, over all its pages.
+pub(crate) async fn query_all(query: QueryFluentBuilder) -> Result<Vec<Item>, StoreError> {
     let mut items = Vec::new();
     let mut start = None;
     loop {
-        let out = client
-            .query()
-            .table_name(table)
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", s(pk))
-            .consistent_read(true)
+        let out = query
+            .clone()
             .set_exclusive_start_key(start)
             .send()
             .await
@@ -675,6 +633,19 @@ async fn query_partition(client: &Client, table: &str, pk: &str) -> Result<Vec<I
             _ => return Ok(items),
         }
     }
+}
+
+/// Every item of one partition, in key order (consistent reads, all pages).
+async fn query_partition(client: &Client, table: &str, pk: &str) -> Result<Vec<Item>, StoreError> {
+    query_all(
+        client
+            .query()
+            .table_name(table)
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(":pk", s(pk))
+            .consistent_read(true),
+    )
+    .await
 }
 
 fn key_of_counter(pk: String) -> Item {

@@ -21,7 +21,8 @@ use uuid::Uuid;
 use super::{
     active_from, alias_pk, classify, dataset_pk, facet_counter_pk, facet_list_pk, get_json, get_s,
     get_s_opt, get_strings, get_time, get_time_opt, get_u64, get_uuid, list_sk, n, position_of,
-    query_partition, s, version_sk, Item, COUNTER_PK, COUNTER_SK, DATASET_SK, KEY_ATTR, LIST_PK,
+    query_all, query_partition, s, version_sk, Item, COUNTER_PK, COUNTER_SK, DATASET_SK, KEY_ATTR,
+    LIST_PK,
 };
 use crate::domain::{KeyHash, Scope, Slug};
 use crate::error::StoreError;
@@ -814,10 +815,8 @@ impl DynamoWriter {
 
     /// Where a dataset sits in a facet list (a filtered read of that list; operators only).
     async fn facet_position(&self, facet: &Facet, slug: &str) -> Result<Option<u64>, StoreError> {
-        let mut start = None;
-        loop {
-            let out = self
-                .client
+        let found = query_all(
+            self.client
                 .query()
                 .table_name(&self.datasets_table)
                 .key_condition_expression("pk = :pk")
@@ -826,19 +825,10 @@ impl DynamoWriter {
                 .expression_attribute_names("#slug", "slug")
                 .expression_attribute_values(":pk", s(facet_list_pk(facet)))
                 .expression_attribute_values(":slug", s(slug))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            if let Some(item) = out.items.unwrap_or_default().first() {
-                return Ok(Some(position_of(item)?));
-            }
-            match out.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => return Ok(None),
-            }
-        }
+                .consistent_read(true),
+        )
+        .await?;
+        found.first().map(position_of).transpose()
     }
 
     /// Every item of one partition, in key order.
@@ -1110,32 +1100,24 @@ impl DynamoWriter {
     pub async fn list_versions(&self, slug: &Slug) -> Result<Vec<VersionInfo>, WriteError> {
         let dataset = self.dataset_item(slug).await?;
         let current = active_from(&dataset)?.map(|a| a.version);
-        let mut versions = Vec::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .client
+        let items = query_all(
+            self.client
                 .query()
                 .table_name(&self.datasets_table)
                 .key_condition_expression("pk = :pk AND begins_with(sk, :v)")
                 .expression_attribute_values(":pk", s(dataset_pk(slug.as_str())))
                 .expression_attribute_values(":v", s("V#"))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            for item in out.items.unwrap_or_default() {
-                if let Some(version) = active_from(&item)? {
-                    let active = current == Some(version.version);
-                    versions.push(VersionInfo { version, active });
-                }
-            }
-            match out.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => return Ok(versions),
+                .consistent_read(true),
+        )
+        .await?;
+        let mut versions = Vec::new();
+        for item in &items {
+            if let Some(version) = active_from(item)? {
+                let active = current == Some(version.version);
+                versions.push(VersionInfo { version, active });
             }
         }
+        Ok(versions)
     }
 
     /// Stores a new key's record (hash, never the secret).
