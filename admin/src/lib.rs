@@ -1,6 +1,6 @@
 //! The operators' CLI (`catalog-admin`): publishing Parquet datasets with computed column
 //! statistics, API keys, keyless windows, and version history. It writes the same tables and
-//! bucket the functions read, through `catalog::dynamo::DynamoWriter`. The Lambda binaries never
+//! bucket the functions read, through `catalog_writer::DynamoWriter`. The Lambda binaries never
 //! link this crate (nor arrow/parquet).
 
 pub mod download;
@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn generated_keys_are_prefixed_long_and_distinct() {
-        use catalog::dynamo::generate_key;
+        use catalog_writer::generate_key;
         let a = generate_key();
         let b = generate_key();
         assert!(a.starts_with("dcat_"));

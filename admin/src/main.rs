@@ -5,10 +5,11 @@ use std::process::ExitCode;
 
 use catalog::config::ConfigError;
 use catalog::domain::{Scope, Slug};
-use catalog::dynamo::{generate_key, DynamoCatalog, DynamoWriter, NewKey};
+use catalog::dynamo::DynamoCatalog;
 use catalog::ports::{CatalogPager, DatasetReader};
 use catalog_admin::publish::{Discussion, MetaInput, Publisher};
 use catalog_admin::{human_bytes, parse_when};
+use catalog_writer::{generate_key, DynamoWriter, NewKey};
 use chrono::Utc;
 use clap::{Parser, Subcommand};
 
@@ -202,7 +203,7 @@ enum CliError {
     #[error(transparent)]
     Publish(#[from] catalog_admin::publish::PublishError),
     #[error(transparent)]
-    Write(#[from] catalog::dynamo::WriteError),
+    Write(#[from] catalog_writer::WriteError),
     #[error(transparent)]
     Store(#[from] catalog::error::StoreError),
     #[error(transparent)]
@@ -522,9 +523,9 @@ async fn main() -> ExitCode {
                 CliError::Usage(_)
                 | CliError::Config(_)
                 | CliError::Write(
-                    catalog::dynamo::WriteError::NoSuchDataset(_)
-                    | catalog::dynamo::WriteError::NoSuchVersion(..)
-                    | catalog::dynamo::WriteError::NoSuchKey(_),
+                    catalog_writer::WriteError::NoSuchDataset(_)
+                    | catalog_writer::WriteError::NoSuchVersion(..)
+                    | catalog_writer::WriteError::NoSuchKey(_),
                 ) => ExitCode::from(2),
                 CliError::Publish(catalog_admin::publish::PublishError::BadInput(_))
                 | CliError::Publish(catalog_admin::publish::PublishError::BadFile(_)) => {

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use aws_sdk_s3::primitives::ByteStream;
 use catalog::domain::{Scope, Slug};
-use catalog::dynamo::{DatasetMeta, DynamoWriter, NewKey, NewVersion};
 use catalog::model::ActiveVersion;
+use catalog_writer::{DatasetMeta, DynamoWriter, NewKey, NewVersion};
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
 
@@ -71,7 +71,7 @@ pub async fn ensure_resources(
     let tables = dynamo.list_tables().send().await?;
     let names = tables.table_names();
     if !names.iter().any(|n| n == &target.datasets_table) {
-        catalog::dynamo::create_tables(dynamo, &target.datasets_table, &target.keys_table).await?;
+        catalog_writer::create_tables(dynamo, &target.datasets_table, &target.keys_table).await?;
     }
     let buckets = s3.list_buckets().send().await?;
     if !buckets

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use catalog::api;
 use catalog::domain::Slug;
-use catalog::dynamo::{DatasetMeta, Expected, NewVersion, WriteError};
 use catalog_tests::{built_binary, http_get, json_body, samples_dir, v2_request, Stack};
+use catalog_writer::{DatasetMeta, Expected, NewVersion, WriteError};
 use chrono::Utc;
 use serde_json::Value;
 

@@ -5,9 +5,9 @@
 
 use catalog::api;
 use catalog::domain::Slug;
-use catalog::dynamo::{DatasetMeta, DynamoWriter, Expected, NewVersion};
 use catalog::model::ActiveVersion;
 use catalog_tests::{json_body, v2_request, Stack, Wire};
+use catalog_writer::{DatasetMeta, DynamoWriter, Expected, NewVersion};
 use chrono::{Duration, Utc};
 use serde_json::Value;
 

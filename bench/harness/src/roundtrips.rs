@@ -141,7 +141,7 @@ pub async fn run(datasets: u64) -> Result<(), String> {
         .add_key(EXPIRED, &["read"], now - hour * 2, Some(now - hour))
         .await;
     stack.add_key(NO_READ, &["write"], now, None).await;
-    let unpublished = catalog::dynamo::DatasetMeta {
+    let unpublished = catalog_writer::DatasetMeta {
         slug: catalog::domain::Slug::parse("half-published").map_err(|e| e.to_string())?,
         name: "Reserved, never activated".into(),
         description: None,

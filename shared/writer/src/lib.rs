@@ -18,16 +18,19 @@ use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{
-    active_from, alias_pk, classify, dataset_pk, facet_counter_pk, facet_list_pk, get_json, get_s,
-    get_s_opt, get_strings, get_time, get_time_opt, get_u64, get_uuid, list_sk, n, position_of,
-    query_all, query_partition, s, version_sk, Item, COUNTER_PK, COUNTER_SK, DATASET_SK, KEY_ATTR,
-    LIST_PK,
+use catalog::domain::{KeyHash, Scope, Slug};
+use catalog::dynamo::attr::{
+    get_json, get_s, get_s_opt, get_strings, get_time, get_time_opt, get_u64, get_uuid, n, opt_s,
+    opt_time, s, strings,
 };
-use crate::domain::{KeyHash, Scope, Slug};
-use crate::error::StoreError;
-use crate::model::{format_time, ActiveVersion};
-use crate::query::Facet;
+use catalog::dynamo::layout::{
+    alias_pk, dataset_pk, facet_counter_pk, facet_list_pk, key_of, list_sk, position_of,
+    version_sk, Item, COUNTER_PK, COUNTER_SK, DATASET_SK, KEY_ATTR, LIST_PK,
+};
+use catalog::dynamo::requests::{classify, query_all, query_partition};
+use catalog::error::StoreError;
+use catalog::model::{format_time, ActiveVersion};
+use catalog::query::Facet;
 
 /// Descriptive fields of a dataset, as an operator supplies them.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,34 +172,6 @@ pub enum WriteError {
     Store(#[from] StoreError),
 }
 
-fn active_value(a: &ActiveVersion) -> AttributeValue {
-    AttributeValue::M(HashMap::from([
-        ("version".to_owned(), n(a.version)),
-        ("s3_key".to_owned(), s(&a.s3_key)),
-        ("size".to_owned(), n(a.size)),
-        ("row_count".to_owned(), n(a.row_count)),
-        ("column_count".to_owned(), n(a.columns.len() as u64)),
-        (
-            "columns".to_owned(),
-            AttributeValue::L(a.columns.iter().map(s).collect()),
-        ),
-        ("sha256".to_owned(), s(&a.sha256)),
-        ("published_at".to_owned(), s(format_time(&a.published_at))),
-    ]))
-}
-
-fn opt_s(v: Option<&str>) -> AttributeValue {
-    v.map_or(AttributeValue::Null(true), s)
-}
-
-fn opt_time(v: Option<&DateTime<Utc>>) -> AttributeValue {
-    v.map_or(AttributeValue::Null(true), |t| s(format_time(t)))
-}
-
-fn strings(v: &[String]) -> AttributeValue {
-    AttributeValue::L(v.iter().map(s).collect())
-}
-
 fn other(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
     StoreError::Other(Box::new(e))
 }
@@ -277,10 +252,6 @@ where
         Err(e) if is_condition_failure(e.code()) => Err(WriteError::Conflict(slug.to_string())),
         Err(e) => Err(classify(e).into()),
     }
-}
-
-fn key_of(pk: String, sk: &str) -> Item {
-    HashMap::from([("pk".to_owned(), s(pk)), ("sk".to_owned(), s(sk))])
 }
 
 /// Writes datasets, versions and keys.
@@ -368,7 +339,7 @@ impl DynamoWriter {
                     return Ok(Reserved {
                         id: get_uuid(&item, "id")?,
                         version: get_u64(&item, "latest_version")?,
-                        previous: active_from(&item)?.map(|a| a.version),
+                        previous: ActiveVersion::from_item(&item)?.map(|a| a.version),
                         stored: meta_from(&item)?,
                     });
                 }
@@ -446,7 +417,7 @@ impl DynamoWriter {
             .table_name(&self.datasets_table)
             .item("pk", s(dataset_pk(slug.as_str())))
             .item("sk", s(version_sk(a.version)))
-            .item("active", active_value(a))
+            .item("active", a.to_value())
             .item("schema", s(&version.schema_json))
             .condition_expression("attribute_not_exists(pk)")
             .send()
@@ -477,7 +448,8 @@ impl DynamoWriter {
                     let jitter = u64::from(Uuid::new_v4().as_bytes()[0]);
                     tokio::time::sleep(std::time::Duration::from_millis((50 << attempts) + jitter))
                         .await;
-                    let current = active_from(&self.dataset_item(slug).await?)?.map(|a| a.version);
+                    let current = ActiveVersion::from_item(&self.dataset_item(slug).await?)?
+                        .map(|a| a.version);
                     if Expected::from(current) != expected {
                         return Err(WriteError::Conflict(slug.to_string()));
                     }
@@ -497,7 +469,7 @@ impl DynamoWriter {
     ) -> Result<(), WriteError> {
         let dataset = self.dataset_item(slug).await?;
         let id = get_uuid(&dataset, "id")?;
-        let current = active_from(&dataset)?.map(|a| a.version);
+        let current = ActiveVersion::from_item(&dataset)?.map(|a| a.version);
         if Expected::from(current) != expected {
             return Err(WriteError::Conflict(slug.to_string()));
         }
@@ -505,7 +477,7 @@ impl DynamoWriter {
             .get(key_of(dataset_pk(slug.as_str()), &version_sk(version)))
             .await?
             .ok_or_else(|| WriteError::NoSuchVersion(slug.to_string(), version))?;
-        let active = active_from(&stored)?
+        let active = ActiveVersion::from_item(&stored)?
             .ok_or_else(|| StoreError::Corrupt("version item without its version".into()))?;
         let schema = get_json(&stored, "schema")?;
         // Facet lists: those of the listed dataset as stored, and those it will be in.
@@ -520,7 +492,7 @@ impl DynamoWriter {
         let new_facets = Facet::of(&effective.category, &effective.tags, &effective.license);
 
         let mut set: Vec<(&'static str, AttributeValue)> = vec![
-            ("active", active_value(&active)),
+            ("active", active.to_value()),
             ("schema", s(schema.get())),
             ("updated_at", s(format_time(&now))),
         ];
@@ -1099,7 +1071,7 @@ impl DynamoWriter {
     /// Every stored version of a dataset, oldest first.
     pub async fn list_versions(&self, slug: &Slug) -> Result<Vec<VersionInfo>, WriteError> {
         let dataset = self.dataset_item(slug).await?;
-        let current = active_from(&dataset)?.map(|a| a.version);
+        let current = ActiveVersion::from_item(&dataset)?.map(|a| a.version);
         let items = query_all(
             self.client
                 .query()
@@ -1112,7 +1084,7 @@ impl DynamoWriter {
         .await?;
         let mut versions = Vec::new();
         for item in &items {
-            if let Some(version) = active_from(item)? {
+            if let Some(version) = ActiveVersion::from_item(item)? {
                 let active = current == Some(version.version);
                 versions.push(VersionInfo { version, active });
             }

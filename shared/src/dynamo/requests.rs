@@ -1,0 +1,138 @@
+//! Requests that span pages or retries, and how an SDK error is classified: every DynamoDB
+//! read and write of the crate and of `catalog-writer` goes through these.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
+use aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder;
+use aws_sdk_dynamodb::types::KeysAndAttributes;
+use aws_sdk_dynamodb::Client;
+
+use super::attr::s;
+use super::layout::Item;
+use super::retry::{Attempt, Backoff};
+use crate::error::{BoxError, StoreError};
+
+/// Sorts an SDK error into "the backend throttled us" (a rate limit), "retry later" (timeouts,
+/// connection failures, server errors) and everything else.
+pub fn classify<E, R>(err: SdkError<E, R>) -> StoreError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    enum Kind {
+        Throttled,
+        Transient,
+        Other,
+    }
+    let kind = match &err {
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
+            Kind::Transient
+        }
+        SdkError::ServiceError(e) => match e.err().code() {
+            Some(
+                "ProvisionedThroughputExceededException"
+                | "ThrottlingException"
+                | "RequestLimitExceeded"
+                | "LimitExceededException",
+            ) => Kind::Throttled,
+            Some("InternalServerError" | "ServiceUnavailable") => Kind::Transient,
+            _ => Kind::Other,
+        },
+        _ => Kind::Other,
+    };
+    let boxed: BoxError = Box::new(err);
+    match kind {
+        Kind::Throttled => StoreError::Throttled(boxed),
+        Kind::Transient => StoreError::Unavailable(boxed),
+        Kind::Other => StoreError::Other(boxed),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// One BatchGetItem, with its unprocessed keys retried (`Backoff::BATCH_READ`): every item
+/// found, by table.
+pub async fn batch_get_all(
+    client: &Client,
+    request: HashMap<String, KeysAndAttributes>,
+) -> Result<HashMap<String, Vec<Item>>, StoreError> {
+    Backoff::BATCH_READ
+        .run(
+            (request, HashMap::<String, Vec<Item>>::new()),
+            |(request, mut found)| async move {
+                let out = client
+                    .batch_get_item()
+                    .set_request_items(Some(request))
+                    .send()
+                    .await
+                    .map_err(classify)?;
+                for (table, items) in out.responses.unwrap_or_default() {
+                    found.entry(table).or_default().extend(items);
+                }
+                Ok(match out.unprocessed_keys {
+                    Some(rest) if !rest.is_empty() => Attempt::Retry((rest, found)),
+                    _ => Attempt::Done(found),
+                })
+            },
+            |_| StoreError::Unavailable("BatchGetItem left keys unprocessed after retries".into()),
+        )
+        .await
+}
+
+/// Every item a Query returns, over all its pages.
+pub async fn query_all(query: QueryFluentBuilder) -> Result<Vec<Item>, StoreError> {
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let out = query
+            .clone()
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(classify)?;
+        items.extend(out.items.unwrap_or_default());
+        match out.last_evaluated_key {
+            Some(k) if !k.is_empty() => start = Some(k),
+            _ => return Ok(items),
+        }
+    }
+}
+
+/// Every item a Scan returns, over all its pages (operators' tools only: the functions never
+/// scan).
+pub async fn scan_all(scan: ScanFluentBuilder) -> Result<Vec<Item>, StoreError> {
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let out = scan
+            .clone()
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(classify)?;
+        items.extend(out.items.unwrap_or_default());
+        match out.last_evaluated_key {
+            Some(k) if !k.is_empty() => start = Some(k),
+            _ => return Ok(items),
+        }
+    }
+}
+
+/// Every item of one partition, in key order (consistent reads, all pages).
+pub async fn query_partition(
+    client: &Client,
+    table: &str,
+    pk: &str,
+) -> Result<Vec<Item>, StoreError> {
+    query_all(
+        client
+            .query()
+            .table_name(table)
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(":pk", s(pk))
+            .consistent_read(true),
+    )
+    .await
+}
