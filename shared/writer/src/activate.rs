@@ -1,0 +1,516 @@
+//! Activation: making a stored version the one the data endpoint serves.
+//!
+//! Three steps: [`DynamoWriter::activate`] reads what is stored (the dataset, the version, and
+//! the list positions or counters the plan will need), [`Activation::plan`] decides every write
+//! without any I/O, and the executor sends them as one transaction, then rewrites the facet
+//! lists whose positions shift.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use catalog::domain::Slug;
+use catalog::dynamo::attr::{get_json, n, opt_time, s, time};
+use catalog::dynamo::layout::{
+    alias_pk, counter_key, dataset_pk, facet_counter_pk, facet_list_pk, key_of, list_sk,
+    version_sk, Item, COUNTER_PK, DATASET_SK, LIST_PK,
+};
+use catalog::dynamo::retry::{Attempt, Backoff};
+use catalog::error::StoreError;
+use catalog::model::ActiveVersion;
+use catalog::query::Facet;
+use chrono::{DateTime, Utc};
+
+use crate::publish::{card_attributes, meta_attributes, StoredDataset};
+use crate::tx::{settle, Condition, Plan, Write};
+use crate::{DatasetMeta, DynamoWriter, Expected, WriteError};
+
+/// Everything an activation decides on, read beforehand.
+#[derive(Debug, Clone)]
+pub(crate) struct Activation<'a> {
+    pub slug: &'a Slug,
+    pub stored: &'a StoredDataset,
+    pub version: &'a ActiveVersion,
+    /// The version's schema, as stored JSON text.
+    pub schema: &'a str,
+    /// New descriptive metadata, if any (else the stored metadata stays).
+    pub meta: Option<&'a DatasetMeta>,
+    pub now: DateTime<Utc>,
+}
+
+/// What the plan needs to know about the lists, read by the executor.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Lists {
+    /// Where the dataset sits in the facet lists it stays in (absent: not found there).
+    pub positions: HashMap<Facet, u64>,
+    /// How many datasets are listed (for a first activation).
+    pub listed: u64,
+    /// How many datasets each facet list holds (for a first activation).
+    pub facet_totals: HashMap<Facet, u64>,
+}
+
+impl Activation<'_> {
+    fn effective_meta(&self) -> &DatasetMeta {
+        self.meta.unwrap_or(&self.stored.meta)
+    }
+
+    /// The facet lists the dataset will be in.
+    fn new_facets(&self) -> Vec<Facet> {
+        self.effective_meta().facets()
+    }
+
+    /// The facet lists the dataset is in now (none before its first activation).
+    fn listed_facets(&self) -> Vec<Facet> {
+        match self.stored.seq {
+            Some(_) => self.stored.meta.facets(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Facets whose list position the plan needs: those the dataset stays in.
+    pub fn to_locate(&self) -> Vec<Facet> {
+        let listed = self.listed_facets();
+        self.new_facets()
+            .into_iter()
+            .filter(|f| listed.contains(f))
+            .collect()
+    }
+
+    /// Facets whose counters the plan needs: on a first activation, all it joins.
+    pub fn to_count(&self) -> Vec<Facet> {
+        match self.stored.seq {
+            Some(_) => Vec::new(),
+            None => self.new_facets(),
+        }
+    }
+
+    /// Every write, decided without I/O.
+    pub fn plan(&self, lists: &Lists) -> Plan {
+        let now = self.now;
+        let mut set: Vec<(&'static str, AttributeValue)> = vec![
+            ("active", self.version.to_value()),
+            ("schema", s(self.schema)),
+            ("updated_at", time(&now)),
+        ];
+        if let Some(meta) = self.meta {
+            set.extend(meta_attributes(meta));
+        }
+        // The list entry shows the new version's figures and the (possibly new) metadata.
+        let mut summary: Vec<(&'static str, AttributeValue)> = vec![
+            ("size", n(self.version.size)),
+            ("row_count", n(self.version.row_count)),
+            ("column_count", n(self.version.columns.len() as u64)),
+            ("updated_at", time(&now)),
+        ];
+        summary.extend(card_attributes(self.effective_meta()));
+
+        let mut writes = Vec::new();
+        let mut rewrites = Vec::new();
+        let new_facets = self.new_facets();
+        match self.stored.seq {
+            Some(seq) => {
+                writes.push(Write::Set {
+                    key: key_of(LIST_PK, &list_sk(seq)),
+                    set: summary.clone(),
+                    condition: Condition::Exists,
+                });
+                // Entries in facet lists it stays in change with it; joining or leaving a
+                // facet list shifts positions, done afterwards.
+                let listed = self.listed_facets();
+                for facet in &new_facets {
+                    match lists.positions.get(facet) {
+                        Some(pos) if listed.contains(facet) => {
+                            writes.push(Write::Set {
+                                key: key_of(facet_list_pk(facet), &list_sk(*pos)),
+                                set: summary.clone(),
+                                condition: Condition::Holds(self.slug.clone()),
+                            });
+                            writes.push(Write::FacetUnmarked(facet.clone()));
+                        }
+                        _ => rewrites.push((facet.clone(), seq)),
+                    }
+                }
+                for facet in listed.iter().filter(|f| !new_facets.contains(f)) {
+                    rewrites.push((facet.clone(), seq));
+                }
+            }
+            None => {
+                // First activation: listed at the next position, and at the end of each of its
+                // facet lists.
+                let seq = lists.listed + 1;
+                set.push(("seq", n(seq)));
+                let mut entry: Item = key_of(LIST_PK, &list_sk(seq));
+                entry.insert("slug".to_owned(), s(self.slug.as_str()));
+                entry.insert("id".to_owned(), s(self.stored.id.to_string()));
+                entry.insert(
+                    "keyless_until".to_owned(),
+                    opt_time(self.stored.keyless_until.as_ref()),
+                );
+                for (name, value) in &summary {
+                    entry.insert((*name).to_owned(), value.clone());
+                }
+                for facet in &new_facets {
+                    let old = lists.facet_totals.get(facet).copied().unwrap_or(0);
+                    let mut facet_entry = entry.clone();
+                    facet_entry.insert("pk".to_owned(), s(facet_list_pk(facet)));
+                    facet_entry.insert("sk".to_owned(), s(list_sk(old + 1)));
+                    facet_entry.insert("seq".to_owned(), n(seq));
+                    writes.push(Write::Create(facet_entry));
+                    writes.push(Write::CountInFacet {
+                        facet: facet.clone(),
+                        old,
+                    });
+                }
+                writes.push(Write::Create(entry));
+                writes.push(Write::CountListed { old: lists.listed });
+            }
+        }
+        writes.push(Write::Set {
+            key: key_of(dataset_pk(self.slug.as_str()), DATASET_SK),
+            set: set.clone(),
+            condition: Condition::Active(Expected::from(self.stored.current)),
+        });
+        writes.push(Write::Set {
+            key: key_of(alias_pk(&self.stored.id), DATASET_SK),
+            set,
+            condition: Condition::Exists,
+        });
+        Plan { writes, rewrites }
+    }
+}
+
+impl DynamoWriter {
+    /// Makes `version` the active one, in one transaction over the dataset item, its alias, its
+    /// list entry (created on first activation, with the catalog counter) and, if given, new
+    /// descriptive metadata. Fails with `Conflict`, changing nothing, unless `expected` is still
+    /// what is active. A first activation that lost only the race for the next list position
+    /// (another dataset listed at the same moment) is retried.
+    pub async fn activate(
+        &self,
+        slug: &Slug,
+        version: u64,
+        expected: Expected,
+        meta: Option<&DatasetMeta>,
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
+        Backoff::CONFLICT
+            .run(
+                (),
+                |()| async {
+                    match self.activate_once(slug, version, expected, meta, now).await {
+                        // Worth another try only while the expected version is still active.
+                        Err(WriteError::Conflict(_)) => {
+                            let stored = self.stored_dataset(slug).await?;
+                            if Expected::from(stored.current) != expected {
+                                return Err(WriteError::Conflict(slug.to_string()));
+                            }
+                            Ok(Attempt::Retry(()))
+                        }
+                        other => other.map(Attempt::Done),
+                    }
+                },
+                |()| WriteError::Conflict(slug.to_string()),
+            )
+            .await
+    }
+
+    async fn activate_once(
+        &self,
+        slug: &Slug,
+        version: u64,
+        expected: Expected,
+        meta: Option<&DatasetMeta>,
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
+        let stored = self.stored_dataset(slug).await?;
+        if Expected::from(stored.current) != expected {
+            return Err(WriteError::Conflict(slug.to_string()));
+        }
+        let version_item = self
+            .get(key_of(dataset_pk(slug.as_str()), &version_sk(version)))
+            .await?
+            .ok_or_else(|| WriteError::NoSuchVersion(slug.to_string(), version))?;
+        let active = ActiveVersion::from_item(&version_item)?
+            .ok_or_else(|| StoreError::Corrupt("version item without its version".into()))?;
+        let schema = get_json(&version_item, "schema")?;
+        let activation = Activation {
+            slug,
+            stored: &stored,
+            version: &active,
+            schema: schema.get(),
+            meta,
+            now,
+        };
+        let mut lists = Lists::default();
+        for facet in activation.to_locate() {
+            if let Some(pos) = self.facet_position(&facet, slug.as_str()).await? {
+                lists.positions.insert(facet, pos);
+            }
+        }
+        let to_count = activation.to_count();
+        if stored.seq.is_none() {
+            lists.listed = self.counter_total(COUNTER_PK.to_owned()).await?;
+            for facet in to_count {
+                let total = self.counter_total(facet_counter_pk(&facet)).await?;
+                lists.facet_totals.insert(facet, total);
+            }
+        }
+        let plan = activation.plan(&lists);
+        self.transact(slug, &plan.writes, now).await?;
+        self.apply(plan.rewrites, now).await
+    }
+
+    /// A counter's `total` (0 when it does not exist yet).
+    async fn counter_total(&self, pk: String) -> Result<u64, StoreError> {
+        match self.get(counter_key(pk)).await? {
+            Some(item) => catalog::dynamo::attr::get_u64(&item, "total"),
+            None => Ok(0),
+        }
+    }
+
+    /// Sends `writes` as one transaction; a failed condition is a `Conflict`.
+    pub(crate) async fn transact(
+        &self,
+        slug: &Slug,
+        writes: &[Write],
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
+        let mut tx = self.client.transact_write_items();
+        for write in writes {
+            tx = tx.transact_items(write.to_transact_item(&self.datasets_table, now)?);
+        }
+        settle(tx.send().await, slug)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use catalog::dynamo::codec::ACTIVE;
+    use catalog::query::FacetKind;
+    use uuid::Uuid;
+
+    fn slug() -> Slug {
+        Slug::parse("river-levels").unwrap()
+    }
+
+    fn meta(category: &str, tags: &[&str]) -> DatasetMeta {
+        DatasetMeta {
+            slug: slug(),
+            name: "River levels".into(),
+            description: None,
+            license: "CC0-1.0".into(),
+            source: "Somewhere".into(),
+            category: category.into(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            insights: String::new(),
+            discussions_json: "[]".into(),
+        }
+    }
+
+    fn stored(seq: Option<u64>, current: Option<u64>, meta: DatasetMeta) -> StoredDataset {
+        StoredDataset {
+            id: Uuid::nil(),
+            current,
+            seq,
+            meta,
+            keyless_until: None,
+        }
+    }
+
+    fn version(v: u64) -> ActiveVersion {
+        ActiveVersion {
+            version: v,
+            s3_key: format!("datasets/river-levels/v{v}/x.parquet"),
+            size: 1234,
+            row_count: 10,
+            columns: vec!["a".into(), "b".into()],
+            sha256: "ab".repeat(32),
+            published_at: DateTime::UNIX_EPOCH,
+        }
+    }
+
+    fn facet(kind: FacetKind, value: &str) -> Facet {
+        Facet::of(
+            if kind == FacetKind::Category {
+                value
+            } else {
+                ""
+            },
+            &if kind == FacetKind::Tag {
+                vec![value.to_owned()]
+            } else {
+                vec![]
+            },
+            if kind == FacetKind::License {
+                value
+            } else {
+                ""
+            },
+        )
+        .remove(0)
+    }
+
+    fn keys(plan: &Plan) -> Vec<String> {
+        plan.writes
+            .iter()
+            .map(|w| match w {
+                Write::Set { key, condition, .. } => {
+                    format!("set {} {} if {condition:?}", pk_sk(key).0, pk_sk(key).1)
+                }
+                Write::Create(item) => format!("create {} {}", pk_sk(item).0, pk_sk(item).1),
+                Write::CountListed { old } => format!("count LIST from {old}"),
+                Write::CountInFacet { facet, old } => format!("count {} from {old}", facet.key()),
+                Write::FacetUnmarked(facet) => format!("unmarked {}", facet.key()),
+            })
+            .collect()
+    }
+
+    fn pk_sk(item: &Item) -> (String, String) {
+        let get = |k: &str| match item.get(k) {
+            Some(AttributeValue::S(v)) => v.clone(),
+            _ => String::new(),
+        };
+        (get("pk"), get("sk"))
+    }
+
+    #[test]
+    fn a_first_activation_appends_to_the_catalog_and_every_facet_list() {
+        let stored = stored(None, None, meta("water", &["rivers"]));
+        let v = version(1);
+        let activation = Activation {
+            slug: &slug(),
+            stored: &stored,
+            version: &v,
+            schema: "[]",
+            meta: None,
+            now: DateTime::UNIX_EPOCH,
+        };
+        assert!(activation.to_locate().is_empty());
+        assert_eq!(activation.to_count().len(), 3, "category, tag, license");
+        let lists = Lists {
+            listed: 41,
+            facet_totals: HashMap::from([(facet(FacetKind::Category, "water"), 6)]),
+            ..Lists::default()
+        };
+        let plan = activation.plan(&lists);
+        assert!(plan.rewrites.is_empty());
+        assert_eq!(
+            keys(&plan),
+            [
+                "create LIST#category#water SEQ#000000000007",
+                "count category#water from 6",
+                "create LIST#tag#rivers SEQ#000000000001",
+                "count tag#rivers from 0",
+                "create LIST#license#cc0-1.0 SEQ#000000000001",
+                "count license#cc0-1.0 from 0",
+                "create LIST SEQ#000000000042",
+                "count LIST from 41",
+                "set DS#river-levels DATASET if Active(Nothing)",
+                &format!("set ID#{} DATASET if Exists", Uuid::nil()),
+            ]
+        );
+        // The facet entries carry their catalog position; the dataset item learns its own.
+        let Write::Create(entry) = &plan.writes[0] else {
+            panic!()
+        };
+        assert_eq!(entry.get("seq"), Some(&n(42)));
+        assert_eq!(entry.get("row_count"), Some(&n(10)));
+        assert_eq!(entry.get("column_count"), Some(&n(2)));
+        let Write::Set { set, .. } = &plan.writes[8] else {
+            panic!()
+        };
+        assert!(set.contains(&("seq", n(42))));
+        assert!(set.iter().any(|(name, _)| *name == ACTIVE));
+    }
+
+    #[test]
+    fn a_new_version_updates_every_entry_in_place() {
+        let stored = stored(Some(5), Some(2), meta("water", &["rivers"]));
+        let v = version(3);
+        let activation = Activation {
+            slug: &slug(),
+            stored: &stored,
+            version: &v,
+            schema: "[]",
+            meta: None,
+            now: DateTime::UNIX_EPOCH,
+        };
+        assert_eq!(activation.to_locate().len(), 3);
+        assert!(activation.to_count().is_empty());
+        let positions = activation.to_locate().into_iter().zip([2, 9, 4]).collect();
+        let plan = activation.plan(&Lists {
+            positions,
+            ..Lists::default()
+        });
+        assert!(plan.rewrites.is_empty());
+        assert_eq!(
+            keys(&plan),
+            [
+                "set LIST SEQ#000000000005 if Exists",
+                "set LIST#category#water SEQ#000000000002 if Holds(Slug(\"river-levels\"))",
+                "unmarked category#water",
+                "set LIST#tag#rivers SEQ#000000000009 if Holds(Slug(\"river-levels\"))",
+                "unmarked tag#rivers",
+                "set LIST#license#cc0-1.0 SEQ#000000000004 if Holds(Slug(\"river-levels\"))",
+                "unmarked license#cc0-1.0",
+                "set DS#river-levels DATASET if Active(Version(2))",
+                &format!("set ID#{} DATASET if Exists", Uuid::nil()),
+            ]
+        );
+    }
+
+    #[test]
+    fn moving_category_rewrites_the_lists_it_leaves_and_joins() {
+        let stored = stored(Some(5), Some(2), meta("water", &["rivers"]));
+        let v = version(3);
+        let new_meta = meta("climate", &["rivers"]);
+        let activation = Activation {
+            slug: &slug(),
+            stored: &stored,
+            version: &v,
+            schema: "[]",
+            meta: Some(&new_meta),
+            now: DateTime::UNIX_EPOCH,
+        };
+        // The tag and license stay: their positions are needed; the category moves.
+        assert_eq!(activation.to_locate().len(), 2);
+        let positions = activation.to_locate().into_iter().map(|f| (f, 1)).collect();
+        let plan = activation.plan(&Lists {
+            positions,
+            ..Lists::default()
+        });
+        assert_eq!(
+            plan.rewrites,
+            [
+                (facet(FacetKind::Category, "climate"), 5),
+                (facet(FacetKind::Category, "water"), 5)
+            ]
+        );
+        // The new metadata goes to the dataset item and every entry.
+        let Write::Set { set, .. } = &plan.writes[0] else {
+            panic!()
+        };
+        assert!(set.contains(&("category", s("climate"))));
+    }
+
+    #[test]
+    fn an_entry_missing_from_a_facet_list_is_put_back_by_a_rewrite() {
+        let stored = stored(Some(5), Some(2), meta("water", &[]));
+        let v = version(3);
+        let activation = Activation {
+            slug: &slug(),
+            stored: &stored,
+            version: &v,
+            schema: "[]",
+            meta: None,
+            now: DateTime::UNIX_EPOCH,
+        };
+        // Found in the license list only.
+        let positions = HashMap::from([(facet(FacetKind::License, "cc0-1.0"), 3)]);
+        let plan = activation.plan(&Lists {
+            positions,
+            ..Lists::default()
+        });
+        assert_eq!(plan.rewrites, [(facet(FacetKind::Category, "water"), 5)]);
+    }
+}

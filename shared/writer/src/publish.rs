@@ -1,0 +1,315 @@
+//! Publishing: reserving a version number (creating the dataset, unlisted, if it is new),
+//! recording a version whose object is in S3, and reading what is stored. Activation is in
+//! [`crate::activate`].
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+};
+use catalog::domain::Slug;
+use catalog::dynamo::attr::{
+    get_s, get_s_opt, get_strings, get_time_opt, get_u64, get_uuid, n, opt_s, s, strings, time,
+};
+use catalog::dynamo::codec::ACTIVE;
+use catalog::dynamo::layout::{alias_pk, dataset_pk, key_of, version_sk, Item, DATASET_SK};
+use catalog::dynamo::requests::{classify, query_all};
+use catalog::error::StoreError;
+use catalog::model::ActiveVersion;
+use catalog::query::Facet;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::tx::{is_condition_failure, put_new, settle};
+use crate::{DynamoWriter, WriteError};
+
+/// Descriptive fields of a dataset, as an operator supplies them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DatasetMeta {
+    pub slug: Slug,
+    pub name: String,
+    pub description: Option<String>,
+    pub license: String,
+    pub source: String,
+    pub category: String,
+    pub tags: Vec<String>,
+    pub insights: String,
+    /// JSON array of Discussion objects.
+    pub discussions_json: String,
+}
+
+/// A version whose Parquet object is already in S3.
+#[derive(Debug, Clone)]
+pub struct NewVersion {
+    pub active: ActiveVersion,
+    /// JSON array of Column objects.
+    pub schema_json: String,
+}
+
+impl DatasetMeta {
+    /// The facet lists a dataset with this metadata belongs to.
+    pub fn facets(&self) -> Vec<Facet> {
+        Facet::of(&self.category, &self.tags, &self.license)
+    }
+}
+
+/// A stored version of a dataset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VersionInfo {
+    pub version: ActiveVersion,
+    pub active: bool,
+}
+
+/// The version number reserved for a publish.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reserved {
+    pub id: Uuid,
+    pub version: u64,
+    /// The version active when the reservation was made: activation succeeds only if it still is.
+    pub previous: Option<u64>,
+    /// The descriptive metadata stored at that moment (for a new dataset, what was given).
+    pub stored: DatasetMeta,
+}
+
+/// Which version must be active for an activation to go ahead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    /// None may be active yet (a new dataset's first version).
+    Nothing,
+    /// This version must still be active.
+    Version(u64),
+}
+
+impl From<Option<u64>> for Expected {
+    fn from(v: Option<u64>) -> Self {
+        v.map_or(Self::Nothing, Self::Version)
+    }
+}
+
+/// The five descriptive attributes a list entry shows.
+pub(crate) fn card_attributes(meta: &DatasetMeta) -> Vec<(&'static str, AttributeValue)> {
+    vec![
+        ("name", s(&meta.name)),
+        ("description", opt_s(meta.description.as_deref())),
+        ("category", s(&meta.category)),
+        ("tags", strings(&meta.tags)),
+        ("license", s(&meta.license)),
+    ]
+}
+
+/// All eight descriptive attributes, as the dataset item holds them.
+pub(crate) fn meta_attributes(meta: &DatasetMeta) -> Vec<(&'static str, AttributeValue)> {
+    let mut attributes = card_attributes(meta);
+    attributes.extend([
+        ("source", s(&meta.source)),
+        ("insights", s(&meta.insights)),
+        ("discussions", s(&meta.discussions_json)),
+    ]);
+    attributes
+}
+
+/// What the writer needs of a stored dataset item.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StoredDataset {
+    pub id: Uuid,
+    /// The active version's number.
+    pub current: Option<u64>,
+    /// Its position in the catalog list, once listed.
+    pub seq: Option<u64>,
+    pub meta: DatasetMeta,
+    pub keyless_until: Option<DateTime<Utc>>,
+}
+
+impl TryFrom<&Item> for StoredDataset {
+    type Error = StoreError;
+
+    fn try_from(item: &Item) -> Result<Self, StoreError> {
+        Ok(Self {
+            id: get_uuid(item, "id")?,
+            current: ActiveVersion::from_item(item)?.map(|a| a.version),
+            seq: match item.get("seq") {
+                Some(_) => Some(get_u64(item, "seq")?),
+                None => None,
+            },
+            meta: meta_from(item)?,
+            keyless_until: get_time_opt(item, "keyless_until")?,
+        })
+    }
+}
+
+impl DynamoWriter {
+    /// The stored dataset, or `NoSuchDataset`.
+    pub(crate) async fn stored_dataset(&self, slug: &Slug) -> Result<StoredDataset, WriteError> {
+        let item = self
+            .get(key_of(dataset_pk(slug.as_str()), DATASET_SK))
+            .await?
+            .ok_or_else(|| WriteError::NoSuchDataset(slug.to_string()))?;
+        Ok(StoredDataset::try_from(&item)?)
+    }
+
+    /// The descriptive metadata stored for a dataset, if it exists.
+    pub async fn dataset_meta(&self, slug: &Slug) -> Result<Option<DatasetMeta>, WriteError> {
+        let item = self
+            .get(key_of(dataset_pk(slug.as_str()), DATASET_SK))
+            .await?;
+        Ok(item.as_ref().map(meta_from).transpose()?)
+    }
+
+    /// Reserves the next version number of `meta.slug`, creating the dataset (unlisted, with no
+    /// active version, under `id` if given) when it does not exist yet. With `new_only`, a slug
+    /// that already has an active version is refused (`SlugTaken`) and nothing changes.
+    pub async fn reserve_version(
+        &self,
+        meta: &DatasetMeta,
+        id: Option<Uuid>,
+        new_only: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Reserved, WriteError> {
+        let slug = meta.slug.as_str();
+        for _ in 0..2 {
+            let condition = if new_only {
+                "attribute_exists(pk) AND attribute_not_exists(active)"
+            } else {
+                "attribute_exists(pk)"
+            };
+            let bumped = self
+                .client
+                .update_item()
+                .table_name(&self.datasets_table)
+                .set_key(Some(key_of(dataset_pk(slug), DATASET_SK)))
+                .update_expression("SET latest_version = latest_version + :one")
+                .condition_expression(condition)
+                .expression_attribute_values(":one", n(1))
+                .return_values(ReturnValue::AllNew)
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
+                .send()
+                .await;
+            match bumped {
+                Ok(out) => {
+                    let item = out.attributes.unwrap_or_default();
+                    return Ok(Reserved {
+                        id: get_uuid(&item, "id")?,
+                        version: get_u64(&item, "latest_version")?,
+                        previous: ActiveVersion::from_item(&item)?.map(|a| a.version),
+                        stored: meta_from(&item)?,
+                    });
+                }
+                Err(e) => match e.as_service_error() {
+                    Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
+                        // It exists but already serves a version: taken (only with new_only).
+                        if failed.item().is_some_and(|i| i.contains_key("pk")) {
+                            return Err(WriteError::SlugTaken(slug.to_owned()));
+                        }
+                    }
+                    _ => return Err(classify(e).into()),
+                },
+            }
+            // A new dataset: its item and alias, unlisted, version 1 reserved.
+            let id = id.unwrap_or_else(Uuid::new_v4);
+            let mut item: Item = HashMap::from([
+                ("pk".to_owned(), s(dataset_pk(slug))),
+                ("sk".to_owned(), s(DATASET_SK)),
+                ("slug".to_owned(), s(slug)),
+                ("id".to_owned(), s(id.to_string())),
+                ("created_at".to_owned(), time(&now)),
+                ("updated_at".to_owned(), time(&now)),
+                ("keyless_until".to_owned(), AttributeValue::Null(true)),
+                ("latest_version".to_owned(), n(1)),
+                ("schema".to_owned(), s("[]")),
+            ]);
+            for (name, value) in meta_attributes(meta) {
+                item.insert(name.to_owned(), value);
+            }
+            let mut alias = item.clone();
+            alias.insert("pk".to_owned(), s(alias_pk(&id)));
+            let created = self
+                .client
+                .transact_write_items()
+                .transact_items(
+                    TransactWriteItem::builder()
+                        .put(put_new(&self.datasets_table, item)?)
+                        .build(),
+                )
+                .transact_items(
+                    TransactWriteItem::builder()
+                        .put(put_new(&self.datasets_table, alias)?)
+                        .build(),
+                )
+                .send()
+                .await;
+            match created {
+                Ok(_) => {
+                    return Ok(Reserved {
+                        id,
+                        version: 1,
+                        previous: None,
+                        stored: meta.clone(),
+                    })
+                }
+                // Someone created it meanwhile: bump its counter instead.
+                Err(e) if is_condition_failure(e.code()) => continue,
+                Err(e) => return Err(classify(e).into()),
+            }
+        }
+        Err(WriteError::Conflict(slug.to_owned()))
+    }
+
+    /// Records a version whose object is already in S3. Versions are immutable.
+    pub async fn put_version(&self, slug: &Slug, version: &NewVersion) -> Result<(), WriteError> {
+        let a = &version.active;
+        let result = self
+            .client
+            .put_item()
+            .table_name(&self.datasets_table)
+            .item("pk", s(dataset_pk(slug.as_str())))
+            .item("sk", s(version_sk(a.version)))
+            .item(ACTIVE, a.to_value())
+            .item("schema", s(&version.schema_json))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        settle(result, slug)
+    }
+
+    /// Every stored version of a dataset, oldest first.
+    pub async fn list_versions(&self, slug: &Slug) -> Result<Vec<VersionInfo>, WriteError> {
+        let current = self.stored_dataset(slug).await?.current;
+        let items = query_all(
+            self.client
+                .query()
+                .table_name(&self.datasets_table)
+                .key_condition_expression("pk = :pk AND begins_with(sk, :v)")
+                .expression_attribute_values(":pk", s(dataset_pk(slug.as_str())))
+                .expression_attribute_values(":v", s("V#"))
+                .consistent_read(true),
+        )
+        .await?;
+        let mut versions = Vec::new();
+        for item in &items {
+            if let Some(version) = ActiveVersion::from_item(item)? {
+                let active = current == Some(version.version);
+                versions.push(VersionInfo { version, active });
+            }
+        }
+        Ok(versions)
+    }
+}
+
+/// The metadata currently stored for a dataset (for `datasets show` and re-publishing).
+pub fn meta_from(item: &Item) -> Result<DatasetMeta, StoreError> {
+    Ok(DatasetMeta {
+        slug: Slug::parse(&get_s(item, "slug")?).map_err(|_| StoreError::Corrupt("slug".into()))?,
+        name: get_s(item, "name")?,
+        description: get_s_opt(item, "description")?,
+        license: get_s(item, "license")?,
+        source: get_s(item, "source")?,
+        category: get_s(item, "category")?,
+        tags: get_strings(item, "tags")?,
+        insights: get_s(item, "insights")?,
+        discussions_json: get_s(item, "discussions")?,
+    })
+}

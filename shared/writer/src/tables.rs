@@ -1,0 +1,51 @@
+//! Creating the two tables (the local stack and the tests; template.yaml declares them on AWS).
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+};
+use aws_sdk_dynamodb::Client;
+use catalog::dynamo::layout::KEY_ATTR;
+use catalog::dynamo::requests::classify;
+use catalog::error::StoreError;
+
+pub async fn create_tables(
+    client: &Client,
+    datasets_table: &str,
+    keys_table: &str,
+) -> Result<(), StoreError> {
+    let attr = |name: &str| {
+        AttributeDefinition::builder()
+            .attribute_name(name)
+            .attribute_type(ScalarAttributeType::S)
+            .build()
+            .map_err(|e| StoreError::Other(Box::new(e)))
+    };
+    let key = |name: &str, kind: KeyType| {
+        KeySchemaElement::builder()
+            .attribute_name(name)
+            .key_type(kind)
+            .build()
+            .map_err(|e| StoreError::Other(Box::new(e)))
+    };
+    client
+        .create_table()
+        .table_name(datasets_table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attr("pk")?)
+        .attribute_definitions(attr("sk")?)
+        .key_schema(key("pk", KeyType::Hash)?)
+        .key_schema(key("sk", KeyType::Range)?)
+        .send()
+        .await
+        .map_err(classify)?;
+    client
+        .create_table()
+        .table_name(keys_table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attr(KEY_ATTR)?)
+        .key_schema(key(KEY_ATTR, KeyType::Hash)?)
+        .send()
+        .await
+        .map_err(classify)?;
+    Ok(())
+}

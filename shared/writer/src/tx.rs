@@ -1,0 +1,212 @@
+//! Conditional writes as data ([`Write`], [`Condition`]) and their translation into DynamoDB
+//! transaction items: the planning steps decide what to write; this module only spells it.
+
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Put, TransactWriteItem, Update};
+use catalog::domain::Slug;
+use catalog::dynamo::attr::{n, s, time};
+use catalog::dynamo::codec::ACTIVE;
+use catalog::dynamo::layout::{counter_key, facet_counter_pk, Item, COUNTER_PK};
+use catalog::dynamo::requests::classify;
+use catalog::error::StoreError;
+use catalog::query::Facet;
+use chrono::{DateTime, Utc};
+
+use crate::{Expected, WriteError};
+
+/// One item of a transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Write {
+    /// `SET` these attributes of an existing item, if `condition` holds.
+    Set {
+        key: Item,
+        set: Vec<(&'static str, AttributeValue)>,
+        condition: Condition,
+    },
+    /// Put an item that must not exist yet.
+    Create(Item),
+    /// The catalog counter's `total` goes from `old` to `old + 1` (absent counts as 0), and its
+    /// `rev` is bumped.
+    CountListed { old: u64 },
+    /// A facet counter's `total` goes from `old` to `old + 1` (absent counts as 0), while no
+    /// rewrite holds that facet's list.
+    CountInFacet { facet: Facet, old: u64 },
+    /// No rewrite holds this facet's list (its positions are stable).
+    FacetUnmarked(Facet),
+}
+
+/// The writes of one transaction, and the facet lists to rewrite after it (each with the
+/// dataset's `LIST` position).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Plan {
+    pub writes: Vec<Write>,
+    pub rewrites: Vec<(Facet, u64)>,
+}
+
+/// What must hold for a [`Write::Set`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Condition {
+    /// The item exists.
+    Exists,
+    /// The dataset's active version is still the expected one.
+    Active(Expected),
+    /// The entry still holds this dataset (positions in a facet list move).
+    Holds(Slug),
+}
+
+/// No rewrite holds the facet list (never marked, or the mark expired). Times are RFC 3339 UTC
+/// with whole seconds, so they compare as strings.
+pub(crate) const UNMARKED: &str = "attribute_not_exists(#mark) OR #mark < :now";
+/// The facet counter's attribute that marks a rewrite in progress, with its end.
+pub(crate) const MARK: &str = "rebuild_until";
+
+pub(crate) fn other(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+    StoreError::Other(Box::new(e))
+}
+
+/// A DynamoDB transaction or conditional write that lost to a concurrent writer.
+pub(crate) fn is_condition_failure(code: Option<&str>) -> bool {
+    matches!(
+        code,
+        Some("TransactionCanceledException" | "ConditionalCheckFailedException")
+    )
+}
+
+/// The outcome of a conditional write: a failed condition means a concurrent writer won.
+pub(crate) fn settle<T, E, R>(
+    result: Result<T, SdkError<E, R>>,
+    slug: &Slug,
+) -> Result<(), WriteError>
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    match result {
+        Ok(_) => Ok(()),
+        Err(e) if is_condition_failure(e.code()) => Err(WriteError::Conflict(slug.to_string())),
+        Err(e) => Err(classify(e).into()),
+    }
+}
+
+/// A `Put` of an item that must not exist yet.
+pub(crate) fn put_new(table: &str, item: Item) -> Result<Put, StoreError> {
+    Put::builder()
+        .table_name(table)
+        .set_item(Some(item))
+        .condition_expression("attribute_not_exists(pk)")
+        .build()
+        .map_err(other)
+}
+
+impl Write {
+    /// The transaction item that performs this write on `table` at `now`.
+    pub(crate) fn to_transact_item(
+        &self,
+        table: &str,
+        now: DateTime<Utc>,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let item = TransactWriteItem::builder();
+        Ok(match self {
+            Self::Set {
+                key,
+                set,
+                condition,
+            } => item.update(set_update(table, key, set, condition)?).build(),
+            Self::Create(new) => item.put(put_new(table, new.clone())?).build(),
+            Self::CountListed { old } => item
+                .update(
+                    Update::builder()
+                        .table_name(table)
+                        .set_key(Some(counter_key(COUNTER_PK)))
+                        .update_expression(
+                            "SET #total = :new, #rev = if_not_exists(#rev, :zero) + :one",
+                        )
+                        .condition_expression(total_is(*old))
+                        .expression_attribute_names("#total", "total")
+                        .expression_attribute_names("#rev", "rev")
+                        .expression_attribute_values(":new", n(old + 1))
+                        .expression_attribute_values(":old", n(*old))
+                        .expression_attribute_values(":zero", n(0))
+                        .expression_attribute_values(":one", n(1))
+                        .build()
+                        .map_err(other)?,
+                )
+                .build(),
+            Self::CountInFacet { facet, old } => item
+                .update(
+                    Update::builder()
+                        .table_name(table)
+                        .set_key(Some(counter_key(facet_counter_pk(facet))))
+                        .update_expression("SET #total = :new")
+                        .condition_expression(format!("({}) AND ({UNMARKED})", total_is(*old)))
+                        .expression_attribute_names("#total", "total")
+                        .expression_attribute_names("#mark", MARK)
+                        .expression_attribute_values(":new", n(old + 1))
+                        .expression_attribute_values(":old", n(*old))
+                        .expression_attribute_values(":now", time(&now))
+                        .build()
+                        .map_err(other)?,
+                )
+                .build(),
+            Self::FacetUnmarked(facet) => item
+                .condition_check(
+                    ConditionCheck::builder()
+                        .table_name(table)
+                        .set_key(Some(counter_key(facet_counter_pk(facet))))
+                        .condition_expression(UNMARKED)
+                        .expression_attribute_names("#mark", MARK)
+                        .expression_attribute_values(":now", time(&now))
+                        .build()
+                        .map_err(other)?,
+                )
+                .build(),
+        })
+    }
+}
+
+/// `total` is `old`, or absent when `old` is 0.
+fn total_is(old: u64) -> &'static str {
+    if old == 0 {
+        "attribute_not_exists(#total) OR #total = :old"
+    } else {
+        "#total = :old"
+    }
+}
+
+/// `SET #a0 = :v0, ...` over `set`, under `condition`, every name and value explicit.
+fn set_update(
+    table: &str,
+    key: &Item,
+    set: &[(&'static str, AttributeValue)],
+    condition: &Condition,
+) -> Result<Update, StoreError> {
+    let mut builder = Update::builder()
+        .table_name(table)
+        .set_key(Some(key.clone()));
+    let mut parts = Vec::with_capacity(set.len());
+    for (i, (name, value)) in set.iter().enumerate() {
+        parts.push(format!("#a{i} = :v{i}"));
+        builder = builder
+            .expression_attribute_names(format!("#a{i}"), *name)
+            .expression_attribute_values(format!(":v{i}"), value.clone());
+    }
+    builder = match condition {
+        Condition::Exists => builder.condition_expression("attribute_exists(pk)"),
+        Condition::Active(Expected::Nothing) => builder
+            .condition_expression("attribute_not_exists(#active)")
+            .expression_attribute_names("#active", ACTIVE),
+        Condition::Active(Expected::Version(v)) => builder
+            .condition_expression("#active.#version = :prev")
+            .expression_attribute_names("#active", ACTIVE)
+            .expression_attribute_names("#version", "version")
+            .expression_attribute_values(":prev", n(*v)),
+        Condition::Holds(slug) => builder
+            .condition_expression("#slug = :slug")
+            .expression_attribute_names("#slug", "slug")
+            .expression_attribute_values(":slug", s(slug.as_str())),
+    };
+    builder
+        .update_expression(format!("SET {}", parts.join(", ")))
+        .build()
+        .map_err(other)
+}

@@ -1,0 +1,48 @@
+//! The Lambda functions never link the write side: their dependency trees (as Cargo resolves
+//! them for a build) contain the `catalog` crate and not `catalog-writer`.
+
+use std::process::Command;
+
+/// The packages in `package`'s normal (non-dev) dependency tree.
+fn dependency_tree(package: &str) -> Vec<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let out = Command::new(cargo)
+        .args(["tree", "--locked", "--offline", "--edges", "normal,build"])
+        .args(["--prefix", "none", "--format", "{p}", "--package", package])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run cargo tree");
+    assert!(
+        out.status.success(),
+        "cargo tree -p {package} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_functions_do_not_link_the_writer() {
+    for function in ["catalog-list", "catalog-metadata", "catalog-data"] {
+        let tree = dependency_tree(function);
+        assert!(
+            tree.iter().any(|p| p == "catalog-shared"),
+            "{function} should depend on the lib crate: {tree:?}"
+        );
+        assert!(
+            !tree.iter().any(|p| p == "catalog-writer"),
+            "{function} links catalog-writer"
+        );
+    }
+}
+
+#[test]
+fn the_operators_cli_does_link_the_writer() {
+    // The same query finds the writer where it is used, so the check above can fail.
+    assert!(dependency_tree("catalog-admin")
+        .iter()
+        .any(|p| p == "catalog-writer"));
+}
