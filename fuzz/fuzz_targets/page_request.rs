@@ -1,6 +1,7 @@
 #![no_main]
 //! Any `page` and `page_size`: in bounds or a 400; never a panic.
 use catalog::domain::PageRequest;
+use catalog::error::ApiError;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: (Option<&str>, Option<&str>)| {
@@ -9,6 +10,6 @@ fuzz_target!(|input: (Option<&str>, Option<&str>)| {
             assert!(p.page >= 1);
             assert!((1..=PageRequest::MAX_PAGE_SIZE).contains(&p.page_size));
         }
-        Err(e) => assert_eq!(e.status().as_u16(), 400),
+        Err(e) => assert_eq!(ApiError::from(e).status().as_u16(), 400),
     }
 });

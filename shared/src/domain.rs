@@ -6,8 +6,6 @@ use std::fmt;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use crate::error::ApiError;
-
 /// A dataset slug: 1 to 64 characters of lowercase ASCII letters, digits and hyphens, starting
 /// and ending with a letter or digit, and not itself a UUID (the metadata endpoint accepts both).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -47,6 +45,23 @@ impl fmt::Display for Slug {
 #[error("a slug is 1 to 64 lowercase letters, digits and hyphens, starting and ending with a letter or digit")]
 pub struct SlugError;
 
+/// Why a request's path or query parameter was refused. The message is what the client reads;
+/// [`crate::error`] turns every one into a 400.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// A path segment that is neither a UUID nor a slug.
+    #[error("invalid dataset slug: {0}")]
+    DatasetRef(SlugError),
+    /// `page` or `page_size` (`name`) that is not a positive integer.
+    #[error("{name} must be a positive integer, got '{raw}'")]
+    NotPositive { name: &'static str, raw: String },
+    #[error("unsupported format '{0}': the only allowed value is 'parquet'")]
+    Format(String),
+    /// `version`, as received up to its 40th character.
+    #[error("version must be a positive integer (a version number from the metadata), got '{0}'")]
+    VersionPin(String),
+}
+
 /// How a request names a dataset: by slug, or by its UUID.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DatasetRef {
@@ -56,7 +71,7 @@ pub enum DatasetRef {
 
 impl DatasetRef {
     /// Parses a path segment. A canonical hyphenated UUID is an id; anything else must be a slug.
-    pub fn parse(raw: &str) -> Result<Self, ApiError> {
+    pub fn parse(raw: &str) -> Result<Self, ParseError> {
         if raw.len() == 36 {
             if let Ok(id) = Uuid::try_parse(raw) {
                 return Ok(Self::Id(id));
@@ -64,7 +79,7 @@ impl DatasetRef {
         }
         Slug::parse(raw)
             .map(Self::Slug)
-            .map_err(|e| ApiError::BadRequest(format!("invalid dataset slug: {e}")))
+            .map_err(ParseError::DatasetRef)
     }
 }
 
@@ -91,7 +106,7 @@ impl PageRequest {
 
     /// `page` and `page_size` as they arrived (`None` when absent). Each must be a positive
     /// integer written in decimal digits; `page_size` above the maximum is capped.
-    pub fn parse(page: Option<&str>, page_size: Option<&str>) -> Result<Self, ApiError> {
+    pub fn parse(page: Option<&str>, page_size: Option<&str>) -> Result<Self, ParseError> {
         let page = match page {
             None => Self::DEFAULT_PAGE,
             Some(raw) => positive_integer("page", raw)?,
@@ -110,8 +125,11 @@ impl PageRequest {
     }
 }
 
-fn positive_integer(name: &str, raw: &str) -> Result<u64, ApiError> {
-    let bad = || ApiError::BadRequest(format!("{name} must be a positive integer, got '{raw}'"));
+fn positive_integer(name: &'static str, raw: &str) -> Result<u64, ParseError> {
+    let bad = || ParseError::NotPositive {
+        name,
+        raw: raw.to_owned(),
+    };
     if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
     }
@@ -209,12 +227,10 @@ pub enum Format {
 }
 
 impl Format {
-    pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
+    pub fn parse(raw: Option<&str>) -> Result<Self, ParseError> {
         match raw {
             None | Some("parquet") => Ok(Self::Parquet),
-            Some(other) => Err(ApiError::BadRequest(format!(
-                "unsupported format '{other}': the only allowed value is 'parquet'"
-            ))),
+            Some(other) => Err(ParseError::Format(other.to_owned())),
         }
     }
 
@@ -229,16 +245,11 @@ impl Format {
 pub struct VersionPin(pub u64);
 
 impl VersionPin {
-    pub fn parse(raw: Option<&str>) -> Result<Option<Self>, ApiError> {
+    pub fn parse(raw: Option<&str>) -> Result<Option<Self>, ParseError> {
         let Some(raw) = raw else {
             return Ok(None);
         };
-        let bad = || {
-            ApiError::BadRequest(format!(
-                "version must be a positive integer (a version number from the metadata), got '{}'",
-                raw.chars().take(40).collect::<String>()
-            ))
-        };
+        let bad = || ParseError::VersionPin(raw.chars().take(40).collect());
         if raw.is_empty() || raw.len() > 10 || !raw.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());
         }
@@ -263,7 +274,7 @@ mod tests {
         );
         for bad in ["", "0", "-1", "+1", "1.0", "v2", " 1", "12345678901", "１"] {
             let err = VersionPin::parse(Some(bad)).unwrap_err();
-            assert_eq!(err.status().as_u16(), 400, "{bad}");
+            assert!(matches!(err, ParseError::VersionPin(_)), "{bad}");
         }
     }
 
@@ -302,7 +313,7 @@ mod tests {
         ));
         assert!(matches!(
             DatasetRef::parse("City"),
-            Err(ApiError::BadRequest(_))
+            Err(ParseError::DatasetRef(SlugError))
         ));
     }
 
@@ -370,7 +381,7 @@ mod tests {
         assert_eq!(Format::parse(None).unwrap(), Format::Parquet);
         assert_eq!(Format::parse(Some("parquet")).unwrap(), Format::Parquet);
         match Format::parse(Some("csv")) {
-            Err(ApiError::BadRequest(msg)) => assert!(msg.contains("parquet")),
+            Err(e @ ParseError::Format(_)) => assert!(e.to_string().contains("parquet")),
             other => panic!("{other:?}"),
         }
     }

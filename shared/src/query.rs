@@ -11,8 +11,27 @@
 
 use std::cmp::Ordering;
 
-use crate::error::ApiError;
 use crate::model::{CatalogPage, DatasetSummary};
+
+/// Why a listing request was refused. The message is what the client reads; [`crate::error`]
+/// turns every one into a 400.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    /// A `category`, `tag` or `license` value that is blank or too long.
+    #[error("{} must be 1 to {} characters", .0.name(), Facet::MAX_LEN)]
+    Facet(FacetKind),
+    #[error("at most {} tag parameters", ListQuery::MAX_TAGS)]
+    TooManyTags,
+    #[error("q must be at most {} characters", ListQuery::MAX_Q_LEN)]
+    QTooLong,
+    #[error("q must have at most {} words", ListQuery::MAX_WORDS)]
+    TooManyWords,
+    /// `sort`, as received up to its 40th character.
+    #[error(
+        "sort must be created, updated or name, optionally followed by :asc or :desc; got '{0}'"
+    )]
+    Sort(String),
+}
 
 /// The three single-valued attributes a listing can be narrowed by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -83,14 +102,10 @@ impl Facet {
         })
     }
 
-    fn parse(kind: FacetKind, raw: &str) -> Result<Self, ApiError> {
+    fn parse(kind: FacetKind, raw: &str) -> Result<Self, QueryError> {
         let facet = Self::new(kind, raw);
         if facet.value.is_empty() || facet.value.chars().count() > Self::MAX_LEN {
-            return Err(ApiError::BadRequest(format!(
-                "{} must be 1 to {} characters",
-                kind.name(),
-                Self::MAX_LEN
-            )));
+            return Err(QueryError::Facet(kind));
         }
         Ok(facet)
     }
@@ -121,16 +136,11 @@ impl Sort {
 
     /// `created`, `updated` or `name`, optionally with `:asc` or `:desc`. Without a direction,
     /// dates sort newest first and names A to Z.
-    pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
+    pub fn parse(raw: Option<&str>) -> Result<Self, QueryError> {
         let Some(raw) = raw else {
             return Ok(Self::DEFAULT);
         };
-        let bad = || {
-            ApiError::BadRequest(format!(
-                "sort must be created, updated or name, optionally followed by :asc or :desc; got '{}'",
-                raw.chars().take(40).collect::<String>()
-            ))
-        };
+        let bad = || QueryError::Sort(raw.chars().take(40).collect());
         let (field, direction) = match raw.split_once(':') {
             Some((field, direction)) => (field, Some(direction)),
             None => (raw, None),
@@ -225,12 +235,9 @@ impl ListQuery {
         license: Option<&str>,
         q: Option<&str>,
         sort: Option<&str>,
-    ) -> Result<Self, ApiError> {
+    ) -> Result<Self, QueryError> {
         if tags.len() > Self::MAX_TAGS {
-            return Err(ApiError::BadRequest(format!(
-                "at most {} tag parameters",
-                Self::MAX_TAGS
-            )));
+            return Err(QueryError::TooManyTags);
         }
         let mut facets = Vec::new();
         if let Some(c) = category {
@@ -246,10 +253,7 @@ impl ListQuery {
         facets.dedup();
         let q = q.unwrap_or_default();
         if q.chars().count() > Self::MAX_Q_LEN {
-            return Err(ApiError::BadRequest(format!(
-                "q must be at most {} characters",
-                Self::MAX_Q_LEN
-            )));
+            return Err(QueryError::QTooLong);
         }
         let mut words: Vec<String> = q
             .split(|c: char| !c.is_alphanumeric())
@@ -259,10 +263,7 @@ impl ListQuery {
         words.sort();
         words.dedup();
         if words.len() > Self::MAX_WORDS {
-            return Err(ApiError::BadRequest(format!(
-                "q must have at most {} words",
-                Self::MAX_WORDS
-            )));
+            return Err(QueryError::TooManyWords);
         }
         Ok(Self {
             facets,
@@ -338,7 +339,7 @@ mod tests {
         license: Option<&str>,
         q: Option<&str>,
         sort: Option<&str>,
-    ) -> Result<ListQuery, ApiError> {
+    ) -> Result<ListQuery, QueryError> {
         ListQuery::parse(category, tags, license, q, sort)
     }
 
@@ -360,7 +361,11 @@ mod tests {
             ":asc",
             "name:asc:desc",
         ] {
-            assert_eq!(Sort::parse(Some(bad)).unwrap_err().status(), 400, "{bad}");
+            assert_eq!(
+                Sort::parse(Some(bad)).unwrap_err(),
+                QueryError::Sort(bad.to_owned()),
+                "{bad}"
+            );
         }
     }
 
@@ -396,16 +401,14 @@ mod tests {
         assert_eq!(q.facets[0].key(), "category#biology");
         for bad in ["", "   ", &"x".repeat(129)] {
             assert_eq!(
-                parse(Some(bad), &[], None, None, None)
-                    .unwrap_err()
-                    .status(),
-                400
+                parse(Some(bad), &[], None, None, None).unwrap_err(),
+                QueryError::Facet(FacetKind::Category)
             );
         }
         let nine = ["t"; 9];
         assert_eq!(
-            parse(None, &nine, None, None, None).unwrap_err().status(),
-            400
+            parse(None, &nine, None, None, None).unwrap_err(),
+            QueryError::TooManyTags
         );
     }
 
@@ -419,16 +422,12 @@ mod tests {
             .is_empty());
         let long = "a ".repeat(129);
         assert_eq!(
-            parse(None, &[], None, Some(&long), None)
-                .unwrap_err()
-                .status(),
-            400
+            parse(None, &[], None, Some(&long), None).unwrap_err(),
+            QueryError::QTooLong
         );
         assert_eq!(
-            parse(None, &[], None, Some("a b c d e f g h i"), None)
-                .unwrap_err()
-                .status(),
-            400
+            parse(None, &[], None, Some("a b c d e f g h i"), None).unwrap_err(),
+            QueryError::TooManyWords
         );
     }
 }
