@@ -293,13 +293,13 @@ async fn list_inner(
         single_param(req, "q")?,
         single_param(req, "sort")?,
     )?;
-    let mut result = pager.page(&query, page.offset(), page.page_size).await?;
+    let mut result = pager.page(&query, page.offset(), page.page_size()).await?;
     for item in &mut result.items {
         item.keyless = is_keyless(item.keyless_until, now);
     }
     tracing::info!(
-        page = page.page,
-        page_size = page.page_size,
+        page = page.page(),
+        page_size = page.page_size(),
         facets = query.facets.len(),
         words = query.words.len(),
         sort = ?query.sort,
@@ -318,8 +318,8 @@ async fn list_inner(
         &PageResponse {
             items: &result.items,
             total: result.total,
-            page: page.page,
-            page_size: page.page_size,
+            page: page.page(),
+            page_size: page.page_size(),
         },
         last_modified,
         max_age,
@@ -483,7 +483,7 @@ async fn data_inner(
     }
     // Only the active version is ever served: a pinned client whose version was replaced gets
     // a 404 naming the active one, never the newer file under the old number.
-    if let Some(VersionPin(requested)) = pin {
+    if let Some(requested) = pin.map(VersionPin::get) {
         if requested != active.version {
             return Err(ApiError::VersionNotActive {
                 slug: target.slug,

@@ -92,11 +92,12 @@ impl fmt::Display for DatasetRef {
     }
 }
 
-/// A validated page request for the list endpoint.
+/// A validated page request for the list endpoint: `page` at least 1, `page_size` from 1 to
+/// [`Self::MAX_PAGE_SIZE`]. Only [`Self::parse`] makes one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageRequest {
-    pub page: u64,
-    pub page_size: u64,
+    page: u64,
+    page_size: u64,
 }
 
 impl PageRequest {
@@ -116,6 +117,16 @@ impl PageRequest {
             Some(raw) => positive_integer("page_size", raw)?.min(Self::MAX_PAGE_SIZE),
         };
         Ok(Self { page, page_size })
+    }
+
+    /// The page number, from 1.
+    pub fn page(&self) -> u64 {
+        self.page
+    }
+
+    /// Items per page, from 1 to [`Self::MAX_PAGE_SIZE`].
+    pub fn page_size(&self) -> u64 {
+        self.page_size
     }
 
     /// Zero-based index of the first item of this page, or `None` when it does not fit in u64
@@ -240,11 +251,16 @@ impl Format {
 }
 
 /// `?version=N` on the data endpoint: a positive integer, at most 10 digits (the width of
-/// stored version numbers).
+/// stored version numbers). Only [`Self::parse`] makes one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VersionPin(pub u64);
+pub struct VersionPin(u64);
 
 impl VersionPin {
+    /// The version number asked for.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+
     pub fn parse(raw: Option<&str>) -> Result<Option<Self>, ParseError> {
         let Some(raw) = raw else {
             return Ok(None);
@@ -267,11 +283,9 @@ mod tests {
     #[test]
     fn version_pins_are_positive_integers() {
         assert_eq!(VersionPin::parse(None).unwrap(), None);
-        assert_eq!(VersionPin::parse(Some("3")).unwrap(), Some(VersionPin(3)));
-        assert_eq!(
-            VersionPin::parse(Some("9999999999")).unwrap(),
-            Some(VersionPin(9_999_999_999))
-        );
+        let pin = |raw| VersionPin::parse(Some(raw)).unwrap().map(VersionPin::get);
+        assert_eq!(pin("3"), Some(3));
+        assert_eq!(pin("9999999999"), Some(9_999_999_999));
         for bad in ["", "0", "-1", "+1", "1.0", "v2", " 1", "12345678901", "１"] {
             let err = VersionPin::parse(Some(bad)).unwrap_err();
             assert!(matches!(err, ParseError::VersionPin(_)), "{bad}");
@@ -319,20 +333,17 @@ mod tests {
 
     #[test]
     fn page_defaults_are_1_and_20() {
-        assert_eq!(
-            PageRequest::parse(None, None).unwrap(),
-            PageRequest {
-                page: 1,
-                page_size: 20
-            }
-        );
+        let p = PageRequest::parse(None, None).unwrap();
+        assert_eq!((p.page(), p.page_size()), (1, 20));
+        assert_eq!(p.offset(), Some(0));
     }
 
     #[test]
     fn page_size_above_100_is_capped() {
         let p = PageRequest::parse(Some("2"), Some("1000")).unwrap();
-        assert_eq!(p.page_size, 100);
-        assert_eq!(p.page, 2);
+        assert_eq!(p.page_size(), 100);
+        assert_eq!(p.page(), 2);
+        assert_eq!(p.offset(), Some(100));
     }
 
     #[test]
@@ -349,7 +360,7 @@ mod tests {
     #[test]
     fn huge_page_is_accepted_and_lands_past_the_end() {
         let p = PageRequest::parse(Some("99999999999999999999999"), Some("100")).unwrap();
-        assert_eq!(p.page, u64::MAX);
+        assert_eq!(p.page(), u64::MAX);
         assert_eq!(p.offset(), None);
     }
 

@@ -340,8 +340,8 @@ proptest! {
                                   size in prop::option::of(query_value())) {
         match PageRequest::parse(page.as_deref(), size.as_deref()) {
             Ok(p) => {
-                prop_assert!(p.page >= 1);
-                prop_assert!((1..=PageRequest::MAX_PAGE_SIZE).contains(&p.page_size));
+                prop_assert!(p.page() >= 1);
+                prop_assert!((1..=PageRequest::MAX_PAGE_SIZE).contains(&p.page_size()));
             }
             Err(e) => prop_assert_eq!(ApiError::from(e).status().as_u16(), 400),
         }
