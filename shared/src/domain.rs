@@ -188,12 +188,20 @@ impl fmt::Debug for ApiKey {
 pub struct KeyHash(String);
 
 impl KeyHash {
+    /// Characters in the hex form: two per byte of a SHA-256 digest.
+    pub const HEX_LEN: usize = 64;
+
     pub fn of(secret: &str) -> Self {
         Self(hex::encode(Sha256::digest(secret.as_bytes())))
     }
 
-    pub fn from_hex(hex: String) -> Self {
-        Self(hex)
+    /// A hash as stored: exactly 64 lowercase hexadecimal characters.
+    pub fn from_hex(hex: &str) -> Result<Self, KeyHashError> {
+        let lower_hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
+        if hex.len() != Self::HEX_LEN || !hex.bytes().all(|b| lower_hex(&b)) {
+            return Err(KeyHashError);
+        }
+        Ok(Self(hex.to_owned()))
     }
 
     pub fn as_str(&self) -> &str {
@@ -206,6 +214,12 @@ impl fmt::Debug for KeyHash {
         f.write_str("KeyHash(<redacted>)")
     }
 }
+
+/// A stored key hash that is not 64 lowercase hex characters. The value is not repeated: it may
+/// be a key stored by mistake in place of its hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a key hash is 64 lowercase hexadecimal characters")]
+pub struct KeyHashError;
 
 /// Scopes a key can carry. Only `read` exists today; unknown scopes read from storage are kept
 /// as `Other` so that a newer writer never breaks an older reader.
@@ -385,6 +399,29 @@ mod tests {
             KeyHash::of("abc").as_str(),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn key_hash_from_hex_takes_exactly_64_lowercase_hex_characters() {
+        let hash = KeyHash::of("abc");
+        assert_eq!(KeyHash::from_hex(hash.as_str()), Ok(hash.clone()));
+        assert!(KeyHash::from_hex(&"0123456789abcdef".repeat(4)).is_ok());
+        let upper = hash.as_str().to_uppercase();
+        let short = &hash.as_str()[..63];
+        let long = format!("{}0", hash.as_str());
+        let non_hex = format!("{}g", &hash.as_str()[..63]);
+        let non_ascii = format!("{}é", &hash.as_str()[..62]);
+        for bad in [
+            "",
+            upper.as_str(),
+            short,
+            long.as_str(),
+            non_hex.as_str(),
+            non_ascii.as_str(),
+            "dcat_secret",
+        ] {
+            assert_eq!(KeyHash::from_hex(bad), Err(KeyHashError), "{bad:?}");
+        }
     }
 
     #[test]

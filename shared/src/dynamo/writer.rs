@@ -1193,7 +1193,8 @@ impl DynamoWriter {
             .map(|item| get_s(item, KEY_ATTR))
             .transpose()?
             .ok_or_else(|| WriteError::NoSuchKey(id.to_owned()))?;
-        self.revoke_key(&KeyHash::from_hex(hash), at).await
+        let hash = KeyHash::from_hex(&hash).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        self.revoke_key(&hash, at).await
     }
 
     /// Marks a key revoked as of `at`; the next request with it is refused.
