@@ -17,9 +17,8 @@ use crate::model::{CatalogPage, DatasetSummary};
 /// turns every one into a 400.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum QueryError {
-    /// A `category`, `tag` or `license` value that is blank or too long.
-    #[error("{} must be 1 to {} characters", .0.name(), Facet::MAX_LEN)]
-    Facet(FacetKind),
+    #[error(transparent)]
+    Facet(#[from] FacetError),
     #[error("at most {} tag parameters", ListQuery::MAX_TAGS)]
     TooManyTags,
     #[error("q must be at most {} characters", ListQuery::MAX_Q_LEN)]
@@ -51,7 +50,17 @@ impl FacetKind {
     }
 }
 
-/// One facet value, normalized (trimmed, lowercase): filters match case-insensitively.
+/// A `category`, `tag` or `license` value that is blank, or longer than [`Facet::MAX_LEN`] once
+/// normalized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{} must be 1 to {} characters", .kind.name(), Facet::MAX_LEN)]
+pub struct FacetError {
+    pub kind: FacetKind,
+}
+
+/// One facet value, normalized (trimmed, lowercase): filters match case-insensitively. Made by
+/// [`Facet::new`] (checked) or, from stored values, [`Facet::of`] and [`Facet::from_key`]; the
+/// fields are public for the storage adapters to read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Facet {
     pub kind: FacetKind,
@@ -59,24 +68,29 @@ pub struct Facet {
 }
 
 impl Facet {
-    /// Longest accepted filter value, in characters (publish allows 64 for tags).
+    /// Longest accepted filter value, in characters, once normalized.
     pub const MAX_LEN: usize = 128;
 
-    pub fn new(kind: FacetKind, raw: &str) -> Self {
-        Self {
-            kind,
-            value: raw.trim().to_lowercase(),
+    /// `raw` trimmed and lowercased, which must leave 1 to [`Self::MAX_LEN`] characters.
+    pub fn new(kind: FacetKind, raw: &str) -> Result<Self, FacetError> {
+        let value = raw.trim().to_lowercase();
+        if value.is_empty() || value.chars().count() > Self::MAX_LEN {
+            return Err(FacetError { kind });
         }
+        Ok(Self { kind, value })
     }
 
-    /// Every facet a dataset with these attributes belongs to.
+    /// Every facet a dataset with these attributes belongs to. A stored value no filter could
+    /// name (blank, or longer than [`Self::MAX_LEN`]) belongs to none.
     pub fn of(category: &str, tags: &[String], license: &str) -> Vec<Self> {
-        let mut facets = vec![
-            Self::new(FacetKind::Category, category),
-            Self::new(FacetKind::License, license),
-        ];
-        facets.extend(tags.iter().map(|t| Self::new(FacetKind::Tag, t)));
-        facets.retain(|f| !f.value.is_empty());
+        let mut facets: Vec<Self> = [
+            (FacetKind::Category, category),
+            (FacetKind::License, license),
+        ]
+        .into_iter()
+        .chain(tags.iter().map(|t| (FacetKind::Tag, t.as_str())))
+        .filter_map(|(kind, raw)| Self::new(kind, raw).ok())
+        .collect();
         facets.sort();
         facets.dedup();
         facets
@@ -87,7 +101,7 @@ impl Facet {
         format!("{}#{}", self.kind.name(), self.value)
     }
 
-    /// The facet a storage key names.
+    /// The facet a storage key names (as written from [`Self::key`]; not checked again).
     pub fn from_key(key: &str) -> Option<Self> {
         let (kind, value) = key.split_once('#')?;
         let kind = match kind {
@@ -100,14 +114,6 @@ impl Facet {
             kind,
             value: value.to_owned(),
         })
-    }
-
-    fn parse(kind: FacetKind, raw: &str) -> Result<Self, QueryError> {
-        let facet = Self::new(kind, raw);
-        if facet.value.is_empty() || facet.value.chars().count() > Self::MAX_LEN {
-            return Err(QueryError::Facet(kind));
-        }
-        Ok(facet)
     }
 }
 
@@ -241,13 +247,13 @@ impl ListQuery {
         }
         let mut facets = Vec::new();
         if let Some(c) = category {
-            facets.push(Facet::parse(FacetKind::Category, c)?);
+            facets.push(Facet::new(FacetKind::Category, c)?);
         }
         for t in tags {
-            facets.push(Facet::parse(FacetKind::Tag, t)?);
+            facets.push(Facet::new(FacetKind::Tag, t)?);
         }
         if let Some(l) = license {
-            facets.push(Facet::parse(FacetKind::License, l)?);
+            facets.push(Facet::new(FacetKind::License, l)?);
         }
         facets.sort();
         facets.dedup();
@@ -397,12 +403,17 @@ mod tests {
     #[test]
     fn facet_values_are_normalized_and_bounded() {
         let q = parse(Some("  Biology "), &[], None, None, None).unwrap();
-        assert_eq!(q.facets, [Facet::new(FacetKind::Category, "biology")]);
+        assert_eq!(
+            q.facets,
+            [Facet::new(FacetKind::Category, "biology").unwrap()]
+        );
         assert_eq!(q.facets[0].key(), "category#biology");
         for bad in ["", "   ", &"x".repeat(129)] {
             assert_eq!(
                 parse(Some(bad), &[], None, None, None).unwrap_err(),
-                QueryError::Facet(FacetKind::Category)
+                QueryError::Facet(FacetError {
+                    kind: FacetKind::Category
+                })
             );
         }
         let nine = ["t"; 9];
@@ -429,5 +440,48 @@ mod tests {
             parse(None, &[], None, Some("a b c d e f g h i"), None).unwrap_err(),
             QueryError::TooManyWords
         );
+    }
+
+    #[test]
+    fn facet_new_trims_lowercases_and_bounds_by_characters() {
+        let f = Facet::new(FacetKind::Tag, "  Birds\t").unwrap();
+        assert_eq!((f.kind, f.value.as_str()), (FacetKind::Tag, "birds"));
+        let longest = "é".repeat(Facet::MAX_LEN);
+        assert_eq!(Facet::new(FacetKind::Tag, &longest).unwrap().value, longest);
+        let over = "É".repeat(Facet::MAX_LEN + 1);
+        for bad in ["", " ", "\n\t", over.as_str()] {
+            assert_eq!(
+                Facet::new(FacetKind::License, bad),
+                Err(FacetError {
+                    kind: FacetKind::License
+                }),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_dataset_belongs_to_the_facets_a_filter_could_name() {
+        let tags = [
+            "Birds".to_owned(),
+            " birds ".to_owned(),
+            "  ".to_owned(),
+            "x".repeat(Facet::MAX_LEN + 1),
+            "x".repeat(Facet::MAX_LEN),
+        ];
+        let keys: Vec<String> = Facet::of("Biology", &tags, "")
+            .iter()
+            .map(Facet::key)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "category#biology".to_owned(),
+                "tag#birds".to_owned(),
+                format!("tag#{}", "x".repeat(Facet::MAX_LEN)),
+            ]
+        );
+        let f = Facet::new(FacetKind::License, "CC-BY-4.0").unwrap();
+        assert_eq!(Facet::from_key(&f.key()), Some(f));
     }
 }
