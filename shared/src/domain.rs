@@ -62,6 +62,70 @@ pub enum ParseError {
     VersionPin(String),
 }
 
+/// One of a dataset's tags as publish accepts it: not blank, at most [`Tag::MAX_LEN`] bytes, kept
+/// as given (filters match it trimmed and lowercased: see `query::Facet`). A dataset has at most
+/// [`Tag::MAX_PER_DATASET`] of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tag(String);
+
+impl Tag {
+    /// Longest tag, in bytes (characters, for ASCII tags).
+    pub const MAX_LEN: usize = 64;
+    /// Most tags one dataset can have.
+    pub const MAX_PER_DATASET: usize = 32;
+
+    pub fn parse(raw: &str) -> Result<Self, TagsError> {
+        if raw.trim().is_empty() || raw.len() > Self::MAX_LEN {
+            return Err(TagsError);
+        }
+        Ok(Self(raw.to_owned()))
+    }
+
+    /// A dataset's whole list of tags.
+    pub fn parse_all(raw: &[String]) -> Result<Vec<Self>, TagsError> {
+        if raw.len() > Self::MAX_PER_DATASET {
+            return Err(TagsError);
+        }
+        raw.iter().map(|t| Self::parse(t)).collect()
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A tag, or a list of tags, that publish refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "tags are 1 to {} characters each, at most {} of them",
+    Tag::MAX_LEN,
+    Tag::MAX_PER_DATASET
+)]
+pub struct TagsError;
+
+/// A dataset's description as publish accepts it: at most [`Description::MAX_BYTES`] bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Description(String);
+
+impl Description {
+    pub const MAX_BYTES: usize = 4096;
+
+    pub fn parse(raw: &str) -> Result<Self, DescriptionError> {
+        if raw.len() > Self::MAX_BYTES {
+            return Err(DescriptionError);
+        }
+        Ok(Self(raw.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the description is at most {} bytes", Description::MAX_BYTES)]
+pub struct DescriptionError;
+
 /// How a request names a dataset: by slug, or by its UUID.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DatasetRef {
@@ -422,6 +486,56 @@ mod tests {
         ] {
             assert_eq!(KeyHash::from_hex(bad), Err(KeyHashError), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn tags_are_1_to_64_bytes_at_most_32_per_dataset() {
+        for ok in ["a", " Birds ", "río", &"t".repeat(Tag::MAX_LEN)] {
+            assert_eq!(Tag::parse(ok).unwrap().as_str(), ok, "{ok:?}");
+        }
+        // Measured in bytes, as publish always has: 33 two-byte characters are too many.
+        for bad in [
+            "",
+            "  ",
+            "\t",
+            &"t".repeat(Tag::MAX_LEN + 1),
+            &"é".repeat(33),
+        ] {
+            assert_eq!(Tag::parse(bad), Err(TagsError), "{bad:?}");
+        }
+        let tags = |n| vec!["t".to_owned(); n];
+        assert_eq!(
+            Tag::parse_all(&tags(Tag::MAX_PER_DATASET)).unwrap().len(),
+            32
+        );
+        assert!(Tag::parse_all(&[]).unwrap().is_empty());
+        assert_eq!(
+            Tag::parse_all(&tags(Tag::MAX_PER_DATASET + 1)),
+            Err(TagsError)
+        );
+        assert_eq!(
+            Tag::parse_all(&["ok".to_owned(), " ".to_owned()]),
+            Err(TagsError)
+        );
+        assert_eq!(
+            TagsError.to_string(),
+            "tags are 1 to 64 characters each, at most 32 of them"
+        );
+    }
+
+    #[test]
+    fn descriptions_are_at_most_4096_bytes() {
+        assert!(Description::parse("").is_ok());
+        assert!(Description::parse(&"d".repeat(Description::MAX_BYTES)).is_ok());
+        assert_eq!(
+            Description::parse(&"d".repeat(Description::MAX_BYTES + 1)),
+            Err(DescriptionError)
+        );
+        assert_eq!(Description::parse(&"é".repeat(2049)), Err(DescriptionError));
+        assert_eq!(
+            DescriptionError.to_string(),
+            "the description is at most 4096 bytes"
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@
 
 use std::cmp::Ordering;
 
+use crate::domain::Tag;
 use crate::model::{CatalogPage, DatasetSummary};
 
 /// Why a listing request was refused. The message is what the client reads; [`crate::error`]
@@ -68,7 +69,9 @@ pub struct Facet {
 }
 
 impl Facet {
-    /// Longest accepted filter value, in characters, once normalized.
+    /// Longest accepted filter value, in characters, once normalized. At least [`Tag::MAX_LEN`]:
+    /// a tag publish accepts has at most that many characters once lowercased, so a filter can
+    /// always name it (checked when compiling, below).
     pub const MAX_LEN: usize = 128;
 
     /// `raw` trimmed and lowercased, which must leave 1 to [`Self::MAX_LEN`] characters.
@@ -116,6 +119,9 @@ impl Facet {
         })
     }
 }
+
+// Every tag publish accepts can be a `tag` filter.
+const _: () = assert!(Tag::MAX_LEN <= Facet::MAX_LEN);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortField {
