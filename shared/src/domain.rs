@@ -309,6 +309,13 @@ impl Scope {
     }
 }
 
+/// A scope goes out in responses as its name.
+impl serde::Serialize for Scope {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 /// The only download format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
