@@ -16,7 +16,7 @@ use crate::model::{is_keyless, Access, DatasetResponse, DownloadDescriptor, Page
 /// shortened so that no cached response outlives a keyless window it reports as open.
 pub const PUBLIC_MAX_AGE_SECONDS: i64 = 60;
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader, UrlSigner};
-use crate::query::ListQuery;
+use crate::query::{ListParams, ListQuery};
 
 /// The routes, matched on the raw path so that API Gateway (REST and HTTP APIs, with or without
 /// a stage in the path) and Lambda function URLs all work: the path must contain
@@ -286,13 +286,13 @@ async fn list_inner(
     let page = PageRequest::parse(single_param(req, "page")?, single_param(req, "page_size")?)?;
     let tags = all_params(req, "tag");
     let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
-    let query = ListQuery::parse(
-        single_param(req, "category")?,
-        &tags,
-        single_param(req, "license")?,
-        single_param(req, "q")?,
-        single_param(req, "sort")?,
-    )?;
+    let query = ListQuery::parse(ListParams {
+        category: single_param(req, "category")?,
+        tags: &tags,
+        license: single_param(req, "license")?,
+        q: single_param(req, "q")?,
+        sort: single_param(req, "sort")?,
+    })?;
     let mut result = pager.page(&query, page.offset(), page.page_size()).await?;
     for item in &mut result.items {
         item.keyless = is_keyless(item.keyless_until, now);

@@ -238,7 +238,7 @@ pub fn json_response<T: Serialize + ?Sized>(status: StatusCode, body: &T) -> Res
 mod tests {
     use super::*;
     use crate::domain::{DatasetRef, Format, PageRequest, VersionPin};
-    use crate::query::{ListQuery, Sort};
+    use crate::query::{ListParams, ListQuery, Sort};
 
     fn bad_request(e: impl Into<ApiError>) -> String {
         let e = e.into();
@@ -281,7 +281,12 @@ mod tests {
     #[test]
     fn query_errors_are_400s_with_their_message() {
         let list = |category: Option<&str>, tags: &[&str], q: Option<&str>| {
-            ListQuery::parse(category, tags, None, q, None)
+            ListQuery::parse(ListParams {
+                category,
+                tags,
+                q,
+                ..ListParams::default()
+            })
         };
         assert_eq!(
             bad_request(list(Some(" "), &[], None).unwrap_err()),
@@ -292,7 +297,13 @@ mod tests {
             "tag must be 1 to 128 characters"
         );
         assert_eq!(
-            bad_request(ListQuery::parse(None, &[], Some(""), None, None).unwrap_err()),
+            bad_request(
+                ListQuery::parse(ListParams {
+                    license: Some(""),
+                    ..ListParams::default()
+                })
+                .unwrap_err()
+            ),
             "license must be 1 to 128 characters"
         );
         assert_eq!(

@@ -216,6 +216,17 @@ pub enum Plan<'a> {
     Scan,
 }
 
+/// The list endpoint's query parameters as they arrived (`None` when absent): `category`,
+/// `license`, `q` and `sort` at most once (the caller rejects repeats), `tag` any number of times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListParams<'a> {
+    pub category: Option<&'a str>,
+    pub tags: &'a [&'a str],
+    pub license: Option<&'a str>,
+    pub q: Option<&'a str>,
+    pub sort: Option<&'a str>,
+}
+
 /// A listing request: filters (all must match), words (all must occur) and the order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListQuery {
@@ -239,15 +250,15 @@ impl ListQuery {
     pub const MAX_Q_LEN: usize = 256;
     pub const MAX_WORDS: usize = 8;
 
-    /// The query parameters as they arrived: `category` and `license` at most once (the caller
-    /// rejects repeats), `tag` any number of times up to [`Self::MAX_TAGS`].
-    pub fn parse(
-        category: Option<&str>,
-        tags: &[&str],
-        license: Option<&str>,
-        q: Option<&str>,
-        sort: Option<&str>,
-    ) -> Result<Self, QueryError> {
+    /// Parses the parameters; at most [`Self::MAX_TAGS`] `tag`s.
+    pub fn parse(params: ListParams<'_>) -> Result<Self, QueryError> {
+        let ListParams {
+            category,
+            tags,
+            license,
+            q,
+            sort,
+        } = params;
         if tags.len() > Self::MAX_TAGS {
             return Err(QueryError::TooManyTags);
         }
@@ -345,14 +356,32 @@ impl ListQuery {
 mod tests {
     use super::*;
 
-    fn parse(
-        category: Option<&str>,
-        tags: &[&str],
-        license: Option<&str>,
-        q: Option<&str>,
-        sort: Option<&str>,
-    ) -> Result<ListQuery, QueryError> {
-        ListQuery::parse(category, tags, license, q, sort)
+    fn with_category(category: &str) -> ListParams<'_> {
+        ListParams {
+            category: Some(category),
+            ..ListParams::default()
+        }
+    }
+
+    fn with_tags<'a>(tags: &'a [&'a str]) -> ListParams<'a> {
+        ListParams {
+            tags,
+            ..ListParams::default()
+        }
+    }
+
+    fn with_q(q: &str) -> ListParams<'_> {
+        ListParams {
+            q: Some(q),
+            ..ListParams::default()
+        }
+    }
+
+    fn with_sort(sort: &str) -> ListParams<'_> {
+        ListParams {
+            sort: Some(sort),
+            ..ListParams::default()
+        }
     }
 
     #[test]
@@ -383,24 +412,39 @@ mod tests {
 
     #[test]
     fn the_plan_keeps_single_facets_on_positional_lists() {
-        let plain = parse(None, &[], None, None, None).unwrap();
+        let plain = ListQuery::parse(ListParams::default()).unwrap();
         assert_eq!(plain.plan(), Plan::Listing { descending: true });
-        let asc = parse(None, &[], None, None, Some("created:asc")).unwrap();
+        let asc = ListQuery::parse(with_sort("created:asc")).unwrap();
         assert_eq!(asc.plan(), Plan::Listing { descending: false });
         for q in [
-            parse(Some("Biology"), &[], None, None, None).unwrap(),
-            parse(None, &["birds"], None, None, None).unwrap(),
-            parse(None, &[], Some("CC0-1.0"), None, Some("created:asc")).unwrap(),
-            parse(None, &["birds", "BIRDS "], None, None, None).unwrap(),
+            ListQuery::parse(with_category("Biology")).unwrap(),
+            ListQuery::parse(with_tags(&["birds"])).unwrap(),
+            ListQuery::parse(ListParams {
+                license: Some("CC0-1.0"),
+                sort: Some("created:asc"),
+                ..ListParams::default()
+            })
+            .unwrap(),
+            ListQuery::parse(with_tags(&["birds", "BIRDS "])).unwrap(),
         ] {
             assert!(matches!(q.plan(), Plan::Facet { .. }), "{q:?}");
         }
         for q in [
-            parse(Some("biology"), &["birds"], None, None, None).unwrap(),
-            parse(None, &["a", "b"], None, None, None).unwrap(),
-            parse(None, &[], None, Some("river"), None).unwrap(),
-            parse(Some("biology"), &[], None, None, Some("name")).unwrap(),
-            parse(None, &[], None, None, Some("updated")).unwrap(),
+            ListQuery::parse(ListParams {
+                category: Some("biology"),
+                tags: &["birds"],
+                ..ListParams::default()
+            })
+            .unwrap(),
+            ListQuery::parse(with_tags(&["a", "b"])).unwrap(),
+            ListQuery::parse(with_q("river")).unwrap(),
+            ListQuery::parse(ListParams {
+                category: Some("biology"),
+                sort: Some("name"),
+                ..ListParams::default()
+            })
+            .unwrap(),
+            ListQuery::parse(with_sort("updated")).unwrap(),
         ] {
             assert_eq!(q.plan(), Plan::Scan, "{q:?}");
         }
@@ -408,7 +452,7 @@ mod tests {
 
     #[test]
     fn facet_values_are_normalized_and_bounded() {
-        let q = parse(Some("  Biology "), &[], None, None, None).unwrap();
+        let q = ListQuery::parse(with_category("  Biology ")).unwrap();
         assert_eq!(
             q.facets,
             [Facet::new(FacetKind::Category, "biology").unwrap()]
@@ -416,7 +460,7 @@ mod tests {
         assert_eq!(q.facets[0].key(), "category#biology");
         for bad in ["", "   ", &"x".repeat(129)] {
             assert_eq!(
-                parse(Some(bad), &[], None, None, None).unwrap_err(),
+                ListQuery::parse(with_category(bad)).unwrap_err(),
                 QueryError::Facet(FacetError {
                     kind: FacetKind::Category
                 })
@@ -424,26 +468,23 @@ mod tests {
         }
         let nine = ["t"; 9];
         assert_eq!(
-            parse(None, &nine, None, None, None).unwrap_err(),
+            ListQuery::parse(with_tags(&nine)).unwrap_err(),
             QueryError::TooManyTags
         );
     }
 
     #[test]
     fn q_is_split_into_lowercase_words() {
-        let q = parse(None, &[], None, Some("River-Levels  2024, river"), None).unwrap();
+        let q = ListQuery::parse(with_q("River-Levels  2024, river")).unwrap();
         assert_eq!(q.words, ["2024", "levels", "river"]);
-        assert!(parse(None, &[], None, Some("  "), None)
-            .unwrap()
-            .words
-            .is_empty());
+        assert!(ListQuery::parse(with_q("  ")).unwrap().words.is_empty());
         let long = "a ".repeat(129);
         assert_eq!(
-            parse(None, &[], None, Some(&long), None).unwrap_err(),
+            ListQuery::parse(with_q(&long)).unwrap_err(),
             QueryError::QTooLong
         );
         assert_eq!(
-            parse(None, &[], None, Some("a b c d e f g h i"), None).unwrap_err(),
+            ListQuery::parse(with_q("a b c d e f g h i")).unwrap_err(),
             QueryError::TooManyWords
         );
     }
