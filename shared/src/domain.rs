@@ -261,8 +261,8 @@ impl KeyHash {
 
     /// A hash as stored: exactly 64 lowercase hexadecimal characters.
     pub fn from_hex(hex: &str) -> Result<Self, KeyHashError> {
-        let lower_hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
-        if hex.len() != Self::HEX_LEN || !hex.bytes().all(|b| lower_hex(&b)) {
+        let lower_hex = |b: u8| matches!(b, b'0'..=b'9' | b'a'..=b'f');
+        if hex.len() != Self::HEX_LEN || !hex.bytes().all(lower_hex) {
             return Err(KeyHashError);
         }
         Ok(Self(hex.to_owned()))
