@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
-use catalog::domain::Slug;
+use catalog::domain::{Description, Slug, Tag};
 use catalog::model::ActiveVersion;
 use catalog_writer::{DatasetMeta, DynamoWriter, NewVersion, WriteError};
 use chrono::{DateTime, Utc};
@@ -100,16 +100,10 @@ impl MetaInput {
             })
         };
         let tags = merged.tags.unwrap_or_default();
-        if tags.iter().any(|t| t.trim().is_empty() || t.len() > 64) || tags.len() > 32 {
-            return Err(PublishError::BadInput(
-                "tags are 1 to 64 characters each, at most 32 of them".into(),
-            ));
-        }
+        Tag::parse_all(&tags).map_err(|e| PublishError::BadInput(e.to_string()))?;
         let description = merged.description.filter(|d| !d.is_empty());
-        if description.as_ref().is_some_and(|d| d.len() > 4096) {
-            return Err(PublishError::BadInput(
-                "the description is at most 4096 bytes".into(),
-            ));
+        if let Some(d) = &description {
+            Description::parse(d).map_err(|e| PublishError::BadInput(e.to_string()))?;
         }
         Ok(DatasetMeta {
             slug: slug.clone(),

@@ -16,7 +16,7 @@ use crate::model::{is_keyless, Access, DatasetResponse, DownloadDescriptor, Page
 /// shortened so that no cached response outlives a keyless window it reports as open.
 pub const PUBLIC_MAX_AGE_SECONDS: i64 = 60;
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader, UrlSigner};
-use crate::query::ListQuery;
+use crate::query::{ListParams, ListQuery};
 
 /// The routes, matched on the raw path so that API Gateway (REST and HTTP APIs, with or without
 /// a stage in the path) and Lambda function URLs all work: the path must contain
@@ -286,20 +286,20 @@ async fn list_inner(
     let page = PageRequest::parse(single_param(req, "page")?, single_param(req, "page_size")?)?;
     let tags = all_params(req, "tag");
     let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
-    let query = ListQuery::parse(
-        single_param(req, "category")?,
-        &tags,
-        single_param(req, "license")?,
-        single_param(req, "q")?,
-        single_param(req, "sort")?,
-    )?;
-    let mut result = pager.page(&query, page.offset(), page.page_size).await?;
+    let query = ListQuery::parse(ListParams {
+        category: single_param(req, "category")?,
+        tags: &tags,
+        license: single_param(req, "license")?,
+        q: single_param(req, "q")?,
+        sort: single_param(req, "sort")?,
+    })?;
+    let mut result = pager.page(&query, page.offset(), page.page_size()).await?;
     for item in &mut result.items {
         item.keyless = is_keyless(item.keyless_until, now);
     }
     tracing::info!(
-        page = page.page,
-        page_size = page.page_size,
+        page = page.page(),
+        page_size = page.page_size(),
         facets = query.facets.len(),
         words = query.words.len(),
         sort = ?query.sort,
@@ -318,8 +318,8 @@ async fn list_inner(
         &PageResponse {
             items: &result.items,
             total: result.total,
-            page: page.page,
-            page_size: page.page_size,
+            page: page.page(),
+            page_size: page.page_size(),
         },
         last_modified,
         max_age,
@@ -483,7 +483,7 @@ async fn data_inner(
     }
     // Only the active version is ever served: a pinned client whose version was replaced gets
     // a 404 naming the active one, never the newer file under the old number.
-    if let Some(VersionPin(requested)) = pin {
+    if let Some(requested) = pin.map(VersionPin::get) {
         if requested != active.version {
             return Err(ApiError::VersionNotActive {
                 slug: target.slug,

@@ -6,8 +6,6 @@ use std::fmt;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use crate::error::ApiError;
-
 /// A dataset slug: 1 to 64 characters of lowercase ASCII letters, digits and hyphens, starting
 /// and ending with a letter or digit, and not itself a UUID (the metadata endpoint accepts both).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -47,6 +45,87 @@ impl fmt::Display for Slug {
 #[error("a slug is 1 to 64 lowercase letters, digits and hyphens, starting and ending with a letter or digit")]
 pub struct SlugError;
 
+/// Why a request's path or query parameter was refused. The message is what the client reads;
+/// [`crate::error`] turns every one into a 400.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// A path segment that is neither a UUID nor a slug.
+    #[error("invalid dataset slug: {0}")]
+    DatasetRef(SlugError),
+    /// `page` or `page_size` (`name`) that is not a positive integer.
+    #[error("{name} must be a positive integer, got '{raw}'")]
+    NotPositive { name: &'static str, raw: String },
+    #[error("unsupported format '{0}': the only allowed value is 'parquet'")]
+    Format(String),
+    /// `version`, as received up to its 40th character.
+    #[error("version must be a positive integer (a version number from the metadata), got '{0}'")]
+    VersionPin(String),
+}
+
+/// One of a dataset's tags as publish accepts it: not blank, at most [`Tag::MAX_LEN`] bytes, kept
+/// as given (filters match it trimmed and lowercased: see `query::Facet`). A dataset has at most
+/// [`Tag::MAX_PER_DATASET`] of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tag(String);
+
+impl Tag {
+    /// Longest tag, in bytes (characters, for ASCII tags).
+    pub const MAX_LEN: usize = 64;
+    /// Most tags one dataset can have.
+    pub const MAX_PER_DATASET: usize = 32;
+
+    pub fn parse(raw: &str) -> Result<Self, TagsError> {
+        if raw.trim().is_empty() || raw.len() > Self::MAX_LEN {
+            return Err(TagsError);
+        }
+        Ok(Self(raw.to_owned()))
+    }
+
+    /// A dataset's whole list of tags.
+    pub fn parse_all(raw: &[String]) -> Result<Vec<Self>, TagsError> {
+        if raw.len() > Self::MAX_PER_DATASET {
+            return Err(TagsError);
+        }
+        raw.iter().map(|t| Self::parse(t)).collect()
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A tag, or a list of tags, that publish refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "tags are 1 to {} characters each, at most {} of them",
+    Tag::MAX_LEN,
+    Tag::MAX_PER_DATASET
+)]
+pub struct TagsError;
+
+/// A dataset's description as publish accepts it: at most [`Description::MAX_BYTES`] bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Description(String);
+
+impl Description {
+    pub const MAX_BYTES: usize = 4096;
+
+    pub fn parse(raw: &str) -> Result<Self, DescriptionError> {
+        if raw.len() > Self::MAX_BYTES {
+            return Err(DescriptionError);
+        }
+        Ok(Self(raw.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the description is at most {} bytes", Description::MAX_BYTES)]
+pub struct DescriptionError;
+
 /// How a request names a dataset: by slug, or by its UUID.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DatasetRef {
@@ -56,7 +135,7 @@ pub enum DatasetRef {
 
 impl DatasetRef {
     /// Parses a path segment. A canonical hyphenated UUID is an id; anything else must be a slug.
-    pub fn parse(raw: &str) -> Result<Self, ApiError> {
+    pub fn parse(raw: &str) -> Result<Self, ParseError> {
         if raw.len() == 36 {
             if let Ok(id) = Uuid::try_parse(raw) {
                 return Ok(Self::Id(id));
@@ -64,7 +143,7 @@ impl DatasetRef {
         }
         Slug::parse(raw)
             .map(Self::Slug)
-            .map_err(|e| ApiError::BadRequest(format!("invalid dataset slug: {e}")))
+            .map_err(ParseError::DatasetRef)
     }
 }
 
@@ -77,11 +156,12 @@ impl fmt::Display for DatasetRef {
     }
 }
 
-/// A validated page request for the list endpoint.
+/// A validated page request for the list endpoint: `page` at least 1, `page_size` from 1 to
+/// [`Self::MAX_PAGE_SIZE`]. Only [`Self::parse`] makes one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageRequest {
-    pub page: u64,
-    pub page_size: u64,
+    page: u64,
+    page_size: u64,
 }
 
 impl PageRequest {
@@ -91,7 +171,7 @@ impl PageRequest {
 
     /// `page` and `page_size` as they arrived (`None` when absent). Each must be a positive
     /// integer written in decimal digits; `page_size` above the maximum is capped.
-    pub fn parse(page: Option<&str>, page_size: Option<&str>) -> Result<Self, ApiError> {
+    pub fn parse(page: Option<&str>, page_size: Option<&str>) -> Result<Self, ParseError> {
         let page = match page {
             None => Self::DEFAULT_PAGE,
             Some(raw) => positive_integer("page", raw)?,
@@ -103,6 +183,16 @@ impl PageRequest {
         Ok(Self { page, page_size })
     }
 
+    /// The page number, from 1.
+    pub fn page(&self) -> u64 {
+        self.page
+    }
+
+    /// Items per page, from 1 to [`Self::MAX_PAGE_SIZE`].
+    pub fn page_size(&self) -> u64 {
+        self.page_size
+    }
+
     /// Zero-based index of the first item of this page, or `None` when it does not fit in u64
     /// (such a page is past the end of any catalog).
     pub fn offset(&self) -> Option<u64> {
@@ -110,8 +200,11 @@ impl PageRequest {
     }
 }
 
-fn positive_integer(name: &str, raw: &str) -> Result<u64, ApiError> {
-    let bad = || ApiError::BadRequest(format!("{name} must be a positive integer, got '{raw}'"));
+fn positive_integer(name: &'static str, raw: &str) -> Result<u64, ParseError> {
+    let bad = || ParseError::NotPositive {
+        name,
+        raw: raw.to_owned(),
+    };
     if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
     }
@@ -159,12 +252,20 @@ impl fmt::Debug for ApiKey {
 pub struct KeyHash(String);
 
 impl KeyHash {
+    /// Characters in the hex form: two per byte of a SHA-256 digest.
+    pub const HEX_LEN: usize = 64;
+
     pub fn of(secret: &str) -> Self {
         Self(hex::encode(Sha256::digest(secret.as_bytes())))
     }
 
-    pub fn from_hex(hex: String) -> Self {
-        Self(hex)
+    /// A hash as stored: exactly 64 lowercase hexadecimal characters.
+    pub fn from_hex(hex: &str) -> Result<Self, KeyHashError> {
+        let lower_hex = |b: u8| matches!(b, b'0'..=b'9' | b'a'..=b'f');
+        if hex.len() != Self::HEX_LEN || !hex.bytes().all(lower_hex) {
+            return Err(KeyHashError);
+        }
+        Ok(Self(hex.to_owned()))
     }
 
     pub fn as_str(&self) -> &str {
@@ -177,6 +278,12 @@ impl fmt::Debug for KeyHash {
         f.write_str("KeyHash(<redacted>)")
     }
 }
+
+/// A stored key hash that is not 64 lowercase hex characters. The value is not repeated: it may
+/// be a key stored by mistake in place of its hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a key hash is 64 lowercase hexadecimal characters")]
+pub struct KeyHashError;
 
 /// Scopes a key can carry. Only `read` exists today; unknown scopes read from storage are kept
 /// as `Other` so that a newer writer never breaks an older reader.
@@ -202,6 +309,13 @@ impl Scope {
     }
 }
 
+/// A scope goes out in responses as its name.
+impl serde::Serialize for Scope {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 /// The only download format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -209,12 +323,10 @@ pub enum Format {
 }
 
 impl Format {
-    pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
+    pub fn parse(raw: Option<&str>) -> Result<Self, ParseError> {
         match raw {
             None | Some("parquet") => Ok(Self::Parquet),
-            Some(other) => Err(ApiError::BadRequest(format!(
-                "unsupported format '{other}': the only allowed value is 'parquet'"
-            ))),
+            Some(other) => Err(ParseError::Format(other.to_owned())),
         }
     }
 
@@ -224,21 +336,21 @@ impl Format {
 }
 
 /// `?version=N` on the data endpoint: a positive integer, at most 10 digits (the width of
-/// stored version numbers).
+/// stored version numbers). Only [`Self::parse`] makes one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VersionPin(pub u64);
+pub struct VersionPin(u64);
 
 impl VersionPin {
-    pub fn parse(raw: Option<&str>) -> Result<Option<Self>, ApiError> {
+    /// The version number asked for.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+
+    pub fn parse(raw: Option<&str>) -> Result<Option<Self>, ParseError> {
         let Some(raw) = raw else {
             return Ok(None);
         };
-        let bad = || {
-            ApiError::BadRequest(format!(
-                "version must be a positive integer (a version number from the metadata), got '{}'",
-                raw.chars().take(40).collect::<String>()
-            ))
-        };
+        let bad = || ParseError::VersionPin(raw.chars().take(40).collect());
         if raw.is_empty() || raw.len() > 10 || !raw.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());
         }
@@ -256,14 +368,12 @@ mod tests {
     #[test]
     fn version_pins_are_positive_integers() {
         assert_eq!(VersionPin::parse(None).unwrap(), None);
-        assert_eq!(VersionPin::parse(Some("3")).unwrap(), Some(VersionPin(3)));
-        assert_eq!(
-            VersionPin::parse(Some("9999999999")).unwrap(),
-            Some(VersionPin(9_999_999_999))
-        );
+        let pin = |raw| VersionPin::parse(Some(raw)).unwrap().map(VersionPin::get);
+        assert_eq!(pin("3"), Some(3));
+        assert_eq!(pin("9999999999"), Some(9_999_999_999));
         for bad in ["", "0", "-1", "+1", "1.0", "v2", " 1", "12345678901", "１"] {
             let err = VersionPin::parse(Some(bad)).unwrap_err();
-            assert_eq!(err.status().as_u16(), 400, "{bad}");
+            assert!(matches!(err, ParseError::VersionPin(_)), "{bad}");
         }
     }
 
@@ -302,26 +412,23 @@ mod tests {
         ));
         assert!(matches!(
             DatasetRef::parse("City"),
-            Err(ApiError::BadRequest(_))
+            Err(ParseError::DatasetRef(SlugError))
         ));
     }
 
     #[test]
     fn page_defaults_are_1_and_20() {
-        assert_eq!(
-            PageRequest::parse(None, None).unwrap(),
-            PageRequest {
-                page: 1,
-                page_size: 20
-            }
-        );
+        let p = PageRequest::parse(None, None).unwrap();
+        assert_eq!((p.page(), p.page_size()), (1, 20));
+        assert_eq!(p.offset(), Some(0));
     }
 
     #[test]
     fn page_size_above_100_is_capped() {
         let p = PageRequest::parse(Some("2"), Some("1000")).unwrap();
-        assert_eq!(p.page_size, 100);
-        assert_eq!(p.page, 2);
+        assert_eq!(p.page_size(), 100);
+        assert_eq!(p.page(), 2);
+        assert_eq!(p.offset(), Some(100));
     }
 
     #[test]
@@ -338,7 +445,7 @@ mod tests {
     #[test]
     fn huge_page_is_accepted_and_lands_past_the_end() {
         let p = PageRequest::parse(Some("99999999999999999999999"), Some("100")).unwrap();
-        assert_eq!(p.page, u64::MAX);
+        assert_eq!(p.page(), u64::MAX);
         assert_eq!(p.offset(), None);
     }
 
@@ -366,11 +473,84 @@ mod tests {
     }
 
     #[test]
+    fn key_hash_from_hex_takes_exactly_64_lowercase_hex_characters() {
+        let hash = KeyHash::of("abc");
+        assert_eq!(KeyHash::from_hex(hash.as_str()), Ok(hash.clone()));
+        assert!(KeyHash::from_hex(&"0123456789abcdef".repeat(4)).is_ok());
+        let upper = hash.as_str().to_uppercase();
+        let short = &hash.as_str()[..63];
+        let long = format!("{}0", hash.as_str());
+        let non_hex = format!("{}g", &hash.as_str()[..63]);
+        let non_ascii = format!("{}é", &hash.as_str()[..62]);
+        for bad in [
+            "",
+            upper.as_str(),
+            short,
+            long.as_str(),
+            non_hex.as_str(),
+            non_ascii.as_str(),
+            "dcat_secret",
+        ] {
+            assert_eq!(KeyHash::from_hex(bad), Err(KeyHashError), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn tags_are_1_to_64_bytes_at_most_32_per_dataset() {
+        for ok in ["a", " Birds ", "río", &"t".repeat(Tag::MAX_LEN)] {
+            assert_eq!(Tag::parse(ok).unwrap().as_str(), ok, "{ok:?}");
+        }
+        // Measured in bytes, as publish always has: 33 two-byte characters are too many.
+        for bad in [
+            "",
+            "  ",
+            "\t",
+            &"t".repeat(Tag::MAX_LEN + 1),
+            &"é".repeat(33),
+        ] {
+            assert_eq!(Tag::parse(bad), Err(TagsError), "{bad:?}");
+        }
+        let tags = |n| vec!["t".to_owned(); n];
+        assert_eq!(
+            Tag::parse_all(&tags(Tag::MAX_PER_DATASET)).unwrap().len(),
+            32
+        );
+        assert!(Tag::parse_all(&[]).unwrap().is_empty());
+        assert_eq!(
+            Tag::parse_all(&tags(Tag::MAX_PER_DATASET + 1)),
+            Err(TagsError)
+        );
+        assert_eq!(
+            Tag::parse_all(&["ok".to_owned(), " ".to_owned()]),
+            Err(TagsError)
+        );
+        assert_eq!(
+            TagsError.to_string(),
+            "tags are 1 to 64 characters each, at most 32 of them"
+        );
+    }
+
+    #[test]
+    fn descriptions_are_at_most_4096_bytes() {
+        assert!(Description::parse("").is_ok());
+        assert!(Description::parse(&"d".repeat(Description::MAX_BYTES)).is_ok());
+        assert_eq!(
+            Description::parse(&"d".repeat(Description::MAX_BYTES + 1)),
+            Err(DescriptionError)
+        );
+        assert_eq!(Description::parse(&"é".repeat(2049)), Err(DescriptionError));
+        assert_eq!(
+            DescriptionError.to_string(),
+            "the description is at most 4096 bytes"
+        );
+    }
+
+    #[test]
     fn format_defaults_to_parquet_and_rejects_others() {
         assert_eq!(Format::parse(None).unwrap(), Format::Parquet);
         assert_eq!(Format::parse(Some("parquet")).unwrap(), Format::Parquet);
         match Format::parse(Some("csv")) {
-            Err(ApiError::BadRequest(msg)) => assert!(msg.contains("parquet")),
+            Err(e @ ParseError::Format(_)) => assert!(e.to_string().contains("parquet")),
             other => panic!("{other:?}"),
         }
     }

@@ -6,6 +6,9 @@ use lambda_http::http::{header, HeaderValue, StatusCode};
 use lambda_http::{Body, Response};
 use serde::Serialize;
 
+use crate::domain::ParseError;
+use crate::query::QueryError;
+
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 
 /// What can go wrong in a storage or signing adapter.
@@ -69,6 +72,20 @@ impl From<StoreError> for ApiError {
             StoreError::UnknownFacet(_) => Self::BadRequest(e.to_string()),
             other => Self::Internal(Box::new(other)),
         }
+    }
+}
+
+/// A refused path or query parameter: a 400 whose message is the parse error's.
+impl From<ParseError> for ApiError {
+    fn from(e: ParseError) -> Self {
+        Self::BadRequest(e.to_string())
+    }
+}
+
+/// A refused listing request: a 400 whose message is the query error's.
+impl From<QueryError> for ApiError {
+    fn from(e: QueryError) -> Self {
+        Self::BadRequest(e.to_string())
     }
 }
 
@@ -215,4 +232,98 @@ pub fn json_response<T: Serialize + ?Sized>(status: StatusCode, body: &T) -> Res
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{DatasetRef, Format, PageRequest, VersionPin};
+    use crate::query::{ListParams, ListQuery, Sort};
+
+    fn bad_request(e: impl Into<ApiError>) -> String {
+        let e = e.into();
+        assert_eq!(e.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(e.code(), "bad_request");
+        match e {
+            ApiError::BadRequest(message) => message,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn parse_errors_are_400s_with_their_message() {
+        assert_eq!(
+            bad_request(DatasetRef::parse("City").unwrap_err()),
+            "invalid dataset slug: a slug is 1 to 64 lowercase letters, digits and hyphens, \
+             starting and ending with a letter or digit"
+        );
+        assert_eq!(
+            bad_request(PageRequest::parse(Some("0"), None).unwrap_err()),
+            "page must be a positive integer, got '0'"
+        );
+        assert_eq!(
+            bad_request(PageRequest::parse(None, Some("x")).unwrap_err()),
+            "page_size must be a positive integer, got 'x'"
+        );
+        assert_eq!(
+            bad_request(Format::parse(Some("csv")).unwrap_err()),
+            "unsupported format 'csv': the only allowed value is 'parquet'"
+        );
+        assert_eq!(
+            bad_request(VersionPin::parse(Some(&"v".repeat(50))).unwrap_err()),
+            format!(
+                "version must be a positive integer (a version number from the metadata), got '{}'",
+                "v".repeat(40)
+            )
+        );
+    }
+
+    #[test]
+    fn query_errors_are_400s_with_their_message() {
+        let list = |category: Option<&str>, tags: &[&str], q: Option<&str>| {
+            ListQuery::parse(ListParams {
+                category,
+                tags,
+                q,
+                ..ListParams::default()
+            })
+        };
+        assert_eq!(
+            bad_request(list(Some(" "), &[], None).unwrap_err()),
+            "category must be 1 to 128 characters"
+        );
+        assert_eq!(
+            bad_request(list(None, &[""], None).unwrap_err()),
+            "tag must be 1 to 128 characters"
+        );
+        assert_eq!(
+            bad_request(
+                ListQuery::parse(ListParams {
+                    license: Some(""),
+                    ..ListParams::default()
+                })
+                .unwrap_err()
+            ),
+            "license must be 1 to 128 characters"
+        );
+        assert_eq!(
+            bad_request(list(None, &["t"; 9], None).unwrap_err()),
+            "at most 8 tag parameters"
+        );
+        assert_eq!(
+            bad_request(list(None, &[], Some(&"a".repeat(257))).unwrap_err()),
+            "q must be at most 256 characters"
+        );
+        assert_eq!(
+            bad_request(list(None, &[], Some("a b c d e f g h i")).unwrap_err()),
+            "q must have at most 8 words"
+        );
+        assert_eq!(
+            bad_request(Sort::parse(Some(&"s".repeat(50))).unwrap_err()),
+            format!(
+                "sort must be created, updated or name, optionally followed by :asc or :desc; got '{}'",
+                "s".repeat(40)
+            )
+        );
+    }
 }

@@ -106,30 +106,37 @@ pub fn is_keyless(keyless_until: Option<DateTime<Utc>>, now: DateTime<Utc>) -> b
     keyless_until.is_some_and(|until| now < until)
 }
 
+/// Whether the data endpoint needs a key: serialized as `keyless` or `key_required`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccessMode {
+    Keyless,
+    KeyRequired,
+}
+
 /// What the data endpoint requires right now (a presented key is verified in either mode).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Access {
-    /// `keyless` or `key_required`.
-    pub mode: &'static str,
+    pub mode: AccessMode,
     #[serde(serialize_with = "rfc3339_opt")]
     pub keyless_until: Option<DateTime<Utc>>,
     /// The scope a key needs; `null` while no key is needed.
-    pub required_scope: Option<&'static str>,
+    pub required_scope: Option<Scope>,
 }
 
 impl Access {
     pub fn at(keyless_until: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Self {
         if is_keyless(keyless_until, now) {
             Self {
-                mode: "keyless",
+                mode: AccessMode::Keyless,
                 keyless_until,
                 required_scope: None,
             }
         } else {
             Self {
-                mode: "key_required",
+                mode: AccessMode::KeyRequired,
                 keyless_until,
-                required_scope: Some("read"),
+                required_scope: Some(Scope::Read),
             }
         }
     }

@@ -11,8 +11,27 @@
 
 use std::cmp::Ordering;
 
-use crate::error::ApiError;
+use crate::domain::Tag;
 use crate::model::{CatalogPage, DatasetSummary};
+
+/// Why a listing request was refused. The message is what the client reads; [`crate::error`]
+/// turns every one into a 400.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    #[error(transparent)]
+    Facet(#[from] FacetError),
+    #[error("at most {} tag parameters", ListQuery::MAX_TAGS)]
+    TooManyTags,
+    #[error("q must be at most {} characters", ListQuery::MAX_Q_LEN)]
+    QTooLong,
+    #[error("q must have at most {} words", ListQuery::MAX_WORDS)]
+    TooManyWords,
+    /// `sort`, as received up to its 40th character.
+    #[error(
+        "sort must be created, updated or name, optionally followed by :asc or :desc; got '{0}'"
+    )]
+    Sort(String),
+}
 
 /// The three single-valued attributes a listing can be narrowed by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -32,7 +51,17 @@ impl FacetKind {
     }
 }
 
-/// One facet value, normalized (trimmed, lowercase): filters match case-insensitively.
+/// A `category`, `tag` or `license` value that is blank, or longer than [`Facet::MAX_LEN`] once
+/// normalized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{} must be 1 to {} characters", .kind.name(), Facet::MAX_LEN)]
+pub struct FacetError {
+    pub kind: FacetKind,
+}
+
+/// One facet value, normalized (trimmed, lowercase): filters match case-insensitively. Made by
+/// [`Facet::new`] (checked) or, from stored values, [`Facet::of`] and [`Facet::from_key`]; the
+/// fields are public for the storage adapters to read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Facet {
     pub kind: FacetKind,
@@ -40,24 +69,31 @@ pub struct Facet {
 }
 
 impl Facet {
-    /// Longest accepted filter value, in characters (publish allows 64 for tags).
+    /// Longest accepted filter value, in characters, once normalized. At least [`Tag::MAX_LEN`]:
+    /// a tag publish accepts has at most that many characters once lowercased, so a filter can
+    /// always name it (checked when compiling, below).
     pub const MAX_LEN: usize = 128;
 
-    pub fn new(kind: FacetKind, raw: &str) -> Self {
-        Self {
-            kind,
-            value: raw.trim().to_lowercase(),
+    /// `raw` trimmed and lowercased, which must leave 1 to [`Self::MAX_LEN`] characters.
+    pub fn new(kind: FacetKind, raw: &str) -> Result<Self, FacetError> {
+        let value = raw.trim().to_lowercase();
+        if value.is_empty() || value.chars().count() > Self::MAX_LEN {
+            return Err(FacetError { kind });
         }
+        Ok(Self { kind, value })
     }
 
-    /// Every facet a dataset with these attributes belongs to.
+    /// Every facet a dataset with these attributes belongs to. A stored value no filter could
+    /// name (blank, or longer than [`Self::MAX_LEN`]) belongs to none.
     pub fn of(category: &str, tags: &[String], license: &str) -> Vec<Self> {
-        let mut facets = vec![
-            Self::new(FacetKind::Category, category),
-            Self::new(FacetKind::License, license),
-        ];
-        facets.extend(tags.iter().map(|t| Self::new(FacetKind::Tag, t)));
-        facets.retain(|f| !f.value.is_empty());
+        let mut facets: Vec<Self> = [
+            (FacetKind::Category, category),
+            (FacetKind::License, license),
+        ]
+        .into_iter()
+        .chain(tags.iter().map(|t| (FacetKind::Tag, t.as_str())))
+        .filter_map(|(kind, raw)| Self::new(kind, raw).ok())
+        .collect();
         facets.sort();
         facets.dedup();
         facets
@@ -68,7 +104,7 @@ impl Facet {
         format!("{}#{}", self.kind.name(), self.value)
     }
 
-    /// The facet a storage key names.
+    /// The facet a storage key names (as written from [`Self::key`]; not checked again).
     pub fn from_key(key: &str) -> Option<Self> {
         let (kind, value) = key.split_once('#')?;
         let kind = match kind {
@@ -82,19 +118,10 @@ impl Facet {
             value: value.to_owned(),
         })
     }
-
-    fn parse(kind: FacetKind, raw: &str) -> Result<Self, ApiError> {
-        let facet = Self::new(kind, raw);
-        if facet.value.is_empty() || facet.value.chars().count() > Self::MAX_LEN {
-            return Err(ApiError::BadRequest(format!(
-                "{} must be 1 to {} characters",
-                kind.name(),
-                Self::MAX_LEN
-            )));
-        }
-        Ok(facet)
-    }
 }
+
+// Every tag publish accepts can be a `tag` filter.
+const _: () = assert!(Tag::MAX_LEN <= Facet::MAX_LEN);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortField {
@@ -121,16 +148,11 @@ impl Sort {
 
     /// `created`, `updated` or `name`, optionally with `:asc` or `:desc`. Without a direction,
     /// dates sort newest first and names A to Z.
-    pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
+    pub fn parse(raw: Option<&str>) -> Result<Self, QueryError> {
         let Some(raw) = raw else {
             return Ok(Self::DEFAULT);
         };
-        let bad = || {
-            ApiError::BadRequest(format!(
-                "sort must be created, updated or name, optionally followed by :asc or :desc; got '{}'",
-                raw.chars().take(40).collect::<String>()
-            ))
-        };
+        let bad = || QueryError::Sort(raw.chars().take(40).collect());
         let (field, direction) = match raw.split_once(':') {
             Some((field, direction)) => (field, Some(direction)),
             None => (raw, None),
@@ -194,6 +216,17 @@ pub enum Plan<'a> {
     Scan,
 }
 
+/// The list endpoint's query parameters as they arrived (`None` when absent): `category`,
+/// `license`, `q` and `sort` at most once (the caller rejects repeats), `tag` any number of times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListParams<'a> {
+    pub category: Option<&'a str>,
+    pub tags: &'a [&'a str],
+    pub license: Option<&'a str>,
+    pub q: Option<&'a str>,
+    pub sort: Option<&'a str>,
+}
+
 /// A listing request: filters (all must match), words (all must occur) and the order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListQuery {
@@ -217,39 +250,33 @@ impl ListQuery {
     pub const MAX_Q_LEN: usize = 256;
     pub const MAX_WORDS: usize = 8;
 
-    /// The query parameters as they arrived: `category` and `license` at most once (the caller
-    /// rejects repeats), `tag` any number of times up to [`Self::MAX_TAGS`].
-    pub fn parse(
-        category: Option<&str>,
-        tags: &[&str],
-        license: Option<&str>,
-        q: Option<&str>,
-        sort: Option<&str>,
-    ) -> Result<Self, ApiError> {
+    /// Parses the parameters; at most [`Self::MAX_TAGS`] `tag`s.
+    pub fn parse(params: ListParams<'_>) -> Result<Self, QueryError> {
+        let ListParams {
+            category,
+            tags,
+            license,
+            q,
+            sort,
+        } = params;
         if tags.len() > Self::MAX_TAGS {
-            return Err(ApiError::BadRequest(format!(
-                "at most {} tag parameters",
-                Self::MAX_TAGS
-            )));
+            return Err(QueryError::TooManyTags);
         }
         let mut facets = Vec::new();
         if let Some(c) = category {
-            facets.push(Facet::parse(FacetKind::Category, c)?);
+            facets.push(Facet::new(FacetKind::Category, c)?);
         }
         for t in tags {
-            facets.push(Facet::parse(FacetKind::Tag, t)?);
+            facets.push(Facet::new(FacetKind::Tag, t)?);
         }
         if let Some(l) = license {
-            facets.push(Facet::parse(FacetKind::License, l)?);
+            facets.push(Facet::new(FacetKind::License, l)?);
         }
         facets.sort();
         facets.dedup();
         let q = q.unwrap_or_default();
         if q.chars().count() > Self::MAX_Q_LEN {
-            return Err(ApiError::BadRequest(format!(
-                "q must be at most {} characters",
-                Self::MAX_Q_LEN
-            )));
+            return Err(QueryError::QTooLong);
         }
         let mut words: Vec<String> = q
             .split(|c: char| !c.is_alphanumeric())
@@ -259,10 +286,7 @@ impl ListQuery {
         words.sort();
         words.dedup();
         if words.len() > Self::MAX_WORDS {
-            return Err(ApiError::BadRequest(format!(
-                "q must have at most {} words",
-                Self::MAX_WORDS
-            )));
+            return Err(QueryError::TooManyWords);
         }
         Ok(Self {
             facets,
@@ -332,14 +356,32 @@ impl ListQuery {
 mod tests {
     use super::*;
 
-    fn parse(
-        category: Option<&str>,
-        tags: &[&str],
-        license: Option<&str>,
-        q: Option<&str>,
-        sort: Option<&str>,
-    ) -> Result<ListQuery, ApiError> {
-        ListQuery::parse(category, tags, license, q, sort)
+    fn with_category(category: &str) -> ListParams<'_> {
+        ListParams {
+            category: Some(category),
+            ..ListParams::default()
+        }
+    }
+
+    fn with_tags<'a>(tags: &'a [&'a str]) -> ListParams<'a> {
+        ListParams {
+            tags,
+            ..ListParams::default()
+        }
+    }
+
+    fn with_q(q: &str) -> ListParams<'_> {
+        ListParams {
+            q: Some(q),
+            ..ListParams::default()
+        }
+    }
+
+    fn with_sort(sort: &str) -> ListParams<'_> {
+        ListParams {
+            sort: Some(sort),
+            ..ListParams::default()
+        }
     }
 
     #[test]
@@ -360,30 +402,49 @@ mod tests {
             ":asc",
             "name:asc:desc",
         ] {
-            assert_eq!(Sort::parse(Some(bad)).unwrap_err().status(), 400, "{bad}");
+            assert_eq!(
+                Sort::parse(Some(bad)).unwrap_err(),
+                QueryError::Sort(bad.to_owned()),
+                "{bad}"
+            );
         }
     }
 
     #[test]
     fn the_plan_keeps_single_facets_on_positional_lists() {
-        let plain = parse(None, &[], None, None, None).unwrap();
+        let plain = ListQuery::parse(ListParams::default()).unwrap();
         assert_eq!(plain.plan(), Plan::Listing { descending: true });
-        let asc = parse(None, &[], None, None, Some("created:asc")).unwrap();
+        let asc = ListQuery::parse(with_sort("created:asc")).unwrap();
         assert_eq!(asc.plan(), Plan::Listing { descending: false });
         for q in [
-            parse(Some("Biology"), &[], None, None, None).unwrap(),
-            parse(None, &["birds"], None, None, None).unwrap(),
-            parse(None, &[], Some("CC0-1.0"), None, Some("created:asc")).unwrap(),
-            parse(None, &["birds", "BIRDS "], None, None, None).unwrap(),
+            ListQuery::parse(with_category("Biology")).unwrap(),
+            ListQuery::parse(with_tags(&["birds"])).unwrap(),
+            ListQuery::parse(ListParams {
+                license: Some("CC0-1.0"),
+                sort: Some("created:asc"),
+                ..ListParams::default()
+            })
+            .unwrap(),
+            ListQuery::parse(with_tags(&["birds", "BIRDS "])).unwrap(),
         ] {
             assert!(matches!(q.plan(), Plan::Facet { .. }), "{q:?}");
         }
         for q in [
-            parse(Some("biology"), &["birds"], None, None, None).unwrap(),
-            parse(None, &["a", "b"], None, None, None).unwrap(),
-            parse(None, &[], None, Some("river"), None).unwrap(),
-            parse(Some("biology"), &[], None, None, Some("name")).unwrap(),
-            parse(None, &[], None, None, Some("updated")).unwrap(),
+            ListQuery::parse(ListParams {
+                category: Some("biology"),
+                tags: &["birds"],
+                ..ListParams::default()
+            })
+            .unwrap(),
+            ListQuery::parse(with_tags(&["a", "b"])).unwrap(),
+            ListQuery::parse(with_q("river")).unwrap(),
+            ListQuery::parse(ListParams {
+                category: Some("biology"),
+                sort: Some("name"),
+                ..ListParams::default()
+            })
+            .unwrap(),
+            ListQuery::parse(with_sort("updated")).unwrap(),
         ] {
             assert_eq!(q.plan(), Plan::Scan, "{q:?}");
         }
@@ -391,44 +452,83 @@ mod tests {
 
     #[test]
     fn facet_values_are_normalized_and_bounded() {
-        let q = parse(Some("  Biology "), &[], None, None, None).unwrap();
-        assert_eq!(q.facets, [Facet::new(FacetKind::Category, "biology")]);
+        let q = ListQuery::parse(with_category("  Biology ")).unwrap();
+        assert_eq!(
+            q.facets,
+            [Facet::new(FacetKind::Category, "biology").unwrap()]
+        );
         assert_eq!(q.facets[0].key(), "category#biology");
         for bad in ["", "   ", &"x".repeat(129)] {
             assert_eq!(
-                parse(Some(bad), &[], None, None, None)
-                    .unwrap_err()
-                    .status(),
-                400
+                ListQuery::parse(with_category(bad)).unwrap_err(),
+                QueryError::Facet(FacetError {
+                    kind: FacetKind::Category
+                })
             );
         }
         let nine = ["t"; 9];
         assert_eq!(
-            parse(None, &nine, None, None, None).unwrap_err().status(),
-            400
+            ListQuery::parse(with_tags(&nine)).unwrap_err(),
+            QueryError::TooManyTags
         );
     }
 
     #[test]
     fn q_is_split_into_lowercase_words() {
-        let q = parse(None, &[], None, Some("River-Levels  2024, river"), None).unwrap();
+        let q = ListQuery::parse(with_q("River-Levels  2024, river")).unwrap();
         assert_eq!(q.words, ["2024", "levels", "river"]);
-        assert!(parse(None, &[], None, Some("  "), None)
-            .unwrap()
-            .words
-            .is_empty());
+        assert!(ListQuery::parse(with_q("  ")).unwrap().words.is_empty());
         let long = "a ".repeat(129);
         assert_eq!(
-            parse(None, &[], None, Some(&long), None)
-                .unwrap_err()
-                .status(),
-            400
+            ListQuery::parse(with_q(&long)).unwrap_err(),
+            QueryError::QTooLong
         );
         assert_eq!(
-            parse(None, &[], None, Some("a b c d e f g h i"), None)
-                .unwrap_err()
-                .status(),
-            400
+            ListQuery::parse(with_q("a b c d e f g h i")).unwrap_err(),
+            QueryError::TooManyWords
         );
+    }
+
+    #[test]
+    fn facet_new_trims_lowercases_and_bounds_by_characters() {
+        let f = Facet::new(FacetKind::Tag, "  Birds\t").unwrap();
+        assert_eq!((f.kind, f.value.as_str()), (FacetKind::Tag, "birds"));
+        let longest = "é".repeat(Facet::MAX_LEN);
+        assert_eq!(Facet::new(FacetKind::Tag, &longest).unwrap().value, longest);
+        let over = "É".repeat(Facet::MAX_LEN + 1);
+        for bad in ["", " ", "\n\t", over.as_str()] {
+            assert_eq!(
+                Facet::new(FacetKind::License, bad),
+                Err(FacetError {
+                    kind: FacetKind::License
+                }),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_dataset_belongs_to_the_facets_a_filter_could_name() {
+        let tags = [
+            "Birds".to_owned(),
+            " birds ".to_owned(),
+            "  ".to_owned(),
+            "x".repeat(Facet::MAX_LEN + 1),
+            "x".repeat(Facet::MAX_LEN),
+        ];
+        let keys: Vec<String> = Facet::of("Biology", &tags, "")
+            .iter()
+            .map(Facet::key)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "category#biology".to_owned(),
+                "tag#birds".to_owned(),
+                format!("tag#{}", "x".repeat(Facet::MAX_LEN)),
+            ]
+        );
+        let f = Facet::new(FacetKind::License, "CC-BY-4.0").unwrap();
+        assert_eq!(Facet::from_key(&f.key()), Some(f));
     }
 }

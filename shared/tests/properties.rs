@@ -9,6 +9,7 @@
 
 use catalog::api::Route;
 use catalog::domain::{DatasetRef, KeyHash, PageRequest, Scope};
+use catalog::error::ApiError;
 use catalog::memory::{FakeSigner, MemoryCatalog};
 use catalog::model::{ActiveVersion, DatasetRecord, KeyRecord};
 use chrono::{DateTime, Duration, TimeZone, Utc};
@@ -330,7 +331,7 @@ proptest! {
                 prop_assert!(Uuid::try_parse(&raw).is_err());
             }
             Ok(DatasetRef::Id(id)) => prop_assert_eq!(id, Uuid::try_parse(&raw).unwrap()),
-            Err(e) => prop_assert_eq!(e.status().as_u16(), 400),
+            Err(e) => prop_assert_eq!(ApiError::from(e).status().as_u16(), 400),
         }
     }
 
@@ -339,10 +340,10 @@ proptest! {
                                   size in prop::option::of(query_value())) {
         match PageRequest::parse(page.as_deref(), size.as_deref()) {
             Ok(p) => {
-                prop_assert!(p.page >= 1);
-                prop_assert!((1..=PageRequest::MAX_PAGE_SIZE).contains(&p.page_size));
+                prop_assert!(p.page() >= 1);
+                prop_assert!((1..=PageRequest::MAX_PAGE_SIZE).contains(&p.page_size()));
             }
-            Err(e) => prop_assert_eq!(e.status().as_u16(), 400),
+            Err(e) => prop_assert_eq!(ApiError::from(e).status().as_u16(), 400),
         }
     }
 

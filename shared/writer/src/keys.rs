@@ -6,6 +6,7 @@ use catalog::dynamo::attr::{
 };
 use catalog::dynamo::layout::{api_key_key, KEY_ATTR};
 use catalog::dynamo::requests::{classify, scan_all};
+use catalog::error::StoreError;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -112,7 +113,7 @@ impl DynamoWriter {
                     revoked_at: get_time_opt(item, "revoked_at")?,
                 })
             })
-            .collect::<Result<Vec<_>, catalog::error::StoreError>>()?;
+            .collect::<Result<Vec<_>, StoreError>>()?;
         keys.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
         Ok(keys)
     }
@@ -136,7 +137,8 @@ impl DynamoWriter {
             .map(|item| get_s(item, KEY_ATTR))
             .transpose()?
             .ok_or_else(|| WriteError::NoSuchKey(id.to_owned()))?;
-        self.revoke_key(&KeyHash::from_hex(hash), at).await
+        let hash = KeyHash::from_hex(&hash).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        self.revoke_key(&hash, at).await
     }
 
     /// Marks a key revoked as of `at`; the next request with it is refused.
