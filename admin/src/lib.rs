@@ -2,7 +2,11 @@
 //! statistics, API keys, keyless windows, and version history. It writes the same tables and
 //! bucket the functions read, through `catalog_writer::DynamoWriter`. The Lambda binaries never
 //! link this crate (nor arrow/parquet).
+//!
+//! [`cmd`] is the command line, one module per subcommand; [`publish`], [`stats`] and
+//! [`download`] do the work behind the commands of those names.
 
+pub mod cmd;
 pub mod download;
 pub mod publish;
 pub mod stats;

@@ -9,6 +9,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use catalog::domain::{Description, Slug, Tag};
 use catalog::model::ActiveVersion;
+use catalog::s3::object_key;
 use catalog_writer::{DatasetMeta, DynamoWriter, NewVersion, WriteError};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -148,12 +149,6 @@ pub struct Publisher {
     pub writer: DynamoWriter,
     pub s3: aws_sdk_s3::Client,
     pub bucket: String,
-}
-
-/// The object key of a dataset version: immutable, versioned, under the `datasets/` prefix the
-/// data function may read.
-pub fn object_key(slug: &Slug, version: u64, sha256: &str) -> String {
-    format!("datasets/{slug}/v{version}/{sha256}.parquet")
 }
 
 fn digest(path: &Path) -> Result<(u64, String), StatsError> {

@@ -56,12 +56,6 @@ pub struct Target {
     pub bucket: String,
 }
 
-/// The object key of a dataset version: immutable, versioned, under the `datasets/` prefix the
-/// data function may read.
-pub fn object_key(slug: &str, version: u64, sha256: &str) -> String {
-    format!("datasets/{slug}/v{version}/{sha256}.parquet")
-}
-
 /// Creates the tables and the bucket unless they exist.
 pub async fn ensure_resources(
     dynamo: &aws_sdk_dynamodb::Client,
@@ -110,7 +104,7 @@ pub async fn seed_dataset(
     // Reserve the version number, upload the object to its immutable key, record the version,
     // then activate it: the order the operators' publish follows.
     let reserved = writer.reserve_version(&meta, id, false, now).await?;
-    let key = object_key(slug.as_str(), reserved.version, &sample.sha256);
+    let key = catalog::s3::object_key(&slug, reserved.version, &sample.sha256);
     let body = ByteStream::from_path(samples_dir.join(&sample.file)).await?;
     s3.put_object()
         .bucket(&target.bucket)

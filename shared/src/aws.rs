@@ -1,4 +1,5 @@
-//! AWS SDK configuration shared by every binary, loaded once per cold start.
+//! AWS SDK configuration shared by every binary, loaded once per cold start, and the data
+//! endpoint's clients wired from it.
 
 use std::time::Duration;
 
@@ -12,6 +13,8 @@ use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
 use aws_smithy_runtime_api::client::http::SharedHttpClient;
 
 use crate::config::DataConfig;
+use crate::dynamo::DynamoCatalog;
+use crate::s3::S3Signer;
 
 /// The Amazon Trust Services roots, which every AWS service endpoint chains to.
 pub const AWS_ROOT_CERTIFICATES: &str = include_str!("aws_roots.pem");
@@ -111,6 +114,40 @@ pub async fn signing_credentials(
     }
 }
 
+/// The data endpoint's clients, wired from its configuration: the reader of both tables and the
+/// URL signer. Built once per cold start, with no network call: the signing credentials are
+/// resolved on the first signature.
+pub struct DataClients {
+    pub catalog: DynamoCatalog,
+    pub signer: S3Signer,
+}
+
+/// The SDK configuration has no credentials provider, so nothing could sign a URL.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("no AWS credentials provider configured")]
+pub struct NoCredentials;
+
+impl DataClients {
+    pub async fn from_config(sdk: &SdkConfig, config: &DataConfig) -> Result<Self, NoCredentials> {
+        let credentials = signing_credentials(sdk, config)
+            .await
+            .ok_or(NoCredentials)?;
+        Ok(Self {
+            catalog: DynamoCatalog::with_keys(
+                aws_sdk_dynamodb::Client::new(sdk),
+                &config.datasets_table,
+                &config.keys_table,
+            ),
+            signer: S3Signer::new(
+                s3_config(sdk, config.s3_force_path_style),
+                credentials,
+                &config.bucket,
+                config.url_ttl,
+            ),
+        })
+    }
+}
+
 /// An `AssumeRoleProvider` built on first use.
 #[derive(Debug)]
 struct LazyAssumeRole {
@@ -148,6 +185,67 @@ mod tests {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::CertificateDer;
     use sha2::{Digest, Sha256};
+
+    fn data_config(path_style: bool) -> DataConfig {
+        DataConfig {
+            datasets_table: "d".into(),
+            keys_table: "k".into(),
+            bucket: "catalog-data".into(),
+            url_ttl: Duration::from_secs(600),
+            s3_force_path_style: path_style,
+            signing_role_arn: None,
+            signing_session: Duration::from_secs(3600),
+        }
+    }
+
+    fn sdk(credentials: bool) -> SdkConfig {
+        let sdk = SdkConfig::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new("eu-west-1"));
+        if credentials {
+            sdk.credentials_provider(SharedCredentialsProvider::new(
+                aws_credential_types::Credentials::new("AKID", "SECRET", None, None, "test"),
+            ))
+            .build()
+        } else {
+            sdk.build()
+        }
+    }
+
+    #[tokio::test]
+    async fn data_clients_sign_for_the_configured_bucket_addressing_and_ttl() {
+        use crate::ports::UrlSigner;
+        let now = chrono::Utc::now();
+        for (path_style, prefix) in [
+            (
+                true,
+                "https://s3.eu-west-1.amazonaws.com/catalog-data/datasets/x/v1/a.parquet?",
+            ),
+            (
+                false,
+                "https://catalog-data.s3.eu-west-1.amazonaws.com/datasets/x/v1/a.parquet?",
+            ),
+        ] {
+            let clients = DataClients::from_config(&sdk(true), &data_config(path_style))
+                .await
+                .expect("credentials");
+            let signed = clients
+                .signer
+                .sign("datasets/x/v1/a.parquet", now)
+                .await
+                .unwrap();
+            assert!(signed.url.starts_with(prefix), "{}", signed.url);
+            assert!(signed.url.contains("X-Amz-Expires=600"), "{}", signed.url);
+        }
+    }
+
+    #[tokio::test]
+    async fn data_clients_need_credentials_to_sign_with() {
+        assert!(matches!(
+            DataClients::from_config(&sdk(false), &data_config(false)).await,
+            Err(NoCredentials)
+        ));
+    }
 
     #[test]
     fn the_compiled_in_roots_are_the_five_amazon_trust_services_roots() {

@@ -1,6 +1,7 @@
-//! Typed configuration, read once at cold start from the environment. AWS endpoints and
-//! credentials come from the SDK's own variables (`AWS_ENDPOINT_URL_DYNAMODB`,
-//! `AWS_ENDPOINT_URL_S3`, `AWS_REGION`, ...), not from here.
+//! Typed configuration, read once from the environment: at cold start by the functions, at
+//! start by the operators' CLI, with one parser per kind of value, so that a variable means the
+//! same to both. AWS endpoints and credentials come from the SDK's own variables
+//! (`AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_S3`, `AWS_REGION`, ...), not from here.
 
 use std::time::Duration;
 
@@ -42,12 +43,40 @@ pub struct DataConfig {
 /// Default signing session: 1 hour (the default maximum of an IAM role).
 pub const DEFAULT_SIGNING_SESSION_SECONDS: u64 = 3600;
 
+/// Configuration of the operators' CLI (`catalog-admin`): the same tables and bucket the
+/// functions use, read from the same variables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminConfig {
+    pub datasets_table: String,
+    pub keys_table: String,
+    /// Only publishing writes to the bucket, so only publishing requires it: see
+    /// [`AdminConfig::bucket`].
+    pub bucket: Option<String>,
+    /// Path-style S3 URLs (`http://host/bucket/key`), for local S3 servers.
+    pub s3_force_path_style: bool,
+}
+
 type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
+/// The variable's value, if it is set and not blank.
+fn optional(lookup: Lookup, name: &str) -> Option<String> {
+    lookup(name).filter(|v| !v.trim().is_empty())
+}
+
 fn required(lookup: Lookup, name: &'static str) -> Result<String, ConfigError> {
-    lookup(name)
-        .filter(|v| !v.trim().is_empty())
-        .ok_or(ConfigError::Missing(name))
+    optional(lookup, name).ok_or(ConfigError::Missing(name))
+}
+
+/// `true`/`1` or `false`/`0`; unset or blank is false, anything else is refused.
+fn flag(lookup: Lookup, name: &'static str) -> Result<bool, ConfigError> {
+    match lookup(name).as_deref().map(str::trim) {
+        None | Some("") | Some("false") | Some("0") => Ok(false),
+        Some("true") | Some("1") => Ok(true),
+        Some(other) => Err(ConfigError::Invalid {
+            name,
+            reason: format!("'{other}' is not true or false"),
+        }),
+    }
 }
 
 /// A whole number of seconds within `range`, or `default` when the variable is unset.
@@ -104,16 +133,7 @@ impl DataConfig {
             DEFAULT_URL_TTL_SECONDS,
             1..=MAX_URL_TTL_SECONDS,
         )?;
-        let path_style = match lookup("S3_FORCE_PATH_STYLE").as_deref().map(str::trim) {
-            None | Some("") | Some("false") | Some("0") => false,
-            Some("true") | Some("1") => true,
-            Some(other) => {
-                return Err(ConfigError::Invalid {
-                    name: "S3_FORCE_PATH_STYLE",
-                    reason: format!("'{other}' is not true or false"),
-                })
-            }
-        };
+        let path_style = flag(lookup, "S3_FORCE_PATH_STYLE")?;
         let signing_session = seconds(
             lookup,
             "SIGNING_SESSION_SECONDS",
@@ -126,9 +146,31 @@ impl DataConfig {
             bucket: required(lookup, "DATA_BUCKET")?,
             url_ttl,
             s3_force_path_style: path_style,
-            signing_role_arn: lookup("SIGNING_ROLE_ARN").filter(|v| !v.trim().is_empty()),
+            signing_role_arn: optional(lookup, "SIGNING_ROLE_ARN"),
             signing_session,
         })
+    }
+}
+
+impl AdminConfig {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(&env_lookup)
+    }
+
+    pub fn from_lookup(lookup: Lookup) -> Result<Self, ConfigError> {
+        Ok(Self {
+            datasets_table: required(lookup, "DATASETS_TABLE")?,
+            keys_table: required(lookup, "KEYS_TABLE")?,
+            bucket: optional(lookup, "DATA_BUCKET"),
+            s3_force_path_style: flag(lookup, "S3_FORCE_PATH_STYLE")?,
+        })
+    }
+
+    /// The bucket, for the commands that write to it.
+    pub fn bucket(&self) -> Result<&str, ConfigError> {
+        self.bucket
+            .as_deref()
+            .ok_or(ConfigError::Missing("DATA_BUCKET"))
     }
 }
 
@@ -193,6 +235,78 @@ mod tests {
         let mut vars = BASE.to_vec();
         vars.push(("SIGNING_SESSION_SECONDS", "60"));
         assert!(DataConfig::from_lookup(&lookup(&vars)).is_err());
+    }
+
+    #[test]
+    fn path_style_is_true_false_1_0_or_unset_for_functions_and_operators_alike() {
+        for (raw, expected) in [
+            (None, Some(false)),
+            (Some(""), Some(false)),
+            (Some(" "), Some(false)),
+            (Some("false"), Some(false)),
+            (Some("0"), Some(false)),
+            (Some("true"), Some(true)),
+            (Some(" 1 "), Some(true)),
+            (Some("yes"), None),
+            (Some("TRUE"), None),
+        ] {
+            let mut vars = BASE.to_vec();
+            vars.extend(raw.map(|v| ("S3_FORCE_PATH_STYLE", v)));
+            let data = DataConfig::from_lookup(&lookup(&vars)).map(|c| c.s3_force_path_style);
+            let admin = AdminConfig::from_lookup(&lookup(&vars)).map(|c| c.s3_force_path_style);
+            assert_eq!(data, admin, "{raw:?}");
+            match expected {
+                Some(flag) => assert_eq!(admin, Ok(flag), "{raw:?}"),
+                None => assert!(
+                    matches!(
+                        admin,
+                        Err(ConfigError::Invalid {
+                            name: "S3_FORCE_PATH_STYLE",
+                            ..
+                        })
+                    ),
+                    "{raw:?}"
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn operators_need_the_tables_and_the_bucket_only_to_publish() {
+        let c = AdminConfig::from_lookup(&lookup(&BASE[..2])).unwrap();
+        assert_eq!(
+            c,
+            AdminConfig {
+                datasets_table: "d".into(),
+                keys_table: "k".into(),
+                bucket: None,
+                s3_force_path_style: false,
+            }
+        );
+        assert_eq!(c.bucket(), Err(ConfigError::Missing("DATA_BUCKET")));
+        assert_eq!(
+            c.bucket().unwrap_err().to_string(),
+            "environment variable DATA_BUCKET is required"
+        );
+        let mut vars = BASE.to_vec();
+        vars.push(("S3_FORCE_PATH_STYLE", "true"));
+        let c = AdminConfig::from_lookup(&lookup(&vars)).unwrap();
+        assert_eq!(c.bucket(), Ok("b"));
+        assert!(c.s3_force_path_style);
+        let mut vars = BASE[..2].to_vec();
+        vars.push(("DATA_BUCKET", ""));
+        assert_eq!(
+            AdminConfig::from_lookup(&lookup(&vars)).unwrap().bucket,
+            None
+        );
+        assert_eq!(
+            AdminConfig::from_lookup(&lookup(&BASE[..1])),
+            Err(ConfigError::Missing("KEYS_TABLE"))
+        );
+        assert_eq!(
+            AdminConfig::from_lookup(&lookup(&[("KEYS_TABLE", "k")])),
+            Err(ConfigError::Missing("DATASETS_TABLE"))
+        );
     }
 
     #[test]

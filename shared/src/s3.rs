@@ -1,5 +1,6 @@
-//! Presigned S3 GET URLs. Signing is local (no network call); the credentials that sign a URL
-//! bound its life, so `expires_at` is the earlier of now + TTL and their expiry.
+//! The bucket's layout ([`object_key`]) and presigned S3 GET URLs. Signing is local (no network
+//! call); the credentials that sign a URL bound its life, so `expires_at` is the earlier of
+//! now + TTL and their expiry.
 
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -10,8 +11,15 @@ use aws_sdk_s3::presigning::PresigningConfig;
 use aws_sdk_s3::Client;
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 
+use crate::domain::Slug;
 use crate::error::StoreError;
 use crate::ports::{SignedUrl, UrlSigner};
+
+/// The object key of a dataset version: immutable, versioned, under the `datasets/` prefix the
+/// data function may read.
+pub fn object_key(slug: &Slug, version: u64, sha256: &str) -> String {
+    format!("datasets/{slug}/v{version}/{sha256}.parquet")
+}
 
 /// Credentials are fetched again once they would expire before a new URL's full life (plus
 /// this margin) is over, but never more often than once per this interval.
@@ -144,6 +152,15 @@ mod tests {
         DateTime::parse_from_rfc3339("2026-01-02T03:04:05.678Z")
             .unwrap()
             .with_timezone(&Utc)
+    }
+
+    #[test]
+    fn a_version_lives_under_its_slug_version_and_digest() {
+        let slug = Slug::parse("air-quality").unwrap();
+        assert_eq!(
+            object_key(&slug, 12, "ab01"),
+            "datasets/air-quality/v12/ab01.parquet"
+        );
     }
 
     #[tokio::test]

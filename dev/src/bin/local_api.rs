@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use catalog::api::Route;
+use catalog::aws::DataClients;
 use catalog::config::DataConfig;
 use catalog::dynamo::DynamoCatalog;
 use catalog::s3::S3Signer;
@@ -82,22 +83,11 @@ async fn main() -> Result<(), DevError> {
         .parse()?;
     let config = DataConfig::from_env()?;
     let sdk = catalog::aws::load_sdk_config().await;
-    let credentials = catalog::aws::signing_credentials(&sdk, &config)
-        .await
-        .ok_or("no AWS credentials provider configured")?;
+    let DataClients { catalog, signer } = DataClients::from_config(&sdk, &config).await?;
     let app = Arc::new(App {
         openapi: openapi_json()?,
-        signer: S3Signer::new(
-            catalog::aws::s3_config(&sdk, config.s3_force_path_style),
-            credentials,
-            config.bucket,
-            config.url_ttl,
-        ),
-        catalog: DynamoCatalog::with_keys(
-            aws_sdk_dynamodb::Client::new(&sdk),
-            config.datasets_table,
-            config.keys_table,
-        ),
+        signer,
+        catalog,
     });
     let listener = TcpListener::bind(addr).await?;
     tracing::info!(%addr, "serving the catalog API at http://{addr}/api/v1");

@@ -2,6 +2,7 @@
 
 use std::convert::Infallible;
 
+use catalog::aws::DataClients;
 use catalog::config::DataConfig;
 use catalog::dynamo::DynamoCatalog;
 use catalog::s3::S3Signer;
@@ -20,19 +21,6 @@ async fn main() -> Result<(), Error> {
     lambda_http::tracing::init_default_subscriber();
     let config = DataConfig::from_env()?;
     let sdk = catalog::aws::load_sdk_config().await;
-    let credentials = catalog::aws::signing_credentials(&sdk, &config)
-        .await
-        .ok_or("no AWS credentials provider configured")?;
-    let signer = S3Signer::new(
-        catalog::aws::s3_config(&sdk, config.s3_force_path_style),
-        credentials,
-        config.bucket,
-        config.url_ttl,
-    );
-    let catalog = DynamoCatalog::with_keys(
-        aws_sdk_dynamodb::Client::new(&sdk),
-        config.datasets_table,
-        config.keys_table,
-    );
+    let DataClients { catalog, signer } = DataClients::from_config(&sdk, &config).await?;
     catalog::lambda::run(service_fn(|req| handle(&catalog, &signer, req))).await
 }

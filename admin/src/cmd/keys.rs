@@ -1,0 +1,97 @@
+//! `catalog-admin keys`: API keys, of which only the hash is stored.
+
+use catalog::domain::Scope;
+use catalog::model::format_time;
+use catalog_writer::{generate_key, NewKey};
+use chrono::{DateTime, Utc};
+
+use super::{CliError, Context};
+use crate::parse_when;
+
+/// Create, list and revoke API keys.
+///
+/// Example: catalog-admin keys create --scope read --label notebook
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Create a key and print it once (only its hash is stored).
+    ///
+    /// Example: catalog-admin keys create --scope read --label "team notebook" --expires +90d
+    Create {
+        /// Scope of the key (repeatable); `read` allows downloads.
+        #[arg(long = "scope", required = true)]
+        scopes: Vec<String>,
+        #[arg(long, default_value = "")]
+        label: String,
+        /// Expiry: RFC 3339 time or +<n><s|m|h|d>.
+        #[arg(long)]
+        expires: Option<String>,
+    },
+    /// List keys: id, prefix, label, scopes, created, expiry, revoked. Never the secret.
+    ///
+    /// Example: catalog-admin keys list
+    List,
+    /// Revoke a key by id; the next request with it is refused.
+    ///
+    /// Example: catalog-admin keys revoke key_3f9a0c1b2d4e5f60
+    Revoke { id: String },
+}
+
+pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
+    let writer = ctx.aws().await?.writer();
+    let now = ctx.now;
+    match command {
+        Command::Create {
+            scopes,
+            label,
+            expires,
+        } => {
+            let expires_at = expires
+                .map(|e| parse_when(&e, now).map_err(CliError::Usage))
+                .transpose()?;
+            if expires_at.is_some_and(|t| t <= now) {
+                return Err(CliError::Usage("--expires must be in the future".into()));
+            }
+            if let Some(bad) = scopes.iter().find(|s| s.as_str() != "read") {
+                return Err(CliError::Usage(format!(
+                    "unknown scope '{bad}': the only scope is 'read'"
+                )));
+            }
+            let secret = generate_key();
+            let key = NewKey::for_secret(
+                &secret,
+                scopes.iter().map(|s| Scope::parse(s)).collect(),
+                &label,
+                now,
+                expires_at,
+            );
+            let id = key.id.clone();
+            writer.put_key(&key).await?;
+            eprintln!("created {id}; the key is shown once, store it now:");
+            println!("{secret}");
+        }
+        Command::List => {
+            println!(
+                "{:<22} {:<10} {:<6} {:<21} {:<21} {:<21} label",
+                "id", "prefix", "scopes", "created", "expires", "revoked"
+            );
+            let t = |t: Option<DateTime<Utc>>| t.map_or("-".to_owned(), |t| format_time(&t));
+            for k in writer.list_keys().await? {
+                println!(
+                    "{:<22} {:<10} {:<6} {:<21} {:<21} {:<21} {}",
+                    k.id,
+                    k.prefix,
+                    k.scopes.join(","),
+                    format_time(&k.created_at),
+                    t(k.expires_at),
+                    t(k.revoked_at),
+                    k.label
+                );
+            }
+        }
+        Command::Revoke { id } => {
+            writer.revoke_key_by_id(&id, now).await?;
+            println!("revoked {id}");
+        }
+    }
+    Ok(())
+}
