@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use catalog::domain::{Description, Slug, Tag};
-use catalog::model::ActiveVersion;
+use catalog::model::{ActiveVersion, Card, DatasetMeta, Discussion};
 use catalog::s3::object_key;
-use catalog_writer::{DatasetMeta, DynamoWriter, NewVersion, WriteError};
+use catalog_writer::{DynamoWriter, NewVersion, WriteError};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -21,7 +21,8 @@ use crate::stats::{summarize, FileStats, StatsError};
 pub const PART_SIZE: usize = 16 * 1024 * 1024;
 
 /// Descriptive fields given on the command line or in a metadata file; on re-publish, what is
-/// not given keeps its stored value.
+/// not given keeps its stored value. A patch over [`DatasetMeta`]: the same fields, each
+/// optional, merged with `over` and checked into a `DatasetMeta` by `resolve`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MetaInput {
@@ -33,16 +34,6 @@ pub struct MetaInput {
     pub tags: Option<Vec<String>>,
     pub insights: Option<String>,
     pub discussions: Option<Vec<Discussion>>,
-}
-
-/// Spec 2.3.
-#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Discussion {
-    pub id: String,
-    pub title: String,
-    pub slug: String,
-    pub path: String,
 }
 
 impl MetaInput {
@@ -76,23 +67,16 @@ impl MetaInput {
         }
     }
 
-    fn resolve(
-        self,
-        slug: &Slug,
-        stored: Option<DatasetMeta>,
-    ) -> Result<DatasetMeta, PublishError> {
-        let stored_discussions = stored
-            .as_ref()
-            .and_then(|m| serde_json::from_str::<Vec<Discussion>>(&m.discussions_json).ok());
+    fn resolve(self, stored: Option<DatasetMeta>) -> Result<DatasetMeta, PublishError> {
         let base = stored.map(|m| MetaInput {
-            name: Some(m.name),
-            description: m.description,
-            license: Some(m.license),
+            name: Some(m.card.name),
+            description: m.card.description,
+            license: Some(m.card.license),
             source: Some(m.source),
-            category: Some(m.category),
-            tags: Some(m.tags),
+            category: Some(m.card.category),
+            tags: Some(m.card.tags),
             insights: Some(m.insights),
-            discussions: stored_discussions,
+            discussions: Some(m.discussions),
         });
         let merged = self.over(base.unwrap_or_default());
         let required = |v: Option<String>, flag: &str| {
@@ -106,17 +90,22 @@ impl MetaInput {
         if let Some(d) = &description {
             Description::parse(d).map_err(|e| PublishError::BadInput(e.to_string()))?;
         }
+        // Checked in this order, so the first missing flag named is always the same.
+        let name = required(merged.name, "name")?;
+        let license = required(merged.license, "license")?;
+        let source = required(merged.source, "source")?;
+        let category = required(merged.category, "category")?;
         Ok(DatasetMeta {
-            slug: slug.clone(),
-            name: required(merged.name, "name")?,
-            description,
-            license: required(merged.license, "license")?,
-            source: required(merged.source, "source")?,
-            category: required(merged.category, "category")?,
-            tags,
+            card: Card {
+                name,
+                description,
+                category,
+                tags,
+                license,
+            },
+            source,
             insights: merged.insights.unwrap_or_default(),
-            discussions_json: serde_json::to_string(&merged.discussions.unwrap_or_default())
-                .map_err(|e| PublishError::BadInput(e.to_string()))?,
+            discussions: merged.discussions.unwrap_or_default(),
         })
     }
 }
@@ -202,14 +191,14 @@ impl Publisher {
         // Check what can be checked before the (long) statistics and before writing anything.
         let provisional = input
             .clone()
-            .resolve(slug, self.writer.dataset_meta(slug).await?)?;
+            .resolve(self.writer.dataset_meta(slug).await?)?;
         let (stats, size, sha256) = inspect(path).await?;
         let schema_json = serde_json::to_string(&stats.columns)
             .map_err(|e| PublishError::BadInput(e.to_string()))?;
 
         let reserved = match self
             .writer
-            .reserve_version(&provisional, None, new_only, now)
+            .reserve_version(slug, &provisional, None, new_only, now)
             .await
         {
             Err(WriteError::SlugTaken(_)) => {
@@ -221,7 +210,7 @@ impl Publisher {
         };
         // Fields not given keep what is stored *now*, so that a concurrent publish's metadata is
         // never silently reverted.
-        let meta = input.resolve(slug, Some(reserved.stored.clone()))?;
+        let meta = input.resolve(Some(reserved.stored.clone()))?;
         let key = object_key(slug, reserved.version, &sha256);
         self.upload(path, &key, size).await?;
         let version = NewVersion {

@@ -8,7 +8,8 @@ use std::path::Path;
 use aws_sdk_s3::primitives::ByteStream;
 use catalog::domain::{Scope, Slug};
 use catalog::model::ActiveVersion;
-use catalog_writer::{DatasetMeta, DynamoWriter, NewKey, NewVersion};
+use catalog::model::DatasetMeta;
+use catalog_writer::{DynamoWriter, NewKey, NewVersion};
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
 
@@ -22,15 +23,9 @@ pub struct Manifest {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct SampleDataset {
-    pub slug: String,
-    pub name: String,
-    pub description: Option<String>,
-    pub license: String,
-    pub source: String,
-    pub category: String,
-    pub tags: Vec<String>,
-    pub insights: String,
-    pub discussions: serde_json::Value,
+    pub slug: Slug,
+    #[serde(flatten)]
+    pub meta: DatasetMeta,
     /// None: never keyless; positive: window ends that many hours after seeding; negative: it
     /// ended that many hours before.
     pub keyless_offset_hours: Option<i64>,
@@ -88,23 +83,12 @@ pub async fn seed_dataset(
     now: DateTime<Utc>,
     id: Option<uuid::Uuid>,
 ) -> Result<uuid::Uuid, DevError> {
-    let slug = Slug::parse(&sample.slug)?;
-    let meta = DatasetMeta {
-        slug: slug.clone(),
-        name: sample.name.clone(),
-        description: sample.description.clone(),
-        license: sample.license.clone(),
-        source: sample.source.clone(),
-        category: sample.category.clone(),
-        tags: sample.tags.clone(),
-        insights: sample.insights.clone(),
-        discussions_json: sample.discussions.to_string(),
-    };
+    let (slug, meta) = (&sample.slug, &sample.meta);
     let writer = DynamoWriter::new(dynamo.clone(), &target.datasets_table, &target.keys_table);
     // Reserve the version number, upload the object to its immutable key, record the version,
     // then activate it: the order the operators' publish follows.
-    let reserved = writer.reserve_version(&meta, id, false, now).await?;
-    let key = catalog::s3::object_key(&slug, reserved.version, &sample.sha256);
+    let reserved = writer.reserve_version(slug, meta, id, false, now).await?;
+    let key = catalog::s3::object_key(slug, reserved.version, &sample.sha256);
     let body = ByteStream::from_path(samples_dir.join(&sample.file)).await?;
     s3.put_object()
         .bucket(&target.bucket)
@@ -125,19 +109,19 @@ pub async fn seed_dataset(
         },
         schema_json: sample.schema.to_string(),
     };
-    writer.put_version(&slug, &version).await?;
+    writer.put_version(slug, &version).await?;
     writer
         .activate(
-            &slug,
+            slug,
             reserved.version,
             reserved.previous.into(),
-            Some(&meta),
+            Some(meta),
             now,
         )
         .await?;
     if let Some(hours) = sample.keyless_offset_hours {
         writer
-            .set_keyless(&slug, Some(now + Duration::hours(hours)), now)
+            .set_keyless(slug, Some(now + Duration::hours(hours)), now)
             .await?;
     }
     Ok(reserved.id)

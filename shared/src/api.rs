@@ -359,20 +359,20 @@ async fn metadata_inner(
         &DatasetResponse {
             slug: &record.slug,
             id: record.id,
-            name: &record.name,
-            description: record.description.as_deref(),
-            license: &record.license,
-            source: &record.source,
-            category: &record.category,
-            tags: &record.tags,
+            name: &record.meta.card.name,
+            description: record.meta.card.description.as_deref(),
+            license: &record.meta.card.license,
+            source: &record.meta.source,
+            category: &record.meta.card.category,
+            tags: &record.meta.card.tags,
             size: active.size,
             row_count: active.row_count,
             column_count: active.columns.len() as u64,
             schema: &record.schema,
             keyless: is_keyless(record.keyless_until, now),
             keyless_until: record.keyless_until,
-            insights: &record.insights,
-            discussions: &record.discussions,
+            insights: &record.meta.insights,
+            discussions: &record.meta.discussions,
             created_at: record.created_at,
             updated_at: record.updated_at,
             version: active.version,
@@ -486,7 +486,7 @@ async fn data_inner(
     if let Some(requested) = pin.map(VersionPin::get) {
         if requested != active.version {
             return Err(ApiError::VersionNotActive {
-                slug: target.slug,
+                slug: target.slug.to_string(),
                 requested,
                 active: active.version,
             });

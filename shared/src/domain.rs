@@ -41,6 +41,20 @@ impl fmt::Display for Slug {
     }
 }
 
+impl serde::Serialize for Slug {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+/// A slug read from a file (the sample manifest) is parsed like any other.
+impl<'de> serde::Deserialize<'de> for Slug {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(deserializer)?;
+        Slug::parse(&raw).map_err(serde::de::Error::custom)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("a slug is 1 to 64 lowercase letters, digits and hyphens, starting and ending with a letter or digit")]
 pub struct SlugError;

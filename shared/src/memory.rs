@@ -49,7 +49,7 @@ impl MemoryCatalog {
         lock(&self.datasets)
             .iter()
             .find(|d| match dataset {
-                DatasetRef::Slug(s) => d.slug == s.as_str(),
+                DatasetRef::Slug(s) => d.slug == *s,
                 DatasetRef::Id(id) => d.id == *id,
             })
             .cloned()
@@ -89,22 +89,15 @@ impl CatalogPager for MemoryCatalog {
 
 fn summary(d: &DatasetRecord, seq: u64) -> Option<DatasetSummary> {
     let active = d.active.as_ref()?;
-    Some(DatasetSummary {
-        slug: d.slug.clone(),
-        id: d.id,
-        name: d.name.clone(),
-        description: d.description.clone(),
-        category: d.category.clone(),
-        tags: d.tags.clone(),
-        license: d.license.clone(),
-        size: active.size,
-        row_count: active.row_count,
-        column_count: active.columns.len() as u64,
-        keyless_until: d.keyless_until,
-        updated_at: d.updated_at,
-        keyless: false,
+    Some(DatasetSummary::of(
+        d.slug.clone(),
+        d.id,
+        d.meta.card.clone(),
+        active,
+        d.keyless_until,
+        d.updated_at,
         seq,
-    })
+    ))
 }
 
 impl DatasetReader for MemoryCatalog {

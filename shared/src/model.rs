@@ -1,11 +1,11 @@
 //! What the store holds and what the API returns.
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 use uuid::Uuid;
 
-use crate::domain::Scope;
+use crate::domain::{Scope, Slug};
 
 /// The version of a dataset that the data endpoint serves, with everything the download
 /// descriptor needs. It is stored inside the dataset record, so one read yields a consistent
@@ -21,20 +21,51 @@ pub struct ActiveVersion {
     pub published_at: DateTime<Utc>,
 }
 
+/// What a list entry shows of a dataset's description: the fields listing, filtering and
+/// searching use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Card {
+    pub name: String,
+    pub description: Option<String>,
+    pub category: String,
+    pub tags: Vec<String>,
+    pub license: String,
+}
+
+impl Card {
+    /// The facet lists (category, tags, license) a dataset with this card belongs to.
+    pub fn facets(&self) -> Vec<crate::query::Facet> {
+        crate::query::Facet::of(&self.category, &self.tags, &self.license)
+    }
+}
+
+/// A dataset's descriptive metadata, as an operator gives it and the metadata endpoint shows
+/// it: the list entry's [`Card`], plus where the data comes from, notes and discussions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DatasetMeta {
+    #[serde(flatten)]
+    pub card: Card,
+    pub source: String,
+    pub insights: String,
+    pub discussions: Vec<Discussion>,
+}
+
+/// Spec 2.3.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Discussion {
+    pub id: String,
+    pub title: String,
+    pub slug: String,
+    pub path: String,
+}
+
 /// A dataset as the metadata endpoint reads it.
 #[derive(Debug, Clone)]
 pub struct DatasetRecord {
     pub id: Uuid,
-    pub slug: String,
-    pub name: String,
-    pub description: Option<String>,
-    pub license: String,
-    pub source: String,
-    pub category: String,
-    pub tags: Vec<String>,
-    pub insights: String,
-    /// JSON array of Discussion objects (spec 2.3), kept as stored text.
-    pub discussions: Box<RawValue>,
+    pub slug: Slug,
+    pub meta: DatasetMeta,
     /// JSON array of Column objects (spec 2.2) of the active version, kept as stored text.
     pub schema: Box<RawValue>,
     pub keyless_until: Option<DateTime<Utc>>,
@@ -46,7 +77,7 @@ pub struct DatasetRecord {
 /// The part of a dataset the data endpoint needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DownloadTarget {
-    pub slug: String,
+    pub slug: Slug,
     pub keyless_until: Option<DateTime<Utc>>,
     pub active: Option<ActiveVersion>,
 }
@@ -54,13 +85,10 @@ pub struct DownloadTarget {
 /// One entry of the list endpoint.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DatasetSummary {
-    pub slug: String,
+    pub slug: Slug,
     pub id: Uuid,
-    pub name: String,
-    pub description: Option<String>,
-    pub category: String,
-    pub tags: Vec<String>,
-    pub license: String,
+    #[serde(flatten)]
+    pub card: Card,
     pub size: u64,
     pub row_count: u64,
     pub column_count: u64,
@@ -73,6 +101,32 @@ pub struct DatasetSummary {
     /// Publication position (1 = first published); orders `sort=created`. Not serialized.
     #[serde(skip)]
     pub seq: u64,
+}
+
+impl DatasetSummary {
+    /// The list entry of a dataset serving `active`, at publication position `seq`.
+    pub fn of(
+        slug: Slug,
+        id: Uuid,
+        card: Card,
+        active: &ActiveVersion,
+        keyless_until: Option<DateTime<Utc>>,
+        updated_at: DateTime<Utc>,
+        seq: u64,
+    ) -> Self {
+        Self {
+            slug,
+            id,
+            card,
+            size: active.size,
+            row_count: active.row_count,
+            column_count: active.columns.len() as u64,
+            keyless_until,
+            updated_at,
+            keyless: false,
+            seq,
+        }
+    }
 }
 
 /// A page of the catalog as the store returns it.
@@ -145,7 +199,7 @@ impl Access {
 /// Spec 2.1, plus `id`, the active version (`version`, `sha256`, `published_at`) and `access`.
 #[derive(Debug, Serialize)]
 pub struct DatasetResponse<'a> {
-    pub slug: &'a str,
+    pub slug: &'a Slug,
     pub id: Uuid,
     pub name: &'a str,
     pub description: Option<&'a str>,
@@ -161,7 +215,7 @@ pub struct DatasetResponse<'a> {
     #[serde(serialize_with = "rfc3339_opt")]
     pub keyless_until: Option<DateTime<Utc>>,
     pub insights: &'a str,
-    pub discussions: &'a RawValue,
+    pub discussions: &'a [Discussion],
     #[serde(serialize_with = "rfc3339")]
     pub created_at: DateTime<Utc>,
     #[serde(serialize_with = "rfc3339")]
@@ -178,7 +232,7 @@ pub struct DatasetResponse<'a> {
 /// it was published.
 #[derive(Debug, Serialize)]
 pub struct DownloadDescriptor<'a> {
-    pub slug: &'a str,
+    pub slug: &'a Slug,
     pub format: &'static str,
     pub url: &'a str,
     #[serde(serialize_with = "rfc3339")]

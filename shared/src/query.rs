@@ -185,13 +185,14 @@ pub struct Indexed {
 
 impl Indexed {
     pub fn new(summary: DatasetSummary) -> Self {
-        let facets = Facet::of(&summary.category, &summary.tags, &summary.license);
-        let mut text = summary.name.to_lowercase();
-        for part in summary.description.iter().chain(summary.tags.iter()) {
+        let card = &summary.card;
+        let facets = card.facets();
+        let mut text = card.name.to_lowercase();
+        for part in card.description.iter().chain(card.tags.iter()) {
             text.push('\n');
             text.push_str(&part.to_lowercase());
         }
-        let name = summary.name.to_lowercase();
+        let name = card.name.to_lowercase();
         Self {
             summary,
             facets,

@@ -4,9 +4,9 @@ use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use catalog::domain::{KeyHash, Scope};
+use catalog::domain::{KeyHash, Scope, Slug};
 use catalog::memory::{FakeSigner, MemoryCatalog};
-use catalog::model::{ActiveVersion, DatasetRecord, KeyRecord};
+use catalog::model::{ActiveVersion, Card, DatasetMeta, DatasetRecord, KeyRecord};
 use chrono::{Duration, Utc};
 use serde_json::json;
 
@@ -51,15 +51,19 @@ fn catalog() -> MemoryCatalog {
     let c = MemoryCatalog::default();
     c.insert_dataset(DatasetRecord {
         id: uuid::Uuid::new_v4(),
-        slug: "d".into(),
-        name: "D".into(),
-        description: None,
-        license: "l".into(),
-        source: "s".into(),
-        category: "c".into(),
-        tags: vec![],
-        insights: String::new(),
-        discussions: serde_json::value::RawValue::from_string("[]".into()).unwrap(),
+        slug: Slug::parse("d").unwrap(),
+        meta: DatasetMeta {
+            card: Card {
+                name: "D".into(),
+                description: None,
+                category: "c".into(),
+                tags: vec![],
+                license: "l".into(),
+            },
+            source: "s".into(),
+            insights: String::new(),
+            discussions: vec![],
+        },
         schema: serde_json::value::RawValue::from_string("[]".into()).unwrap(),
         keyless_until: None,
         created_at: Utc::now(),

@@ -8,10 +8,10 @@
 //! would return is checked.
 
 use catalog::api::Route;
-use catalog::domain::{DatasetRef, KeyHash, PageRequest, Scope};
+use catalog::domain::{DatasetRef, KeyHash, PageRequest, Scope, Slug};
 use catalog::error::ApiError;
 use catalog::memory::{FakeSigner, MemoryCatalog};
-use catalog::model::{ActiveVersion, DatasetRecord, KeyRecord};
+use catalog::model::{ActiveVersion, Card, DatasetMeta, DatasetRecord, KeyRecord};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use std::convert::Infallible;
 
@@ -32,15 +32,19 @@ fn now() -> DateTime<Utc> {
 fn record(slug: &str, keyless: bool) -> DatasetRecord {
     DatasetRecord {
         id: Uuid::from_u128(0x6f1c2a9e_3b7d_4c5e_9a8f_0d1e2f3a4b5c),
-        slug: slug.to_owned(),
-        name: format!("Dataset {slug}"),
-        description: None,
-        license: "CC-BY-4.0".into(),
-        source: "test".into(),
-        category: "testing".into(),
-        tags: vec![],
-        insights: String::new(),
-        discussions: serde_json::value::RawValue::from_string("[]".into()).unwrap(),
+        slug: Slug::parse(slug).unwrap(),
+        meta: DatasetMeta {
+            card: Card {
+                name: format!("Dataset {slug}"),
+                description: None,
+                category: "testing".into(),
+                tags: vec![],
+                license: "CC-BY-4.0".into(),
+            },
+            source: "test".into(),
+            insights: String::new(),
+            discussions: vec![],
+        },
         schema: serde_json::value::RawValue::from_string("[]".into()).unwrap(),
         keyless_until: keyless.then(|| now() + Duration::hours(1)),
         created_at: now(),

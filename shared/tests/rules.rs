@@ -4,9 +4,9 @@
 
 use std::sync::atomic::Ordering;
 
-use catalog::domain::{KeyHash, Scope};
+use catalog::domain::{KeyHash, Scope, Slug};
 use catalog::memory::{FakeSigner, MemoryCatalog};
-use catalog::model::{ActiveVersion, DatasetRecord, KeyRecord};
+use catalog::model::{ActiveVersion, Card, DatasetMeta, DatasetRecord, Discussion, KeyRecord};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use lambda_http::{Body, Request, Response};
 use serde_json::{json, Value};
@@ -25,18 +25,24 @@ fn now() -> DateTime<Utc> {
 fn record(slug: &str, keyless_until: Option<DateTime<Utc>>, active: bool) -> DatasetRecord {
     DatasetRecord {
         id: Uuid::new_v4(),
-        slug: slug.to_owned(),
-        name: format!("Dataset {slug}"),
-        description: None,
-        license: "CC-BY-4.0".into(),
-        source: "test".into(),
-        category: "testing".into(),
-        tags: vec!["a".into(), "b".into()],
-        insights: "none".into(),
-        discussions: serde_json::value::RawValue::from_string(
-            r#"[{"id":"1","title":"t","slug":"s","path":"/p"}]"#.into(),
-        )
-        .unwrap(),
+        slug: Slug::parse(slug).unwrap(),
+        meta: DatasetMeta {
+            card: Card {
+                name: format!("Dataset {slug}"),
+                description: None,
+                category: "testing".into(),
+                tags: vec!["a".into(), "b".into()],
+                license: "CC-BY-4.0".into(),
+            },
+            source: "test".into(),
+            insights: "none".into(),
+            discussions: vec![Discussion {
+                id: "1".into(),
+                title: "t".into(),
+                slug: "s".into(),
+                path: "/p".into(),
+            }],
+        },
         schema: serde_json::value::RawValue::from_string(
             r#"[{"name":"x","dtype":"int64","null_count":0,"null_percent":0.0,"unique_count":2,"mean":1.5,"std":0.7,"min":1,"max":2,"median":1.5,"top_values":[1,2],"sample_values":[1,2]},{"name":"s","dtype":"string","null_count":1,"null_percent":50.0,"unique_count":1,"mean":null,"std":null,"min":null,"max":null,"median":null,"top_values":["q"],"sample_values":["q"]}]"#.into(),
         )

@@ -281,13 +281,13 @@ impl Stack {
         let mut ids = HashMap::new();
         for sample in manifest().datasets {
             let id = self.seed_one(&dir, &sample, now).await;
-            ids.insert(sample.slug.clone(), id);
+            ids.insert(sample.slug.to_string(), id);
         }
         ids
     }
 
     pub async fn seed_one(&self, dir: &Path, sample: &SampleDataset, now: DateTime<Utc>) -> Uuid {
-        let id = (sample.slug == "air-quality-hourly")
+        let id = (sample.slug.as_str() == "air-quality-hourly")
             .then(|| Uuid::parse_str(EVENTS_DATASET_ID).expect("uuid"));
         catalog_dev::seed_dataset(&self.dynamo, &self.s3, &self.target, dir, sample, now, id)
             .await

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use catalog::api;
 use catalog::domain::Slug;
+use catalog::model::DatasetMeta;
 use catalog_tests::{built_binary, http_get, json_body, samples_dir, v2_request, Stack};
-use catalog_writer::{DatasetMeta, Expected, NewVersion, WriteError};
+use catalog_writer::{Expected, NewVersion, WriteError};
 use chrono::Utc;
 use serde_json::Value;
 
@@ -361,11 +362,11 @@ async fn losing_a_publish_race_changes_nothing() {
     let now = Utc::now();
     // Two publishers reserve versions 2 and 3, both having seen version 1 active.
     let a = writer
-        .reserve_version(&meta, None, false, now)
+        .reserve_version(&slug, &meta, None, false, now)
         .await
         .unwrap();
     let b = writer
-        .reserve_version(&meta, None, false, now)
+        .reserve_version(&slug, &meta, None, false, now)
         .await
         .unwrap();
     assert_eq!((a.version, b.version), (2, 3));

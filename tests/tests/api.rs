@@ -71,7 +71,11 @@ async fn list_returns_every_seeded_dataset_newest_first_with_total() {
     let resp = g.list("/api/v1/datasets").await;
     assert_eq!(resp.status(), 200);
     let page = json_body(&resp);
-    let mut expected: Vec<String> = manifest().datasets.into_iter().map(|d| d.slug).collect();
+    let mut expected: Vec<String> = manifest()
+        .datasets
+        .into_iter()
+        .map(|d| d.slug.to_string())
+        .collect();
     expected.reverse();
     assert_eq!(slugs(&page), expected, "newest published first");
     assert_eq!(page["total"], 4);
@@ -113,7 +117,11 @@ async fn list_pages_through_the_catalog_once_and_past_the_end_is_empty() {
         assert_eq!(p["total"], 4);
         seen.extend(slugs(&p));
     }
-    let mut all: Vec<String> = manifest().datasets.into_iter().map(|d| d.slug).collect();
+    let mut all: Vec<String> = manifest()
+        .datasets
+        .into_iter()
+        .map(|d| d.slug.to_string())
+        .collect();
     all.reverse();
     assert_eq!(seen, all);
     let past = json_body(&g.list("/api/v1/datasets?page=3&page_size=3").await);
@@ -142,17 +150,20 @@ async fn metadata_by_slug_returns_the_stored_schema_and_statistics() {
     let sample = manifest()
         .datasets
         .into_iter()
-        .find(|d| d.slug == "air-quality-hourly")
+        .find(|d| d.slug.as_str() == "air-quality-hourly")
         .expect("sample");
     let resp = g.metadata("/api/v1/datasets/air-quality-hourly").await;
     assert_eq!(resp.status(), 200);
     let d = json_body(&resp);
     assert_eq!(d["schema"], sample.schema);
-    assert_eq!(d["discussions"], sample.discussions);
+    assert_eq!(
+        d["discussions"],
+        serde_json::to_value(&sample.meta.discussions).unwrap()
+    );
     assert_eq!(d["row_count"], sample.row_count);
     assert_eq!(d["column_count"], sample.column_count);
     assert_eq!(d["size"], sample.size);
-    assert_eq!(d["name"], sample.name);
+    assert_eq!(d["name"], sample.meta.card.name);
     assert_eq!(d["keyless"], false);
     assert_eq!(d["keyless_until"], Value::Null);
     assert_eq!(d["id"], EVENTS_DATASET_ID);

@@ -6,8 +6,9 @@
 use catalog::api;
 use catalog::domain::Slug;
 use catalog::model::ActiveVersion;
+use catalog::model::{Card, DatasetMeta};
 use catalog_tests::{json_body, v2_request, Stack, Wire};
-use catalog_writer::{DatasetMeta, DynamoWriter, Expected, NewVersion};
+use catalog_writer::{DynamoWriter, Expected, NewVersion};
 use chrono::{Duration, Utc};
 use serde_json::Value;
 
@@ -39,23 +40,25 @@ fn spec(i: usize) -> Spec {
 
 fn meta(s: &Spec) -> DatasetMeta {
     DatasetMeta {
-        slug: Slug::parse(&s.slug).unwrap(),
-        name: s.name.clone(),
-        description: s.description.clone(),
-        license: s.license.clone(),
+        card: Card {
+            name: s.name.clone(),
+            description: s.description.clone(),
+            category: s.category.clone(),
+            tags: s.tags.clone(),
+            license: s.license.clone(),
+        },
         source: "tests".into(),
-        category: s.category.clone(),
-        tags: s.tags.clone(),
         insights: String::new(),
-        discussions_json: "[]".into(),
+        discussions: Vec::new(),
     }
 }
 
 /// Publishes (or re-publishes) a version with these fields through the writer, as the CLI does.
 async fn publish(writer: &DynamoWriter, s: &Spec, at: chrono::DateTime<Utc>) {
     let meta = meta(s);
+    let slug = Slug::parse(&s.slug).unwrap();
     let reserved = writer
-        .reserve_version(&meta, None, false, at)
+        .reserve_version(&slug, &meta, None, false, at)
         .await
         .unwrap();
     let version = NewVersion {
@@ -70,10 +73,10 @@ async fn publish(writer: &DynamoWriter, s: &Spec, at: chrono::DateTime<Utc>) {
         },
         schema_json: "[]".into(),
     };
-    writer.put_version(&meta.slug, &version).await.unwrap();
+    writer.put_version(&slug, &version).await.unwrap();
     writer
         .activate(
-            &meta.slug,
+            &slug,
             reserved.version,
             Expected::from(reserved.previous),
             Some(&meta),

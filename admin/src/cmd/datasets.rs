@@ -57,7 +57,7 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
                     d.row_count,
                     d.column_count,
                     human_bytes(d.size),
-                    d.name,
+                    d.card.name,
                     if is_keyless(d.keyless_until, now) {
                         "  [keyless]"
                     } else {
@@ -89,16 +89,17 @@ async fn show(
         .await?
         .ok_or_else(|| CliError::Usage(format!("no dataset '{slug}'")))?;
     let active = record.active.as_ref();
+    let (meta, card) = (&record.meta, &record.meta.card);
     let out = serde_json::json!({
-        "slug": record.slug, "id": record.id, "name": record.name,
-        "description": record.description, "license": record.license, "source": record.source,
-        "category": record.category, "tags": record.tags,
+        "slug": record.slug, "id": record.id, "name": card.name,
+        "description": card.description, "license": card.license, "source": meta.source,
+        "category": card.category, "tags": card.tags,
         "active_version": active.map(|a| a.version),
         "size": active.map(|a| a.size), "row_count": active.map(|a| a.row_count),
-        "column_count": active.map(|a| a.columns.len()), "insights": record.insights,
+        "column_count": active.map(|a| a.columns.len()), "insights": meta.insights,
         "keyless": is_keyless(record.keyless_until, now),
         "keyless_until": record.keyless_until.map(|t| format_time(&t)),
-        "schema": record.schema, "discussions": record.discussions,
+        "schema": record.schema, "discussions": meta.discussions,
         "created_at": format_time(&record.created_at),
         "updated_at": format_time(&record.updated_at),
     });

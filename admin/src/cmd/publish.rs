@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use super::{slug, CliError, Context};
 use crate::human_bytes;
-use crate::publish::{Discussion, MetaInput, Publisher};
+use crate::publish::{MetaInput, Publisher};
+use catalog::model::Discussion;
 
 /// Publish a Parquet file as the next version of a dataset, computing its column statistics.
 ///

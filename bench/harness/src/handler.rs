@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_credential_types::Credentials;
-use catalog::domain::{KeyHash, Scope};
+use catalog::domain::{KeyHash, Scope, Slug};
 use catalog::memory::MemoryCatalog;
-use catalog::model::{ActiveVersion, DatasetRecord, KeyRecord};
+use catalog::model::{ActiveVersion, Card, DatasetMeta, DatasetRecord, KeyRecord};
 use catalog::s3::S3Signer;
 use catalog_tests::{v2_event, EVENTS_READ_KEY};
 use chrono::{TimeDelta, Utc};
@@ -47,15 +47,19 @@ fn record(i: usize) -> DatasetRecord {
         .collect();
     DatasetRecord {
         id: Uuid::new_v4(),
-        slug: format!("dataset-{i}"),
-        name: format!("Dataset {i}"),
-        description: Some("A dataset for the handler benchmark.".into()),
-        license: "CC-BY-4.0".into(),
-        source: "https://example.com".into(),
-        category: "bench".into(),
-        tags: vec!["bench".into(), "hourly".into()],
-        insights: "Nothing to see.".into(),
-        discussions: RawValue::from_string("[]".into()).expect("json"),
+        slug: Slug::parse(&format!("dataset-{i}")).expect("a slug"),
+        meta: DatasetMeta {
+            card: Card {
+                name: format!("Dataset {i}"),
+                description: Some("A dataset for the handler benchmark.".into()),
+                category: "bench".into(),
+                tags: vec!["bench".into(), "hourly".into()],
+                license: "CC-BY-4.0".into(),
+            },
+            source: "https://example.com".into(),
+            insights: "Nothing to see.".into(),
+            discussions: vec![],
+        },
         schema: RawValue::from_string(serde_json::Value::from(schema).to_string()).expect("json"),
         keyless_until: (i == 0).then(|| now + TimeDelta::days(30)),
         created_at: now,

@@ -141,20 +141,23 @@ pub async fn run(datasets: u64) -> Result<(), String> {
         .add_key(EXPIRED, &["read"], now - hour * 2, Some(now - hour))
         .await;
     stack.add_key(NO_READ, &["write"], now, None).await;
-    let unpublished = catalog_writer::DatasetMeta {
-        slug: catalog::domain::Slug::parse("half-published").map_err(|e| e.to_string())?,
-        name: "Reserved, never activated".into(),
-        description: None,
-        license: "CC0-1.0".into(),
+    let unpublished = catalog::model::DatasetMeta {
+        card: catalog::model::Card {
+            name: "Reserved, never activated".into(),
+            description: None,
+            category: "bench".into(),
+            tags: vec![],
+            license: "CC0-1.0".into(),
+        },
         source: "bench".into(),
-        category: "bench".into(),
-        tags: vec![],
         insights: String::new(),
-        discussions_json: "[]".into(),
+        discussions: Vec::new(),
     };
+    let half_published =
+        catalog::domain::Slug::parse("half-published").map_err(|e| e.to_string())?;
     stack
         .writer()
-        .reserve_version(&unpublished, None, false, now)
+        .reserve_version(&half_published, &unpublished, None, false, now)
         .await
         .map_err(|e| e.to_string())?;
 

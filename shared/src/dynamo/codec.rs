@@ -8,12 +8,22 @@ use serde_json::value::RawValue;
 
 use super::attr::{
     corrupt, get_json, get_s, get_s_opt, get_strings, get_time, get_time_opt, get_u64, get_uuid, n,
-    s, strings, time,
+    opt_s, opt_time, s, strings, time,
 };
 use super::layout::{position_of, Item};
-use crate::domain::Scope;
+use crate::domain::{Scope, Slug};
 use crate::error::StoreError;
-use crate::model::{ActiveVersion, DatasetRecord, DatasetSummary, DownloadTarget, KeyRecord};
+use crate::model::{
+    ActiveVersion, Card, DatasetMeta, DatasetRecord, DatasetSummary, DownloadTarget, KeyRecord,
+};
+
+/// A list of attributes to write, by name.
+pub type Attributes = Vec<(&'static str, AttributeValue)>;
+
+/// The `slug` attribute, parsed.
+fn get_slug(item: &Item) -> Result<Slug, StoreError> {
+    Slug::parse(&get_s(item, "slug")?).map_err(|_| corrupt("slug"))
+}
 
 /// The attribute that holds a dataset's (or a version item's) version, as a map.
 pub const ACTIVE: &str = "active";
@@ -52,21 +62,71 @@ impl ActiveVersion {
     }
 }
 
+impl TryFrom<&Item> for Card {
+    type Error = StoreError;
+
+    fn try_from(item: &Item) -> Result<Self, StoreError> {
+        Ok(Self {
+            name: get_s(item, "name")?,
+            description: get_s_opt(item, "description")?,
+            category: get_s(item, "category")?,
+            tags: get_strings(item, "tags")?,
+            license: get_s(item, "license")?,
+        })
+    }
+}
+
+impl Card {
+    /// The attributes a list entry and a dataset item hold for it.
+    pub fn to_attributes(&self) -> Attributes {
+        vec![
+            ("name", s(&self.name)),
+            ("description", opt_s(self.description.as_deref())),
+            ("category", s(&self.category)),
+            ("tags", strings(&self.tags)),
+            ("license", s(&self.license)),
+        ]
+    }
+}
+
+impl TryFrom<&Item> for DatasetMeta {
+    type Error = StoreError;
+
+    /// The dataset item's descriptive attributes (`discussions` is stored as JSON text).
+    fn try_from(item: &Item) -> Result<Self, StoreError> {
+        Ok(Self {
+            card: Card::try_from(item)?,
+            source: get_s(item, "source")?,
+            insights: get_s(item, "insights")?,
+            discussions: serde_json::from_str(&get_s(item, "discussions")?)
+                .map_err(|_| corrupt("discussions"))?,
+        })
+    }
+}
+
+impl DatasetMeta {
+    /// The attributes a dataset item holds for it.
+    pub fn to_attributes(&self) -> Attributes {
+        let mut attributes = self.card.to_attributes();
+        // A Vec of plain string structs always serializes.
+        let discussions = serde_json::to_string(&self.discussions).unwrap_or_else(|_| "[]".into());
+        attributes.extend([
+            ("source", s(&self.source)),
+            ("insights", s(&self.insights)),
+            ("discussions", s(discussions)),
+        ]);
+        attributes
+    }
+}
+
 impl TryFrom<&Item> for DatasetRecord {
     type Error = StoreError;
 
     fn try_from(item: &Item) -> Result<Self, StoreError> {
         Ok(Self {
             id: get_uuid(item, "id")?,
-            slug: get_s(item, "slug")?,
-            name: get_s(item, "name")?,
-            description: get_s_opt(item, "description")?,
-            license: get_s(item, "license")?,
-            source: get_s(item, "source")?,
-            category: get_s(item, "category")?,
-            tags: get_strings(item, "tags")?,
-            insights: get_s(item, "insights")?,
-            discussions: get_json(item, "discussions")?,
+            slug: get_slug(item)?,
+            meta: DatasetMeta::try_from(item)?,
             schema: match item.get("schema") {
                 None => RawValue::from_string("[]".to_owned()).map_err(|_| corrupt("schema"))?,
                 Some(_) => get_json(item, "schema")?,
@@ -97,7 +157,7 @@ impl TryFrom<&Item> for DownloadTarget {
 
     fn try_from(item: &Item) -> Result<Self, StoreError> {
         Ok(Self {
-            slug: get_s(item, "slug")?,
+            slug: get_slug(item)?,
             keyless_until: get_time_opt(item, "keyless_until")?,
             active: ActiveVersion::from_item(item)?,
         })
@@ -110,13 +170,9 @@ impl TryFrom<&Item> for DatasetSummary {
     /// A list entry (`LIST`) or a facet list entry.
     fn try_from(item: &Item) -> Result<Self, StoreError> {
         Ok(Self {
-            slug: get_s(item, "slug")?,
+            slug: get_slug(item)?,
             id: get_uuid(item, "id")?,
-            name: get_s(item, "name")?,
-            description: get_s_opt(item, "description")?,
-            category: get_s(item, "category")?,
-            tags: get_strings(item, "tags")?,
-            license: get_s(item, "license")?,
+            card: Card::try_from(item)?,
             size: get_u64(item, "size")?,
             row_count: get_u64(item, "row_count")?,
             column_count: get_u64(item, "column_count")?,
@@ -129,6 +185,32 @@ impl TryFrom<&Item> for DatasetSummary {
                 None => position_of(item)?,
             },
         })
+    }
+}
+
+impl DatasetSummary {
+    /// What an activation refreshes in a list entry: the card, the version's figures and
+    /// `updated_at` (not the keyless window, which a concurrent change may be writing).
+    pub fn listing_attributes(&self) -> Attributes {
+        let mut attributes = self.card.to_attributes();
+        attributes.extend([
+            ("size", n(self.size)),
+            ("row_count", n(self.row_count)),
+            ("column_count", n(self.column_count)),
+            ("updated_at", time(&self.updated_at)),
+        ]);
+        attributes
+    }
+
+    /// Every attribute of a new list entry but its key (and, in a facet list, its `seq`).
+    pub fn to_attributes(&self) -> Attributes {
+        let mut attributes = vec![
+            ("slug", s(self.slug.as_str())),
+            ("id", s(self.id.to_string())),
+            ("keyless_until", opt_time(self.keyless_until.as_ref())),
+        ];
+        attributes.extend(self.listing_attributes());
+        attributes
     }
 }
 

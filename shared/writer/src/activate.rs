@@ -9,20 +9,20 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use catalog::domain::Slug;
-use catalog::dynamo::attr::{get_json, n, opt_time, s, time};
+use catalog::dynamo::attr::{get_json, n, s, time};
 use catalog::dynamo::layout::{
     alias_pk, counter_key, dataset_pk, facet_counter_pk, facet_list_pk, key_of, list_sk,
     version_sk, Item, COUNTER_PK, DATASET_SK, LIST_PK,
 };
 use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::error::StoreError;
-use catalog::model::ActiveVersion;
+use catalog::model::{ActiveVersion, DatasetMeta, DatasetSummary};
 use catalog::query::Facet;
 use chrono::{DateTime, Utc};
 
-use crate::publish::{card_attributes, meta_attributes, StoredDataset};
+use crate::publish::StoredDataset;
 use crate::tx::{settle, Condition, Plan, Write};
-use crate::{DatasetMeta, DynamoWriter, Expected, WriteError};
+use crate::{DynamoWriter, Expected, WriteError};
 
 /// Everything an activation decides on, read beforehand.
 #[derive(Debug, Clone)]
@@ -55,13 +55,13 @@ impl Activation<'_> {
 
     /// The facet lists the dataset will be in.
     fn new_facets(&self) -> Vec<Facet> {
-        self.effective_meta().facets()
+        self.effective_meta().card.facets()
     }
 
     /// The facet lists the dataset is in now (none before its first activation).
     fn listed_facets(&self) -> Vec<Facet> {
         match self.stored.seq {
-            Some(_) => self.stored.meta.facets(),
+            Some(_) => self.stored.meta.card.facets(),
             None => Vec::new(),
         }
     }
@@ -92,16 +92,20 @@ impl Activation<'_> {
             ("updated_at", time(&now)),
         ];
         if let Some(meta) = self.meta {
-            set.extend(meta_attributes(meta));
+            set.extend(meta.to_attributes());
         }
         // The list entry shows the new version's figures and the (possibly new) metadata.
-        let mut summary: Vec<(&'static str, AttributeValue)> = vec![
-            ("size", n(self.version.size)),
-            ("row_count", n(self.version.row_count)),
-            ("column_count", n(self.version.columns.len() as u64)),
-            ("updated_at", time(&now)),
-        ];
-        summary.extend(card_attributes(self.effective_meta()));
+        let entry = DatasetSummary::of(
+            self.slug.clone(),
+            self.stored.id,
+            self.effective_meta().card.clone(),
+            self.version,
+            self.stored.keyless_until,
+            now,
+            self.stored.seq.unwrap_or(lists.listed + 1),
+        );
+        let summary = entry.listing_attributes();
+        let entry_attributes = entry.to_attributes();
 
         let mut writes = Vec::new();
         let mut rewrites = Vec::new();
@@ -139,14 +143,8 @@ impl Activation<'_> {
                 let seq = lists.listed + 1;
                 set.push(("seq", n(seq)));
                 let mut entry: Item = key_of(LIST_PK, &list_sk(seq));
-                entry.insert("slug".to_owned(), s(self.slug.as_str()));
-                entry.insert("id".to_owned(), s(self.stored.id.to_string()));
-                entry.insert(
-                    "keyless_until".to_owned(),
-                    opt_time(self.stored.keyless_until.as_ref()),
-                );
-                for (name, value) in &summary {
-                    entry.insert((*name).to_owned(), value.clone());
+                for (name, value) in entry_attributes {
+                    entry.insert(name.to_owned(), value);
                 }
                 for facet in &new_facets {
                     let old = lists.facet_totals.get(facet).copied().unwrap_or(0);
@@ -286,6 +284,7 @@ impl DynamoWriter {
 mod tests {
     use super::*;
     use catalog::dynamo::codec::ACTIVE;
+    use catalog::model::Card;
     use catalog::query::FacetKind;
     use uuid::Uuid;
 
@@ -295,15 +294,16 @@ mod tests {
 
     fn meta(category: &str, tags: &[&str]) -> DatasetMeta {
         DatasetMeta {
-            slug: slug(),
-            name: "River levels".into(),
-            description: None,
-            license: "CC0-1.0".into(),
+            card: Card {
+                name: "River levels".into(),
+                description: None,
+                license: "CC0-1.0".into(),
+                category: category.into(),
+                tags: tags.iter().map(|t| t.to_string()).collect(),
+            },
             source: "Somewhere".into(),
-            category: category.into(),
-            tags: tags.iter().map(|t| t.to_string()).collect(),
             insights: String::new(),
-            discussions_json: "[]".into(),
+            discussions: Vec::new(),
         }
     }
 

@@ -30,7 +30,7 @@ impl KeylessChange<'_> {
     /// Facets whose list position the plan needs: all of a listed dataset's.
     pub fn to_locate(&self) -> Vec<Facet> {
         match self.stored.seq {
-            Some(_) => self.stored.meta.facets(),
+            Some(_) => self.stored.meta.card.facets(),
             None => Vec::new(),
         }
     }

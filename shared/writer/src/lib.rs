@@ -30,7 +30,7 @@ use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
 
 pub use keys::{generate_key, KeyInfo, NewKey};
-pub use publish::{meta_from, DatasetMeta, Expected, NewVersion, Reserved, VersionInfo};
+pub use publish::{Expected, NewVersion, Reserved, VersionInfo};
 pub use tables::create_tables;
 
 #[derive(Debug, thiserror::Error)]

@@ -10,35 +10,17 @@ use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
 use catalog::domain::Slug;
-use catalog::dynamo::attr::{
-    get_s, get_s_opt, get_strings, get_time_opt, get_u64, get_uuid, n, opt_s, s, strings, time,
-};
+use catalog::dynamo::attr::{get_time_opt, get_u64, get_uuid, n, s, time};
 use catalog::dynamo::codec::ACTIVE;
 use catalog::dynamo::layout::{alias_pk, dataset_pk, key_of, version_sk, Item, DATASET_SK};
 use catalog::dynamo::requests::{classify, query_all};
 use catalog::error::StoreError;
-use catalog::model::ActiveVersion;
-use catalog::query::Facet;
+use catalog::model::{ActiveVersion, DatasetMeta};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::tx::{is_condition_failure, put_new, settle};
 use crate::{DynamoWriter, WriteError};
-
-/// Descriptive fields of a dataset, as an operator supplies them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DatasetMeta {
-    pub slug: Slug,
-    pub name: String,
-    pub description: Option<String>,
-    pub license: String,
-    pub source: String,
-    pub category: String,
-    pub tags: Vec<String>,
-    pub insights: String,
-    /// JSON array of Discussion objects.
-    pub discussions_json: String,
-}
 
 /// A version whose Parquet object is already in S3.
 #[derive(Debug, Clone)]
@@ -46,13 +28,6 @@ pub struct NewVersion {
     pub active: ActiveVersion,
     /// JSON array of Column objects.
     pub schema_json: String,
-}
-
-impl DatasetMeta {
-    /// The facet lists a dataset with this metadata belongs to.
-    pub fn facets(&self) -> Vec<Facet> {
-        Facet::of(&self.category, &self.tags, &self.license)
-    }
 }
 
 /// A stored version of a dataset.
@@ -88,28 +63,6 @@ impl From<Option<u64>> for Expected {
     }
 }
 
-/// The five descriptive attributes a list entry shows.
-pub(crate) fn card_attributes(meta: &DatasetMeta) -> Vec<(&'static str, AttributeValue)> {
-    vec![
-        ("name", s(&meta.name)),
-        ("description", opt_s(meta.description.as_deref())),
-        ("category", s(&meta.category)),
-        ("tags", strings(&meta.tags)),
-        ("license", s(&meta.license)),
-    ]
-}
-
-/// All eight descriptive attributes, as the dataset item holds them.
-pub(crate) fn meta_attributes(meta: &DatasetMeta) -> Vec<(&'static str, AttributeValue)> {
-    let mut attributes = card_attributes(meta);
-    attributes.extend([
-        ("source", s(&meta.source)),
-        ("insights", s(&meta.insights)),
-        ("discussions", s(&meta.discussions_json)),
-    ]);
-    attributes
-}
-
 /// What the writer needs of a stored dataset item.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct StoredDataset {
@@ -133,7 +86,7 @@ impl TryFrom<&Item> for StoredDataset {
                 Some(_) => Some(get_u64(item, "seq")?),
                 None => None,
             },
-            meta: meta_from(item)?,
+            meta: DatasetMeta::try_from(item)?,
             keyless_until: get_time_opt(item, "keyless_until")?,
         })
     }
@@ -154,20 +107,21 @@ impl DynamoWriter {
         let item = self
             .get(key_of(dataset_pk(slug.as_str()), DATASET_SK))
             .await?;
-        Ok(item.as_ref().map(meta_from).transpose()?)
+        Ok(item.as_ref().map(DatasetMeta::try_from).transpose()?)
     }
 
-    /// Reserves the next version number of `meta.slug`, creating the dataset (unlisted, with no
+    /// Reserves the next version number of `slug`, creating the dataset (unlisted, with no
     /// active version, under `id` if given) when it does not exist yet. With `new_only`, a slug
     /// that already has an active version is refused (`SlugTaken`) and nothing changes.
     pub async fn reserve_version(
         &self,
+        slug: &Slug,
         meta: &DatasetMeta,
         id: Option<Uuid>,
         new_only: bool,
         now: DateTime<Utc>,
     ) -> Result<Reserved, WriteError> {
-        let slug = meta.slug.as_str();
+        let slug = slug.as_str();
         for _ in 0..2 {
             let condition = if new_only {
                 "attribute_exists(pk) AND attribute_not_exists(active)"
@@ -195,7 +149,7 @@ impl DynamoWriter {
                         id: get_uuid(&item, "id")?,
                         version: get_u64(&item, "latest_version")?,
                         previous: ActiveVersion::from_item(&item)?.map(|a| a.version),
-                        stored: meta_from(&item)?,
+                        stored: DatasetMeta::try_from(&item)?,
                     });
                 }
                 Err(e) => match e.as_service_error() {
@@ -221,7 +175,7 @@ impl DynamoWriter {
                 ("latest_version".to_owned(), n(1)),
                 ("schema".to_owned(), s("[]")),
             ]);
-            for (name, value) in meta_attributes(meta) {
+            for (name, value) in meta.to_attributes() {
                 item.insert(name.to_owned(), value);
             }
             let mut alias = item.clone();
@@ -297,19 +251,4 @@ impl DynamoWriter {
         }
         Ok(versions)
     }
-}
-
-/// The metadata currently stored for a dataset (for `datasets show` and re-publishing).
-pub fn meta_from(item: &Item) -> Result<DatasetMeta, StoreError> {
-    Ok(DatasetMeta {
-        slug: Slug::parse(&get_s(item, "slug")?).map_err(|_| StoreError::Corrupt("slug".into()))?,
-        name: get_s(item, "name")?,
-        description: get_s_opt(item, "description")?,
-        license: get_s(item, "license")?,
-        source: get_s(item, "source")?,
-        category: get_s(item, "category")?,
-        tags: get_strings(item, "tags")?,
-        insights: get_s(item, "insights")?,
-        discussions_json: get_s(item, "discussions")?,
-    })
 }
