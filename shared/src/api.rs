@@ -55,18 +55,23 @@ pub enum Endpoint {
 /// The request id for logs: Lambda's; else API Gateway's from the event; else `local` (dev/run).
 pub fn request_id(req: &Request) -> String {
     use lambda_http::request::RequestContext;
-    if let Some(ctx) = req
-        .lambda_context_ref()
-        .filter(|c| !c.request_id.is_empty())
-    {
-        return ctx.request_id.clone();
-    }
-    let from_gateway = match req.request_context_ref() {
-        Some(RequestContext::ApiGatewayV2(ctx)) => ctx.request_id.clone(),
-        Some(RequestContext::ApiGatewayV1(ctx)) => ctx.request_id.clone(),
+    let lambda = req.lambda_context_ref().map(|c| c.request_id.as_str());
+    let gateway = match req.request_context_ref() {
+        Some(RequestContext::ApiGatewayV2(ctx)) => ctx.request_id.as_deref(),
+        Some(RequestContext::ApiGatewayV1(ctx)) => ctx.request_id.as_deref(),
         _ => None,
     };
-    from_gateway.unwrap_or_else(|| "local".to_owned())
+    pick_request_id(lambda, gateway)
+}
+
+/// The first request id that is set: Lambda's invocation id, then API Gateway's, else `local`.
+pub fn pick_request_id(lambda: Option<&str>, gateway: Option<&str>) -> String {
+    [lambda, gateway]
+        .into_iter()
+        .flatten()
+        .find(|id| !id.is_empty())
+        .unwrap_or("local")
+        .to_owned()
 }
 
 /// Checks method and route; returns the path parameter (if any) of the expected endpoint.

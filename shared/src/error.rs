@@ -31,6 +31,13 @@ pub enum StoreError {
     Other(#[source] BoxError),
 }
 
+impl StoreError {
+    /// A filter value no dataset has ever had.
+    pub fn unknown_facet(facet: &crate::query::Facet) -> Self {
+        Self::UnknownFacet(format!("{} '{}'", facet.kind().name(), facet.value()))
+    }
+}
+
 /// Everything a request can end in other than success.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {

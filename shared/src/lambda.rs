@@ -83,15 +83,12 @@ where
 
 /// Lambda's request id; else the gateway's from the event; else `local`.
 fn request_id(event: &LambdaEvent<LambdaRequest>) -> String {
-    if !event.context.request_id.is_empty() {
-        return event.context.request_id.clone();
-    }
-    let from_gateway = match &event.payload {
-        LambdaRequest::ApiGatewayV1(e) => e.request_context.request_id.clone(),
-        LambdaRequest::ApiGatewayV2(e) => e.request_context.request_id.clone(),
+    let gateway = match &event.payload {
+        LambdaRequest::ApiGatewayV1(e) => e.request_context.request_id.as_deref(),
+        LambdaRequest::ApiGatewayV2(e) => e.request_context.request_id.as_deref(),
         _ => None,
     };
-    from_gateway.unwrap_or_else(|| "local".to_owned())
+    crate::api::pick_request_id(Some(&event.context.request_id), gateway)
 }
 
 /// Why lambda_http could not turn this event into a request, or `None` when it can.
@@ -213,22 +210,10 @@ mod tests {
     use super::*;
 
     fn v2(raw_path: &str, host: &str, query: &str) -> LambdaRequest {
-        let doc = serde_json::json!({
-            "version": "2.0",
-            "routeKey": "$default",
-            "rawPath": raw_path,
-            "rawQueryString": query,
-            "headers": {"host": host},
-            "requestContext": {
-                "accountId": "123456789012", "apiId": "abc", "domainName": host,
-                "http": {"method": "GET", "path": raw_path, "protocol": "HTTP/1.1",
-                         "sourceIp": "192.0.2.1", "userAgent": "t"},
-                "requestId": "r", "routeKey": "$default", "stage": "$default",
-                "time": "22/Nov/2026:02:00:00 +0000", "timeEpoch": 0
-            },
-            "isBase64Encoded": false
-        });
-        serde_json::from_value(doc).unwrap()
+        let event = crate::testing::V2Event::raw("GET", raw_path, query)
+            .host(host)
+            .header("host", host);
+        serde_json::from_value(event.json()).unwrap()
     }
 
     #[test]

@@ -22,9 +22,11 @@ pub mod model;
 pub mod ports;
 pub mod query;
 pub mod s3;
+#[cfg(any(test, feature = "memory"))]
+pub mod testing;
 
-/// A mutex's guard, even if a panicking holder poisoned it (the data are caches and test
-/// doubles, valid at every step).
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// A mutex's guard, even if a panicking holder poisoned it (the data are caches, counters and
+/// test doubles, valid at every step).
+pub fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

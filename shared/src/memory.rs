@@ -76,11 +76,7 @@ impl CatalogPager for MemoryCatalog {
         // history, so a value no listed dataset has now is unknown here.
         for facet in &query.facets {
             if !all.iter().any(|s| s.has(facet)) {
-                return Err(StoreError::UnknownFacet(format!(
-                    "{} '{}'",
-                    facet.kind.name(),
-                    facet.value
-                )));
+                return Err(StoreError::unknown_facet(facet));
             }
         }
         Ok(query.select(all.iter(), offset, limit))

@@ -32,13 +32,6 @@ pub struct Card {
     pub license: String,
 }
 
-impl Card {
-    /// The facet lists (category, tags, license) a dataset with this card belongs to.
-    pub fn facets(&self) -> Vec<crate::query::Facet> {
-        crate::query::Facet::of(&self.category, &self.tags, &self.license)
-    }
-}
-
 /// A dataset's descriptive metadata, as an operator gives it and the metadata endpoint shows
 /// it: the list entry's [`Card`], plus where the data comes from, notes and discussions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

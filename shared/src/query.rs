@@ -12,7 +12,7 @@
 use std::cmp::Ordering;
 
 use crate::domain::Tag;
-use crate::model::{CatalogPage, DatasetSummary};
+use crate::model::{Card, CatalogPage, DatasetSummary};
 
 /// Why a listing request was refused. The message is what the client reads; [`crate::error`]
 /// turns every one into a 400.
@@ -64,11 +64,20 @@ pub struct FacetError {
 /// fields are public for the storage adapters to read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Facet {
-    pub kind: FacetKind,
-    pub value: String,
+    kind: FacetKind,
+    value: String,
 }
 
 impl Facet {
+    pub fn kind(&self) -> FacetKind {
+        self.kind
+    }
+
+    /// The normalized value (trimmed, lowercase).
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+
     /// Longest accepted filter value, in characters, once normalized. At least [`Tag::MAX_LEN`]:
     /// a tag publish accepts has at most that many characters once lowercased, so a filter can
     /// always name it (checked when compiling, below).
@@ -170,6 +179,13 @@ impl Sort {
             Some(_) => return Err(bad()),
         };
         Ok(Self { field, descending })
+    }
+}
+
+impl Card {
+    /// The facet lists (category, tags, license) a dataset with this card belongs to.
+    pub fn facets(&self) -> Vec<Facet> {
+        Facet::of(&self.category, &self.tags, &self.license)
     }
 }
 

@@ -93,9 +93,7 @@ impl S3Signer {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Signing>> {
-        self.current
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::lock(&self.current)
     }
 }
 

@@ -12,6 +12,7 @@ use catalog::domain::{DatasetRef, KeyHash, PageRequest, Scope, Slug};
 use catalog::error::ApiError;
 use catalog::memory::{FakeSigner, MemoryCatalog};
 use catalog::model::{ActiveVersion, Card, DatasetMeta, DatasetRecord, KeyRecord};
+use catalog::testing::{joined_headers, V2Event};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use std::convert::Infallible;
 
@@ -245,32 +246,10 @@ fn encode(query: &[(String, String)]) -> String {
         .join("&")
 }
 
-fn headers_object(headers: &[(String, String)]) -> serde_json::Map<String, Value> {
-    // API Gateway joins a repeated header with commas.
-    let mut map = serde_json::Map::new();
-    for (k, v) in headers {
-        let joined = match map.get(k).and_then(Value::as_str) {
-            Some(prev) => format!("{prev},{v}"),
-            None => v.clone(),
-        };
-        map.insert(k.clone(), json!(joined));
-    }
-    map
-}
-
 fn v2_event(method: &str, path: &str, query: &str, headers: &[(String, String)]) -> Value {
-    json!({
-        "version": "2.0", "routeKey": "$default", "rawPath": path, "rawQueryString": query,
-        "headers": headers_object(headers),
-        "requestContext": {
-            "accountId": "123456789012", "apiId": "api", "domainName": "api.example.com",
-            "domainPrefix": "api", "requestId": "prop", "routeKey": "$default",
-            "stage": "$default", "time": "01/Jun/2026:12:00:00 +0000", "timeEpoch": 0,
-            "http": {"method": method, "path": path, "protocol": "HTTP/1.1",
-                     "sourceIp": "192.0.2.1", "userAgent": "prop"}
-        },
-        "isBase64Encoded": false
-    })
+    V2Event::raw(method, path, query)
+        .headers(headers.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .json()
 }
 
 fn function_url_event(method: &str, path: &str, query: &str, h: &[(String, String)]) -> Value {
@@ -304,7 +283,7 @@ fn v1_event(
     }
     json!({
         "resource": "/{proxy+}", "path": path, "httpMethod": method,
-        "headers": headers_object(headers), "multiValueHeaders": multi_headers,
+        "headers": joined_headers(headers), "multiValueHeaders": multi_headers,
         "queryStringParameters": if single.is_empty() { Value::Null } else { Value::Object(single) },
         "multiValueQueryStringParameters": if multi.is_empty() { Value::Null } else { Value::Object(multi) },
         "pathParameters": null, "stageVariables": null,

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use catalog::domain::{KeyHash, Scope, Slug};
 use catalog::memory::{FakeSigner, MemoryCatalog};
 use catalog::model::{ActiveVersion, Card, DatasetMeta, DatasetRecord, Discussion, KeyRecord};
+use catalog::testing::V2Event;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use lambda_http::{Body, Request, Response};
 use serde_json::{json, Value};
@@ -112,29 +113,9 @@ fn get(path_and_query: &str, headers: &[(&str, &str)]) -> Request {
 }
 
 fn request(method: &str, path_and_query: &str, headers: &[(&str, &str)]) -> Request {
-    let (path, query) = path_and_query
-        .split_once('?')
-        .unwrap_or((path_and_query, ""));
-    let headers: serde_json::Map<String, Value> = headers
-        .iter()
-        .map(|(k, v)| (k.to_string(), json!(v)))
-        .collect();
-    let event = json!({
-        "version": "2.0",
-        "routeKey": "$default",
-        "rawPath": path,
-        "rawQueryString": query,
-        "headers": headers,
-        "requestContext": {
-            "accountId": "123456789012", "apiId": "api", "domainName": "api.example.com",
-            "domainPrefix": "api", "requestId": "req-1", "routeKey": "$default", "stage": "$default",
-            "time": "01/Jun/2026:12:00:00 +0000", "timeEpoch": 1780315200000u64,
-            "http": {"method": method, "path": path, "protocol": "HTTP/1.1",
-                     "sourceIp": "192.0.2.1", "userAgent": "test"}
-        },
-        "isBase64Encoded": false
-    });
-    lambda_http::request::from_str(&event.to_string()).expect("valid v2 event")
+    V2Event::new(method, path_and_query)
+        .headers(headers.iter().copied())
+        .request()
 }
 
 fn body(resp: &Response<Body>) -> Value {

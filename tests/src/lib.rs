@@ -30,6 +30,7 @@ use aws_smithy_types::config_bag::ConfigBag;
 use catalog::domain::{KeyHash, Scope};
 use catalog::dynamo::DynamoCatalog;
 use catalog::s3::S3Signer;
+use catalog::testing::V2Event;
 use catalog_dev::{Manifest, SampleDataset, Target};
 use catalog_writer::DynamoWriter;
 use chrono::{DateTime, Utc};
@@ -436,31 +437,16 @@ pub fn read_parquet(bytes: Bytes) -> (u64, Vec<String>, u64) {
 
 /// An API Gateway HTTP API (v2) event as Lambda delivers it.
 pub fn v2_event(path_and_query: &str, headers: &[(&str, &str)]) -> serde_json::Value {
-    let (path, query) = path_and_query
-        .split_once('?')
-        .unwrap_or((path_and_query, ""));
-    let headers: serde_json::Map<String, serde_json::Value> = headers
-        .iter()
-        .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
-        .collect();
-    serde_json::json!({
-        "version": "2.0", "routeKey": "$default", "rawPath": path, "rawQueryString": query,
-        "headers": headers,
-        "requestContext": {
-            "accountId": "123456789012", "apiId": "api", "domainName": "api.example.com",
-            "domainPrefix": "api", "requestId": "it", "routeKey": "$default", "stage": "$default",
-            "time": "01/Jun/2026:12:00:00 +0000", "timeEpoch": 0,
-            "http": {"method": "GET", "path": path, "protocol": "HTTP/1.1",
-                     "sourceIp": "192.0.2.1", "userAgent": "it"}
-        },
-        "isBase64Encoded": false
-    })
+    V2Event::get(path_and_query)
+        .headers(headers.iter().copied())
+        .request_id("it")
+        .json()
 }
 
 /// The same event, parsed as `lambda_http` parses it for a handler.
 pub fn v2_request(path_and_query: &str, headers: &[(&str, &str)]) -> lambda_http::Request {
-    let event = v2_event(path_and_query, headers);
-    lambda_http::request::from_str(&event.to_string()).expect("valid v2 event")
+    lambda_http::request::from_str(&v2_event(path_and_query, headers).to_string())
+        .expect("valid v2 event")
 }
 
 /// Records the operation name of every request an SDK client got a response to over the wire,
@@ -494,7 +480,7 @@ impl Intercept for Wire {
             .load::<Metadata>()
             .map(|m| format!("{}.{}", m.service(), m.name()))
             .unwrap_or_else(|| "?".into());
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(Call {
+        catalog::lock(&self.0).push(Call {
             operation,
             items: 0,
         });
@@ -509,7 +495,7 @@ impl Intercept for Wire {
     ) -> Result<(), BoxError> {
         if let Ok(output) = context.output_or_error() {
             let items = items_in(output);
-            if let Some(last) = self.0.lock().unwrap_or_else(|p| p.into_inner()).last_mut() {
+            if let Some(last) = catalog::lock(&self.0).last_mut() {
                 last.items = items;
             }
         }
@@ -546,7 +532,7 @@ impl Wire {
 
     /// The calls recorded since the last call, in order.
     pub fn take_calls(&self) -> Vec<Call> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+        std::mem::take(&mut *catalog::lock(&self.0))
     }
 }
 

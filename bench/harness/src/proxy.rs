@@ -40,10 +40,7 @@ impl Counting {
         let record = accepted.clone();
         let task = tokio::spawn(async move {
             while let Ok((mut inbound, _)) = listener.accept().await {
-                record
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(Instant::now());
+                catalog::lock(&record).push(Instant::now());
                 let Some(upstream) = upstream else {
                     continue;
                 };
@@ -67,9 +64,7 @@ impl Counting {
 
     /// Connections accepted between `from` and `to`.
     pub fn connections_between(&self, from: Instant, to: Instant) -> usize {
-        self.accepted
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        catalog::lock(&self.accepted)
             .iter()
             .filter(|t| **t >= from && **t < to)
             .count()

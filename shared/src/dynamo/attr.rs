@@ -6,9 +6,11 @@ use chrono::{DateTime, Utc};
 use serde_json::value::RawValue;
 use uuid::Uuid;
 
-use super::layout::Item;
 use crate::error::StoreError;
 use crate::model::format_time;
+
+/// A DynamoDB item, as the SDK holds it.
+pub type Item = std::collections::HashMap<String, AttributeValue>;
 
 pub fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())

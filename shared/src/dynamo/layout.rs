@@ -17,15 +17,12 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use uuid::Uuid;
 
+pub use super::attr::Item;
 use super::attr::{get_s, s};
 use crate::error::StoreError;
 use crate::query::Facet;
-
-/// A DynamoDB item, as the SDK holds it.
-pub type Item = HashMap<String, AttributeValue>;
 
 pub const DATASET_SK: &str = "DATASET";
 pub const LIST_PK: &str = "LIST";

@@ -216,7 +216,7 @@ impl DynamoCatalog {
         let total = match self.get_counter(counter_pk).await? {
             Some(item) => get_u64(&item, "total")?,
             None => match facet {
-                Some(f) => return Err(unknown(f)),
+                Some(f) => return Err(StoreError::unknown_facet(f)),
                 None => 0,
             },
         };
@@ -279,7 +279,8 @@ impl DynamoCatalog {
         };
         let mut source = (LIST_PK.to_owned(), u64::MAX);
         for facet in &query.facets {
-            let item = by_pk(&facet_counter_pk(facet)).ok_or_else(|| unknown(facet))?;
+            let item =
+                by_pk(&facet_counter_pk(facet)).ok_or_else(|| StoreError::unknown_facet(facet))?;
             let total = get_u64(item, "total")?;
             if total < source.1 {
                 source = (facet_list_pk(facet), total);
@@ -329,11 +330,6 @@ impl DynamoCatalog {
         let mut found = batch_get_all(&self.client, request).await?;
         Ok(found.remove(&self.datasets_table).unwrap_or_default())
     }
-}
-
-/// One BatchGetItem, with its unprocessed keys retried (with backoff) up to `BATCH_RETRIES`
-fn unknown(facet: &Facet) -> StoreError {
-    StoreError::UnknownFacet(format!("{} '{}'", facet.kind.name(), facet.value))
 }
 
 impl CatalogPager for DynamoCatalog {

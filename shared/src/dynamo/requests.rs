@@ -83,37 +83,42 @@ pub async fn batch_get_all(
 
 /// Every item a Query returns, over all its pages.
 pub async fn query_all(query: QueryFluentBuilder) -> Result<Vec<Item>, StoreError> {
-    let mut items = Vec::new();
-    let mut start = None;
-    loop {
-        let out = query
-            .clone()
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .map_err(classify)?;
-        items.extend(out.items.unwrap_or_default());
-        match out.last_evaluated_key {
-            Some(k) if !k.is_empty() => start = Some(k),
-            _ => return Ok(items),
+    all_pages(|start| {
+        let page = query.clone().set_exclusive_start_key(start);
+        async move {
+            let out = page.send().await.map_err(classify)?;
+            Ok((out.items.unwrap_or_default(), out.last_evaluated_key))
         }
-    }
+    })
+    .await
 }
 
 /// Every item a Scan returns, over all its pages (operators' tools only: the functions never
 /// scan).
 pub async fn scan_all(scan: ScanFluentBuilder) -> Result<Vec<Item>, StoreError> {
+    all_pages(|start| {
+        let page = scan.clone().set_exclusive_start_key(start);
+        async move {
+            let out = page.send().await.map_err(classify)?;
+            Ok((out.items.unwrap_or_default(), out.last_evaluated_key))
+        }
+    })
+    .await
+}
+
+/// Reads pages from `page(start)` (a page's items and the key to start the next at) until a
+/// page has no next key.
+async fn all_pages<F, Fut>(mut page: F) -> Result<Vec<Item>, StoreError>
+where
+    F: FnMut(Option<Item>) -> Fut,
+    Fut: std::future::Future<Output = Result<(Vec<Item>, Option<Item>), StoreError>>,
+{
     let mut items = Vec::new();
     let mut start = None;
     loop {
-        let out = scan
-            .clone()
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .map_err(classify)?;
-        items.extend(out.items.unwrap_or_default());
-        match out.last_evaluated_key {
+        let (found, next) = page(start).await?;
+        items.extend(found);
+        match next {
             Some(k) if !k.is_empty() => start = Some(k),
             _ => return Ok(items),
         }
