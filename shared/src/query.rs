@@ -7,7 +7,7 @@
 //!   publication: that facet's own list, kept gap-free in publication order, read the same way.
 //! - Anything else (several facets, `q`, sorting by `updated` or `name`): a scan of the smallest
 //!   candidate list, filtered and sorted in memory. Its cost grows with that list's size; see
-//!   the README (Finding datasets) for the figures.
+//!   docs/api.md (Finding datasets) for the figures.
 
 use std::cmp::Ordering;
 

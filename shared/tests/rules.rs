@@ -156,7 +156,7 @@ fn assert_json_error(resp: &Response<Body>, status: u16) -> String {
     b["error"].as_str().expect("error is a string").to_owned()
 }
 
-/// Every code an error body can carry (README, openapi.yaml).
+/// Every code an error body can carry (docs/api.md, openapi.yaml).
 const ERROR_CODES: &[&str] = &[
     "bad_request",
     "missing_key",
