@@ -1,0 +1,117 @@
+//! The operators' CLI end to end: the compiled `catalog-admin` against the emulators, and the
+//! API (the functions' handlers and adapters) reflecting each change on the next request.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use catalog::api;
+use catalog::domain::Slug;
+use catalog::model::DatasetMeta;
+use catalog_tests::{built_binary, http_get, json_body, samples_dir, v2_request, Stack};
+use catalog_writer::{Expected, NewVersion, WriteError};
+use chrono::Utc;
+use serde_json::Value;
+
+/// Runs `catalog-admin` with the stack's configuration and extra environment.
+fn admin(stack: &Stack, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(built_binary("catalog-admin"))
+        .args(args)
+        .envs(stack.function_env())
+        .envs(env.iter().copied())
+        .output()
+        .expect("run catalog-admin")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "catalog-admin failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn sample(name: &str) -> PathBuf {
+    samples_dir().join(format!("{name}.parquet"))
+}
+
+fn publish(stack: &Stack, file: &Path, slug: &str) -> Output {
+    admin(
+        stack,
+        &[
+            "publish",
+            file.to_str().unwrap(),
+            "--slug",
+            slug,
+            "--name",
+            "Published through the CLI",
+            "--license",
+            "CC0-1.0",
+            "--source",
+            "tests",
+            "--category",
+            "testing",
+            "--tag",
+            "cli",
+        ],
+        &[],
+    )
+}
+
+async fn metadata(stack: &Stack, slug: &str) -> lambda_http::Response<lambda_http::Body> {
+    api::metadata(
+        &v2_request(&format!("/api/v1/datasets/{slug}"), &[]),
+        &stack.catalog(),
+        Utc::now(),
+    )
+    .await
+}
+
+async fn data(
+    stack: &Stack,
+    slug: &str,
+    key: Option<&str>,
+) -> lambda_http::Response<lambda_http::Body> {
+    let headers: Vec<(&str, &str)> = key.map(|k| ("x-api-key", k)).into_iter().collect();
+    api::data(
+        &v2_request(&format!("/api/v1/datasets/{slug}/data"), &headers),
+        &stack.catalog(),
+        &stack.signer(Duration::from_secs(900)),
+        Utc::now(),
+    )
+    .await
+}
+
+async fn list(stack: &Stack) -> Value {
+    json_body(
+        &api::list(
+            &v2_request("/api/v1/datasets", &[]),
+            &stack.catalog(),
+            Utc::now(),
+        )
+        .await,
+    )
+}
+
+fn create_key(stack: &Stack) -> String {
+    let out = ok(&admin(
+        stack,
+        &["keys", "create", "--scope", "read", "--label", "t"],
+        &[],
+    ));
+    out.trim().to_owned()
+}
+
+fn inspect(file: &Path) -> Value {
+    let out = Command::new(built_binary("catalog-admin"))
+        .args(["inspect", file.to_str().unwrap()])
+        .output()
+        .expect("inspect");
+    serde_json::from_slice(&out.stdout).expect("inspect prints JSON")
+}
+
+mod failures;
+mod operations;
+mod publishing;

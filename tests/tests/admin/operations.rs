@@ -1,0 +1,232 @@
+//! Keys, keyless windows, listing and showing datasets, help, and pinned versions.
+
+use super::*;
+
+#[tokio::test]
+async fn keys_create_list_revoke_take_effect_on_the_next_request() {
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("city-bikes"), "bikes"));
+    let key = create_key(&stack);
+    assert!(key.starts_with("dcat_") && key.len() >= 5 + 32, "{key}");
+    assert_eq!(data(&stack, "bikes", Some(&key)).await.status(), 200);
+
+    let listed = ok(&admin(&stack, &["keys", "list"], &[]));
+    assert!(!listed.contains(&key), "the secret is never listed");
+    assert!(listed.contains(&key[..9]), "the prefix is: {listed}");
+    let id = listed
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    ok(&admin(&stack, &["keys", "revoke", &id], &[]));
+    assert_eq!(data(&stack, "bikes", Some(&key)).await.status(), 401);
+    let listed = ok(&admin(&stack, &["keys", "list"], &[]));
+    assert!(
+        listed.lines().nth(1).unwrap().contains('T'),
+        "revoked time shown: {listed}"
+    );
+}
+
+#[tokio::test]
+async fn keyless_set_and_clear_take_effect_on_the_next_request() {
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("river-levels"), "river"));
+    assert_eq!(data(&stack, "river", None).await.status(), 401);
+    ok(&admin(
+        &stack,
+        &["keyless", "set", "river", "--until", "+1h"],
+        &[],
+    ));
+    assert_eq!(data(&stack, "river", None).await.status(), 200);
+    let item = &list(&stack).await["items"][0];
+    assert_eq!(item["keyless"], true, "the list shows the window too");
+    ok(&admin(&stack, &["keyless", "clear", "river"], &[]));
+    assert_eq!(data(&stack, "river", None).await.status(), 401);
+    assert_eq!(
+        json_body(&metadata(&stack, "river").await)["keyless_until"],
+        Value::Null
+    );
+}
+
+#[test]
+fn every_command_explains_itself_with_an_example() {
+    for args in [
+        vec!["--help"],
+        vec!["keys", "--help"],
+        vec!["keyless", "--help"],
+        vec!["datasets", "--help"],
+        vec!["versions", "--help"],
+        vec!["publish", "--help"],
+        vec!["inspect", "--help"],
+        vec!["keys", "create", "--help"],
+        vec!["keys", "list", "--help"],
+        vec!["keys", "revoke", "--help"],
+        vec!["keyless", "set", "--help"],
+        vec!["keyless", "clear", "--help"],
+        vec!["datasets", "list", "--help"],
+        vec!["datasets", "show", "--help"],
+        vec!["versions", "list", "--help"],
+        vec!["versions", "activate", "--help"],
+    ] {
+        let out = Command::new(built_binary("catalog-admin"))
+            .args(&args)
+            .output()
+            .expect("run --help");
+        assert!(out.status.success(), "{args:?}");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(help.contains("Example: catalog-admin"), "{args:?}: {help}");
+    }
+}
+
+#[tokio::test]
+async fn datasets_list_and_show_and_expiring_keys() {
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("bird-sightings"), "birds"));
+    ok(&publish(&stack, &sample("city-bikes"), "bikes"));
+    let listed = ok(&admin(&stack, &["datasets", "list"], &[]));
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines[0], "2 datasets");
+    assert!(
+        lines[1].starts_with("bikes") && lines[2].starts_with("birds"),
+        "{listed}"
+    );
+    let shown: Value =
+        serde_json::from_str(&ok(&admin(&stack, &["datasets", "show", "birds"], &[]))).unwrap();
+    let meta = json_body(&metadata(&stack, "birds").await);
+    for field in [
+        "id",
+        "name",
+        "row_count",
+        "column_count",
+        "size",
+        "schema",
+        "insights",
+    ] {
+        assert_eq!(shown[field], meta[field], "{field}");
+    }
+    assert_eq!(shown["active_version"], 1);
+    let missing = admin(&stack, &["datasets", "show", "nope"], &[]);
+    assert_eq!(missing.status.code(), Some(2));
+
+    // A key created to expire in 2 seconds works, then stops working.
+    let out = ok(&admin(
+        &stack,
+        &["keys", "create", "--scope", "read", "--expires", "+2s"],
+        &[],
+    ));
+    let key = out.trim().to_owned();
+    assert_eq!(data(&stack, "birds", Some(&key)).await.status(), 200);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(data(&stack, "birds", Some(&key)).await.status(), 401);
+    let past = admin(
+        &stack,
+        &[
+            "keys",
+            "create",
+            "--scope",
+            "read",
+            "--expires",
+            "2000-01-01T00:00:00Z",
+        ],
+        &[],
+    );
+    assert_eq!(past.status.code(), Some(2));
+    let scope = admin(&stack, &["keys", "create", "--scope", "write"], &[]);
+    assert_eq!(scope.status.code(), Some(2));
+}
+
+/// The data endpoint with a query string, signing URLs valid for `ttl`.
+async fn data_query(stack: &Stack, path_and_query: &str, key: &str, ttl: Duration) -> Value {
+    let resp = api::data(
+        &v2_request(path_and_query, &[("x-api-key", key)]),
+        &stack.catalog(),
+        &stack.signer(ttl),
+        Utc::now(),
+    )
+    .await;
+    let mut body = json_body(&resp);
+    body["status"] = resp.status().as_u16().into();
+    body
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+#[tokio::test]
+async fn a_pinned_version_downloads_the_same_file_after_expiry_and_never_a_newer_one() {
+    let stack = Stack::start().await;
+    let key = create_key(&stack);
+    let first = std::fs::read(sample("river-levels")).unwrap();
+    let second = std::fs::read(sample("bird-sightings")).unwrap();
+    ok(&publish(&stack, &sample("river-levels"), "pinned"));
+
+    // GIVEN the metadata names version 1 and its digest
+    let meta = json_body(&metadata(&stack, "pinned").await);
+    assert_eq!(meta["version"], 1);
+    assert_eq!(meta["sha256"], sha256_hex(&first));
+
+    // WHEN a client pins it and its URL expires
+    let short = Duration::from_secs(1);
+    let d = data_query(
+        &stack,
+        "/api/v1/datasets/pinned/data?version=1",
+        &key,
+        short,
+    )
+    .await;
+    assert_eq!(d["status"], 200, "{d}");
+    assert_eq!(d["version"], 1);
+    assert_eq!(d["sha256"], sha256_hex(&first));
+    assert_eq!(d["size_bytes"], first.len() as u64);
+    assert_eq!(d["published_at"], meta["published_at"]);
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let (code, _) = http_get(d["url"].as_str().unwrap()).await;
+    assert_eq!(code, 403, "S3 refuses the expired URL");
+
+    // THEN refreshing with the same pin gets the same file
+    let long = Duration::from_secs(900);
+    let again = data_query(&stack, "/api/v1/datasets/pinned/data?version=1", &key, long).await;
+    let (code, bytes) = http_get(again["url"].as_str().unwrap()).await;
+    assert_eq!(code, 200);
+    assert_eq!(sha256_hex(&bytes), sha256_hex(&first));
+
+    // WHEN version 2 is published
+    ok(&publish(&stack, &sample("bird-sightings"), "pinned"));
+    // THEN the old pin is a 404 naming the active version, never the newer file
+    let stale = data_query(&stack, "/api/v1/datasets/pinned/data?version=1", &key, long).await;
+    assert_eq!(stale["status"], 404, "{stale}");
+    assert_eq!(stale["code"], "not_found");
+    assert_eq!(
+        stale["error"],
+        "version 1 of 'pinned' is not available: its active version is 2"
+    );
+    // AND the new pin, or no pin, serves version 2 and its digest matches the bytes
+    for path in [
+        "/api/v1/datasets/pinned/data?version=2",
+        "/api/v1/datasets/pinned/data",
+    ] {
+        let d = data_query(&stack, path, &key, long).await;
+        assert_eq!(d["version"], 2, "{path}");
+        let (code, bytes) = http_get(d["url"].as_str().unwrap()).await;
+        assert_eq!(code, 200);
+        assert_eq!(bytes.as_ref(), second.as_slice());
+        assert_eq!(d["sha256"], sha256_hex(&bytes));
+        assert_eq!(d["size_bytes"], bytes.len() as u64);
+    }
+    assert_eq!(json_body(&metadata(&stack, "pinned").await)["version"], 2);
+
+    // AND after a rollback, version 1 is served again, byte for byte
+    ok(&admin(
+        &stack,
+        &["versions", "activate", "pinned", "1"],
+        &[],
+    ));
+    let back = data_query(&stack, "/api/v1/datasets/pinned/data?version=1", &key, long).await;
+    let (_, bytes) = http_get(back["url"].as_str().unwrap()).await;
+    assert_eq!(bytes.as_ref(), first.as_slice());
+    let gone = data_query(&stack, "/api/v1/datasets/pinned/data?version=2", &key, long).await;
+    assert_eq!(gone["status"], 404);
+}

@@ -1,0 +1,283 @@
+//! Publishing through the CLI: statistics served, republish and rollback, input checks, races, metadata files, multipart uploads.
+
+use super::*;
+
+#[tokio::test]
+async fn published_dataset_is_served_with_its_statistics_and_downloads() {
+    let stack = Stack::start().await;
+    let file = sample("air-quality-hourly");
+    let printed = ok(&publish(&stack, &file, "air"));
+    assert!(printed.contains("published air version 1"), "{printed}");
+
+    let meta = json_body(&metadata(&stack, "air").await);
+    let inspected = inspect(&file);
+    assert_eq!(meta["schema"], inspected["schema"]);
+    assert_eq!(meta["row_count"], inspected["row_count"]);
+    assert_eq!(meta["size"], inspected["size"]);
+    assert_eq!(meta["name"], "Published through the CLI");
+    assert_eq!(meta["tags"], serde_json::json!(["cli"]));
+
+    let key = create_key(&stack);
+    let resp = data(&stack, "air", Some(&key)).await;
+    assert_eq!(resp.status(), 200);
+    let (code, bytes) = http_get(json_body(&resp)["url"].as_str().unwrap()).await;
+    assert_eq!(code, 200);
+    assert_eq!(bytes.as_ref(), std::fs::read(&file).unwrap().as_slice());
+    assert_eq!(list(&stack).await["total"], 1);
+}
+
+#[tokio::test]
+async fn republish_serves_version_2_keeps_its_place_and_rollback_restores_version_1() {
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("bird-sightings"), "first"));
+    ok(&publish(&stack, &sample("river-levels"), "birds"));
+    ok(&publish(&stack, &sample("city-bikes"), "last"));
+    let before: Vec<Value> = list(&stack).await["items"].as_array().unwrap().clone();
+
+    // Re-publish with a different file and only a new name: other fields are kept.
+    let out = admin(
+        &stack,
+        &[
+            "publish",
+            sample("bird-sightings").to_str().unwrap(),
+            "--slug",
+            "birds",
+            "--name",
+            "Renamed",
+        ],
+        &[],
+    );
+    assert!(ok(&out).contains("published birds version 2"));
+    let key = create_key(&stack);
+    let v2 = json_body(&data(&stack, "birds", Some(&key)).await);
+    assert_eq!(
+        v2["row_count"],
+        inspect(&sample("bird-sightings"))["row_count"]
+    );
+    let meta = json_body(&metadata(&stack, "birds").await);
+    assert_eq!(meta["name"], "Renamed");
+    assert_eq!(meta["license"], "CC0-1.0", "kept from version 1");
+
+    let after = list(&stack).await;
+    let order = |items: &[Value]| -> Vec<String> {
+        items
+            .iter()
+            .map(|i| i["slug"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(order(after["items"].as_array().unwrap()), order(&before));
+    assert_eq!(after["total"], 3);
+    let entry = after["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["slug"] == "birds")
+        .unwrap();
+    assert_eq!(
+        entry["row_count"], v2["row_count"],
+        "the list shows version 2"
+    );
+    assert_eq!(entry["name"], "Renamed");
+
+    let versions = ok(&admin(&stack, &["versions", "list", "birds"], &[]));
+    assert!(
+        versions.contains("  v1") && versions.contains("* v2"),
+        "{versions}"
+    );
+
+    ok(&admin(&stack, &["versions", "activate", "birds", "1"], &[]));
+    let v1 = json_body(&data(&stack, "birds", Some(&key)).await);
+    assert_eq!(
+        v1["row_count"],
+        inspect(&sample("river-levels"))["row_count"]
+    );
+    assert_eq!(
+        v1["columns"],
+        json_body(&metadata(&stack, "birds").await)["schema"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].clone())
+            .collect::<Value>()
+    );
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_with_a_message_and_nothing_is_written() {
+    let stack = Stack::start().await;
+    let dir = std::env::temp_dir().join(format!("catalog-bad-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = dir.join("not.parquet");
+    std::fs::write(&text, "slug,name\na,b\n").unwrap();
+    let empty = dir.join("empty.parquet");
+    std::fs::write(&empty, "").unwrap();
+    let mut truncated = std::fs::read(sample("city-bikes")).unwrap();
+    truncated.truncate(truncated.len() / 2);
+    let corrupt = dir.join("corrupt.parquet");
+    std::fs::write(&corrupt, truncated).unwrap();
+
+    for (file, slug, why) in [
+        (text.as_path(), "ok-slug", "Parquet"),
+        (empty.as_path(), "ok-slug", "Parquet"),
+        (corrupt.as_path(), "ok-slug", "Parquet"),
+        (sample("city-bikes").as_path(), "Bad_Slug", "slug"),
+        (
+            dir.join("missing.parquet").as_path(),
+            "ok-slug",
+            "cannot read",
+        ),
+    ] {
+        let out = publish(&stack, file, slug);
+        assert_eq!(out.status.code(), Some(2), "{}", file.display());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(why), "{}: {err}", file.display());
+    }
+    // A new dataset needs its descriptive fields.
+    let out = admin(
+        &stack,
+        &[
+            "publish",
+            sample("city-bikes").to_str().unwrap(),
+            "--slug",
+            "ok-slug",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--name is required"));
+
+    assert_eq!(list(&stack).await["total"], 0);
+    assert_eq!(metadata(&stack, "ok-slug").await.status(), 404);
+    let objects = stack
+        .s3
+        .list_objects_v2()
+        .bucket(&stack.target.bucket)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(objects.key_count(), Some(0), "no object uploaded");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn losing_a_publish_race_changes_nothing() {
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("river-levels"), "raced"));
+    let writer = stack.writer();
+    let slug = Slug::parse("raced").unwrap();
+    let meta: DatasetMeta = writer.dataset_meta(&slug).await.unwrap().unwrap();
+    let now = Utc::now();
+    // Two publishers reserve versions 2 and 3, both having seen version 1 active.
+    let a = writer
+        .reserve_version(&slug, &meta, None, false, now)
+        .await
+        .unwrap();
+    let b = writer
+        .reserve_version(&slug, &meta, None, false, now)
+        .await
+        .unwrap();
+    assert_eq!((a.version, b.version), (2, 3));
+    assert_eq!(a.previous, Some(1));
+    let version = |n: u64, rows: u64| NewVersion {
+        active: catalog::model::ActiveVersion {
+            version: n,
+            s3_key: format!("datasets/raced/v{n}/x.parquet"),
+            size: 1,
+            row_count: rows,
+            columns: vec!["c".into()],
+            sha256: "0".repeat(64),
+            published_at: now,
+        },
+        schema_json: "[]".into(),
+    };
+    writer.put_version(&slug, &version(2, 222)).await.unwrap();
+    writer.put_version(&slug, &version(3, 333)).await.unwrap();
+    // B wins; A's activation, still expecting version 1, fails and changes nothing.
+    writer
+        .activate(&slug, 3, Expected::Version(1), None, now)
+        .await
+        .unwrap();
+    let lost = writer
+        .activate(&slug, 2, a.previous.into(), None, now)
+        .await;
+    assert!(matches!(lost, Err(WriteError::Conflict(_))), "{lost:?}");
+    let key = create_key(&stack);
+    assert_eq!(
+        json_body(&data(&stack, "raced", Some(&key)).await)["row_count"],
+        333
+    );
+}
+
+#[tokio::test]
+async fn new_refuses_a_slug_that_is_taken_and_metadata_comes_from_yaml() {
+    let stack = Stack::start().await;
+    let dir = std::env::temp_dir().join(format!("catalog-meta-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let yaml = dir.join("meta.yaml");
+    std::fs::write(
+        &yaml,
+        "name: From YAML\nlicense: ODbL-1.0\nsource: tests\ncategory: transport\n\
+         tags: [bikes, yaml]\ndiscussions:\n  - {id: '7', title: Hi, slug: hi, path: /d/hi}\n",
+    )
+    .unwrap();
+    let file = sample("city-bikes");
+    let args = |extra: &[&str]| {
+        let mut v = vec![
+            "publish",
+            file.to_str().unwrap(),
+            "--slug",
+            "bikes",
+            "--metadata",
+        ];
+        v.push(yaml.to_str().unwrap());
+        v.extend_from_slice(extra);
+        v.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let run = |a: Vec<String>| {
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        admin(&stack, &refs, &[])
+    };
+    ok(&run(args(&["--new"])));
+    let meta = json_body(&metadata(&stack, "bikes").await);
+    assert_eq!(meta["name"], "From YAML");
+    assert_eq!(meta["tags"], serde_json::json!(["bikes", "yaml"]));
+    assert_eq!(meta["discussions"][0]["path"], "/d/hi");
+
+    let again = run(args(&["--new"]));
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already taken"));
+    let versions = ok(&admin(&stack, &["versions", "list", "bikes"], &[]));
+    assert_eq!(versions.lines().count(), 1, "nothing new was written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_large_file_goes_up_in_parts_and_downloads_whole() {
+    let stack = Stack::start().await;
+    let dir = std::env::temp_dir().join(format!("catalog-large-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("large.parquet");
+    // ~24 MiB of incompressible bytes: more than one 16 MiB part.
+    let script = "import os, sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  t = pa.table({'blob': [os.urandom(1 << 20) for _ in range(24)], 'n': list(range(24))})\n\
+                  pq.write_table(t, sys.argv[1], compression='none')\n";
+    let python = std::env::var_os("PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| catalog_tests::repo_root().join(".venv/bin/python"));
+    let status = Command::new(python)
+        .args(["-c", script])
+        .arg(&file)
+        .status()
+        .expect("python");
+    assert!(status.success());
+    let size = std::fs::metadata(&file).unwrap().len();
+    assert!(size > 16 * 1024 * 1024);
+    ok(&publish(&stack, &file, "large"));
+    let key = create_key(&stack);
+    let d = json_body(&data(&stack, "large", Some(&key)).await);
+    let (code, bytes) = http_get(d["url"].as_str().unwrap()).await;
+    assert_eq!(code, 200);
+    assert_eq!(bytes.len() as u64, size);
+    assert_eq!(bytes.as_ref(), std::fs::read(&file).unwrap().as_slice());
+    let _ = std::fs::remove_dir_all(&dir);
+}
