@@ -139,8 +139,10 @@ pub struct KeyRecord {
 }
 
 impl KeyRecord {
+    /// A key works until it expires, and not at all once revoked: `revoked_at` records when,
+    /// by the revoker's clock, and is never compared with this one.
     pub fn is_usable_at(&self, now: DateTime<Utc>) -> bool {
-        self.revoked_at.is_none_or(|t| now < t) && self.expires_at.is_none_or(|t| now < t)
+        self.revoked_at.is_none() && self.expires_at.is_none_or(|t| now < t)
     }
 
     pub fn has_scope(&self, scope: &Scope) -> bool {

@@ -13,7 +13,8 @@
 //! | facet list entry | `LIST#<facet>#<value>` | `SEQ#<position, 12 digits>` | the summary, and `seq`, its position in `LIST` |
 //! | facet counter | `CATALOG#<facet>#<value>` | `COUNTER` | `total`: how many datasets the facet list holds; `rebuild_until`: a rewrite's mark |
 //!
-//! Keys table (`key_hash`, string): one item per API key, keyed by the SHA-256 of the key.
+//! Keys table (`key_hash`, string): one item per API key, keyed by the SHA-256 of the key, with
+//! an index on its public `id` ([`KEYS_BY_ID_INDEX`]).
 
 use std::collections::HashMap;
 
@@ -30,6 +31,8 @@ pub const COUNTER_PK: &str = "CATALOG";
 pub const COUNTER_SK: &str = "COUNTER";
 /// The keys table's partition key.
 pub const KEY_ATTR: &str = "key_hash";
+/// The keys table's index by public key id (`id`), keys only: revocation by id reads it.
+pub const KEYS_BY_ID_INDEX: &str = "by-id";
 
 pub fn dataset_pk(slug: &str) -> String {
     format!("DS#{slug}")

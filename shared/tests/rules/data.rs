@@ -136,6 +136,25 @@ async fn revoked_key_is_401() {
 }
 
 #[tokio::test]
+async fn a_revoked_key_is_refused_whatever_the_revokers_clock_said() {
+    // GIVEN a key revoked by an operator whose clock ran an hour ahead
+    let c = catalog();
+    let ahead = "dcat_revoked_ahead_0123456789abcdef";
+    c.insert_key(
+        KeyHash::of(ahead),
+        KeyRecord {
+            id: "k-ahead".into(),
+            scopes: vec![Scope::Read],
+            expires_at: None,
+            revoked_at: Some(now() + Duration::hours(1)),
+        },
+    );
+    // WHEN it is used on the next request, THEN it is refused
+    let resp = data_with(&c, "/api/v1/datasets/gated/data", &[("x-api-key", ahead)]).await;
+    assert_error(&resp, 401, "invalid_key");
+}
+
+#[tokio::test]
 async fn expired_key_is_401() {
     assert_json_error(
         &data("/api/v1/datasets/gated/data", &[("x-api-key", EXPIRED_KEY)]).await,

@@ -4,8 +4,8 @@ use catalog::domain::{KeyHash, Scope};
 use catalog::dynamo::attr::{
     get_s, get_strings, get_time, get_time_opt, opt_time, s, strings, time,
 };
-use catalog::dynamo::layout::{api_key_key, KEY_ATTR};
-use catalog::dynamo::requests::{classify, scan_all};
+use catalog::dynamo::layout::{api_key_key, KEYS_BY_ID_INDEX, KEY_ATTR};
+use catalog::dynamo::requests::{classify, query_all, scan_all};
 use catalog::error::StoreError;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -118,21 +118,20 @@ impl DynamoWriter {
         Ok(keys)
     }
 
-    /// Revokes the key with this public id as of `at`; its next request is refused.
+    /// Revokes the key with this public id as of `at`; its next request is refused. The id is
+    /// found through the keys table's index on it, at any table size, without a scan.
     pub async fn revoke_key_by_id(&self, id: &str, at: DateTime<Utc>) -> Result<(), WriteError> {
-        let out = self
-            .client
-            .scan()
-            .table_name(&self.keys_table)
-            .filter_expression("id = :id")
-            .expression_attribute_values(":id", s(id))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(classify)?;
-        let hash = out
-            .items
-            .unwrap_or_default()
+        let found = query_all(
+            self.client
+                .query()
+                .table_name(&self.keys_table)
+                .index_name(KEYS_BY_ID_INDEX)
+                .key_condition_expression("#id = :id")
+                .expression_attribute_names("#id", "id")
+                .expression_attribute_values(":id", s(id)),
+        )
+        .await?;
+        let hash = found
             .first()
             .map(|item| get_s(item, KEY_ATTR))
             .transpose()?
@@ -147,7 +146,8 @@ impl DynamoWriter {
             .update_item()
             .table_name(&self.keys_table)
             .set_key(Some(api_key_key(hash.as_str())))
-            .update_expression("SET revoked_at = :at")
+            // The first revocation's time stays: revoking twice changes nothing.
+            .update_expression("SET revoked_at = if_not_exists(revoked_at, :at)")
             .condition_expression("attribute_exists(key_hash)")
             .expression_attribute_values(":at", time(&at))
             .send()

@@ -1,10 +1,11 @@
 //! Creating the two tables (the local stack and the tests; template.yaml declares them on AWS).
 
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
+    ProjectionType, ScalarAttributeType,
 };
 use aws_sdk_dynamodb::Client;
-use catalog::dynamo::layout::KEY_ATTR;
+use catalog::dynamo::layout::{KEYS_BY_ID_INDEX, KEY_ATTR};
 use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
 
@@ -38,12 +39,24 @@ pub async fn create_tables(
         .send()
         .await
         .map_err(classify)?;
+    let by_id = GlobalSecondaryIndex::builder()
+        .index_name(KEYS_BY_ID_INDEX)
+        .key_schema(key("id", KeyType::Hash)?)
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::KeysOnly)
+                .build(),
+        )
+        .build()
+        .map_err(|e| StoreError::Other(Box::new(e)))?;
     client
         .create_table()
         .table_name(keys_table)
         .billing_mode(BillingMode::PayPerRequest)
         .attribute_definitions(attr(KEY_ATTR)?)
+        .attribute_definitions(attr("id")?)
         .key_schema(key(KEY_ATTR, KeyType::Hash)?)
+        .global_secondary_indexes(by_id)
         .send()
         .await
         .map_err(classify)?;

@@ -230,3 +230,56 @@ async fn a_pinned_version_downloads_the_same_file_after_expiry_and_never_a_newer
     let gone = data_query(&stack, "/api/v1/datasets/pinned/data?version=2", &key, long).await;
     assert_eq!(gone["status"], 404);
 }
+
+#[tokio::test]
+async fn revoke_finds_a_key_among_more_keys_than_one_scan_page_holds() {
+    use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("city-bikes"), "bikes"));
+    // GIVEN 5,000 other keys, about 1.5 MB: more than one 1 MB Scan page...
+    let s = |v: String| AttributeValue::S(v);
+    for batch in 0..200u64 {
+        let requests: Vec<WriteRequest> = (0..25u64)
+            .map(|i| {
+                let n = batch * 25 + i;
+                let put = PutRequest::builder()
+                    .item("key_hash", s(format!("{n:064x}")))
+                    .item("id", s(format!("key_filler{n:06}")))
+                    .item("prefix", s("dcat_fill".into()))
+                    .item("label", s("x".repeat(200)))
+                    .item("scopes", AttributeValue::L(vec![s("read".into())]))
+                    .item("created_at", s("2026-01-01T00:00:00Z".into()))
+                    .build()
+                    .unwrap();
+                WriteRequest::builder().put_request(put).build()
+            })
+            .collect();
+        let out = stack
+            .dynamo
+            .batch_write_item()
+            .request_items(&stack.target.keys_table, requests)
+            .send()
+            .await
+            .unwrap();
+        assert!(out.unprocessed_items.unwrap_or_default().is_empty());
+    }
+    // ... AND the key to revoke, created after them
+    let created = admin(
+        &stack,
+        &["keys", "create", "--scope", "read", "--label", "last"],
+        &[],
+    );
+    let key = ok(&created).trim().to_owned();
+    let stderr = String::from_utf8_lossy(&created.stderr);
+    let id = stderr
+        .split_whitespace()
+        .nth(1)
+        .map(|w| w.trim_end_matches(';'))
+        .expect("created <id>;")
+        .to_owned();
+    assert!(id.starts_with("key_"), "{stderr}");
+    assert_eq!(data(&stack, "bikes", Some(&key)).await.status(), 200);
+    // WHEN it is revoked by id, THEN the next request with it is refused
+    ok(&admin(&stack, &["keys", "revoke", &id], &[]));
+    assert_eq!(data(&stack, "bikes", Some(&key)).await.status(), 401);
+}

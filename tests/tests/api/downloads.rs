@@ -161,6 +161,23 @@ async fn revoked_key_fails_on_the_next_request() {
 }
 
 #[tokio::test]
+async fn a_key_revoked_by_a_fast_clock_fails_on_the_next_request() {
+    let g = given().await;
+    let path = "/api/v1/datasets/air-quality-hourly/data";
+    assert_eq!(g.data(path, &[("x-api-key", READ_KEY)]).await.status(), 200);
+    // The operator's clock is an hour ahead: the stored revocation time is in the future.
+    g.stack
+        .writer()
+        .revoke_key(
+            &catalog::domain::KeyHash::of(READ_KEY),
+            Utc::now() + chrono::Duration::hours(1),
+        )
+        .await
+        .expect("revoke");
+    assert_eq!(g.data(path, &[("x-api-key", READ_KEY)]).await.status(), 401);
+}
+
+#[tokio::test]
 async fn expired_key_is_401() {
     let g = given().await;
     let key = "dcat_integration_expired_key_000000000000000000000000000000000000";
