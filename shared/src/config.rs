@@ -40,8 +40,11 @@ pub struct DataConfig {
     pub signing_session: Duration,
 }
 
-/// Default signing session: 1 hour (the default maximum of an IAM role).
+/// Default signing session: 1 hour.
 pub const DEFAULT_SIGNING_SESSION_SECONDS: u64 = 3600;
+/// The longest signing session: the data function assumes the signing role with its own role's
+/// credentials, and AWS caps such chained sessions at one hour.
+pub const MAX_SIGNING_SESSION_SECONDS: u64 = 3600;
 
 /// Configuration of the operators' CLI (`catalog-admin`): the same tables and bucket the
 /// functions use, read from the same variables.
@@ -138,15 +141,34 @@ impl DataConfig {
             lookup,
             "SIGNING_SESSION_SECONDS",
             DEFAULT_SIGNING_SESSION_SECONDS,
-            900..=43200,
+            900..=MAX_SIGNING_SESSION_SECONDS,
         )?;
+        let signing_role_arn = optional(lookup, "SIGNING_ROLE_ARN");
+        // A deployed stack (template.yaml sets SIGNING_ROLE_REQUIRED) signs only with the
+        // signing role, whose credentials carry their expiry, never with credentials whose
+        // expiry is unknown.
+        if signing_role_arn.is_none() && flag(lookup, "SIGNING_ROLE_REQUIRED")? {
+            return Err(ConfigError::Missing("SIGNING_ROLE_ARN"));
+        }
+        // A URL cannot outlive the session that signed it.
+        if signing_role_arn.is_some() && url_ttl > signing_session {
+            return Err(ConfigError::Invalid {
+                name: "URL_TTL_SECONDS",
+                reason: format!(
+                    "{} s is longer than the signing session (SIGNING_SESSION_SECONDS, {} s): \
+                     no URL can outlive the session that signed it",
+                    url_ttl.as_secs(),
+                    signing_session.as_secs()
+                ),
+            });
+        }
         Ok(Self {
             datasets_table: required(lookup, "DATASETS_TABLE")?,
             keys_table: required(lookup, "KEYS_TABLE")?,
             bucket: required(lookup, "DATA_BUCKET")?,
             url_ttl,
             s3_force_path_style: path_style,
-            signing_role_arn: optional(lookup, "SIGNING_ROLE_ARN"),
+            signing_role_arn,
             signing_session,
         })
     }
@@ -307,6 +329,47 @@ mod tests {
             AdminConfig::from_lookup(&lookup(&[("KEYS_TABLE", "k")])),
             Err(ConfigError::Missing("DATASETS_TABLE"))
         );
+    }
+
+    #[test]
+    fn a_signing_session_is_at_most_an_hour_and_no_url_outlives_it() {
+        let with = |extra: &[(&'static str, &'static str)]| {
+            let mut vars = BASE.to_vec();
+            vars.push(("SIGNING_ROLE_ARN", "arn:aws:iam::1:role/s"));
+            vars.extend_from_slice(extra);
+            DataConfig::from_lookup(&lookup(&vars))
+        };
+        // Role chaining caps sessions at 3600 s: a longer one would fail every AssumeRole.
+        assert!(with(&[("SIGNING_SESSION_SECONDS", "3600")]).is_ok());
+        assert!(matches!(
+            with(&[("SIGNING_SESSION_SECONDS", "3601")]),
+            Err(ConfigError::Invalid { name: "SIGNING_SESSION_SECONDS", .. })
+        ));
+        // The TTL may equal the session, not exceed it.
+        let ok = with(&[("SIGNING_SESSION_SECONDS", "900"), ("URL_TTL_SECONDS", "900")]);
+        assert_eq!(ok.unwrap().url_ttl, Duration::from_secs(900));
+        assert!(matches!(
+            with(&[("SIGNING_SESSION_SECONDS", "900"), ("URL_TTL_SECONDS", "901")]),
+            Err(ConfigError::Invalid { name: "URL_TTL_SECONDS", .. })
+        ));
+        assert!(matches!(
+            with(&[("URL_TTL_SECONDS", "7200")]),
+            Err(ConfigError::Invalid { name: "URL_TTL_SECONDS", .. })
+        ));
+    }
+
+    #[test]
+    fn a_deployed_stack_refuses_to_start_without_its_signing_role() {
+        let mut vars = BASE.to_vec();
+        vars.push(("SIGNING_ROLE_REQUIRED", "true"));
+        assert_eq!(
+            DataConfig::from_lookup(&lookup(&vars)),
+            Err(ConfigError::Missing("SIGNING_ROLE_ARN"))
+        );
+        vars.push(("SIGNING_ROLE_ARN", "arn:aws:iam::1:role/s"));
+        assert!(DataConfig::from_lookup(&lookup(&vars)).is_ok());
+        // Locally (no requirement), the function's own credentials sign.
+        assert!(DataConfig::from_lookup(&lookup(&BASE)).is_ok());
     }
 
     #[test]
