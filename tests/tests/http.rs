@@ -172,3 +172,19 @@ async fn if_none_match_over_http_saves_the_body_until_the_answer_changes() {
         assert_ne!(header(&headers, "etag"), Some(old.as_str()));
     }
 }
+
+#[tokio::test]
+async fn every_answer_of_the_local_api_carries_its_own_request_id() {
+    let stack = Stack::start().await;
+    let (base, _api) = catalog_tests::start_local_api(&stack);
+    let mut ids = std::collections::HashSet::new();
+    for path in ["/datasets/nope", "/datasets/nope", "/datasets?page=0"] {
+        let (status, _, body) = http_request("GET", &format!("{base}{path}"), &[]).await;
+        assert!(status == 404 || status == 400, "{path}: {status}");
+        let body: serde_json::Value = serde_json::from_slice(&body).expect("JSON error");
+        let id = body["request_id"].as_str().expect("request_id").to_owned();
+        assert!(uuid::Uuid::try_parse(&id).is_ok(), "{id} is not a generated id");
+        ids.insert(id);
+    }
+    assert_eq!(ids.len(), 3, "each request has its own id: {ids:?}");
+}

@@ -18,7 +18,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
+use lambda_http::aws_lambda_events::apigw::ApiGatewayV2httpRequestContext;
 use lambda_http::aws_lambda_events::query_map::QueryMap;
+use lambda_http::request::RequestContext;
 use lambda_http::RequestExt;
 use tokio::net::TcpListener;
 
@@ -60,8 +62,12 @@ async fn serve(
         .query()
         .and_then(|q| q.parse().ok())
         .unwrap_or_default();
+    // Every request gets its own id, as API Gateway gives one, so that logs can be followed.
+    let mut context = ApiGatewayV2httpRequestContext::default();
+    context.request_id = Some(uuid::Uuid::new_v4().to_string());
     let req = lambda_http::Request::from_parts(parts, lambda_http::Body::from(bytes.to_vec()))
-        .with_query_string_parameters(query);
+        .with_query_string_parameters(query)
+        .with_request_context(RequestContext::ApiGatewayV2(context));
     let now = chrono::Utc::now();
     let response = match Route::parse(req.uri().path()) {
         Some(Route::List) => catalog::api::list(&req, &app.catalog, now).await,
