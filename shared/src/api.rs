@@ -18,9 +18,9 @@ pub const PUBLIC_MAX_AGE_SECONDS: i64 = 60;
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader, UrlSigner};
 use crate::query::{ListParams, ListQuery};
 
-/// The routes, matched on the raw path so that API Gateway (REST and HTTP APIs, with or without
-/// a stage in the path) and Lambda function URLs all work: the path must contain
-/// `/api/v1/datasets` followed by nothing, `/{slug}` or `/{slug}/data`.
+/// The routes. A path is exactly `/api/v1/datasets`, `/api/v1/datasets/{slug}` or
+/// `/api/v1/datasets/{slug}/data`: nothing before (a REST API's stage is not part of the path
+/// the client sent; see [`request_path`]), no trailing slash. Anything else is a JSON 404.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
     List,
@@ -30,18 +30,20 @@ pub enum Route {
 
 impl Route {
     pub fn parse(path: &str) -> Option<Self> {
-        let path = path.strip_suffix('/').unwrap_or(path);
-        let segments: Vec<&str> = path.split('/').collect();
-        let start = segments
-            .windows(3)
-            .position(|w| w == ["api", "v1", "datasets"])?;
-        match &segments[start + 3..] {
-            [] => Some(Self::List),
+        let rest = path.strip_prefix(Self::BASE)?;
+        if rest.is_empty() {
+            return Some(Self::List);
+        }
+        let segments: Vec<&str> = rest.strip_prefix('/')?.split('/').collect();
+        match segments.as_slice() {
             [slug] if !slug.is_empty() => Some(Self::Metadata((*slug).to_owned())),
             [slug, "data"] if !slug.is_empty() => Some(Self::Data((*slug).to_owned())),
             _ => None,
         }
     }
+
+    /// The list route; the others are below it.
+    pub const BASE: &'static str = "/api/v1/datasets";
 }
 
 /// Which endpoint a function serves.
@@ -74,19 +76,34 @@ pub fn pick_request_id(lambda: Option<&str>, gateway: Option<&str>) -> String {
         .to_owned()
 }
 
+/// The path the client sent. lambda_http puts a REST API's stage in front of the URI's path;
+/// the raw path it keeps is the one without (and the only one, for requests made elsewhere).
+pub fn request_path(req: &Request) -> &str {
+    match req.raw_http_path() {
+        "" => req.uri().path(),
+        raw => raw,
+    }
+}
+
+/// The methods every route answers (HEAD as GET without the body).
+pub const ALLOWED_METHODS: &str = "GET, HEAD, OPTIONS";
+
 /// Checks method and route; returns the path parameter (if any) of the expected endpoint.
 fn accept(req: &Request, endpoint: Endpoint) -> Result<Option<String>, ApiError> {
-    let path = req.uri().path();
-    let route = Route::parse(path).ok_or_else(|| ApiError::RouteNotFound(path.to_owned()))?;
-    if req.method() != Method::GET {
-        return Err(ApiError::MethodNotAllowed(req.method().to_string()));
+    let path = request_path(req);
+    let not_found = || ApiError::RouteNotFound(crate::domain::echo(path));
+    let route = Route::parse(path).ok_or_else(not_found)?;
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return Err(ApiError::MethodNotAllowed(crate::domain::echo(
+            req.method().as_str(),
+        )));
     }
     match (endpoint, route) {
         (Endpoint::List, Route::List) => Ok(None),
         (Endpoint::Metadata, Route::Metadata(slug)) | (Endpoint::Data, Route::Data(slug)) => {
             Ok(Some(slug))
         }
-        _ => Err(ApiError::RouteNotFound(path.to_owned())),
+        _ => Err(not_found()),
     }
 }
 
@@ -131,10 +148,11 @@ fn with_cors(mut response: Response<Body>) -> Response<Body> {
     response
 }
 
-/// The answer to a CORS preflight (`OPTIONS` on any of the API's routes): 204, no body. API
-/// Gateway routes these to the list function through `ANY /{proxy+}`.
+/// The answer to a CORS preflight (`OPTIONS` on any of the API's routes): 204, no body. Behind
+/// the HTTP API, API Gateway answers preflights itself (its `CorsConfiguration`); function URLs
+/// and the local API bring them here.
 fn preflight(req: &Request) -> Option<Response<Body>> {
-    if req.method() != Method::OPTIONS || Route::parse(req.uri().path()).is_none() {
+    if req.method() != Method::OPTIONS || Route::parse(request_path(req)).is_none() {
         return None;
     }
     let mut response = Response::new(Body::Empty);
@@ -171,10 +189,15 @@ fn all_params(req: &Request, name: &str) -> Vec<String> {
 }
 
 fn finish(result: Result<Response<Body>, ApiError>, req: &Request) -> Response<Body> {
-    match result {
+    let mut response = match result {
         Ok(response) => with_cors(response),
         Err(e) => error_response(e, &request_id(req)),
+    };
+    // HEAD: the GET answer's status and headers, without its body (RFC 9110 9.3.2).
+    if req.method() == Method::HEAD {
+        *response.body_mut() = Body::Empty;
     }
+    response
 }
 
 /// An error as every endpoint answers it: the JSON body, never cached, readable cross-origin.
@@ -529,9 +552,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn routes_match_under_any_prefix_and_trailing_slash() {
+    fn routes_are_exact_paths() {
         assert_eq!(Route::parse("/api/v1/datasets"), Some(Route::List));
-        assert_eq!(Route::parse("/prod/api/v1/datasets/"), Some(Route::List));
         assert_eq!(
             Route::parse("/api/v1/datasets/city-bikes"),
             Some(Route::Metadata("city-bikes".into()))
@@ -545,9 +567,25 @@ mod tests {
             Some(Route::Metadata("datasets".into()))
         );
         assert_eq!(
-            Route::parse("/stage/api/v1/datasets/x/data"),
+            Route::parse("/api/v1/datasets/x/data"),
             Some(Route::Data("x".into()))
         );
+    }
+
+    #[test]
+    fn nothing_may_precede_the_base_and_no_route_takes_a_trailing_slash() {
+        for path in [
+            "/prod/api/v1/datasets",
+            "/anything/api/v1/datasets",
+            "/anything/api/v1/datasets/x/data",
+            "/api/v1/datasets/",
+            "/api/v1/datasets/x/",
+            "/api/v1/datasets/x/data/",
+            "api/v1/datasets",
+            "/api/v1/datasetsx",
+        ] {
+            assert_eq!(Route::parse(path), None, "{path}");
+        }
     }
 
     #[test]

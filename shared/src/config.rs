@@ -343,18 +343,33 @@ mod tests {
         assert!(with(&[("SIGNING_SESSION_SECONDS", "3600")]).is_ok());
         assert!(matches!(
             with(&[("SIGNING_SESSION_SECONDS", "3601")]),
-            Err(ConfigError::Invalid { name: "SIGNING_SESSION_SECONDS", .. })
+            Err(ConfigError::Invalid {
+                name: "SIGNING_SESSION_SECONDS",
+                ..
+            })
         ));
         // The TTL may equal the session, not exceed it.
-        let ok = with(&[("SIGNING_SESSION_SECONDS", "900"), ("URL_TTL_SECONDS", "900")]);
+        let ok = with(&[
+            ("SIGNING_SESSION_SECONDS", "900"),
+            ("URL_TTL_SECONDS", "900"),
+        ]);
         assert_eq!(ok.unwrap().url_ttl, Duration::from_secs(900));
         assert!(matches!(
-            with(&[("SIGNING_SESSION_SECONDS", "900"), ("URL_TTL_SECONDS", "901")]),
-            Err(ConfigError::Invalid { name: "URL_TTL_SECONDS", .. })
+            with(&[
+                ("SIGNING_SESSION_SECONDS", "900"),
+                ("URL_TTL_SECONDS", "901")
+            ]),
+            Err(ConfigError::Invalid {
+                name: "URL_TTL_SECONDS",
+                ..
+            })
         ));
         assert!(matches!(
             with(&[("URL_TTL_SECONDS", "7200")]),
-            Err(ConfigError::Invalid { name: "URL_TTL_SECONDS", .. })
+            Err(ConfigError::Invalid {
+                name: "URL_TTL_SECONDS",
+                ..
+            })
         ));
     }
 

@@ -214,10 +214,22 @@ impl PageRequest {
     }
 }
 
+/// Longest part of a client's value that an error message or a log line repeats.
+pub const ECHO_CHARS: usize = 40;
+
+/// What an error message repeats of a value a client sent: at most [`ECHO_CHARS`] characters,
+/// then `…`, so that a huge value never makes a huge answer or log line.
+pub fn echo(raw: &str) -> String {
+    match raw.char_indices().nth(ECHO_CHARS) {
+        None => raw.to_owned(),
+        Some((cut, _)) => format!("{}…", &raw[..cut]),
+    }
+}
+
 fn positive_integer(name: &'static str, raw: &str) -> Result<u64, ParseError> {
     let bad = || ParseError::NotPositive {
         name,
-        raw: raw.to_owned(),
+        raw: echo(raw),
     };
     if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
@@ -340,7 +352,7 @@ impl Format {
     pub fn parse(raw: Option<&str>) -> Result<Self, ParseError> {
         match raw {
             None | Some("parquet") => Ok(Self::Parquet),
-            Some(other) => Err(ParseError::Format(other.to_owned())),
+            Some(other) => Err(ParseError::Format(echo(other))),
         }
     }
 
@@ -364,7 +376,7 @@ impl VersionPin {
         let Some(raw) = raw else {
             return Ok(None);
         };
-        let bad = || ParseError::VersionPin(raw.chars().take(40).collect());
+        let bad = || ParseError::VersionPin(echo(raw));
         if raw.is_empty() || raw.len() > 10 || !raw.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());
         }
@@ -378,6 +390,21 @@ impl VersionPin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn echoes_are_bounded() {
+        assert_eq!(echo("short"), "short");
+        let exact = "é".repeat(ECHO_CHARS);
+        assert_eq!(echo(&exact), exact);
+        let long = "x".repeat(10_000);
+        assert_eq!(echo(&long), format!("{}…", "x".repeat(ECHO_CHARS)));
+        let err = PageRequest::parse(Some(&long), None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.len() < 120, "{err}");
+        let err = Format::parse(Some(&long)).unwrap_err().to_string();
+        assert!(err.len() < 120, "{err}");
+    }
 
     #[test]
     fn version_pins_are_positive_integers() {

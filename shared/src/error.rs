@@ -61,7 +61,7 @@ pub enum ApiError {
     },
     #[error("no route for {0}")]
     RouteNotFound(String),
-    #[error("method {0} is not allowed; use GET")]
+    #[error("method {0} is not allowed; use GET or HEAD")]
     MethodNotAllowed(String),
     #[error("the catalog is receiving more requests than it can serve right now, retry shortly")]
     RateLimited(#[source] StoreError),
@@ -197,7 +197,10 @@ impl ApiError {
                 );
             }
             Self::MethodNotAllowed(_) => {
-                headers.insert(header::ALLOW, HeaderValue::from_static("GET"));
+                headers.insert(
+                    header::ALLOW,
+                    HeaderValue::from_static(crate::api::ALLOWED_METHODS),
+                );
             }
             _ => {}
         }
@@ -279,7 +282,7 @@ mod tests {
         assert_eq!(
             bad_request(VersionPin::parse(Some(&"v".repeat(50))).unwrap_err()),
             format!(
-                "version must be a positive integer (a version number from the metadata), got '{}'",
+                "version must be a positive integer (a version number from the metadata), got '{}…'",
                 "v".repeat(40)
             )
         );
@@ -328,7 +331,7 @@ mod tests {
         assert_eq!(
             bad_request(Sort::parse(Some(&"s".repeat(50))).unwrap_err()),
             format!(
-                "sort must be created, updated or name, optionally followed by :asc or :desc; got '{}'",
+                "sort must be created, updated or name, optionally followed by :asc or :desc; got '{}…'",
                 "s".repeat(40)
             )
         );

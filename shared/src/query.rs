@@ -161,7 +161,7 @@ impl Sort {
         let Some(raw) = raw else {
             return Ok(Self::DEFAULT);
         };
-        let bad = || QueryError::Sort(raw.chars().take(40).collect());
+        let bad = || QueryError::Sort(crate::domain::echo(raw));
         let (field, direction) = match raw.split_once(':') {
             Some((field, direction)) => (field, Some(direction)),
             None => (raw, None),

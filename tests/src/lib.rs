@@ -353,7 +353,7 @@ pub fn log_files(name: &str) -> (Stdio, Stdio) {
 
 /// Answers a request with the handler the deployed API routes it to (the production router,
 /// as the local API uses it): list for `/datasets` and every unmatched route (the list
-/// function's `ANY /{proxy+}`), metadata, or data.
+/// function's `$default` route), metadata, or data.
 pub async fn answer(
     req: &lambda_http::Request,
     catalog: &DynamoCatalog,
@@ -361,7 +361,7 @@ pub async fn answer(
 ) -> lambda_http::Response<lambda_http::Body> {
     use catalog::api::{self, Route};
     let now = Utc::now();
-    match Route::parse(req.uri().path()) {
+    match Route::parse(api::request_path(req)) {
         Some(Route::Metadata(_)) => api::metadata(req, catalog, now).await,
         Some(Route::Data(_)) => api::data(req, catalog, signer, now).await,
         _ => api::list(req, catalog, now).await,

@@ -21,11 +21,15 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     ("list-bad-page.json", "catalog-list", 400),
     ("list-rest-api-v1.json", "catalog-list", 200),
     ("list-filtered.json", "catalog-list", 200),
-    // A CORS preflight for the data route reaches the list function via ANY /{proxy+}
+    // A CORS preflight, as a function URL or the local API brings it
     ("preflight.json", "catalog-list", 204),
     ("metadata-by-slug.json", "catalog-metadata", 200),
     ("metadata-by-uuid.json", "catalog-metadata", 200),
     ("metadata-unknown.json", "catalog-metadata", 404),
+    // HEAD: the GET answer's status and headers, no body
+    ("metadata-head.json", "catalog-metadata", 200),
+    // The $default route: every other path and method reaches the list function, JSON 404
+    ("root-not-found.json", "catalog-list", 404),
     // A rawPath no URL can start with: lambda_http 1.3 would panic converting it (and abort
     // the process in release); catalog::lambda::Guard answers 400, and the next event below
     // reaches the same process.
@@ -149,6 +153,16 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
             assert_eq!(response["body"].as_str().unwrap_or_default(), "", "{file}");
             assert_eq!(
                 response["headers"]["access-control-allow-methods"], "GET, OPTIONS",
+                "{file}"
+            );
+            statuses.insert(*file, status);
+            continue;
+        }
+        if file.contains("head") {
+            assert_eq!(status, *expected, "{file}");
+            assert_eq!(response["body"].as_str().unwrap_or_default(), "", "{file}");
+            assert_eq!(
+                response["headers"]["content-type"], "application/json",
                 "{file}"
             );
             statuses.insert(*file, status);

@@ -183,7 +183,10 @@ async fn every_answer_of_the_local_api_carries_its_own_request_id() {
         assert!(status == 404 || status == 400, "{path}: {status}");
         let body: serde_json::Value = serde_json::from_slice(&body).expect("JSON error");
         let id = body["request_id"].as_str().expect("request_id").to_owned();
-        assert!(uuid::Uuid::try_parse(&id).is_ok(), "{id} is not a generated id");
+        assert!(
+            uuid::Uuid::try_parse(&id).is_ok(),
+            "{id} is not a generated id"
+        );
         ids.insert(id);
     }
     assert_eq!(ids.len(), 3, "each request has its own id: {ids:?}");

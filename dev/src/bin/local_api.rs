@@ -69,11 +69,11 @@ async fn serve(
         .with_query_string_parameters(query)
         .with_request_context(RequestContext::ApiGatewayV2(context));
     let now = chrono::Utc::now();
-    let response = match Route::parse(req.uri().path()) {
+    let response = match Route::parse(catalog::api::request_path(&req)) {
         Some(Route::List) => catalog::api::list(&req, &app.catalog, now).await,
         Some(Route::Metadata(_)) => catalog::api::metadata(&req, &app.catalog, now).await,
         Some(Route::Data(_)) => catalog::api::data(&req, &app.catalog, &app.signer, now).await,
-        // Like `ANY /{proxy+}` in template.yaml: the list function answers everything else.
+        // Like the `$default` route in template.yaml: the list function answers everything else.
         None => catalog::api::list(&req, &app.catalog, now).await,
     };
     let (parts, body) = response.into_parts();

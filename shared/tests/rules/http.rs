@@ -6,11 +6,95 @@ use super::*;
 // Routing
 
 #[tokio::test]
-async fn non_get_methods_are_405_with_allow_header() {
-    let resp =
-        catalog::api::list(&request("POST", "/api/v1/datasets", &[]), &catalog(), now()).await;
-    assert_json_error(&resp, 405);
-    assert_eq!(resp.headers()["allow"], "GET");
+async fn other_methods_are_405_with_an_allow_header_naming_every_allowed_method() {
+    for method in ["POST", "PUT", "DELETE", "PATCH"] {
+        let resp =
+            catalog::api::list(&request(method, "/api/v1/datasets", &[]), &catalog(), now()).await;
+        assert_json_error(&resp, 405);
+        assert_eq!(resp.headers()["allow"], "GET, HEAD, OPTIONS");
+    }
+}
+
+#[tokio::test]
+async fn head_is_get_without_the_body() {
+    let c = catalog();
+    let signer = FakeSigner {
+        ttl: Duration::minutes(15),
+    };
+    let cases = [
+        ("/api/v1/datasets", vec![]),
+        ("/api/v1/datasets/gated", vec![]),
+        ("/api/v1/datasets/gated/data", vec![("x-api-key", READ_KEY)]),
+        ("/api/v1/datasets/gated/data", vec![]),
+        ("/api/v1/datasets/nope", vec![]),
+    ];
+    for (path, headers) in cases {
+        let answer = |method: &'static str| {
+            let req = request(method, path, &headers);
+            let (c, signer) = (&c, &signer);
+            async move {
+                match catalog::api::Route::parse(path) {
+                    Some(catalog::api::Route::List) => catalog::api::list(&req, c, now()).await,
+                    Some(catalog::api::Route::Metadata(_)) => {
+                        catalog::api::metadata(&req, c, now()).await
+                    }
+                    _ => catalog::api::data(&req, c, signer, now()).await,
+                }
+            }
+        };
+        let (get, head) = (answer("GET").await, answer("HEAD").await);
+        assert_eq!(head.status(), get.status(), "{path}");
+        assert!(!get.body().is_empty(), "{path}");
+        assert!(head.body().is_empty(), "{path}: HEAD has no body");
+        for name in ["content-type", "etag", "cache-control", "www-authenticate"] {
+            assert_eq!(
+                head.headers().get(name),
+                get.headers().get(name),
+                "{path}: {name}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn paths_are_exact_a_prefix_or_a_trailing_slash_is_a_json_404() {
+    for path in [
+        "/anything/api/v1/datasets",
+        "/api/v1/datasets/",
+        "/",
+        "/api/v2/datasets",
+    ] {
+        let resp = list(path).await;
+        let message = assert_error(&resp, 404, "not_found");
+        assert!(message.contains("no route"), "{path}: {message}");
+    }
+    assert_error(&metadata("/api/v1/datasets/gated/").await, 404, "not_found");
+    assert_error(
+        &data("/api/v1/datasets/gated/data/", &[]).await,
+        404,
+        "not_found",
+    );
+}
+
+#[tokio::test]
+async fn what_a_client_sent_is_echoed_at_most_40_characters_long() {
+    let long = "9".repeat(5_000);
+    for path in [
+        format!("/api/v1/datasets?page={long}x"),
+        format!("/api/v1/datasets?page_size={long}x"),
+        format!("/api/v1/{long}"),
+    ] {
+        let message = assert_json_error(
+            &list(&path).await,
+            if path.contains('?') { 400 } else { 404 },
+        );
+        assert!(message.len() < 200, "{} bytes: {message}", message.len());
+    }
+    let message = assert_json_error(
+        &data(&format!("/api/v1/datasets/gated/data?format={long}"), &[]).await,
+        400,
+    );
+    assert!(message.len() < 200, "{message}");
 }
 
 #[tokio::test]
