@@ -81,6 +81,31 @@ fn client() -> Result<HttpsClient, DownloadError> {
 /// sending `key` in `x-api-key` when given, and writes it to `output` (default
 /// `<slug>-v<version>.parquet`). The bytes go to `<output>.part` first, hashed on the way; the
 /// file is renamed into place only if the hash matches, and removed otherwise.
+/// Refuses to send a key in clear text: the API URL must be `https://`, or `http://` to a
+/// loopback address (the local stack).
+pub fn check_transport(api_url: &str) -> Result<(), DownloadError> {
+    let bad = |why: &str| DownloadError::Usage(format!("bad API URL '{api_url}': {why}"));
+    let uri: hyper::Uri = api_url.parse().map_err(|e| bad(&format!("{e}")))?;
+    let host = uri.host().ok_or_else(|| bad("it names no host"))?;
+    match uri.scheme_str() {
+        Some("https") => Ok(()),
+        Some("http") if is_loopback(host) => Ok(()),
+        Some("http") => Err(DownloadError::Usage(format!(
+            "refusing plain http to {host}: the API key would travel in clear text; use an \
+             https:// API URL (plain http is allowed only to loopback addresses, for a local stack)"
+        ))),
+        _ => Err(bad("use an https:// URL")),
+    }
+}
+
+fn is_loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 pub async fn download(
     api_url: &str,
     slug: &str,
@@ -89,6 +114,7 @@ pub async fn download(
     output: Option<&Path>,
     progress: bool,
 ) -> Result<Downloaded, DownloadError> {
+    check_transport(api_url)?;
     let client = client()?;
     let mut url = format!("{}/datasets/{slug}/data", api_url.trim_end_matches('/'));
     if let Some(v) = version {
@@ -215,4 +241,36 @@ async fn fetch(
         bar.finish_and_clear();
     }
     Ok(hex::encode(hasher.finalize()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_travel_only_over_https_or_to_loopback() {
+        for ok in [
+            "https://abc.execute-api.eu-west-1.amazonaws.com/api/v1",
+            "http://127.0.0.1:3000/api/v1",
+            "http://127.8.9.10/api/v1",
+            "http://localhost:3000/api/v1",
+            "http://[::1]:3000/api/v1",
+        ] {
+            assert!(check_transport(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "http://example.com/api/v1",
+            "http://10.0.0.1/api/v1",
+            "http://localhost.example.com/api/v1",
+            "ftp://127.0.0.1/api/v1",
+            "/api/v1",
+        ] {
+            assert!(
+                matches!(check_transport(bad), Err(DownloadError::Usage(_))),
+                "{bad}"
+            );
+        }
+        let err = check_transport("http://example.com/api/v1").unwrap_err();
+        assert!(err.to_string().contains("clear text"), "{err}");
+    }
 }

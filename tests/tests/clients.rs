@@ -296,3 +296,21 @@ async fn download_shows_a_progress_bar_on_a_terminal() {
     );
     assert!(shown.contains("verified"), "{shown}");
 }
+
+#[test]
+fn download_refuses_plain_http_except_to_loopback() {
+    let dir = std::env::temp_dir().join(format!("catalog-http-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = download(
+        "http://example.com/api/v1",
+        Some(EVENTS_READ_KEY),
+        &["air-quality-hourly"],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("clear text"), "{stderr}");
+    assert!(stderr.contains("https://"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written");
+    let _ = std::fs::remove_dir_all(&dir);
+}

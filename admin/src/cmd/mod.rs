@@ -110,7 +110,8 @@ impl CliError {
                 | WriteError::NoSuchVersion(..)
                 | WriteError::NoSuchKey(_),
             )
-            | CliError::Publish(PublishError::BadInput(_) | PublishError::BadFile(_)) => 2,
+            | CliError::Publish(PublishError::BadInput(_) | PublishError::BadFile(_))
+            | CliError::Download(crate::download::DownloadError::Usage(_)) => 2,
             _ => 1,
         }
     }
@@ -215,8 +216,8 @@ mod tests {
             ),
             (store().into(), 1),
             (
-                crate::download::DownloadError::Usage("pinned".into()).into(),
-                1,
+                crate::download::DownloadError::Usage("plain http".into()).into(),
+                2,
             ),
         ] {
             assert_eq!(e.exit_code(), code, "{e:?}");
