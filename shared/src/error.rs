@@ -20,22 +20,12 @@ pub enum StoreError {
     /// Timed out, unreachable or failing on its side: worth retrying shortly.
     #[error("backend temporarily unavailable")]
     Unavailable(#[source] BoxError),
-    /// A filter value no listed dataset has ever had (a typo, most likely).
-    #[error("no dataset has ever had {0}")]
-    UnknownFacet(String),
     /// A record that does not have the shape this code writes.
     #[error("malformed record: {0}")]
     Corrupt(String),
     /// Anything else the backend reported.
     #[error("backend error")]
     Other(#[source] BoxError),
-}
-
-impl StoreError {
-    /// A filter value no dataset has ever had.
-    pub fn unknown_facet(facet: &crate::query::Facet) -> Self {
-        Self::UnknownFacet(format!("{} '{}'", facet.kind().name(), facet.value()))
-    }
 }
 
 /// Everything a request can end in other than success.
@@ -76,7 +66,6 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::Throttled(_) => Self::RateLimited(e),
             StoreError::Unavailable(_) => Self::Unavailable(e),
-            StoreError::UnknownFacet(_) => Self::BadRequest(e.to_string()),
             other => Self::Internal(Box::new(other)),
         }
     }

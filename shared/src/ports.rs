@@ -13,8 +13,7 @@ use crate::query::ListQuery;
 /// Reads one page of the catalog, or of the datasets matching a query, in the query's order.
 pub trait CatalogPager: Send + Sync {
     /// `offset` is the zero-based position of the first item; `None` means past any end.
-    /// `total` counts every match. A facet value that no dataset has ever had is
-    /// `StoreError::UnknownFacet`.
+    /// `total` counts every match; a facet value no dataset has is simply no match.
     fn page(
         &self,
         query: &ListQuery,

@@ -311,6 +311,10 @@ fn download_refuses_plain_http_except_to_loopback() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("clear text"), "{stderr}");
     assert!(stderr.contains("https://"), "{stderr}");
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing written"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

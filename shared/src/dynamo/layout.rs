@@ -29,6 +29,8 @@ pub const DATASET_SK: &str = "DATASET";
 pub const LIST_PK: &str = "LIST";
 pub const COUNTER_PK: &str = "CATALOG";
 pub const COUNTER_SK: &str = "COUNTER";
+/// On the catalog counter: the facet lists were built (first listing, or `reindex`).
+pub const FACETS_INDEXED: &str = "facets_indexed";
 /// The keys table's partition key.
 pub const KEY_ATTR: &str = "key_hash";
 /// The keys table's index by public key id (`id`), keys only: revocation by id reads it.

@@ -36,7 +36,7 @@ use attr::{get_u64, s};
 use codec::{download_projection_names, DOWNLOAD_PROJECTION};
 use layout::{
     alias_pk, api_key_key, counter_key, dataset_pk, facet_counter_pk, facet_list_pk, key_of,
-    list_sk, Item, COUNTER_PK, DATASET_SK, LIST_PK,
+    list_sk, Item, COUNTER_PK, DATASET_SK, FACETS_INDEXED, LIST_PK,
 };
 use requests::{batch_get_all, classify, query_all, query_partition};
 
@@ -215,10 +215,16 @@ impl DynamoCatalog {
     ) -> Result<CatalogPage, StoreError> {
         let total = match self.get_counter(counter_pk).await? {
             Some(item) => get_u64(&item, "total")?,
-            None => match facet {
-                Some(f) => return Err(StoreError::unknown_facet(f)),
-                None => 0,
-            },
+            None => {
+                if let Some(facet) = facet {
+                    // A value no dataset has had: an empty result, as for one nobody has now.
+                    // The catalog counter (one more read, only here) tells operators whether
+                    // the filters were ever indexed.
+                    let catalog = self.get_counter(COUNTER_PK.to_owned()).await?;
+                    warn_if_unindexed(catalog.as_ref(), facet);
+                }
+                0
+            }
         };
         let Some(offset) = offset.filter(|o| *o < total) else {
             return Ok(CatalogPage {
@@ -279,8 +285,14 @@ impl DynamoCatalog {
         };
         let mut source = (LIST_PK.to_owned(), u64::MAX);
         for facet in &query.facets {
-            let item =
-                by_pk(&facet_counter_pk(facet)).ok_or_else(|| StoreError::unknown_facet(facet))?;
+            let Some(item) = by_pk(&facet_counter_pk(facet)) else {
+                // No dataset has ever had this value: nothing can match.
+                warn_if_unindexed(by_pk(COUNTER_PK), facet);
+                return Ok(CatalogPage {
+                    total: 0,
+                    items: Vec::new(),
+                });
+            };
             let total = get_u64(item, "total")?;
             if total < source.1 {
                 source = (facet_list_pk(facet), total);
@@ -332,6 +344,24 @@ impl DynamoCatalog {
     }
 }
 
+/// Whether the catalog's facet lists were ever built: `catalog-writer` marks the catalog counter
+/// when a catalog's first dataset is listed and when `reindex` runs. A catalog from before
+/// filters has no mark until `reindex`.
+pub fn facets_indexed(catalog_counter: Option<&Item>) -> bool {
+    catalog_counter.is_none_or(|item| item.contains_key(FACETS_INDEXED))
+}
+
+/// A filter value with no list answers an empty page; in a catalog whose filters were never
+/// indexed, operators are told why, in the log.
+fn warn_if_unindexed(catalog_counter: Option<&Item>, facet: &Facet) {
+    if !facets_indexed(catalog_counter) {
+        tracing::warn!(
+            facet = %facet.key(),
+            "the catalog's filters are not indexed yet: run `catalog-admin datasets reindex`"
+        );
+    }
+}
+
 impl CatalogPager for DynamoCatalog {
     async fn page(
         &self,
@@ -352,5 +382,28 @@ impl CatalogPager for DynamoCatalog {
             }
             Plan::Scan => self.scan(query, offset, limit).await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_catalog_listed_before_filters_and_never_reindexed_lacks_the_mark() {
+        let counter = |marked: bool| {
+            let mut item = counter_key(COUNTER_PK);
+            item.insert("total".into(), attr::n(3));
+            if marked {
+                item.insert(FACETS_INDEXED.into(), AttributeValue::Bool(true));
+            }
+            item
+        };
+        assert!(
+            facets_indexed(None),
+            "an empty catalog has nothing to index"
+        );
+        assert!(facets_indexed(Some(&counter(true))));
+        assert!(!facets_indexed(Some(&counter(false))));
     }
 }

@@ -9,7 +9,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, PutRequest, WriteRe
 use catalog::dynamo::attr::{get_s, get_strings, get_u64, n, s, time};
 use catalog::dynamo::layout::{
     counter_key, facet_counter_pk, facet_list_pk, key_of, list_sk, position_of, Item, COUNTER_PK,
-    COUNTER_SK, LIST_PK,
+    COUNTER_SK, FACETS_INDEXED, LIST_PK,
 };
 use catalog::dynamo::requests::{classify, query_all, query_partition, scan_all};
 use catalog::dynamo::retry::{Attempt, Backoff};
@@ -329,7 +329,20 @@ impl DynamoWriter {
                 .write_facet(&facet, &existing, members, Rewrite::All)
                 .await?;
         }
-        self.bump_rev().await?;
+        // The lists are built: unknown filter values are now simply values no dataset has.
+        self.client
+            .update_item()
+            .table_name(&self.datasets_table)
+            .set_key(Some(counter_key(COUNTER_PK)))
+            .update_expression("SET #rev = if_not_exists(#rev, :zero) + :one, #indexed = :true")
+            .expression_attribute_names("#rev", "rev")
+            .expression_attribute_names("#indexed", FACETS_INDEXED)
+            .expression_attribute_values(":zero", n(0))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":true", AttributeValue::Bool(true))
+            .send()
+            .await
+            .map_err(classify)?;
         Ok((facets, written))
     }
 }

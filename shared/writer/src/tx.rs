@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Put, TransactWrite
 use catalog::domain::Slug;
 use catalog::dynamo::attr::{n, s, time};
 use catalog::dynamo::codec::ACTIVE;
-use catalog::dynamo::layout::{counter_key, facet_counter_pk, Item, COUNTER_PK};
+use catalog::dynamo::layout::{counter_key, facet_counter_pk, Item, COUNTER_PK, FACETS_INDEXED};
 use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
 use catalog::query::Facet;
@@ -113,25 +113,29 @@ impl Write {
                 condition,
             } => item.update(set_update(table, key, set, condition)?).build(),
             Self::Create(new) => item.put(put_new(table, new.clone())?).build(),
-            Self::CountListed { old } => item
-                .update(
-                    Update::builder()
-                        .table_name(table)
-                        .set_key(Some(counter_key(COUNTER_PK)))
-                        .update_expression(
-                            "SET #total = :new, #rev = if_not_exists(#rev, :zero) + :one",
-                        )
-                        .condition_expression(total_is(*old))
-                        .expression_attribute_names("#total", "total")
-                        .expression_attribute_names("#rev", "rev")
-                        .expression_attribute_values(":new", n(old + 1))
-                        .expression_attribute_values(":old", n(*old))
-                        .expression_attribute_values(":zero", n(0))
-                        .expression_attribute_values(":one", n(1))
-                        .build()
-                        .map_err(other)?,
-                )
-                .build(),
+            Self::CountListed { old } => {
+                // A catalog's first listing creates its facet lists with it: they are indexed.
+                let indexed = if *old == 0 { ", #indexed = :true" } else { "" };
+                let mut update = Update::builder()
+                    .table_name(table)
+                    .set_key(Some(counter_key(COUNTER_PK)))
+                    .update_expression(format!(
+                        "SET #total = :new, #rev = if_not_exists(#rev, :zero) + :one{indexed}"
+                    ))
+                    .condition_expression(total_is(*old))
+                    .expression_attribute_names("#total", "total")
+                    .expression_attribute_names("#rev", "rev")
+                    .expression_attribute_values(":new", n(old + 1))
+                    .expression_attribute_values(":old", n(*old))
+                    .expression_attribute_values(":zero", n(0))
+                    .expression_attribute_values(":one", n(1));
+                if *old == 0 {
+                    update = update
+                        .expression_attribute_names("#indexed", FACETS_INDEXED)
+                        .expression_attribute_values(":true", AttributeValue::Bool(true));
+                }
+                item.update(update.build().map_err(other)?).build()
+            }
             Self::CountInFacet { facet, old } => item
                 .update(
                     Update::builder()
