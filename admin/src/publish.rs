@@ -195,6 +195,30 @@ impl Publisher {
         let (stats, size, sha256) = inspect(path).await?;
         let schema_json = serde_json::to_string(&stats.columns)
             .map_err(|e| PublishError::BadInput(e.to_string()))?;
+        let version_of = |number: u64, s3_key: String, schema_json: String| NewVersion {
+            active: ActiveVersion {
+                version: number,
+                s3_key,
+                size,
+                row_count: stats.row_count,
+                columns: stats.columns.iter().map(|c| c.name.clone()).collect(),
+                sha256: sha256.clone(),
+                published_at: now,
+            },
+            schema_json,
+        };
+        // Every item under DynamoDB's 400 KB, the metadata answer under Lambda's 6 MB: checked
+        // before a version number is used or a byte uploaded (version numbers at their widest).
+        let widest = 9_999_999_999;
+        let preview = version_of(widest, object_key(slug, widest, &sha256), schema_json);
+        match catalog_writer::check_fits(slug, &provisional, &preview) {
+            Err(WriteError::TooLarge(why)) => {
+                return Err(PublishError::BadInput(format!(
+                    "{slug} cannot be published: {why}"
+                )))
+            }
+            other => other?,
+        };
 
         let reserved = match self
             .writer
@@ -213,18 +237,7 @@ impl Publisher {
         let meta = input.resolve(Some(reserved.stored.clone()))?;
         let key = object_key(slug, reserved.version, &sha256);
         self.upload(path, &key, size).await?;
-        let version = NewVersion {
-            active: ActiveVersion {
-                version: reserved.version,
-                s3_key: key.clone(),
-                size,
-                row_count: stats.row_count,
-                columns: stats.columns.iter().map(|c| c.name.clone()).collect(),
-                sha256: sha256.clone(),
-                published_at: now,
-            },
-            schema_json,
-        };
+        let version = version_of(reserved.version, key.clone(), preview.schema_json);
         self.writer.put_version(slug, &version).await?;
         self.writer
             .activate(

@@ -7,8 +7,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::value::RawValue;
 
 use super::attr::{
-    corrupt, get_json, get_s, get_s_opt, get_strings, get_time, get_time_opt, get_u64, get_uuid, n,
-    opt_s, opt_time, s, strings, time,
+    corrupt, get_s, get_s_opt, get_strings, get_time, get_time_opt, get_u64, get_uuid, n, opt_s,
+    opt_time, s, strings, time,
 };
 use super::layout::{position_of, Item};
 use crate::domain::{Scope, Slug};
@@ -127,15 +127,84 @@ impl TryFrom<&Item> for DatasetRecord {
             id: get_uuid(item, "id")?,
             slug: get_slug(item)?,
             meta: DatasetMeta::try_from(item)?,
-            schema: match item.get("schema") {
-                None => RawValue::from_string("[]".to_owned()).map_err(|_| corrupt("schema"))?,
-                Some(_) => get_json(item, "schema")?,
-            },
+            schema: schema_from(item)?,
             keyless_until: get_time_opt(item, "keyless_until")?,
             created_at: get_time(item, "created_at")?,
             updated_at: get_time(item, "updated_at")?,
             active: ActiveVersion::from_item(item)?,
         })
+    }
+}
+
+/// A schema (the JSON array of Column objects) is stored as text up to this size, and
+/// deflate-compressed above it, so that wide tables fit DynamoDB's 400 KB item.
+pub const SCHEMA_INLINE_BYTES: usize = 32 * 1024;
+/// The largest schema text a stored schema may expand to (a metadata answer must fit Lambda's
+/// 6 MB response).
+pub const SCHEMA_MAX_BYTES: usize = 6 * 1024 * 1024;
+/// The schema as text.
+pub const SCHEMA: &str = "schema";
+/// The schema, deflate-compressed.
+pub const SCHEMA_Z: &str = "schema_z";
+
+/// The two attributes that hold a schema: the text, or its compressed form, the other NULL
+/// (so that an activation replaces whichever a previous version used).
+pub fn schema_attributes(json: &str) -> [(&'static str, AttributeValue); 2] {
+    if json.len() <= SCHEMA_INLINE_BYTES {
+        [(SCHEMA, s(json)), (SCHEMA_Z, AttributeValue::Null(true))]
+    } else {
+        let compressed = miniz_oxide::deflate::compress_to_vec(json.as_bytes(), 9);
+        [
+            (SCHEMA, AttributeValue::Null(true)),
+            (SCHEMA_Z, AttributeValue::B(compressed.into())),
+        ]
+    }
+}
+
+/// The schema of a dataset or version item, as JSON text (`[]` when none is stored yet).
+pub fn schema_from(item: &Item) -> Result<Box<RawValue>, StoreError> {
+    let text = match (item.get(SCHEMA_Z), item.get(SCHEMA)) {
+        (Some(AttributeValue::B(blob)), _) => {
+            let bytes =
+                miniz_oxide::inflate::decompress_to_vec_with_limit(blob.as_ref(), SCHEMA_MAX_BYTES)
+                    .map_err(|_| corrupt(SCHEMA_Z))?;
+            String::from_utf8(bytes).map_err(|_| corrupt(SCHEMA_Z))?
+        }
+        (_, Some(AttributeValue::S(text))) => text.clone(),
+        (_, None | Some(AttributeValue::Null(_))) => "[]".to_owned(),
+        _ => return Err(corrupt(SCHEMA)),
+    };
+    RawValue::from_string(text).map_err(|_| corrupt(SCHEMA))
+}
+
+/// DynamoDB's limit on one item, attribute names included.
+pub const ITEM_LIMIT_BYTES: usize = 400 * 1024;
+
+/// An item's size as DynamoDB counts it against [`ITEM_LIMIT_BYTES`] (names and values; numbers
+/// counted at their largest, so the estimate never falls short).
+pub fn item_size(item: &Item) -> usize {
+    item.iter()
+        .map(|(name, value)| name.len() + value_size(value))
+        .sum()
+}
+
+fn value_size(value: &AttributeValue) -> usize {
+    match value {
+        AttributeValue::S(v) => v.len(),
+        AttributeValue::N(v) => v.len().div_ceil(2) + 1,
+        AttributeValue::B(v) => v.as_ref().len(),
+        AttributeValue::Bool(_) | AttributeValue::Null(_) => 1,
+        AttributeValue::L(values) => 3 + values.iter().map(|v| 1 + value_size(v)).sum::<usize>(),
+        AttributeValue::M(map) => {
+            3 + map
+                .iter()
+                .map(|(k, v)| 1 + k.len() + value_size(v))
+                .sum::<usize>()
+        }
+        AttributeValue::Ss(values) => values.iter().map(String::len).sum(),
+        AttributeValue::Ns(values) => values.iter().map(|v| v.len().div_ceil(2) + 1).sum(),
+        AttributeValue::Bs(values) => values.iter().map(|v| v.as_ref().len()).sum(),
+        _ => 0,
     }
 }
 
@@ -227,5 +296,56 @@ impl TryFrom<&Item> for KeyRecord {
             expires_at: get_time_opt(item, "expires_at")?,
             revoked_at: get_time_opt(item, "revoked_at")?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(attributes: [(&'static str, AttributeValue); 2]) -> Item {
+        attributes
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect()
+    }
+
+    #[test]
+    fn small_schemas_are_text_and_large_ones_compressed_and_both_read_back() {
+        let small = r#"[{"name":"a","dtype":"int64"}]"#;
+        let stored = item(schema_attributes(small));
+        assert!(matches!(stored.get(SCHEMA), Some(AttributeValue::S(_))));
+        assert_eq!(stored.get(SCHEMA_Z), Some(&AttributeValue::Null(true)));
+        assert_eq!(schema_from(&stored).unwrap().get(), small);
+
+        let columns: Vec<String> = (0..2_000)
+            .map(|i| format!(r#"{{"name":"column_{i}","dtype":"double","mean":{i}.5}}"#))
+            .collect();
+        let large = format!("[{}]", columns.join(","));
+        let stored = item(schema_attributes(&large));
+        let Some(AttributeValue::B(blob)) = stored.get(SCHEMA_Z) else {
+            panic!("a large schema is compressed");
+        };
+        assert!(blob.as_ref().len() * 4 < large.len(), "it shrinks");
+        assert_eq!(stored.get(SCHEMA), Some(&AttributeValue::Null(true)));
+        assert_eq!(schema_from(&stored).unwrap().get(), large);
+    }
+
+    #[test]
+    fn an_item_without_a_schema_reads_as_an_empty_one() {
+        assert_eq!(schema_from(&Item::new()).unwrap().get(), "[]");
+    }
+
+    #[test]
+    fn item_sizes_count_names_and_values() {
+        let item: Item = [
+            ("pk".to_owned(), s("DS#a")),
+            ("n".to_owned(), n(12345)),
+            ("l".to_owned(), strings(&["ab".to_owned(), "c".to_owned()])),
+        ]
+        .into_iter()
+        .collect();
+        // 2+4, 1+4 (5 digits: 3 + 1), 1 + 3 + (1+2) + (1+1)
+        assert_eq!(item_size(&item), 6 + 5 + 9);
     }
 }

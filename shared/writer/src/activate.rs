@@ -9,7 +9,8 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use catalog::domain::Slug;
-use catalog::dynamo::attr::{get_json, n, s, time};
+use catalog::dynamo::attr::{n, s, time};
+use catalog::dynamo::codec::{schema_attributes, schema_from};
 use catalog::dynamo::layout::{
     alias_pk, counter_key, dataset_pk, facet_counter_pk, facet_list_pk, key_of, list_sk,
     version_sk, Item, COUNTER_PK, DATASET_SK, LIST_PK,
@@ -88,9 +89,9 @@ impl Activation<'_> {
         let now = self.now;
         let mut set: Vec<(&'static str, AttributeValue)> = vec![
             ("active", self.version.to_value()),
-            ("schema", s(self.schema)),
             ("updated_at", time(&now)),
         ];
+        set.extend(schema_attributes(self.schema));
         if let Some(meta) = self.meta {
             set.extend(meta.to_attributes());
         }
@@ -229,7 +230,7 @@ impl DynamoWriter {
             .ok_or_else(|| WriteError::NoSuchVersion(slug.to_string(), version))?;
         let active = ActiveVersion::from_item(&version_item)?
             .ok_or_else(|| StoreError::Corrupt("version item without its version".into()))?;
-        let schema = get_json(&version_item, "schema")?;
+        let schema = schema_from(&version_item)?;
         let activation = Activation {
             slug,
             stored: &stored,

@@ -30,7 +30,7 @@ use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
 
 pub use keys::{generate_key, KeyInfo, NewKey};
-pub use publish::{Expected, NewVersion, Reserved, VersionInfo};
+pub use publish::{check_fits, Expected, Fit, NewVersion, Reserved, VersionInfo};
 pub use tables::create_tables;
 
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +55,9 @@ pub enum WriteError {
         "the change is published, but these filter lists could not be updated: {0}; run `catalog-admin datasets reindex`"
     )]
     FacetLists(String),
+    /// The dataset cannot be stored or served as given (checked before anything is written).
+    #[error("dataset too large to publish: {0}")]
+    TooLarge(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -11,7 +11,7 @@ use aws_sdk_dynamodb::types::{
 };
 use catalog::domain::Slug;
 use catalog::dynamo::attr::{get_time_opt, get_u64, get_uuid, n, s, time};
-use catalog::dynamo::codec::ACTIVE;
+use catalog::dynamo::codec::{item_size, schema_attributes, ACTIVE, ITEM_LIMIT_BYTES};
 use catalog::dynamo::layout::{alias_pk, dataset_pk, key_of, version_sk, Item, DATASET_SK};
 use catalog::dynamo::requests::{classify, query_all};
 use catalog::error::StoreError;
@@ -61,6 +61,124 @@ impl From<Option<u64>> for Expected {
     fn from(v: Option<u64>) -> Self {
         v.map_or(Self::Nothing, Self::Version)
     }
+}
+
+/// A version's item: its key, the version, and its schema (compressed when large).
+fn version_item(slug: &Slug, version: &NewVersion) -> Item {
+    let mut item = key_of(
+        dataset_pk(slug.as_str()),
+        &version_sk(version.active.version),
+    );
+    item.insert(ACTIVE.to_owned(), version.active.to_value());
+    for (name, value) in schema_attributes(&version.schema_json) {
+        item.insert(name.to_owned(), value);
+    }
+    item
+}
+
+/// What a publish will store, measured before anything is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fit {
+    /// The dataset item (and its UUID alias) once the version is active, in bytes.
+    pub dataset_item: usize,
+    /// The version item, in bytes.
+    pub version_item: usize,
+    /// The metadata answer's body, in bytes.
+    pub answer: usize,
+}
+
+/// The largest metadata answer body: Lambda's 6 MB response limit, less room for the response
+/// envelope, its headers and the escaping of the body inside it.
+pub const ANSWER_LIMIT_BYTES: usize = 6 * 1024 * 1024 - 16 * 1024;
+
+/// Checks that a dataset with this metadata, version and schema can be stored (every item under
+/// DynamoDB's 400 KB) and served (its metadata answer under Lambda's 6 MB), before anything is
+/// written. The error names the limit and what is too big.
+pub fn check_fits(
+    slug: &Slug,
+    meta: &DatasetMeta,
+    version: &NewVersion,
+) -> Result<Fit, WriteError> {
+    let schema = &version.schema_json;
+    // The metadata answer carries the schema and the metadata as JSON; inside Lambda's response
+    // document the body is a JSON string, so every quote and backslash doubles.
+    let meta_json = serde_json::to_string(meta).unwrap_or_default();
+    let body = schema.len() + meta_json.len() + 2 * 1024;
+    let escapes = schema
+        .bytes()
+        .chain(meta_json.bytes())
+        .filter(|b| *b == b'"' || *b == b'\\')
+        .count();
+    let answer = body + escapes;
+    if answer > ANSWER_LIMIT_BYTES {
+        return Err(WriteError::TooLarge(format!(
+            "its metadata answer would be {:.1} MB ({} columns of statistics), over the {:.1} MB \
+             a Lambda response can carry; publish fewer columns",
+            answer as f64 / 1e6,
+            version.active.columns.len(),
+            ANSWER_LIMIT_BYTES as f64 / 1e6
+        )));
+    }
+    let version_size = item_size(&version_item(slug, version));
+    // The dataset item once active: its own attributes, the metadata, the version and schema.
+    let mut dataset = key_of(dataset_pk(slug.as_str()), DATASET_SK);
+    let placeholder = [
+        ("slug", s(slug.as_str())),
+        ("id", s(uuid::Uuid::nil().to_string())),
+        ("created_at", time(&version.active.published_at)),
+        ("updated_at", time(&version.active.published_at)),
+        ("keyless_until", time(&version.active.published_at)),
+        ("latest_version", n(u64::from(u32::MAX))),
+        ("seq", n(u64::from(u32::MAX))),
+        (ACTIVE, version.active.to_value()),
+    ];
+    for (name, value) in placeholder
+        .into_iter()
+        .chain(meta.to_attributes())
+        .chain(schema_attributes(schema))
+    {
+        dataset.insert(name.to_owned(), value);
+    }
+    let dataset_size = item_size(&dataset);
+    let limit = ITEM_LIMIT_BYTES;
+    if dataset_size > limit || version_size > limit {
+        let schema_stored = schema_attributes(schema)
+            .iter()
+            .map(|(name, value)| {
+                name.len() + item_size(&Item::from([(String::new(), value.clone())]))
+            })
+            .sum::<usize>();
+        let meta_size = item_size(
+            &meta
+                .to_attributes()
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+        );
+        return Err(WriteError::TooLarge(format!(
+            "the dataset's record would be {} KB, over DynamoDB's {} KB item limit: its schema \
+             ({} columns) takes {} KB stored (compressed), its column names {} KB, its \
+             description, insights and discussions {} KB; publish fewer or narrower columns, or \
+             shorten the insights and discussions",
+            dataset_size.max(version_size) / 1024,
+            limit / 1024,
+            version.active.columns.len(),
+            schema_stored / 1024,
+            version
+                .active
+                .columns
+                .iter()
+                .map(|c| c.len() + 1)
+                .sum::<usize>()
+                / 1024,
+            meta_size / 1024,
+        )));
+    }
+    Ok(Fit {
+        dataset_item: dataset_size,
+        version_item: version_size,
+        answer,
+    })
 }
 
 /// What the writer needs of a stored dataset item.
@@ -214,15 +332,11 @@ impl DynamoWriter {
 
     /// Records a version whose object is already in S3. Versions are immutable.
     pub async fn put_version(&self, slug: &Slug, version: &NewVersion) -> Result<(), WriteError> {
-        let a = &version.active;
         let result = self
             .client
             .put_item()
             .table_name(&self.datasets_table)
-            .item("pk", s(dataset_pk(slug.as_str())))
-            .item("sk", s(version_sk(a.version)))
-            .item(ACTIVE, a.to_value())
-            .item("schema", s(&version.schema_json))
+            .set_item(Some(version_item(slug, version)))
             .condition_expression("attribute_not_exists(pk)")
             .send()
             .await;

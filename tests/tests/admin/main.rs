@@ -8,7 +8,9 @@ use std::time::Duration;
 use catalog::api;
 use catalog::domain::Slug;
 use catalog::model::DatasetMeta;
-use catalog_tests::{built_binary, http_get, json_body, samples_dir, v2_request, Stack};
+use catalog_tests::{
+    built_binary, http_get, json_body, repo_root, samples_dir, tool, v2_request, Stack,
+};
 use catalog_writer::{Expected, NewVersion, WriteError};
 use chrono::Utc;
 use serde_json::Value;
@@ -115,3 +117,4 @@ fn inspect(file: &Path) -> Value {
 mod failures;
 mod operations;
 mod publishing;
+mod wide;
