@@ -217,6 +217,36 @@ impl Indexed {
         }
     }
 
+    /// What this entry holds in memory, estimated from above: the struct, and for each heap
+    /// allocation (every string: the summary's, the tags, the search text, the lowercase name,
+    /// the facet values; the two vectors) its bytes plus the allocator's overhead.
+    /// `catalog-bench cache-memory` checks the estimate against resident memory.
+    pub fn approx_bytes(&self) -> usize {
+        const ALLOCATION: usize = 32;
+        let heap = |len: usize| len.next_multiple_of(16) + ALLOCATION;
+        let card = &self.summary.card;
+        // Capacities, not lengths: a string built by pushing keeps its spare room.
+        let strings = [
+            self.summary.slug.as_str().len(),
+            card.name.capacity(),
+            card.description.as_ref().map_or(0, String::capacity),
+            card.category.capacity(),
+            card.license.capacity(),
+            self.text.capacity(),
+            self.name.capacity(),
+        ];
+        std::mem::size_of::<Self>()
+            + strings.iter().map(|len| heap(*len)).sum::<usize>()
+            + heap(card.tags.capacity() * std::mem::size_of::<String>())
+            + card.tags.iter().map(|t| heap(t.capacity())).sum::<usize>()
+            + heap(self.facets.capacity() * std::mem::size_of::<Facet>())
+            + self
+                .facets
+                .iter()
+                .map(|f| heap(f.value.capacity()))
+                .sum::<usize>()
+    }
+
     pub fn has(&self, facet: &Facet) -> bool {
         self.facets.contains(facet)
     }

@@ -6,11 +6,13 @@
 //! catalog-bench roundtrips [--datasets 100000]
 //! catalog-bench handler [--requests 20000]
 //! catalog-bench load --api PATH [--requests 20000] [--concurrency 32]
+//! catalog-bench cache-memory [--datasets 100000] [--unbounded]
 //! ```
 //!
 //! `lambda` and `roundtrips` start moto and s3s-fs like the tests do (MOTO_SERVER, S3S_FS,
 //! PYTHON, SAMPLES_DIR).
 
+mod cache;
 mod handler;
 mod lambda;
 mod load;
@@ -29,7 +31,8 @@ fn usage() -> ExitCode {
          \x20      catalog-bench init-costs [--rounds N] [--no-jitter-bench PATH]\n\
          \x20      catalog-bench roundtrips [--datasets N]\n\
          \x20      catalog-bench handler [--requests N]\n\
-         \x20      catalog-bench load --api PATH [--requests N] [--concurrency N]"
+         \x20      catalog-bench load --api PATH [--requests N] [--concurrency N]\n\
+         \x20      catalog-bench cache-memory [--datasets N] [--unbounded]"
     );
     ExitCode::from(2)
 }
@@ -110,6 +113,10 @@ fn main() -> ExitCode {
                     concurrency: number(rest, "concurrency", 32)?,
                 }))
             }
+            "cache-memory" => cache::run(
+                number(rest, "datasets", 100_000)?,
+                rest.iter().any(|a| a == "--unbounded"),
+            ),
             other => Err(format!("unknown command {other:?}")),
         }
     })();

@@ -19,8 +19,9 @@ pub mod codec;
 pub mod layout;
 pub mod requests;
 pub mod retry;
+pub mod snapshots;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
@@ -38,21 +39,11 @@ use layout::{
     alias_pk, api_key_key, counter_key, dataset_pk, facet_counter_pk, facet_list_pk, key_of,
     list_sk, Item, COUNTER_PK, DATASET_SK, FACETS_INDEXED, LIST_PK,
 };
-use requests::{batch_get_all, classify, query_all, query_partition};
+use requests::{batch_get_all, classify, for_each_in_partition, query_all};
+use snapshots::SnapshotCache;
 
 // ---------------------------------------------------------------------------------------------
 // Readers
-
-/// A whole list as read for a scan, valid while the catalog's `rev` is unchanged.
-#[derive(Debug)]
-struct Snapshot {
-    list_pk: String,
-    rev: u64,
-    items: Arc<Vec<Indexed>>,
-}
-
-/// How many lists an instance keeps for scans.
-const SNAPSHOTS: usize = 4;
 
 /// Reads the datasets table (and, for downloads, the keys table).
 #[derive(Clone, Debug)]
@@ -60,7 +51,7 @@ pub struct DynamoCatalog {
     client: Client,
     datasets_table: String,
     keys_table: Option<String>,
-    snapshots: Arc<Mutex<VecDeque<Snapshot>>>,
+    snapshots: Arc<Mutex<SnapshotCache>>,
 }
 
 impl DynamoCatalog {
@@ -304,28 +295,20 @@ impl DynamoCatalog {
 
     /// A whole list, from this instance's snapshots when it was read at the same `rev`.
     async fn snapshot(&self, list_pk: String, rev: u64) -> Result<Arc<Vec<Indexed>>, StoreError> {
-        if let Some(hit) = lock(&self.snapshots)
-            .iter()
-            .find(|snap| snap.list_pk == list_pk && snap.rev == rev)
-        {
-            return Ok(hit.items.clone());
+        if let Some(hit) = lock(&self.snapshots).get(&list_pk, rev) {
+            return Ok(hit);
         }
-        let items = query_partition(&self.client, &self.datasets_table, &list_pk)
-            .await?
-            .iter()
-            .map(|item| DatasetSummary::try_from(item).map(Indexed::new))
-            .collect::<Result<Vec<_>, _>>()?;
+        // Page by page: raw items are converted as they arrive, never all held at once.
+        let mut items = Vec::new();
+        for_each_in_partition(&self.client, &self.datasets_table, &list_pk, |page| {
+            for item in &page {
+                items.push(Indexed::new(DatasetSummary::try_from(item)?));
+            }
+            Ok(())
+        })
+        .await?;
         let items = Arc::new(items);
-        let mut snapshots = lock(&self.snapshots);
-        snapshots.retain(|snap| snap.list_pk != list_pk);
-        if snapshots.len() >= SNAPSHOTS {
-            snapshots.pop_front();
-        }
-        snapshots.push_back(Snapshot {
-            list_pk,
-            rev,
-            items: items.clone(),
-        });
+        lock(&self.snapshots).put(list_pk, rev, items.clone());
         Ok(items)
     }
 

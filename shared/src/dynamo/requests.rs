@@ -108,21 +108,61 @@ pub async fn scan_all(scan: ScanFluentBuilder) -> Result<Vec<Item>, StoreError> 
 
 /// Reads pages from `page(start)` (a page's items and the key to start the next at) until a
 /// page has no next key.
-async fn all_pages<F, Fut>(mut page: F) -> Result<Vec<Item>, StoreError>
+async fn all_pages<F, Fut>(page: F) -> Result<Vec<Item>, StoreError>
 where
     F: FnMut(Option<Item>) -> Fut,
     Fut: std::future::Future<Output = Result<(Vec<Item>, Option<Item>), StoreError>>,
 {
     let mut items = Vec::new();
+    for_each_page(page, |found| {
+        items.extend(found);
+        Ok(())
+    })
+    .await?;
+    Ok(items)
+}
+
+/// Hands each page from `page(start)` to `each` as it arrives, so that a long read never holds
+/// more than one page of raw items.
+async fn for_each_page<F, Fut>(
+    mut page: F,
+    mut each: impl FnMut(Vec<Item>) -> Result<(), StoreError>,
+) -> Result<(), StoreError>
+where
+    F: FnMut(Option<Item>) -> Fut,
+    Fut: std::future::Future<Output = Result<(Vec<Item>, Option<Item>), StoreError>>,
+{
     let mut start = None;
     loop {
         let (found, next) = page(start).await?;
-        items.extend(found);
+        each(found)?;
         match next {
             Some(k) if !k.is_empty() => start = Some(k),
-            _ => return Ok(items),
+            _ => return Ok(()),
         }
     }
+}
+
+/// Every page of one partition, in key order (consistent reads), handed to `each` as it
+/// arrives.
+pub async fn for_each_in_partition(
+    client: &Client,
+    table: &str,
+    pk: &str,
+    each: impl FnMut(Vec<Item>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let query = partition_query(client, table, pk);
+    for_each_page(
+        |start| {
+            let page = query.clone().set_exclusive_start_key(start);
+            async move {
+                let out = page.send().await.map_err(classify)?;
+                Ok((out.items.unwrap_or_default(), out.last_evaluated_key))
+            }
+        },
+        each,
+    )
+    .await
 }
 
 /// Every item of one partition, in key order (consistent reads, all pages).
@@ -131,13 +171,15 @@ pub async fn query_partition(
     table: &str,
     pk: &str,
 ) -> Result<Vec<Item>, StoreError> {
-    query_all(
-        client
-            .query()
-            .table_name(table)
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", s(pk))
-            .consistent_read(true),
-    )
-    .await
+    query_all(partition_query(client, table, pk)).await
+}
+
+/// A consistent Query of one whole partition.
+fn partition_query(client: &Client, table: &str, pk: &str) -> QueryFluentBuilder {
+    client
+        .query()
+        .table_name(table)
+        .key_condition_expression("pk = :pk")
+        .expression_attribute_values(":pk", s(pk))
+        .consistent_read(true)
 }
