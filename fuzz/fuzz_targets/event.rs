@@ -5,7 +5,6 @@
 //! path selects. Never a panic; the response document has a documented status and a JSON body.
 use std::convert::Infallible;
 
-use catalog::api::Route;
 use catalog::lambda::Guard;
 use catalog::memory::{FakeSigner, MemoryCatalog};
 use lambda_http::request::LambdaRequest;
@@ -19,12 +18,7 @@ async fn answer(
     let signer = FakeSigner {
         ttl: chrono::Duration::minutes(15),
     };
-    let now = chrono::Utc::now();
-    Ok(match Route::parse(req.uri().path()) {
-        Some(Route::Metadata(_)) => catalog::api::metadata(&req, catalog, now).await,
-        Some(Route::Data(_)) => catalog::api::data(&req, catalog, &signer, now).await,
-        _ => catalog::api::list(&req, catalog, now).await,
-    })
+    Ok(catalog::api::dispatch(&req, catalog, &signer, chrono::Utc::now()).await)
 }
 
 fuzz_target!(|doc: &str| {

@@ -297,6 +297,25 @@ fn changed_at(
     }
 }
 
+/// Answers a request as the deployed API routes it (the local API, the tests and the fuzz
+/// targets; each function calls its own handler): the metadata and data routes to their
+/// handlers, everything else to the list handler, as the `$default` route does.
+pub async fn dispatch<C>(
+    req: &Request,
+    catalog: &C,
+    signer: &impl UrlSigner,
+    now: DateTime<Utc>,
+) -> Response<Body>
+where
+    C: CatalogPager + DatasetReader + DownloadReader,
+{
+    match Route::parse(request_path(req)) {
+        Some(Route::Metadata(_)) => metadata(req, catalog, now).await,
+        Some(Route::Data(_)) => data(req, catalog, signer, now).await,
+        _ => list(req, catalog, now).await,
+    }
+}
+
 /// `GET /api/v1/datasets`
 pub async fn list(req: &Request, pager: &impl CatalogPager, now: DateTime<Utc>) -> Response<Body> {
     if let Some(response) = preflight(req) {

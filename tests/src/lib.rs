@@ -359,13 +359,7 @@ pub async fn answer(
     catalog: &DynamoCatalog,
     signer: &S3Signer,
 ) -> lambda_http::Response<lambda_http::Body> {
-    use catalog::api::{self, Route};
-    let now = Utc::now();
-    match Route::parse(api::request_path(req)) {
-        Some(Route::Metadata(_)) => api::metadata(req, catalog, now).await,
-        Some(Route::Data(_)) => api::data(req, catalog, signer, now).await,
-        _ => api::list(req, catalog, now).await,
-    }
+    catalog::api::dispatch(req, catalog, signer, Utc::now()).await
 }
 
 /// A plain HTTP GET (the emulators speak HTTP on loopback): status and body.

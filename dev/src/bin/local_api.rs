@@ -8,7 +8,6 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use catalog::api::Route;
 use catalog::aws::DataClients;
 use catalog::config::DataConfig;
 use catalog::dynamo::DynamoCatalog;
@@ -69,13 +68,9 @@ async fn serve(
         .with_query_string_parameters(query)
         .with_request_context(RequestContext::ApiGatewayV2(context));
     let now = chrono::Utc::now();
-    let response = match Route::parse(catalog::api::request_path(&req)) {
-        Some(Route::List) => catalog::api::list(&req, &app.catalog, now).await,
-        Some(Route::Metadata(_)) => catalog::api::metadata(&req, &app.catalog, now).await,
-        Some(Route::Data(_)) => catalog::api::data(&req, &app.catalog, &app.signer, now).await,
-        // Like the `$default` route in template.yaml: the list function answers everything else.
-        None => catalog::api::list(&req, &app.catalog, now).await,
-    };
+    // Routed as the deployed API routes it (each function's route, the list function for the
+    // rest, like the `$default` route in template.yaml).
+    let response = catalog::api::dispatch(&req, &app.catalog, &app.signer, now).await;
     let (parts, body) = response.into_parts();
     let bytes = Bytes::copy_from_slice(body.as_ref());
     Ok(hyper::Response::from_parts(parts, Full::new(bytes)))

@@ -32,15 +32,7 @@ async fn head_is_get_without_the_body() {
         let answer = |method: &'static str| {
             let req = request(method, path, &headers);
             let (c, signer) = (&c, &signer);
-            async move {
-                match catalog::api::Route::parse(path) {
-                    Some(catalog::api::Route::List) => catalog::api::list(&req, c, now()).await,
-                    Some(catalog::api::Route::Metadata(_)) => {
-                        catalog::api::metadata(&req, c, now()).await
-                    }
-                    _ => catalog::api::data(&req, c, signer, now()).await,
-                }
-            }
+            async move { catalog::api::dispatch(&req, c, signer, now()).await }
         };
         let (get, head) = (answer("GET").await, answer("HEAD").await);
         assert_eq!(head.status(), get.status(), "{path}");
