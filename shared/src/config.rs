@@ -45,6 +45,10 @@ pub const DEFAULT_SIGNING_SESSION_SECONDS: u64 = 3600;
 /// The longest signing session: the data function assumes the signing role with its own role's
 /// credentials, and AWS caps such chained sessions at one hour.
 pub const MAX_SIGNING_SESSION_SECONDS: u64 = 3600;
+/// A signing session is renewed when it would end less than this long after a new URL's
+/// expiry: a URL's lifetime must leave this much of the session, or every URL would need a new
+/// session (and get a shorter life).
+pub const SIGNING_MARGIN_SECONDS: u64 = 60;
 
 /// Configuration of the operators' CLI (`catalog-admin`): the same tables and bucket the
 /// functions use, read from the same variables.
@@ -150,15 +154,19 @@ impl DataConfig {
         if signing_role_arn.is_none() && flag(lookup, "SIGNING_ROLE_REQUIRED")? {
             return Err(ConfigError::Missing("SIGNING_ROLE_ARN"));
         }
-        // A URL cannot outlive the session that signed it.
-        if signing_role_arn.is_some() && url_ttl > signing_session {
+        // A URL cannot outlive the session that signed it, and a session is renewed a margin
+        // before a new URL would outlive it.
+        let longest = signing_session.saturating_sub(Duration::from_secs(SIGNING_MARGIN_SECONDS));
+        if signing_role_arn.is_some() && url_ttl > longest {
             return Err(ConfigError::Invalid {
                 name: "URL_TTL_SECONDS",
                 reason: format!(
-                    "{} s is longer than the signing session (SIGNING_SESSION_SECONDS, {} s): \
-                     no URL can outlive the session that signed it",
+                    "{} s leaves less than {SIGNING_MARGIN_SECONDS} s of the signing session \
+                     (SIGNING_SESSION_SECONDS, {} s): no URL can outlive the session that \
+                     signed it; at most {} s",
                     url_ttl.as_secs(),
-                    signing_session.as_secs()
+                    signing_session.as_secs(),
+                    longest.as_secs()
                 ),
             });
         }
@@ -251,6 +259,8 @@ mod tests {
         let mut vars = BASE.to_vec();
         vars.push(("SIGNING_ROLE_ARN", "arn:aws:iam::1:role/s"));
         vars.push(("SIGNING_SESSION_SECONDS", "900"));
+        // A 900 s session serves URLs of at most 840 s.
+        vars.push(("URL_TTL_SECONDS", "600"));
         let c = DataConfig::from_lookup(&lookup(&vars)).unwrap();
         assert_eq!(c.signing_role_arn.as_deref(), Some("arn:aws:iam::1:role/s"));
         assert_eq!(c.signing_session, Duration::from_secs(900));
@@ -348,16 +358,16 @@ mod tests {
                 ..
             })
         ));
-        // The TTL may equal the session, not exceed it.
+        // The TTL leaves a minute of the session (when it is renewed), no less.
         let ok = with(&[
             ("SIGNING_SESSION_SECONDS", "900"),
-            ("URL_TTL_SECONDS", "900"),
+            ("URL_TTL_SECONDS", "840"),
         ]);
-        assert_eq!(ok.unwrap().url_ttl, Duration::from_secs(900));
+        assert_eq!(ok.unwrap().url_ttl, Duration::from_secs(840));
         assert!(matches!(
             with(&[
                 ("SIGNING_SESSION_SECONDS", "900"),
-                ("URL_TTL_SECONDS", "901")
+                ("URL_TTL_SECONDS", "841")
             ]),
             Err(ConfigError::Invalid {
                 name: "URL_TTL_SECONDS",

@@ -23,7 +23,7 @@ pub fn object_key(slug: &Slug, version: u64, sha256: &str) -> String {
 
 /// Credentials are fetched again once they would expire before a new URL's full life (plus
 /// this margin) is over, but never more often than once per this interval.
-const REFRESH_MARGIN: TimeDelta = TimeDelta::minutes(1);
+const REFRESH_MARGIN: TimeDelta = TimeDelta::seconds(crate::config::SIGNING_MARGIN_SECONDS as i64);
 
 pub struct S3Signer {
     config: aws_sdk_s3::Config,

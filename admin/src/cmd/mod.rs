@@ -108,7 +108,8 @@ impl CliError {
             | CliError::Write(
                 WriteError::NoSuchDataset(_)
                 | WriteError::NoSuchVersion(..)
-                | WriteError::NoSuchKey(_),
+                | WriteError::NoSuchKey(_)
+                | WriteError::TooLarge(_),
             )
             | CliError::Publish(PublishError::BadInput(_) | PublishError::BadFile(_))
             | CliError::Download(crate::download::DownloadError::Usage(_)) => 2,

@@ -14,7 +14,8 @@ use super::layout::{position_of, Item};
 use crate::domain::{Scope, Slug};
 use crate::error::StoreError;
 use crate::model::{
-    ActiveVersion, Card, DatasetMeta, DatasetRecord, DatasetSummary, DownloadTarget, KeyRecord,
+    ActiveVersion, Card, DatasetMeta, DatasetRecord, DatasetSummary, Discussion, DownloadTarget,
+    KeyRecord,
 };
 
 /// A list of attributes to write, by name.
@@ -98,10 +99,32 @@ impl TryFrom<&Item> for DatasetMeta {
             card: Card::try_from(item)?,
             source: get_s(item, "source")?,
             insights: get_s(item, "insights")?,
-            discussions: serde_json::from_str(&get_s(item, "discussions")?)
-                .map_err(|_| corrupt("discussions"))?,
+            discussions: stored_discussions(&get_s(item, "discussions")?)?,
         })
     }
+}
+
+/// Discussions as stored: what publish wrote (the four fields of spec 2.3), read leniently, so
+/// that a field added by a later writer never makes a dataset unreadable (publish input, by
+/// contrast, refuses unknown fields).
+fn stored_discussions(text: &str) -> Result<Vec<Discussion>, StoreError> {
+    #[derive(serde::Deserialize)]
+    struct Stored {
+        id: String,
+        title: String,
+        slug: String,
+        path: String,
+    }
+    let stored: Vec<Stored> = serde_json::from_str(text).map_err(|_| corrupt("discussions"))?;
+    Ok(stored
+        .into_iter()
+        .map(|d| Discussion {
+            id: d.id,
+            title: d.title,
+            slug: d.slug,
+            path: d.path,
+        })
+        .collect())
 }
 
 impl DatasetMeta {
@@ -329,6 +352,15 @@ mod tests {
         assert!(blob.as_ref().len() * 4 < large.len(), "it shrinks");
         assert_eq!(stored.get(SCHEMA), Some(&AttributeValue::Null(true)));
         assert_eq!(schema_from(&stored).unwrap().get(), large);
+    }
+
+    #[test]
+    fn stored_discussions_with_a_field_a_later_writer_added_still_read() {
+        let text = r#"[{"id":"1","title":"t","slug":"s","path":"/p","votes":3}]"#;
+        let read = stored_discussions(text).unwrap();
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].path, "/p");
+        assert!(stored_discussions("not json").is_err());
     }
 
     #[test]

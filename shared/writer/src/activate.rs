@@ -7,7 +7,9 @@
 
 use std::collections::HashMap;
 
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::types::CancellationReason;
 use catalog::domain::Slug;
 use catalog::dynamo::attr::{n, s, time};
 use catalog::dynamo::codec::{schema_attributes, schema_from};
@@ -277,8 +279,34 @@ impl DynamoWriter {
         for write in writes {
             tx = tx.transact_items(write.to_transact_item(&self.datasets_table, now)?);
         }
-        settle(tx.send().await, slug)
+        let result = tx.send().await;
+        if let Err(e) = &result {
+            if let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
+                e.as_service_error()
+            {
+                if let Some(refused) = refused(cancelled.cancellation_reasons()) {
+                    return Err(refused);
+                }
+            }
+        }
+        settle(result, slug)
     }
+}
+
+/// A cancelled transaction that no retry can mend: DynamoDB refused one of its writes itself
+/// (an item over 400 KB, say, which `check_fits` cannot see on a rollback to an older, wider
+/// version). A failed condition or a conflict with another transaction is not that: it is a
+/// race, reported as `Conflict` and retried.
+fn refused(reasons: &[CancellationReason]) -> Option<WriteError> {
+    reasons
+        .iter()
+        .find(|r| r.code() == Some("ValidationError"))
+        .map(|r| {
+            WriteError::TooLarge(format!(
+                "DynamoDB refused the change: {}",
+                r.message().unwrap_or("an item is invalid or over 400 KB")
+            ))
+        })
 }
 
 #[cfg(test)]
@@ -492,6 +520,31 @@ mod tests {
             panic!()
         };
         assert!(set.contains(&("category", s("climate"))));
+    }
+
+    #[test]
+    fn a_refused_write_is_reported_as_such_and_a_race_is_not() {
+        let reason = |code: &str, message: Option<&str>| {
+            CancellationReason::builder()
+                .code(code)
+                .set_message(message.map(str::to_owned))
+                .build()
+        };
+        let none = reason("None", None);
+        let race = [none.clone(), reason("ConditionalCheckFailed", None)];
+        assert!(refused(&race).is_none());
+        assert!(refused(&[reason("TransactionConflict", None)]).is_none());
+        let too_big = [
+            none,
+            reason(
+                "ValidationError",
+                Some("Item size has exceeded the maximum allowed size"),
+            ),
+        ];
+        match refused(&too_big) {
+            Some(WriteError::TooLarge(why)) => assert!(why.contains("maximum allowed size")),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
