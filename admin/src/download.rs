@@ -77,10 +77,6 @@ fn client() -> Result<HttpsClient, DownloadError> {
     Ok(Client::builder(TokioExecutor::new()).build(connector))
 }
 
-/// Fetches `slug` (at `version`, if given) through the API at `api_url` (ending in `/api/v1`),
-/// sending `key` in `x-api-key` when given, and writes it to `output` (default
-/// `<slug>-v<version>.parquet`). The bytes go to `<output>.part` first, hashed on the way; the
-/// file is renamed into place only if the hash matches, and removed otherwise.
 /// Refuses to send a key in clear text: the API URL must be `https://`, or `http://` to a
 /// loopback address (the local stack).
 pub fn check_transport(api_url: &str) -> Result<(), DownloadError> {
@@ -106,6 +102,10 @@ fn is_loopback(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Fetches `slug` (at `version`, if given) through the API at `api_url` (ending in `/api/v1`),
+/// sending `key` in `x-api-key` when given, and writes it to `output` (default
+/// `<slug>-v<version>.parquet`). The bytes go to `<output>.part` first, hashed on the way; the
+/// file is renamed into place only if the hash matches, and removed otherwise.
 pub async fn download(
     api_url: &str,
     slug: &str,

@@ -60,8 +60,8 @@ pub struct FacetError {
 }
 
 /// One facet value, normalized (trimmed, lowercase): filters match case-insensitively. Made by
-/// [`Facet::new`] (checked) or, from stored values, [`Facet::of`] and [`Facet::from_key`]; the
-/// fields are public for the storage adapters to read.
+/// [`Facet::new`] (checked) or, from stored values (written through `new`'s rules),
+/// [`Facet::of`] and [`Facet::from_key`]; read through [`Facet::kind`] and [`Facet::value`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Facet {
     kind: FacetKind,

@@ -191,3 +191,67 @@ async fn every_answer_of_the_local_api_carries_its_own_request_id() {
     }
     assert_eq!(ids.len(), 3, "each request has its own id: {ids:?}");
 }
+
+#[test]
+fn template_routes_are_the_routers() {
+    use catalog::api::Route;
+    let text = std::fs::read_to_string(repo_root().join("template.yaml")).expect("template.yaml");
+    let template: serde_norway::Value = serde_norway::from_str(&text).expect("YAML");
+    let resources = &template["Resources"];
+    let mut routes = Vec::new();
+    let mut default_route = Vec::new();
+    for (function, expected) in [
+        ("CatalogListFunction", Some(Route::List)),
+        (
+            "CatalogMetadataFunction",
+            Some(Route::Metadata("city-bikes".into())),
+        ),
+        (
+            "CatalogDataFunction",
+            Some(Route::Data("city-bikes".into())),
+        ),
+    ] {
+        let events = resources[function]["Properties"]["Events"]
+            .as_mapping()
+            .unwrap_or_else(|| panic!("{function} has events"));
+        for event in events.values() {
+            let properties = &event["Properties"];
+            match (properties["Method"].as_str(), properties["Path"].as_str()) {
+                // Each function's route takes every method (HEAD, a JSON 405 for the rest)...
+                (Some(method), Some(path)) => {
+                    assert_eq!(method, "ANY", "{function}");
+                    // ...on exactly the path its router accepts.
+                    let concrete = path.replace("{slug}", "city-bikes");
+                    assert_eq!(Route::parse(&concrete), expected, "{function}: {path}");
+                    assert_eq!(Route::parse(&format!("{concrete}/")), None);
+                    routes.push(format!("{method} {path}"));
+                }
+                // The $default route: an HttpApi event without a method or a path.
+                (None, None) => default_route.push(function),
+                other => panic!("{function}: {other:?}"),
+            }
+        }
+    }
+    assert_eq!(routes.len(), 3, "{routes:?}");
+    assert_eq!(
+        default_route,
+        ["CatalogListFunction"],
+        "every other path reaches the list function's JSON 404"
+    );
+    // Route-level throttling names routes that exist, the data route among them.
+    let settings = resources["HttpApi"]["Properties"]["RouteSettings"]
+        .as_mapping()
+        .expect("RouteSettings");
+    let keys: Vec<&str> = settings.keys().filter_map(|k| k.as_str()).collect();
+    assert!(
+        keys.contains(&"ANY /api/v1/datasets/{slug}/data"),
+        "{keys:?}"
+    );
+    for key in keys {
+        assert!(routes.iter().any(|r| r == key), "{key} is not a route");
+    }
+    // The deployed data function refuses to start without its signing role.
+    let variables = &resources["CatalogDataFunction"]["Properties"]["Environment"]["Variables"];
+    assert_eq!(variables["SIGNING_ROLE_REQUIRED"].as_str(), Some("true"));
+    assert!(!variables["SIGNING_ROLE_ARN"].is_null());
+}

@@ -31,6 +31,8 @@ impl Backoff {
     pub const BATCH_WRITE: Self = Self::new(7, 25, 800, 0);
     /// A transaction that lost a race with another writer: 5 retries, 0.1 to 1.6 s, jittered.
     pub const CONFLICT: Self = Self::new(5, 50, 1600, 256);
+    /// An eventually consistent index catching up with a write: about a second in all.
+    pub const INDEX_CATCH_UP: Self = Self::new(4, 50, 400, 0);
     /// Waiting for another writer's list mark: about a minute in all.
     pub const LIST_MARK: Self = Self::new(39, 100, 1600, 0);
 

@@ -6,6 +6,7 @@ use catalog::dynamo::attr::{
 };
 use catalog::dynamo::layout::{api_key_key, KEYS_BY_ID_INDEX, KEY_ATTR};
 use catalog::dynamo::requests::{classify, query_all, scan_all};
+use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::error::StoreError;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -119,23 +120,33 @@ impl DynamoWriter {
     }
 
     /// Revokes the key with this public id as of `at`; its next request is refused. The id is
-    /// found through the keys table's index on it, at any table size, without a scan.
+    /// found through the keys table's index on it, at any table size, without a scan. The
+    /// index is eventually consistent: a key created a moment ago is looked for again, for
+    /// about a second, before the id is reported unknown.
     pub async fn revoke_key_by_id(&self, id: &str, at: DateTime<Utc>) -> Result<(), WriteError> {
-        let found = query_all(
-            self.client
-                .query()
-                .table_name(&self.keys_table)
-                .index_name(KEYS_BY_ID_INDEX)
-                .key_condition_expression("#id = :id")
-                .expression_attribute_names("#id", "id")
-                .expression_attribute_values(":id", s(id)),
-        )
-        .await?;
-        let hash = found
-            .first()
-            .map(|item| get_s(item, KEY_ATTR))
-            .transpose()?
-            .ok_or_else(|| WriteError::NoSuchKey(id.to_owned()))?;
+        let found = Backoff::INDEX_CATCH_UP
+            .run(
+                (),
+                |()| async {
+                    let found = query_all(
+                        self.client
+                            .query()
+                            .table_name(&self.keys_table)
+                            .index_name(KEYS_BY_ID_INDEX)
+                            .key_condition_expression("#id = :id")
+                            .expression_attribute_names("#id", "id")
+                            .expression_attribute_values(":id", s(id)),
+                    )
+                    .await?;
+                    Ok::<_, WriteError>(match found.into_iter().next() {
+                        Some(item) => Attempt::Done(item),
+                        None => Attempt::Retry(()),
+                    })
+                },
+                |()| WriteError::NoSuchKey(id.to_owned()),
+            )
+            .await?;
+        let hash = get_s(&found, KEY_ATTR)?;
         let hash = KeyHash::from_hex(&hash).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         self.revoke_key(&hash, at).await
     }
