@@ -1,14 +1,17 @@
 //! Every filter and sort answers what filtering the whole catalog gives, and facet lists follow every change.
 
 use super::*;
+use catalog_tests::facets::assert_facet_lists_consistent;
 
 #[tokio::test]
 async fn every_filter_and_sort_answers_what_filtering_the_whole_catalog_gives() {
     let stack = Stack::start().await;
     let writer = stack.writer();
     let start = Utc::now() - Duration::hours(1);
+    // Three at a time in the same second: ties in updated_at, which fall back to publication
+    // order.
     for i in 0..14 {
-        publish(&writer, &spec(i), start + Duration::seconds(i as i64)).await;
+        publish(&writer, &spec(i), start + Duration::seconds(i as i64 / 3)).await;
     }
     // Re-publish two older datasets later: their updated_at moves, their place does not.
     publish(&writer, &spec(3), start + Duration::minutes(10)).await;
@@ -105,15 +108,34 @@ async fn every_filter_and_sort_answers_what_filtering_the_whole_catalog_gives() 
         slugs("sort=name:desc&tag=city").await,
         expected(&everything, |v| has_tag(v, "city"), Some(&by_name_desc))
     );
+    // sort=updated over every page: the whole sequence is updated_at newest first, ties in
+    // publication order (newest first; the plain listing's order, which a stable sort keeps)
+    let updated_at = |v: &Value| v["updated_at"].as_str().unwrap().to_owned();
+    let newest_updated = |a: &Value, b: &Value| updated_at(b).cmp(&updated_at(a));
     let updated = slugs("sort=updated").await;
+    assert_eq!(
+        updated,
+        expected(&everything, |_| true, Some(&newest_updated))
+    );
     assert_eq!(
         &updated[..2],
         ["ds-03", "ds-08"],
         "re-published last come first"
     );
-    let mut updated_asc = slugs("sort=updated:asc").await;
-    updated_asc.reverse();
-    assert_eq!(updated_asc, updated);
+    assert_eq!(
+        slugs("sort=updated:desc").await,
+        updated,
+        "desc is the default"
+    );
+    // and ascending is exactly the reverse: oldest first, ties oldest published first
+    let mut oldest_updated = updated.clone();
+    oldest_updated.reverse();
+    assert_eq!(slugs("sort=updated:asc").await, oldest_updated);
+    let ties = everything
+        .windows(2)
+        .filter(|w| updated_at(&w[0]) == updated_at(&w[1]))
+        .count();
+    assert!(ties >= 4, "the catalog has ties in updated_at: {ties}");
 
     // Errors: unknown values and bad parameters are 400 with code bad_request
     for q in [
@@ -224,95 +246,6 @@ async fn facet_lists_follow_republishing_and_keyless_changes_and_reindex_rebuild
     assert_facet_lists_consistent(&stack).await;
 }
 
-/// The facet lists as stored: every list holds exactly the listed datasets with that value
-/// (from the catalog list, the source of truth), at positions 1..=total in publication order,
-/// its counter says total, and no rebuild mark is left behind.
-async fn assert_facet_lists_consistent(stack: &Stack) {
-    use aws_sdk_dynamodb::types::AttributeValue;
-    use std::collections::BTreeMap;
-    let table = &stack.target.datasets_table;
-    let mut items = Vec::new();
-    let mut start = None;
-    loop {
-        let out = stack
-            .dynamo
-            .scan()
-            .table_name(table)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .unwrap();
-        items.extend(out.items.unwrap_or_default());
-        match out.last_evaluated_key {
-            Some(k) if !k.is_empty() => start = Some(k),
-            _ => break,
-        }
-    }
-    let text = |item: &std::collections::HashMap<String, AttributeValue>, name: &str| match item
-        .get(name)
-    {
-        Some(AttributeValue::S(v)) => v.clone(),
-        Some(AttributeValue::N(v)) => v.clone(),
-        _ => String::new(),
-    };
-    let position = |sk: &str| sk.trim_start_matches("SEQ#").parse::<u64>().unwrap();
-    // Expected: facet key -> [(LIST position, slug)] in publication order
-    let mut expected: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
-    let mut lists: BTreeMap<String, Vec<(u64, u64, String)>> = BTreeMap::new();
-    let mut counters: BTreeMap<String, (u64, bool)> = BTreeMap::new();
-    for item in &items {
-        let pk = text(item, "pk");
-        if pk == "LIST" {
-            let tags: Vec<String> = match item.get("tags") {
-                Some(AttributeValue::L(l)) => l.iter().map(|t| t.as_s().unwrap().clone()).collect(),
-                _ => vec![],
-            };
-            for facet in
-                catalog::query::Facet::of(&text(item, "category"), &tags, &text(item, "license"))
-            {
-                expected
-                    .entry(facet.key())
-                    .or_default()
-                    .push((position(&text(item, "sk")), text(item, "slug")));
-            }
-        } else if let Some(key) = pk.strip_prefix("LIST#") {
-            lists.entry(key.to_owned()).or_default().push((
-                position(&text(item, "sk")),
-                text(item, "seq").parse().unwrap(),
-                text(item, "slug"),
-            ));
-        } else if let Some(key) = pk.strip_prefix("CATALOG#") {
-            counters.insert(
-                key.to_owned(),
-                (
-                    text(item, "total").parse().unwrap(),
-                    item.contains_key("rebuild_until"),
-                ),
-            );
-        }
-    }
-    for (key, mut want) in expected {
-        want.sort();
-        let mut have = lists.remove(&key).unwrap_or_default();
-        have.sort();
-        let positions: Vec<u64> = have.iter().map(|(p, _, _)| *p).collect();
-        let wanted_positions: Vec<u64> = (1..=want.len() as u64).collect();
-        assert_eq!(positions, wanted_positions, "{key}: positions 1..=total");
-        let members: Vec<(u64, String)> =
-            have.into_iter().map(|(_, seq, slug)| (seq, slug)).collect();
-        assert_eq!(members, want, "{key}: members in publication order");
-        assert_eq!(
-            counters.get(&key),
-            Some(&(want.len() as u64, false)),
-            "{key}: counter"
-        );
-    }
-    assert!(
-        lists.values().all(Vec::is_empty),
-        "stray facet lists: {lists:?}"
-    );
-}
-
 /// Deletes every facet list entry and facet counter, leaving the catalog list.
 async fn delete_facet_items(stack: &Stack) {
     use aws_sdk_dynamodb::types::AttributeValue;
@@ -399,4 +332,60 @@ async fn the_next_change_to_a_dataset_puts_back_its_missing_facet_entry() {
     let (_, page) = list(&catalog, "category=biology").await;
     assert_eq!(page["items"][0]["keyless"], true);
     assert_facet_lists_consistent(&stack).await;
+}
+
+/// The sample catalog's facet lists, as stored and as answered, are what its manifest
+/// (dev/samples.py's manifest.json, read here as plain JSON) says: each category, tag and
+/// license value, lowercased, lists the datasets that have it, in publication order.
+#[tokio::test]
+async fn the_sample_catalogs_facet_lists_are_what_its_manifest_says() {
+    use catalog_tests::facets::Stored;
+    use std::collections::BTreeMap;
+    let stack = Stack::start().await;
+    // GIVEN the samples published one after the other, in manifest order
+    stack.seed_samples(Utc::now()).await;
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(catalog_tests::samples_dir().join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let mut expected: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for d in manifest["datasets"].as_array().unwrap() {
+        let slug = d["slug"].as_str().unwrap().to_owned();
+        let mut values = vec![
+            format!("category#{}", d["category"].as_str().unwrap().to_lowercase()),
+            format!("license#{}", d["license"].as_str().unwrap().to_lowercase()),
+        ];
+        for tag in d["tags"].as_array().unwrap() {
+            values.push(format!("tag#{}", tag.as_str().unwrap().to_lowercase()));
+        }
+        values.sort();
+        values.dedup();
+        for value in values {
+            expected.entry(value).or_default().push(slug.clone());
+        }
+    }
+    assert!(
+        expected.values().any(|slugs| slugs.len() > 1),
+        "some value is shared: {expected:?}"
+    );
+
+    // THEN the stored lists are exactly those, with counters to match
+    let stored = Stored::read(&stack).await;
+    assert_eq!(stored.slugs(), expected);
+    for (key, slugs) in &expected {
+        assert_eq!(
+            stored.counters.get(key),
+            Some(&(slugs.len() as u64, false)),
+            "{key}"
+        );
+    }
+    // AND each filter answers its list, newest first, whatever the case it is asked in
+    let catalog = stack.catalog();
+    for (key, slugs) in &expected {
+        let (kind, value) = key.split_once('#').unwrap();
+        let query = format!("{kind}={}", value.to_uppercase());
+        let mut newest_first = slugs.clone();
+        newest_first.reverse();
+        assert_eq!(all_pages(&catalog, &query).await.1, newest_first, "{query}");
+    }
 }
