@@ -389,3 +389,98 @@ async fn the_sample_catalogs_facet_lists_are_what_its_manifest_says() {
         assert_eq!(all_pages(&catalog, &query).await.1, newest_first, "{query}");
     }
 }
+
+/// Datasets activated for the first time at the same moment, into the same facet lists, are
+/// all listed: distinct positions 1..=n in the catalog list and in every facet list, counters
+/// to match. Each activation is sent through a client whose calls are counted, to show that the
+/// race for the next position was actually run (and lost, then retried) at least once; and
+/// through a proxy that hands moto one request at a time, as DynamoDB applies each request in
+/// isolation (moto does not: see `catalog_tests::faults`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_publishes_at_the_same_moment_are_all_listed() {
+    let stack = Stack::start().await;
+    let proxy = catalog_tests::faults::start_proxy(stack.dynamo_url.clone()).await;
+    proxy.serialize(true);
+    let wire = Wire::default();
+    let writer = DynamoWriter::new(
+        aws_sdk_dynamodb::Client::from_conf(
+            aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
+                .endpoint_url(&proxy.url)
+                .interceptor(wire.clone())
+                .build(),
+        ),
+        &stack.target.datasets_table,
+        &stack.target.keys_table,
+    );
+    let now = Utc::now();
+    let mut lost = 0;
+    let mut published = 0;
+    // Rounds of 2, 3 and 4 datasets at once, all in category biology and tag birds
+    for (round, size) in [2usize, 3, 4].into_iter().enumerate() {
+        let mut activations = Vec::new();
+        for k in 0..size {
+            let mut s = spec(3 * (round * 10 + k));
+            s.slug = format!("race-{round}-{k}");
+            s.category = "Biology".into();
+            s.tags = vec!["birds".into(), format!("round-{round}")];
+            let meta = meta(&s);
+            let slug = Slug::parse(&s.slug).unwrap();
+            let reserved = writer
+                .reserve_version(&slug, &meta, None, false, now)
+                .await
+                .unwrap();
+            let version = NewVersion {
+                active: ActiveVersion {
+                    version: reserved.version,
+                    s3_key: format!("datasets/{}/v1/x.parquet", s.slug),
+                    size: 100,
+                    row_count: 10,
+                    columns: vec!["c".into()],
+                    sha256: "0".repeat(64),
+                    published_at: now,
+                },
+                schema_json: "[]".into(),
+            };
+            writer.put_version(&slug, &version).await.unwrap();
+            activations.push((slug, reserved, meta));
+        }
+        // WHEN every activation starts at the same moment
+        wire.take_calls();
+        let tasks: Vec<_> = activations
+            .into_iter()
+            .map(|(slug, reserved, meta)| {
+                let writer = writer.clone();
+                tokio::spawn(async move {
+                    writer
+                        .activate(
+                            &slug,
+                            reserved.version,
+                            Expected::from(reserved.previous),
+                            Some(&meta),
+                            now,
+                        )
+                        .await
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap().expect("every activation succeeds");
+        }
+        published += size;
+        let transactions = wire
+            .take_calls()
+            .iter()
+            .filter(|c| c.operation == "DynamoDB.TransactWriteItems")
+            .count();
+        lost += transactions - size;
+        // THEN all are listed, each once, at positions 1..=n, in the facet lists too
+        assert_facet_lists_consistent(&stack).await;
+        let (_, slugs) = all_pages(&stack.catalog(), "").await;
+        assert_eq!(slugs.len(), published, "{slugs:?}");
+        let (_, birds) = all_pages(&stack.catalog(), "category=biology&tag=birds").await;
+        assert_eq!(birds.len(), published);
+        let round_tag = format!("tag=round-{round}");
+        assert_eq!(all_pages(&stack.catalog(), &round_tag).await.0, size as u64);
+    }
+    assert!(lost > 0, "no activation ever lost the race: nothing was tested");
+}
