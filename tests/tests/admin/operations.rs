@@ -69,10 +69,7 @@ fn every_command_explains_itself_with_an_example() {
         vec!["versions", "list", "--help"],
         vec!["versions", "activate", "--help"],
     ] {
-        let out = Command::new(built_binary("catalog-admin"))
-            .args(&args)
-            .output()
-            .expect("run --help");
+        let out = run_admin(admin_command().args(&args));
         assert!(out.status.success(), "{args:?}");
         let help = String::from_utf8_lossy(&out.stdout);
         assert!(help.contains("Example: catalog-admin"), "{args:?}: {help}");
