@@ -110,7 +110,9 @@ impl Stored {
             } else if pk == "CATALOG" && sk == "COUNTER" {
                 stored.listed_total = text(&item, "total").parse().ok();
             } else if let Some(key) = pk.strip_prefix("CATALOG#") {
-                let total = text(&item, "total").parse().expect("a facet counter's total");
+                let total = text(&item, "total")
+                    .parse()
+                    .expect("a facet counter's total");
                 stored
                     .counters
                     .insert(key.to_owned(), (total, item.contains_key("rebuild_until")));

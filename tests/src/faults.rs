@@ -132,13 +132,9 @@ pub async fn start_proxy(upstream: String) -> Proxy {
                             .unwrap()
                             .as_deref()
                             .is_none_or(|op| target.ends_with(&format!(".{op}")))
-                            && body_contains
-                                .lock()
-                                .unwrap()
-                                .iter()
-                                .all(|t| {
-                                    t.is_empty() || body.windows(t.len()).any(|w| w == t.as_bytes())
-                                });
+                            && body_contains.lock().unwrap().iter().all(|t| {
+                                t.is_empty() || body.windows(t.len()).any(|w| w == t.as_bytes())
+                            });
                         let current = if applies {
                             *fault.lock().unwrap()
                         } else {

@@ -89,7 +89,12 @@ async fn each_request_costs_the_designed_round_trips_and_items_and_no_s3_call() 
         ("/api/v1/datasets/city-bikes/data", vec![], 200, &[(GET, 1)]),
         (gated, vec![], 401, &[(GET, 1)]),
         (gated, vec![("x-api-key", KEY)], 200, &[(BATCH, 2)]),
-        (&by_id_data, vec![("authorization", &bearer)], 200, &[(BATCH, 2)]),
+        (
+            &by_id_data,
+            vec![("authorization", &bearer)],
+            200,
+            &[(BATCH, 2)],
+        ),
         (gated, vec![("x-api-key", "dcat_bad")], 401, &[(BATCH, 1)]),
         (gated, vec![("x-api-key", REVOKED)], 401, &[(BATCH, 2)]),
         (gated, vec![("x-api-key", EXPIRED)], 401, &[(BATCH, 2)]),

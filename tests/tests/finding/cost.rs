@@ -211,7 +211,11 @@ async fn an_instance_keeps_the_last_four_lists_it_read() {
         );
     };
     let counters_only = |ops: &[String], q: &str| {
-        assert_eq!(ops, ["DynamoDB.BatchGetItem"], "{q}: kept, only the counters read");
+        assert_eq!(
+            ops,
+            ["DynamoDB.BatchGetItem"],
+            "{q}: kept, only the counters read"
+        );
     };
 
     // GIVEN four scans over four lists, each read once

@@ -352,7 +352,10 @@ async fn the_sample_catalogs_facet_lists_are_what_its_manifest_says() {
     for d in manifest["datasets"].as_array().unwrap() {
         let slug = d["slug"].as_str().unwrap().to_owned();
         let mut values = vec![
-            format!("category#{}", d["category"].as_str().unwrap().to_lowercase()),
+            format!(
+                "category#{}",
+                d["category"].as_str().unwrap().to_lowercase()
+            ),
             format!("license#{}", d["license"].as_str().unwrap().to_lowercase()),
         ];
         for tag in d["tags"].as_array().unwrap() {
@@ -482,5 +485,8 @@ async fn first_publishes_at_the_same_moment_are_all_listed() {
         let round_tag = format!("tag=round-{round}");
         assert_eq!(all_pages(&stack.catalog(), &round_tag).await.0, size as u64);
     }
-    assert!(lost > 0, "no activation ever lost the race: nothing was tested");
+    assert!(
+        lost > 0,
+        "no activation ever lost the race: nothing was tested"
+    );
 }
