@@ -112,6 +112,7 @@ fn inspect(file: &Path) -> Value {
     serde_json::from_slice(&out.stdout).expect("inspect prints JSON")
 }
 
+mod facets;
 mod failures;
 mod operations;
 mod publishing;
