@@ -10,8 +10,8 @@ Usage:
         Recomputes the statistics of FILE.parquet with pyarrow/pandas and
         compares them with INSPECT.json (the output of
         `catalog-admin inspect FILE.parquet`).  Prints one line per mismatch
-        ("file column field: got X expected Y") and exits 1 if there is any;
-        otherwise prints "N columns match" and exits 0.
+        ("file column field: got X expected Y") and "N columns checked", and
+        exits 1 if there is any; otherwise prints "N columns match" and exits 0.
 
 Typical run:
     PY=/root/.cache/dataset-catalog-ci/venv/bin/python
@@ -36,6 +36,14 @@ admin/src/stats.rs:
   JSON forms: integers as integers, floats and decimals as floats, booleans,
   strings, dates "YYYY-MM-DD", timestamps ISO 8601 (compared as instants;
   tz-aware types must carry an offset or "Z", naive types must not).
+- Text longer than 200 characters (code points) is shown cut to 200 and ending
+  in "…"; strings are still counted by their whole value.
+- Binary and nested values (binary, large_binary, fixed_size_binary, list,
+  struct, map) are counted, ordered and shown by their text form, cut the same
+  way: binary as lowercase hex; a list as "[a, b]", a struct as "{name: a}", a
+  map as "{key: value}", nested values the same way, strings unquoted, booleans
+  "true"/"false", and a null inside as nothing ("[1, , 3]"): the form arrow-rs
+  displays them in, as docs/operations.md says.  A null value is a null.
 - approximate: false (the generated files stay far below the memory bounds).
 
 Numbers are compared with math.isclose(rel_tol=1e-9, abs_tol=1e-9); null must
@@ -234,11 +242,63 @@ def build_row_groups() -> pa.Table:
     })
 
 
+def permuted(rng, values):
+    return [values[i] for i in rng.permutation(len(values))]
+
+
+def build_long_binary() -> pa.Table:
+    rng = np.random.default_rng(505)
+    # Long text: two values alike in their first 250 characters (counted apart, shown
+    # alike), a 201-character one in a 2-byte character (cut), one of exactly 200 (not cut).
+    a_x, a_y = "a" * 250 + "x", "a" * 250 + "y"
+    text = [a_x] * 3 + [a_y] * 3 + ["é" * 201] * 2 + ["b" * 200] * 2 + ["short", None]
+    # Binary: hex; 150 bytes (300 hex digits) are cut; two values alike in their first 100
+    # bytes have the same cut text and count as one.
+    long1 = bytes(range(150))
+    long2 = bytes(range(100)) + b"\x01" * 50
+    binary = ([b""] * 2 + [b"\x00\xff"] * 3 + [long1] + [long2] * 2 + [b"A"] * 2
+              + [None] * 2)
+    large = [b"\x7f"] * 5 + [b"\x80\x81"] * 5 + [None] * 2
+    return pa.table({
+        "long_text": pa.array(permuted(rng, text), pa.string()),
+        "long_large_text": pa.array(permuted(rng, text), pa.large_string()),
+        "bin": pa.array(permuted(rng, binary), pa.binary()),
+        "large_bin": pa.array(permuted(rng, large), pa.large_binary()),
+    })
+
+
+def build_nested() -> pa.Table:
+    rng = np.random.default_rng(606)
+    # Lists (with nulls inside, empty, and a long one that is cut), structs, lists of
+    # structs, maps, fixed-size binary.
+    ints = ([[1, None, 3]] * 3 + [[4]] * 2 + [[]] * 2 + [None] * 2
+            + [list(range(100))] + [[-(2**63), 2**63 - 1]] + [[10]])
+    strs = [["a", "b"]] * 3 + [["", None]] * 2 + [["é" * 120, "x" * 120]] + [None] * 2 + [["z"]] * 4
+    struct_type = pa.struct([("id", pa.int64()), ("name", pa.string()), ("ok", pa.bool_())])
+    structs = ([{"id": 1, "name": "one", "ok": True}] * 3 + [{"id": None, "name": None, "ok": None}] * 2
+               + [{"id": 2, "name": "two", "ok": False}] + [None] * 2 + [{"id": 3, "name": "", "ok": True}] * 4)
+    inner = pa.struct([("k", pa.string()), ("v", pa.list_(pa.int32()))])
+    list_structs = ([[{"k": "a", "v": [1, 2]}]] * 2 + [[{"k": "b", "v": None}, {"k": None, "v": []}]] * 3
+                    + [None] * 2 + [[]] * 5)
+    maps = [[("k", 1)]] * 3 + [[("z", 2), ("y", None)]] * 2 + [[]] * 2 + [None] * 2 + [[("a", 0)]] * 3
+    fixed = [b"ab"] * 4 + [b"\x00\x01"] * 4 + [None] * 2 + [b"zz"] * 2
+    return pa.table({
+        "list_int": pa.array(permuted(rng, ints), pa.list_(pa.int64())),
+        "list_str": pa.array(permuted(rng, strs), pa.list_(pa.string())),
+        "struct": pa.array(permuted(rng, structs), struct_type),
+        "list_struct": pa.array(permuted(rng, list_structs), pa.list_(inner)),
+        "map": pa.array(permuted(rng, maps), pa.map_(pa.string(), pa.int64())),
+        "fixed_bin": pa.array(permuted(rng, fixed), pa.binary(2)),
+    })
+
+
 FILES = [
     ("numeric.parquet", build_numeric, None),
     ("text_time.parquet", build_text_time, None),
     ("dictionary.parquet", build_dictionary, 1000),
     ("row_groups.parquet", build_row_groups, 1000),
+    ("long_binary.parquet", build_long_binary, 5),
+    ("nested.parquet", build_nested, 5),
 ]
 
 
@@ -293,6 +353,11 @@ def parse_ts(text):
 
 
 def kind_of(typ: pa.DataType) -> str:
+    if (pa.types.is_binary(typ) or pa.types.is_large_binary(typ)
+            or pa.types.is_fixed_size_binary(typ)):
+        return "binary"
+    if pa.types.is_nested(typ):
+        return "nested"
     if pa.types.is_integer(typ):
         return "int"
     if pa.types.is_floating(typ):
@@ -310,6 +375,35 @@ def kind_of(typ: pa.DataType) -> str:
     raise SystemExit(f"unsupported column type {typ}")
 
 
+SHOWN = 200
+
+
+def shown(text: str) -> str:
+    """Text as shown: cut to 200 characters, ending in "…" when cut."""
+    return text if len(text) <= SHOWN else text[:SHOWN] + "…"
+
+
+def text_form(value, typ: pa.DataType) -> str:
+    """A binary or nested value's text form (see the conventions above)."""
+    if value is None:
+        return ""
+    if kind_of(typ) == "binary":
+        return value.hex()
+    if pa.types.is_map(typ):
+        return "{" + ", ".join(f"{text_form(k, typ.key_type)}: {text_form(v, typ.item_type)}"
+                               for k, v in value) + "}"
+    if pa.types.is_struct(typ):
+        return "{" + ", ".join(f"{typ.field(i).name}: {text_form(value[typ.field(i).name], typ.field(i).type)}"
+                               for i in range(typ.num_fields)) + "}"
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ):
+        return "[" + ", ".join(text_form(e, typ.value_type) for e in value) + "]"
+    if pa.types.is_boolean(typ):
+        return "true" if value else "false"
+    if pa.types.is_integer(typ) or pa.types.is_string(typ) or pa.types.is_large_string(typ):
+        return str(value)
+    raise SystemExit(f"no text form for {typ}")
+
+
 def null_percent(nulls: int, rows: int) -> float:
     if rows == 0:
         return 0.0
@@ -323,6 +417,22 @@ def reference_column(field: pa.Field, col: pa.ChunkedArray, rows: int) -> dict:
         typ = typ.value_type
         col = col.cast(typ)
     kind = kind_of(typ)
+
+    if kind in ("binary", "nested"):
+        values = col.to_pylist()
+        valid = [shown(text_form(v, typ)) for v in values if v is not None]
+        nulls = len(values) - len(valid)
+        counts: dict[str, int] = {}
+        for v in valid:
+            counts[v] = counts.get(v, 0) + 1
+        top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]
+        return {
+            "name": field.name, "dtype": str(typ), "null_count": nulls,
+            "null_percent": null_percent(nulls, rows), "unique_count": len(counts),
+            "mean": None, "std": None, "min": None, "max": None, "median": None,
+            "top_values": [v for v, _ in top], "sample_values": valid[:SAMPLES],
+            "approximate": False, "_kind": "text",
+        }
 
     if kind == "float":
         full = pd.Series(col.to_numpy(zero_copy_only=False), dtype="float64")  # null -> NaN
@@ -350,7 +460,7 @@ def reference_column(field: pa.Field, col: pa.ChunkedArray, rows: int) -> dict:
         if kind == "bool":
             return bool(v)
         if kind == "text":
-            return str(v)
+            return shown(str(v))
         if kind == "date":
             return v.isoformat()
         return Ts(int(v) * UNIT_NS[typ.unit], typ.tz is not None)
@@ -475,6 +585,7 @@ def compare(parquet_path: str, json_path: str) -> int:
     for line in problems:
         print(line)
     if problems:
+        print(f"{checked} columns checked")
         return 1
     print(f"{checked} columns match")
     return 0

@@ -5,7 +5,11 @@
 //!
 //! Events go through what the deployed functions run: deserialized as lambda_runtime does, then
 //! `catalog::lambda::Guard` in front of lambda_http's adapter, and the response document Lambda
-//! would return is checked.
+//! would return is checked. Whole events are built from their parts (source, method, host,
+//! domain name, scheme, stage, path, query, key headers), arbitrary ones included, so that every
+//! input is an event and every case asserts. Which of them the guard must refuse is decided by
+//! an oracle outside the code under test: whether lambda_http itself panics building the
+//! request.
 
 use catalog::api::Route;
 use catalog::domain::{DatasetRef, KeyHash, PageRequest, Scope, Slug};
@@ -360,42 +364,228 @@ proptest! {
         assert_documented(&must_invoke(&event)?, method == "HEAD")?;
     }
 
+    /// Any event, of any source, with any host, domain name, scheme, stage, path and query:
+    /// a documented answer; a JSON 400 "malformed request" exactly when lambda_http would
+    /// panic building the request (the oracle); otherwise exactly the status the handlers give
+    /// the request lambda_http builds.
     #[test]
-    fn arbitrary_event_documents_never_panic(doc in any::<String>()) {
-        if let Some(response) = invoke(&doc, &catalog()) {
-            assert_documented(&response, doc.contains("HEAD"))?;
+    fn any_event_gets_a_documented_answer_and_a_400_exactly_when_lambda_http_would_panic(
+        shape in shape()
+    ) {
+        let event = shape.event();
+        let response = must_invoke(&event)?;
+        let malformed = lambda_http_panics(&event);
+        // BUG (a_malformed_head_event_gets_its_400_without_a_body, ignored): the guard's 400
+        // to a HEAD event carries its JSON body; checked here as the GET answer it is.
+        let head = shape.method == "HEAD" && !malformed;
+        let status = assert_documented(&response, head)?;
+        let error = serde_json::from_str::<Value>(response["body"].as_str().unwrap_or_default())
+            .ok()
+            .and_then(|b| b["error"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        if malformed {
+            prop_assert_eq!(status, 400, "{}", event);
+            prop_assert!(head || error.starts_with("malformed request: "), "{} {}", error, event);
+        } else {
+            prop_assert_eq!(status, handler_status(&event), "{}", event);
+            prop_assert!(!error.starts_with("malformed request"), "{} {}", error, event);
         }
     }
+}
 
-    /// Hosts, stages, paths and queries API Gateway would never send, including the ones that
-    /// make lambda_http 1.3 panic (fuzz/regressions): a documented answer, 400 when malformed.
-    #[test]
-    fn events_with_malformed_hosts_paths_or_queries_get_400_not_a_panic(
-        path in prop_oneof![path(), path().prop_map(|p| format!(" {p}")), any::<String>()],
-        host in prop::option::of(prop_oneof!["[a-z0-9.-]{1,30}(:[0-9]{1,6})?", "[ -~]{0,20}", any::<String>()]),
-        query in prop_oneof![Just(String::new()), "[ -~]{0,30}", any::<String>()],
-        stage in prop_oneof![Just("$default".to_owned()), "[a-z]{1,8}", "[ -~]{0,8}"],
-        rest_api in any::<bool>(),
-    ) {
-        let mut event = if rest_api {
-            v1_event("GET", &path, &[], &[])
-        } else {
-            v2_event("GET", &path, &query, &[])
-        };
-        event["requestContext"]["stage"] = json!(stage);
-        if let Some(host) = &host {
-            event["headers"]["host"] = json!(host);
+/// Where an event comes from.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    RestApi,
+    HttpApi,
+    FunctionUrl,
+}
+
+/// An event's parts.
+#[derive(Debug, Clone)]
+struct Shape {
+    source: Source,
+    method: String,
+    /// The `host` header.
+    host: Option<String>,
+    /// `requestContext.domainName`.
+    domain: Option<String>,
+    /// The `x-forwarded-proto` header.
+    proto: Option<String>,
+    /// `requestContext.stage` (absent when `None`).
+    stage: Option<String>,
+    path: String,
+    /// The REST API's query parameters.
+    query: Vec<(String, String)>,
+    /// The HTTP API's and function URL's `rawQueryString`, as sent.
+    raw_query: String,
+    headers: Vec<(String, String)>,
+}
+
+impl Shape {
+    fn event(&self) -> Value {
+        let mut headers = self.headers.clone();
+        if let Some(host) = &self.host {
+            headers.push(("host".into(), host.clone()));
         }
-        let payload: Option<LambdaRequest> = serde_json::from_value(event.clone()).ok();
-        // A host that is not a header value fails deserialization, as in lambda_runtime.
-        if let Some(payload) = payload {
-            let malformed = catalog::lambda::malformed(&payload).is_some();
-            let status = assert_documented(&must_invoke(&event)?, false)?;
-            if malformed {
-                prop_assert_eq!(status, 400, "{}", event);
+        if let Some(proto) = &self.proto {
+            headers.push(("x-forwarded-proto".into(), proto.clone()));
+        }
+        let mut event = match self.source {
+            Source::RestApi => v1_event(&self.method, &self.path, &self.query, &headers),
+            Source::HttpApi => v2_event(&self.method, &self.path, &self.raw_query, &headers),
+            Source::FunctionUrl => {
+                function_url_event(&self.method, &self.path, &self.raw_query, &headers)
+            }
+        };
+        let context = &mut event["requestContext"];
+        match &self.domain {
+            Some(domain) => context["domainName"] = json!(domain),
+            None => {
+                context.as_object_mut().unwrap().remove("domainName");
             }
         }
+        match &self.stage {
+            Some(stage) => context["stage"] = json!(stage),
+            None => {
+                context.as_object_mut().unwrap().remove("stage");
+            }
+        }
+        event
     }
+}
+
+/// Text a header may carry (lambda_runtime refuses an event whose header has a control
+/// character): anything else, non-ASCII included.
+fn header_text(max: usize) -> impl Strategy<Value = String> {
+    prop::collection::vec(any::<char>(), 0..max).prop_map(|chars| {
+        chars
+            .into_iter()
+            .filter(|c| *c == '\t' || !c.is_control())
+            .collect()
+    })
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    let source = prop_oneof![
+        Just(Source::RestApi),
+        Just(Source::HttpApi),
+        Just(Source::FunctionUrl)
+    ];
+    let method = prop_oneof![
+        4 => Just("GET".to_owned()),
+        1 => Just("HEAD".to_owned()),
+        1 => Just("POST".to_owned()),
+        1 => Just("OPTIONS".to_owned()),
+        1 => Just("DELETE".to_owned()),
+        1 => Just("PATCH".to_owned()),
+    ];
+    let host = prop::option::weighted(
+        0.6,
+        prop_oneof![
+            5 => Just("abc123.execute-api.us-east-1.amazonaws.com".to_owned()),
+            2 => "[a-z0-9.-]{1,30}(:[0-9]{1,6})?",
+            1 => "[ -~]{0,20}",
+            1 => header_text(20),
+        ],
+    );
+    let domain = prop::option::weighted(
+        0.85,
+        prop_oneof![
+            5 => Just("abc123.execute-api.us-east-1.amazonaws.com".to_owned()),
+            1 => "[ -~]{0,20}",
+            1 => any::<String>(),
+        ],
+    );
+    let proto = prop::option::weighted(
+        0.3,
+        prop_oneof![
+            3 => Just("https".to_owned()),
+            1 => Just("http".to_owned()),
+            1 => "[ -~]{0,8}",
+        ],
+    );
+    let stage = prop::option::weighted(
+        0.9,
+        prop_oneof![
+            4 => Just("$default".to_owned()),
+            2 => Just("prod".to_owned()),
+            1 => "[a-z]{1,8}",
+            1 => "[ -~]{0,8}",
+        ],
+    );
+    let route = prop_oneof![
+        Just("/api/v1/datasets"),
+        Just("/api/v1/datasets/gated"),
+        Just("/api/v1/datasets/open"),
+        Just("/api/v1/datasets/6f1c2a9e-3b7d-4c5e-9a8f-0d1e2f3a4b5c"),
+        Just("/api/v1/datasets/missing"),
+        Just("/api/v1/datasets/gated/data"),
+        Just("/api/v1/datasets/open/data"),
+        Just("/api/v1/datasets/missing/data"),
+    ]
+    .prop_map(str::to_owned);
+    let path = prop_oneof![
+        6 => route,
+        3 => path(),
+        1 => path().prop_map(|p| format!(" {p}")),
+        1 => "[ -~]{0,30}",
+        1 => any::<String>(),
+    ];
+    let raw_query = prop_oneof![
+        6 => query().prop_map(|q| encode(&q)),
+        1 => "[ -~]{0,30}",
+        1 => any::<String>(),
+    ];
+    (
+        (source, method, host, domain, proto),
+        (stage, path, query(), raw_query, key_headers()),
+    )
+        .prop_map(
+            |((source, method, host, domain, proto), (stage, path, query, raw_query, headers))| {
+                Shape {
+                    source,
+                    method,
+                    host,
+                    domain,
+                    proto,
+                    stage,
+                    path,
+                    query,
+                    raw_query,
+                    headers,
+                }
+            },
+        )
+}
+
+/// The oracle: whether lambda_http itself panics turning this event into a request. Either way
+/// it may build the path counts: with the stage (its default) and without it (with
+/// `AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH`, which is the same as an event on `$default`).
+fn lambda_http_panics(event: &Value) -> bool {
+    let panics = |doc: Value| {
+        let payload: LambdaRequest = serde_json::from_value(doc).expect("an event");
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let _request: Request = payload.into();
+        }))
+        .is_err()
+    };
+    let mut unstaged = event.clone();
+    unstaged["requestContext"]["stage"] = json!("$default");
+    panics(event.clone()) || panics(unstaged)
+}
+
+/// The status the handlers give the request lambda_http builds from this event, without the
+/// guard (for an event it can build).
+fn handler_status(event: &Value) -> u16 {
+    let payload: LambdaRequest = serde_json::from_value(event.clone()).expect("an event");
+    let request: Request = payload.into();
+    let catalog = catalog();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let Ok(response) = rt.block_on(answer(request, &catalog));
+    response.status().as_u16()
 }
 
 #[test]
@@ -416,5 +606,23 @@ fn the_fuzz_finding_in_lambda_http_gets_a_400() {
     assert_eq!(
         header(&response, "access-control-allow-origin").as_deref(),
         Some("*")
+    );
+}
+
+/// BUG (found by the property test above; reported, not fixed here): HEAD answers as GET
+/// without the body (docs/api.md), but the guard's 400 to a malformed HEAD event carries the
+/// JSON body. API Gateway does not send such events, so it shows only under a fuzzer.
+#[test]
+#[ignore = "BUG: the guard's 400 to a malformed HEAD event has a body"]
+fn a_malformed_head_event_gets_its_400_without_a_body() {
+    let mut event = v2_event("HEAD", " /api/v1/datasets", "", &[]);
+    event["headers"]["host"] = json!("abc123.execute-api.us-east-1.amazonaws.com");
+    assert!(lambda_http_panics(&event), "malformed: {event}");
+    let response = invoke(&event.to_string(), &catalog()).expect("an event");
+    assert_eq!(response["statusCode"], 400, "{response}");
+    assert_eq!(
+        response["body"].as_str().unwrap_or_default(),
+        "",
+        "{response}"
     );
 }

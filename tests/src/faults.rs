@@ -1,8 +1,14 @@
 //! A fault-injecting proxy in front of the DynamoDB emulator: it forwards requests while
 //! healthy, and otherwise answers DynamoDB's 500, throttles, hangs or drops the connection,
-//! for every operation or only for one (matched on `X-Amz-Target`).
+//! for every operation or only for one (matched on `X-Amz-Target`, and optionally on text in
+//! the request body).
+//!
+//! It can also forward one request at a time ([`Proxy::serialize`]): DynamoDB applies each
+//! request atomically and in isolation, but moto does not when requests arrive at once (a
+//! failed TransactWriteItems restores a copy of the whole table taken when it started, undoing
+//! whatever another request wrote meanwhile), so tests of concurrent writers go through it.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -25,20 +31,36 @@ pub struct Proxy {
     pub url: String,
     fault: Arc<Mutex<Fault>>,
     only: Arc<Mutex<Option<String>>>,
+    body_contains: Arc<Mutex<Vec<String>>>,
     requests: Arc<AtomicUsize>,
+    serialize: Arc<AtomicBool>,
 }
 
 impl Proxy {
     /// Injects `fault` into every operation.
     pub fn set(&self, fault: Fault) {
         *self.only.lock().unwrap() = None;
+        self.body_contains.lock().unwrap().clear();
         *self.fault.lock().unwrap() = fault;
     }
 
     /// Injects `fault` into one operation (e.g. `TransactWriteItems`); the others pass.
     pub fn set_for(&self, operation: &str, fault: Fault) {
+        self.set_for_requests(operation, &[], fault);
+    }
+
+    /// Injects `fault` into the requests of one operation whose body contains every one of
+    /// `texts` (e.g. one UpdateItem on one item); the others pass.
+    pub fn set_for_requests(&self, operation: &str, texts: &[&str], fault: Fault) {
         *self.only.lock().unwrap() = Some(operation.to_owned());
+        *self.body_contains.lock().unwrap() = texts.iter().map(|t| (*t).to_owned()).collect();
         *self.fault.lock().unwrap() = fault;
+    }
+
+    /// Forwards one request at a time (each one atomic, as DynamoDB applies them), or as they
+    /// come.
+    pub fn serialize(&self, one_at_a_time: bool) {
+        self.serialize.store(one_at_a_time, Ordering::SeqCst);
     }
 
     /// Requests received since the last call.
@@ -65,28 +87,33 @@ pub async fn start_proxy(upstream: String) -> Proxy {
     let addr = listener.local_addr().unwrap();
     let fault = Arc::new(Mutex::new(Fault::Healthy));
     let only: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let body_contains: Arc<Mutex<Vec<String>>> = Arc::default();
     let requests = Arc::new(AtomicUsize::new(0));
+    let serialize = Arc::new(AtomicBool::new(false));
+    let one_at_a_time = Arc::new(tokio::sync::Mutex::new(()));
     let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-    let (f, o, r) = (fault.clone(), only.clone(), requests.clone());
+    let shared = (
+        fault.clone(),
+        only.clone(),
+        body_contains.clone(),
+        requests.clone(),
+        serialize.clone(),
+        one_at_a_time,
+    );
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
-            let (fault, only, requests, client, upstream) = (
-                f.clone(),
-                o.clone(),
-                r.clone(),
-                client.clone(),
-                upstream.clone(),
-            );
+            let (shared, client, upstream) = (shared.clone(), client.clone(), upstream.clone());
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-                    let (fault, only, requests, client, upstream) = (
-                        fault.clone(),
-                        only.clone(),
-                        requests.clone(),
-                        client.clone(),
-                        upstream.clone(),
-                    );
+                    let (fault, only, body_contains, requests, serialize, one_at_a_time) =
+                        shared.clone();
+                    let (client, upstream) = (client.clone(), upstream.clone());
                     async move {
+                        let _turn = if serialize.load(Ordering::SeqCst) {
+                            Some(one_at_a_time.lock_owned().await)
+                        } else {
+                            None
+                        };
                         requests.fetch_add(1, Ordering::SeqCst);
                         let (parts, body) = req.into_parts();
                         let body = body
@@ -104,7 +131,10 @@ pub async fn start_proxy(upstream: String) -> Proxy {
                             .lock()
                             .unwrap()
                             .as_deref()
-                            .is_none_or(|op| target.ends_with(&format!(".{op}")));
+                            .is_none_or(|op| target.ends_with(&format!(".{op}")))
+                            && body_contains.lock().unwrap().iter().all(|t| {
+                                t.is_empty() || body.windows(t.len()).any(|w| w == t.as_bytes())
+                            });
                         let current = if applies {
                             *fault.lock().unwrap()
                         } else {
@@ -156,6 +186,8 @@ pub async fn start_proxy(upstream: String) -> Proxy {
         url: format!("http://{addr}"),
         fault,
         only,
+        body_contains,
         requests,
+        serialize,
     }
 }

@@ -162,7 +162,7 @@ fn parquet_rows(bytes: &[u8]) -> u64 {
 }
 
 fn download(base: &str, key: Option<&str>, args: &[&str], dir: &Path) -> Output {
-    let mut cmd = Command::new(built_binary("catalog-admin"));
+    let mut cmd = catalog_tests::admin_command();
     cmd.arg("download")
         .args(args)
         .args(["--api-url", base])
@@ -171,7 +171,7 @@ fn download(base: &str, key: Option<&str>, args: &[&str], dir: &Path) -> Output 
     if let Some(key) = key {
         cmd.env("CATALOG_API_KEY", key);
     }
-    cmd.output().expect("catalog-admin download")
+    catalog_tests::run_admin(&mut cmd)
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,21 +1,46 @@
 //! The cost of each request, counted on the wire: every HTTP request the real SDK clients send
-//! to DynamoDB and S3 while the handlers answer one API request.
+//! to DynamoDB and S3 while the handlers answer one API request, how many items each response
+//! carried, and the status the request got (a cheap answer must still be the right one).
 
-use catalog_tests::{json_body, v2_request, Stack, Wire, EVENTS_DATASET_ID};
-use chrono::Utc;
+use catalog_tests::{json_body, v2_request, Call, Stack, Wire, EVENTS_DATASET_ID};
+use chrono::{Duration, Utc};
 
-/// A request (path, headers) and the DynamoDB operations it must cost, in order.
-type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a [&'a str]);
+/// A request (path, headers), the status it gets, and the DynamoDB calls it must cost, in
+/// order: (operation, items in the response).
+type Case<'a> = (
+    &'a str,
+    Vec<(&'a str, &'a str)>,
+    u16,
+    &'a [(&'a str, usize)],
+);
 
 const KEY: &str = "dcat_cost_read_key_000000000000000000000000000000000000000000000";
+const REVOKED: &str = "dcat_cost_revoked_key_0000000000000000000000000000000000000000000";
+const EXPIRED: &str = "dcat_cost_expired_key_0000000000000000000000000000000000000000000";
+const NO_READ: &str = "dcat_cost_noread_key_00000000000000000000000000000000000000000000";
+
+const GET: &str = "DynamoDB.GetItem";
+const QUERY: &str = "DynamoDB.Query";
+const BATCH: &str = "DynamoDB.BatchGetItem";
 
 #[tokio::test]
-async fn each_request_costs_the_designed_round_trips_and_no_s3_call() {
-    // GIVEN the sample catalog and clients whose every request is recorded
+async fn each_request_costs_the_designed_round_trips_and_items_and_no_s3_call() {
+    // GIVEN the sample catalog (4 datasets, 2 in category environment), keys of every kind,
+    // and clients whose every request is recorded
     let stack = Stack::start().await;
     let now = Utc::now();
     stack.seed_samples(now).await;
     stack.add_key(KEY, &["read"], now, None).await;
+    stack.add_key(REVOKED, &["read"], now, None).await;
+    stack
+        .add_key(EXPIRED, &["read"], now, Some(now - Duration::hours(1)))
+        .await;
+    stack.add_key(NO_READ, &["write"], now, None).await;
+    stack
+        .writer()
+        .revoke_key(&catalog::domain::KeyHash::of(REVOKED), now)
+        .await
+        .expect("revoke");
     let dynamo_wire = Wire::default();
     let s3_wire = Wire::default();
     let (catalog, signer) = stack.wired(&dynamo_wire, &s3_wire);
@@ -23,52 +48,127 @@ async fn each_request_costs_the_designed_round_trips_and_no_s3_call() {
     let by_id = format!("/api/v1/datasets/{EVENTS_DATASET_ID}");
     let by_id_data = format!("{by_id}/data");
     let bearer = format!("Bearer {KEY}");
+    let gated = "/api/v1/datasets/air-quality-hourly/data";
     let cases: Vec<Case> = vec![
-        (
-            "/api/v1/datasets",
-            vec![],
-            &["DynamoDB.GetItem", "DynamoDB.Query"],
-        ),
+        // Listing: the counter, then exactly one page of entries
+        ("/api/v1/datasets", vec![], 200, &[(GET, 1), (QUERY, 4)]),
         (
             "/api/v1/datasets?page=2&page_size=2",
             vec![],
-            &["DynamoDB.GetItem", "DynamoDB.Query"],
+            200,
+            &[(GET, 1), (QUERY, 2)],
         ),
-        ("/api/v1/datasets?page=9", vec![], &["DynamoDB.GetItem"]),
-        ("/api/v1/datasets/city-bikes", vec![], &["DynamoDB.GetItem"]),
-        (&by_id, vec![], &["DynamoDB.GetItem"]),
         (
-            "/api/v1/datasets/city-bikes/data",
+            "/api/v1/datasets?page=2&page_size=1",
             vec![],
-            &["DynamoDB.GetItem"],
+            200,
+            &[(GET, 1), (QUERY, 1)],
         ),
         (
-            "/api/v1/datasets/air-quality-hourly/data",
-            vec![("x-api-key", KEY)],
-            &["DynamoDB.BatchGetItem"],
+            "/api/v1/datasets?page=2&page_size=3",
+            vec![],
+            200,
+            &[(GET, 1), (QUERY, 1)],
         ),
+        ("/api/v1/datasets?page=9", vec![], 200, &[(GET, 1)]),
+        (
+            "/api/v1/datasets?category=environment",
+            vec![],
+            200,
+            &[(GET, 1), (QUERY, 2)],
+        ),
+        ("/api/v1/datasets?category=nope", vec![], 400, &[(GET, 0)]),
+        ("/api/v1/datasets?page=0", vec![], 400, &[]),
+        ("/api/v1/nowhere", vec![], 404, &[]),
+        // Metadata: one item, by slug or by UUID
+        ("/api/v1/datasets/city-bikes", vec![], 200, &[(GET, 1)]),
+        (&by_id, vec![], 200, &[(GET, 1)]),
+        ("/api/v1/datasets/no-such-dataset", vec![], 404, &[(GET, 0)]),
+        ("/api/v1/datasets/Bad_Slug", vec![], 400, &[]),
+        // Data: the dataset alone when no key is sent, else the dataset and the key together
+        ("/api/v1/datasets/city-bikes/data", vec![], 200, &[(GET, 1)]),
+        (gated, vec![], 401, &[(GET, 1)]),
+        (gated, vec![("x-api-key", KEY)], 200, &[(BATCH, 2)]),
         (
             &by_id_data,
             vec![("authorization", &bearer)],
-            &["DynamoDB.BatchGetItem"],
+            200,
+            &[(BATCH, 2)],
+        ),
+        (gated, vec![("x-api-key", "dcat_bad")], 401, &[(BATCH, 1)]),
+        (gated, vec![("x-api-key", REVOKED)], 401, &[(BATCH, 2)]),
+        (gated, vec![("x-api-key", EXPIRED)], 401, &[(BATCH, 2)]),
+        (gated, vec![("x-api-key", NO_READ)], 403, &[(BATCH, 2)]),
+        (
+            "/api/v1/datasets/city-bikes/data",
+            vec![("x-api-key", "dcat_bad")],
+            401,
+            &[(BATCH, 1)],
         ),
         (
-            "/api/v1/datasets/air-quality-hourly/data",
-            vec![("x-api-key", "dcat_bad")],
-            &["DynamoDB.BatchGetItem"],
+            "/api/v1/datasets/no-such-dataset/data",
+            vec![("x-api-key", KEY)],
+            404,
+            &[(BATCH, 1)],
+        ),
+        (
+            "/api/v1/datasets/air-quality-hourly/data?version=1",
+            vec![("x-api-key", KEY)],
+            200,
+            &[(BATCH, 2)],
+        ),
+        (
+            "/api/v1/datasets/air-quality-hourly/data?version=2",
+            vec![("x-api-key", KEY)],
+            404,
+            &[(BATCH, 2)],
         ),
         (
             "/api/v1/datasets/air-quality-hourly/data?format=csv",
             vec![],
+            400,
+            &[],
+        ),
+        // A key in the query string is never read: no key was sent
+        (
+            "/api/v1/datasets/air-quality-hourly/data?api_key=dcat_in_the_query",
+            vec![],
+            401,
+            &[(GET, 1)],
+        ),
+        (
+            gated,
+            vec![("x-api-key", "dcat_other"), ("authorization", &bearer)],
+            400,
             &[],
         ),
     ];
-    for (path, headers, expected) in cases {
+    let mut wrong = Vec::new();
+    for (path, headers, status, expected) in cases {
         let req = v2_request(path, &headers);
         let resp = catalog_tests::answer(&req, &catalog, &signer).await;
-        assert!(resp.status().as_u16() < 500, "{path}: {}", json_body(&resp));
-        // WHEN one request is answered THEN exactly the designed calls crossed the wire
-        assert_eq!(dynamo_wire.take(), expected, "{path} {headers:?}");
-        assert_eq!(s3_wire.take(), Vec::<String>::new(), "{path}: no S3 call");
+        // WHEN one request is answered THEN it gets its status, exactly the designed calls
+        // crossed the wire, each response carried the designed number of items, and nothing
+        // went to S3 (URLs are signed locally)
+        let got = resp.status().as_u16();
+        let calls = dynamo_wire.take_calls();
+        let want: Vec<Call> = expected
+            .iter()
+            .map(|(operation, items)| Call {
+                operation: (*operation).to_owned(),
+                items: *items,
+            })
+            .collect();
+        if got != status || calls != want {
+            wrong.push(format!(
+                "{path} {headers:?}: status {got} (want {status}), calls {calls:?} (want {want:?}): {}",
+                json_body(&resp)
+            ));
+        }
+        let s3 = s3_wire.take();
+        if !s3.is_empty() {
+            wrong.push(format!("{path}: S3 calls {s3:?}"));
+        }
     }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

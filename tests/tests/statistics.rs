@@ -1,8 +1,9 @@
 //! `catalog-admin inspect` against an independent pandas/pyarrow reference
 //! (`tests/stats_reference.py`) on files with nulls, NaN, all-null columns, integers, floats,
-//! decimals, strings, booleans, dates, timestamps, dictionaries and several row groups.
+//! decimals, strings, booleans, dates, timestamps, dictionaries, several row groups, text
+//! longer than the 200 characters shown, binary and nested (list, struct, map) columns.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use catalog_tests::{built_binary, repo_root};
@@ -13,15 +14,37 @@ fn python() -> PathBuf {
         .unwrap_or_else(|| repo_root().join(".venv/bin/python"))
 }
 
-#[test]
-fn statistics_match_the_pandas_reference() {
-    let dir = std::env::temp_dir().join(format!("catalog-stats-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = repo_root().join("tests/stats_reference.py");
+/// Every file the reference generates, each of which is checked.
+const FILES: &[&str] = &[
+    "numeric.parquet",
+    "text_time.parquet",
+    "dictionary.parquet",
+    "row_groups.parquet",
+    "long_binary.parquet",
+    "nested.parquet",
+];
+
+/// BUG (found by this test; reported, not fixed here): `dtype` is "the Arrow type as pyarrow
+/// prints it" (docs/operations.md), but for nested and fixed-size binary columns
+/// `catalog-admin inspect` prints arrow-rs's name: `list(int64, field: 'element')` where
+/// pyarrow prints `list<element: int64>`. These mismatches, and only these, are expected: each
+/// must still occur, so the test fails once the bug is fixed, and the ignored test
+/// `nested_column_types_are_named_as_pyarrow_names_them` then passes.
+const KNOWN_BUGS: &[&str] = &[
+    "nested.parquet list_int dtype: ",
+    "nested.parquet list_str dtype: ",
+    "nested.parquet struct dtype: ",
+    "nested.parquet list_struct dtype: ",
+    "nested.parquet map dtype: ",
+    "nested.parquet fixed_bin dtype: ",
+];
+
+/// Generates the reference's files into a fresh directory: their paths, in order.
+fn generate(dir: &Path) -> Vec<PathBuf> {
     let generated = Command::new(python())
-        .arg(&script)
+        .arg(repo_root().join("tests/stats_reference.py"))
         .arg("generate")
-        .arg(&dir)
+        .arg(dir)
         .output()
         .expect("run the reference generator");
     assert!(
@@ -29,45 +52,132 @@ fn statistics_match_the_pandas_reference() {
         "{}",
         String::from_utf8_lossy(&generated.stderr)
     );
-    let files: Vec<String> = String::from_utf8_lossy(&generated.stdout)
+    String::from_utf8_lossy(&generated.stdout)
         .lines()
-        .filter(|l| l.ends_with(".parquet"))
-        .map(str::to_owned)
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// How one file compares: the reference's mismatch lines, and how many columns it checked
+/// out of how many `inspect` reported.
+struct Compared {
+    mismatches: Vec<String>,
+    checked: usize,
+    columns: usize,
+}
+
+fn compare(dir: &Path, file: &Path) -> Compared {
+    let inspected = Command::new(built_binary("catalog-admin"))
+        .arg("inspect")
+        .arg(file)
+        .output()
+        .expect("run catalog-admin inspect");
+    assert!(
+        inspected.status.success(),
+        "{}: {}",
+        file.display(),
+        String::from_utf8_lossy(&inspected.stderr)
+    );
+    let stats: serde_json::Value = serde_json::from_slice(&inspected.stdout).unwrap();
+    let json = dir.join(format!(
+        "{}.json",
+        file.file_stem().unwrap().to_string_lossy()
+    ));
+    std::fs::write(&json, &inspected.stdout).unwrap();
+    let compared = Command::new(python())
+        .arg(repo_root().join("tests/stats_reference.py"))
+        .arg("compare")
+        .arg(file)
+        .arg(&json)
+        .output()
+        .expect("run the reference comparison");
+    let stdout = String::from_utf8_lossy(&compared.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&compared.stderr);
+    // The comparison itself ran to its end: a crash is not a mismatch
+    assert!(
+        stderr.is_empty() && matches!(compared.status.code(), Some(0 | 1)),
+        "{}: the reference failed ({}): {stderr}",
+        file.display(),
+        compared.status
+    );
+    let mut lines: Vec<String> = stdout.lines().map(str::to_owned).collect();
+    let last = lines.pop().unwrap_or_default();
+    let checked = last
+        .strip_suffix(" columns match")
+        .or_else(|| last.strip_suffix(" columns checked"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}: {stdout}", file.display()));
+    assert_eq!(
+        compared.status.success(),
+        lines.is_empty(),
+        "{}: {stdout}",
+        file.display()
+    );
+    Compared {
+        mismatches: lines,
+        checked,
+        columns: stats["schema"].as_array().map_or(0, Vec::len),
+    }
+}
+
+#[test]
+fn statistics_match_the_pandas_reference() {
+    let dir = std::env::temp_dir().join(format!("catalog-stats-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = generate(&dir);
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert!(files.len() >= 2, "generated: {files:?}");
+    assert_eq!(names, FILES, "the reference's files, each checked below");
     let mut failures = Vec::new();
+    let mut known = Vec::new();
     for file in &files {
-        let inspected = Command::new(built_binary("catalog-admin"))
-            .args(["inspect", file])
-            .output()
-            .expect("run catalog-admin inspect");
+        let compared = compare(&dir, file);
         assert!(
-            inspected.status.success(),
-            "{file}: {}",
-            String::from_utf8_lossy(&inspected.stderr)
+            compared.columns > 0 && compared.checked == compared.columns,
+            "{}: {} of {} columns checked",
+            file.display(),
+            compared.checked,
+            compared.columns
         );
-        let json = dir.join(format!(
-            "{}.json",
-            PathBuf::from(file).file_stem().unwrap().to_string_lossy()
-        ));
-        std::fs::write(&json, &inspected.stdout).unwrap();
-        let compared = Command::new(python())
-            .arg(&script)
-            .arg("compare")
-            .arg(file)
-            .arg(&json)
-            .output()
-            .expect("run the reference comparison");
-        if !compared.status.success() {
-            failures.push(format!(
-                "{file}:\n{}{}",
-                String::from_utf8_lossy(&compared.stdout),
-                String::from_utf8_lossy(&compared.stderr)
-            ));
+        for line in compared.mismatches {
+            match KNOWN_BUGS.iter().find(|bug| line.starts_with(*bug)) {
+                Some(bug) => known.push(*bug),
+                None => failures.push(line),
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    known.sort();
+    let mut expected = KNOWN_BUGS.to_vec();
+    expected.sort();
+    assert_eq!(
+        known, expected,
+        "a known bug no longer shows: remove it from KNOWN_BUGS"
+    );
+}
+
+/// BUG (see `KNOWN_BUGS`): fails until nested and fixed-size binary columns get pyarrow's type
+/// names. Run with `cargo nextest run -p catalog-tests --test statistics --run-ignored all`.
+#[test]
+#[ignore = "BUG: the dtype of nested and fixed-size binary columns is arrow-rs's name, not pyarrow's"]
+fn nested_column_types_are_named_as_pyarrow_names_them() {
+    let dir = std::env::temp_dir().join(format!("catalog-nested-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = generate(&dir);
+    let nested = files
+        .iter()
+        .find(|f| f.ends_with("nested.parquet"))
+        .unwrap();
+    let compared = compare(&dir, nested);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        compared.mismatches.is_empty(),
+        "{}",
+        compared.mismatches.join("\n")
+    );
 }
 
 #[test]

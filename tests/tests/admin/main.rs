@@ -9,20 +9,21 @@ use catalog::api;
 use catalog::domain::Slug;
 use catalog::model::DatasetMeta;
 use catalog_tests::{
-    built_binary, http_get, json_body, repo_root, samples_dir, tool, v2_request, Stack,
+    admin_command, http_get, json_body, repo_root, run_admin, samples_dir, tool, v2_request, Stack,
 };
 use catalog_writer::{Expected, NewVersion, WriteError};
 use chrono::Utc;
 use serde_json::Value;
 
 /// Runs `catalog-admin` with the stack's configuration and extra environment.
+/// What it printed is kept for the log scan (`catalog_tests::run_admin`).
 fn admin(stack: &Stack, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(built_binary("catalog-admin"))
-        .args(args)
-        .envs(stack.function_env())
-        .envs(env.iter().copied())
-        .output()
-        .expect("run catalog-admin")
+    run_admin(
+        admin_command()
+            .args(args)
+            .envs(stack.function_env())
+            .envs(env.iter().copied()),
+    )
 }
 
 fn ok(out: &Output) -> String {
@@ -107,13 +108,11 @@ fn create_key(stack: &Stack) -> String {
 }
 
 fn inspect(file: &Path) -> Value {
-    let out = Command::new(built_binary("catalog-admin"))
-        .args(["inspect", file.to_str().unwrap()])
-        .output()
-        .expect("inspect");
+    let out = run_admin(admin_command().args(["inspect", file.to_str().unwrap()]));
     serde_json::from_slice(&out.stdout).expect("inspect prints JSON")
 }
 
+mod facets;
 mod failures;
 mod operations;
 mod publishing;

@@ -69,10 +69,7 @@ fn every_command_explains_itself_with_an_example() {
         vec!["versions", "list", "--help"],
         vec!["versions", "activate", "--help"],
     ] {
-        let out = Command::new(built_binary("catalog-admin"))
-            .args(&args)
-            .output()
-            .expect("run --help");
+        let out = run_admin(admin_command().args(&args));
         assert!(out.status.success(), "{args:?}");
         let help = String::from_utf8_lossy(&out.stdout);
         assert!(help.contains("Example: catalog-admin"), "{args:?}: {help}");
@@ -282,4 +279,101 @@ async fn revoke_finds_a_key_among_more_keys_than_one_scan_page_holds() {
     // WHEN it is revoked by id, THEN the next request with it is refused
     ok(&admin(&stack, &["keys", "revoke", &id], &[]));
     assert_eq!(data(&stack, "bikes", Some(&key)).await.status(), 401);
+}
+
+/// Every string an attribute holds, through lists, maps and sets.
+fn strings_in(value: &aws_sdk_dynamodb::types::AttributeValue, out: &mut Vec<String>) {
+    use aws_sdk_dynamodb::types::AttributeValue as A;
+    match value {
+        A::S(s) | A::N(s) => out.push(s.clone()),
+        A::Ss(v) | A::Ns(v) => out.extend(v.iter().cloned()),
+        A::L(v) => v.iter().for_each(|v| strings_in(v, out)),
+        A::M(m) => m.values().for_each(|v| strings_in(v, out)),
+        A::B(b) => out.push(String::from_utf8_lossy(b.as_ref()).into_owned()),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn the_keys_table_holds_only_the_hash_of_each_key() {
+    let stack = Stack::start().await;
+    // GIVEN two keys created through the CLI
+    let keys = [create_key(&stack), create_key(&stack)];
+    let table = &stack.target.keys_table;
+    let described = stack
+        .dynamo
+        .describe_table()
+        .table_name(table)
+        .send()
+        .await
+        .unwrap();
+    let partition_key = described
+        .table()
+        .unwrap()
+        .key_schema()
+        .iter()
+        .find(|k| k.key_type() == &aws_sdk_dynamodb::types::KeyType::Hash)
+        .unwrap()
+        .attribute_name()
+        .to_owned();
+    // WHEN the keys table is read item by item
+    let items = catalog_tests::facets::scan_all(&stack.dynamo, table).await;
+    assert_eq!(items.len(), 2);
+    for key in &keys {
+        // THEN each key's item is keyed by the SHA-256 (hex) of the secret, computed here...
+        let hash = sha256_hex(key.as_bytes());
+        let item = items
+            .iter()
+            .find(|i| i.get(&partition_key).and_then(|v| v.as_s().ok()) == Some(&hash))
+            .unwrap_or_else(|| panic!("no item keyed by {hash}: {items:?}"));
+        // ... and no attribute of any item holds the secret, nor more of it than the
+        // 9-character prefix `keys list` shows
+        for item in &items {
+            let mut strings = Vec::new();
+            item.values().for_each(|v| strings_in(v, &mut strings));
+            for s in &strings {
+                let longest = (0..key.len())
+                    .flat_map(|i| (i + 1..=key.len()).map(move |j| (i, j)))
+                    .filter(|(i, j)| s.contains(&key[*i..*j]))
+                    .map(|(i, j)| j - i)
+                    .max()
+                    .unwrap_or(0);
+                assert!(longest <= 9, "{longest} characters of a key in {s:?}");
+            }
+        }
+        assert_eq!(
+            item.get("prefix").and_then(|v| v.as_s().ok()),
+            Some(&key[..9].to_owned())
+        );
+    }
+}
+
+#[tokio::test]
+async fn keyless_set_until_a_past_time_says_the_window_is_already_closed() {
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("river-levels"), "river"));
+    // WHEN the window is set to end in the past
+    let out = ok(&admin(
+        &stack,
+        &["keyless", "set", "river", "--until", "2000-01-01T00:00:00Z"],
+        &[],
+    ));
+    // THEN the CLI says it is already closed, and a key is still required
+    assert_eq!(
+        out.trim(),
+        "river is keyless until 2000-01-01T00:00:00Z (already past: the window is closed)"
+    );
+    assert_eq!(data(&stack, "river", None).await.status(), 401);
+    assert_eq!(
+        json_body(&metadata(&stack, "river").await)["keyless"],
+        false
+    );
+    // AND a window ending in the future is not said to be closed
+    let out = ok(&admin(
+        &stack,
+        &["keyless", "set", "river", "--until", "+1h"],
+        &[],
+    ));
+    assert!(!out.contains("closed"), "{out}");
+    assert_eq!(data(&stack, "river", None).await.status(), 200);
 }

@@ -167,3 +167,68 @@ async fn the_list_functions_role_allows_every_operation_it_sends() {
         );
     }
 }
+
+/// An instance keeps the last 4 lists it read for scans (docs/api.md): with the catalog
+/// unchanged, a scan over any of them costs only the counters' read; a fifth list evicts the
+/// one read first.
+#[tokio::test]
+async fn an_instance_keeps_the_last_four_lists_it_read() {
+    let stack = Stack::start().await;
+    let writer = stack.writer();
+    let now = Utc::now();
+    for i in 0..12 {
+        publish(&writer, &spec(i), now + Duration::seconds(i as i64)).await;
+    }
+    let wire = Wire::default();
+    let (catalog, _) = stack.wired(&wire, &Wire::default());
+    // Five scans, each over another list: the catalog list, three categories, a tag
+    let scans = [
+        "q=station",
+        "category=biology&q=station",
+        "category=transport&q=station",
+        "category=environment&q=station",
+        "tag=birds&q=station",
+    ];
+    let ask = |q: &'static str| {
+        let catalog = catalog.clone();
+        let wire = wire.clone();
+        async move {
+            wire.take_calls();
+            let (status, _) = list(&catalog, q).await;
+            assert_eq!(status, 200, "{q}");
+            wire.take_calls()
+                .into_iter()
+                .map(|c| c.operation)
+                .collect::<Vec<String>>()
+        }
+    };
+    let read_list = |ops: &[String], q: &str| {
+        assert!(
+            ops.len() >= 2
+                && ops[0] == "DynamoDB.BatchGetItem"
+                && ops[1..].iter().all(|o| o == "DynamoDB.Query"),
+            "{q}: reads its list: {ops:?}"
+        );
+    };
+    let counters_only = |ops: &[String], q: &str| {
+        assert_eq!(
+            ops,
+            ["DynamoDB.BatchGetItem"],
+            "{q}: kept, only the counters read"
+        );
+    };
+
+    // GIVEN four scans over four lists, each read once
+    for q in &scans[..4] {
+        read_list(&ask(q).await, q);
+    }
+    // WHEN the first is asked again, or another query over the same list THEN it is kept
+    counters_only(&ask(scans[0]).await, scans[0]);
+    counters_only(&ask("q=river&sort=name").await, "q=river&sort=name");
+    // WHEN a fifth list is read THEN the one read first is evicted, the other three kept
+    read_list(&ask(scans[4]).await, scans[4]);
+    for q in [scans[3], scans[2], scans[1], scans[4]] {
+        counters_only(&ask(q).await, q);
+    }
+    read_list(&ask(scans[0]).await, scans[0]);
+}

@@ -1,14 +1,17 @@
 //! Every filter and sort answers what filtering the whole catalog gives, and facet lists follow every change.
 
 use super::*;
+use catalog_tests::facets::assert_facet_lists_consistent;
 
 #[tokio::test]
 async fn every_filter_and_sort_answers_what_filtering_the_whole_catalog_gives() {
     let stack = Stack::start().await;
     let writer = stack.writer();
     let start = Utc::now() - Duration::hours(1);
+    // Three at a time in the same second: ties in updated_at, which fall back to publication
+    // order.
     for i in 0..14 {
-        publish(&writer, &spec(i), start + Duration::seconds(i as i64)).await;
+        publish(&writer, &spec(i), start + Duration::seconds(i as i64 / 3)).await;
     }
     // Re-publish two older datasets later: their updated_at moves, their place does not.
     publish(&writer, &spec(3), start + Duration::minutes(10)).await;
@@ -105,15 +108,34 @@ async fn every_filter_and_sort_answers_what_filtering_the_whole_catalog_gives() 
         slugs("sort=name:desc&tag=city").await,
         expected(&everything, |v| has_tag(v, "city"), Some(&by_name_desc))
     );
+    // sort=updated over every page: the whole sequence is updated_at newest first, ties in
+    // publication order (newest first; the plain listing's order, which a stable sort keeps)
+    let updated_at = |v: &Value| v["updated_at"].as_str().unwrap().to_owned();
+    let newest_updated = |a: &Value, b: &Value| updated_at(b).cmp(&updated_at(a));
     let updated = slugs("sort=updated").await;
+    assert_eq!(
+        updated,
+        expected(&everything, |_| true, Some(&newest_updated))
+    );
     assert_eq!(
         &updated[..2],
         ["ds-03", "ds-08"],
         "re-published last come first"
     );
-    let mut updated_asc = slugs("sort=updated:asc").await;
-    updated_asc.reverse();
-    assert_eq!(updated_asc, updated);
+    assert_eq!(
+        slugs("sort=updated:desc").await,
+        updated,
+        "desc is the default"
+    );
+    // and ascending is exactly the reverse: oldest first, ties oldest published first
+    let mut oldest_updated = updated.clone();
+    oldest_updated.reverse();
+    assert_eq!(slugs("sort=updated:asc").await, oldest_updated);
+    let ties = everything
+        .windows(2)
+        .filter(|w| updated_at(&w[0]) == updated_at(&w[1]))
+        .count();
+    assert!(ties >= 4, "the catalog has ties in updated_at: {ties}");
 
     // Errors: unknown values and bad parameters are 400 with code bad_request
     for q in [
@@ -230,95 +252,6 @@ async fn facet_lists_follow_republishing_and_keyless_changes_and_reindex_rebuild
         assert_eq!(all_pages(&catalog, &q).await.1, slugs, "{q}");
     }
     assert_facet_lists_consistent(&stack).await;
-}
-
-/// The facet lists as stored: every list holds exactly the listed datasets with that value
-/// (from the catalog list, the source of truth), at positions 1..=total in publication order,
-/// its counter says total, and no rebuild mark is left behind.
-async fn assert_facet_lists_consistent(stack: &Stack) {
-    use aws_sdk_dynamodb::types::AttributeValue;
-    use std::collections::BTreeMap;
-    let table = &stack.target.datasets_table;
-    let mut items = Vec::new();
-    let mut start = None;
-    loop {
-        let out = stack
-            .dynamo
-            .scan()
-            .table_name(table)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .unwrap();
-        items.extend(out.items.unwrap_or_default());
-        match out.last_evaluated_key {
-            Some(k) if !k.is_empty() => start = Some(k),
-            _ => break,
-        }
-    }
-    let text = |item: &std::collections::HashMap<String, AttributeValue>, name: &str| match item
-        .get(name)
-    {
-        Some(AttributeValue::S(v)) => v.clone(),
-        Some(AttributeValue::N(v)) => v.clone(),
-        _ => String::new(),
-    };
-    let position = |sk: &str| sk.trim_start_matches("SEQ#").parse::<u64>().unwrap();
-    // Expected: facet key -> [(LIST position, slug)] in publication order
-    let mut expected: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
-    let mut lists: BTreeMap<String, Vec<(u64, u64, String)>> = BTreeMap::new();
-    let mut counters: BTreeMap<String, (u64, bool)> = BTreeMap::new();
-    for item in &items {
-        let pk = text(item, "pk");
-        if pk == "LIST" {
-            let tags: Vec<String> = match item.get("tags") {
-                Some(AttributeValue::L(l)) => l.iter().map(|t| t.as_s().unwrap().clone()).collect(),
-                _ => vec![],
-            };
-            for facet in
-                catalog::query::Facet::of(&text(item, "category"), &tags, &text(item, "license"))
-            {
-                expected
-                    .entry(facet.key())
-                    .or_default()
-                    .push((position(&text(item, "sk")), text(item, "slug")));
-            }
-        } else if let Some(key) = pk.strip_prefix("LIST#") {
-            lists.entry(key.to_owned()).or_default().push((
-                position(&text(item, "sk")),
-                text(item, "seq").parse().unwrap(),
-                text(item, "slug"),
-            ));
-        } else if let Some(key) = pk.strip_prefix("CATALOG#") {
-            counters.insert(
-                key.to_owned(),
-                (
-                    text(item, "total").parse().unwrap(),
-                    item.contains_key("rebuild_until"),
-                ),
-            );
-        }
-    }
-    for (key, mut want) in expected {
-        want.sort();
-        let mut have = lists.remove(&key).unwrap_or_default();
-        have.sort();
-        let positions: Vec<u64> = have.iter().map(|(p, _, _)| *p).collect();
-        let wanted_positions: Vec<u64> = (1..=want.len() as u64).collect();
-        assert_eq!(positions, wanted_positions, "{key}: positions 1..=total");
-        let members: Vec<(u64, String)> =
-            have.into_iter().map(|(_, seq, slug)| (seq, slug)).collect();
-        assert_eq!(members, want, "{key}: members in publication order");
-        assert_eq!(
-            counters.get(&key),
-            Some(&(want.len() as u64, false)),
-            "{key}: counter"
-        );
-    }
-    assert!(
-        lists.values().all(Vec::is_empty),
-        "stray facet lists: {lists:?}"
-    );
 }
 
 /// Deletes every facet list entry and facet counter, leaving the catalog list.
@@ -447,4 +380,161 @@ async fn the_catalog_counter_says_whether_the_filters_are_indexed() {
     assert!(!catalog::dynamo::facets_indexed(counter().await.as_ref()));
     writer.reindex().await.unwrap();
     assert!(catalog::dynamo::facets_indexed(counter().await.as_ref()));
+}
+
+/// The sample catalog's facet lists, as stored and as answered, are what its manifest
+/// (dev/samples.py's manifest.json, read here as plain JSON) says: each category, tag and
+/// license value, lowercased, lists the datasets that have it, in publication order.
+#[tokio::test]
+async fn the_sample_catalogs_facet_lists_are_what_its_manifest_says() {
+    use catalog_tests::facets::Stored;
+    use std::collections::BTreeMap;
+    let stack = Stack::start().await;
+    // GIVEN the samples published one after the other, in manifest order
+    stack.seed_samples(Utc::now()).await;
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(catalog_tests::samples_dir().join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let mut expected: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for d in manifest["datasets"].as_array().unwrap() {
+        let slug = d["slug"].as_str().unwrap().to_owned();
+        let mut values = vec![
+            format!(
+                "category#{}",
+                d["category"].as_str().unwrap().to_lowercase()
+            ),
+            format!("license#{}", d["license"].as_str().unwrap().to_lowercase()),
+        ];
+        for tag in d["tags"].as_array().unwrap() {
+            values.push(format!("tag#{}", tag.as_str().unwrap().to_lowercase()));
+        }
+        values.sort();
+        values.dedup();
+        for value in values {
+            expected.entry(value).or_default().push(slug.clone());
+        }
+    }
+    assert!(
+        expected.values().any(|slugs| slugs.len() > 1),
+        "some value is shared: {expected:?}"
+    );
+
+    // THEN the stored lists are exactly those, with counters to match
+    let stored = Stored::read(&stack).await;
+    assert_eq!(stored.slugs(), expected);
+    for (key, slugs) in &expected {
+        assert_eq!(
+            stored.counters.get(key),
+            Some(&(slugs.len() as u64, false)),
+            "{key}"
+        );
+    }
+    // AND each filter answers its list, newest first, whatever the case it is asked in
+    let catalog = stack.catalog();
+    for (key, slugs) in &expected {
+        let (kind, value) = key.split_once('#').unwrap();
+        let query = format!("{kind}={}", value.to_uppercase());
+        let mut newest_first = slugs.clone();
+        newest_first.reverse();
+        assert_eq!(all_pages(&catalog, &query).await.1, newest_first, "{query}");
+    }
+}
+
+/// Datasets activated for the first time at the same moment, into the same facet lists, are
+/// all listed: distinct positions 1..=n in the catalog list and in every facet list, counters
+/// to match. Each activation is sent through a client whose calls are counted, to show that the
+/// race for the next position was actually run (and lost, then retried) at least once; and
+/// through a proxy that hands moto one request at a time, as DynamoDB applies each request in
+/// isolation (moto does not: see `catalog_tests::faults`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_publishes_at_the_same_moment_are_all_listed() {
+    let stack = Stack::start().await;
+    let proxy = catalog_tests::faults::start_proxy(stack.dynamo_url.clone()).await;
+    proxy.serialize(true);
+    let wire = Wire::default();
+    let writer = DynamoWriter::new(
+        aws_sdk_dynamodb::Client::from_conf(
+            aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
+                .endpoint_url(&proxy.url)
+                .interceptor(wire.clone())
+                .build(),
+        ),
+        &stack.target.datasets_table,
+        &stack.target.keys_table,
+    );
+    let now = Utc::now();
+    let mut lost = 0;
+    let mut published = 0;
+    // Rounds of 2, 3 and 4 datasets at once, all in category biology and tag birds
+    for (round, size) in [2usize, 3, 4].into_iter().enumerate() {
+        let mut activations = Vec::new();
+        for k in 0..size {
+            let mut s = spec(3 * (round * 10 + k));
+            s.slug = format!("race-{round}-{k}");
+            s.category = "Biology".into();
+            s.tags = vec!["birds".into(), format!("round-{round}")];
+            let meta = meta(&s);
+            let slug = Slug::parse(&s.slug).unwrap();
+            let reserved = writer
+                .reserve_version(&slug, &meta, None, false, now)
+                .await
+                .unwrap();
+            let version = NewVersion {
+                active: ActiveVersion {
+                    version: reserved.version,
+                    s3_key: format!("datasets/{}/v1/x.parquet", s.slug),
+                    size: 100,
+                    row_count: 10,
+                    columns: vec!["c".into()],
+                    sha256: "0".repeat(64),
+                    published_at: now,
+                },
+                schema_json: "[]".into(),
+            };
+            writer.put_version(&slug, &version).await.unwrap();
+            activations.push((slug, reserved, meta));
+        }
+        // WHEN every activation starts at the same moment
+        wire.take_calls();
+        let tasks: Vec<_> = activations
+            .into_iter()
+            .map(|(slug, reserved, meta)| {
+                let writer = writer.clone();
+                tokio::spawn(async move {
+                    writer
+                        .activate(
+                            &slug,
+                            reserved.version,
+                            Expected::from(reserved.previous),
+                            Some(&meta),
+                            now,
+                        )
+                        .await
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap().expect("every activation succeeds");
+        }
+        published += size;
+        let transactions = wire
+            .take_calls()
+            .iter()
+            .filter(|c| c.operation == "DynamoDB.TransactWriteItems")
+            .count();
+        lost += transactions - size;
+        // THEN all are listed, each once, at positions 1..=n, in the facet lists too
+        assert_facet_lists_consistent(&stack).await;
+        let (_, slugs) = all_pages(&stack.catalog(), "").await;
+        assert_eq!(slugs.len(), published, "{slugs:?}");
+        let (_, birds) = all_pages(&stack.catalog(), "category=biology&tag=birds").await;
+        assert_eq!(birds.len(), published);
+        let round_tag = format!("tag=round-{round}");
+        assert_eq!(all_pages(&stack.catalog(), &round_tag).await.0, size as u64);
+    }
+    assert!(
+        lost > 0,
+        "no activation ever lost the race: nothing was tested"
+    );
 }
