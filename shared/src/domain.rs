@@ -214,12 +214,19 @@ impl PageRequest {
     }
 }
 
+/// How the keys this service issues begin (`catalog_writer::generate_key`).
+pub const KEY_PREFIX: &str = "dcat_";
+
 /// Longest part of a client's value that an error message or a log line repeats.
 pub const ECHO_CHARS: usize = 40;
 
 /// What an error message repeats of a value a client sent: at most [`ECHO_CHARS`] characters,
-/// then `…`, so that a huge value never makes a huge answer or log line.
+/// then `…`, so that a huge value never makes a huge answer or log line; and nothing of a value
+/// that holds an API key (sent in the wrong place by mistake), since messages are logged.
 pub fn echo(raw: &str) -> String {
+    if raw.contains(KEY_PREFIX) {
+        return "(a value holding an API key, not repeated)".to_owned();
+    }
     match raw.char_indices().nth(ECHO_CHARS) {
         None => raw.to_owned(),
         Some((cut, _)) => format!("{}…", &raw[..cut]),
@@ -404,6 +411,9 @@ mod tests {
         assert!(err.len() < 120, "{err}");
         let err = Format::parse(Some(&long)).unwrap_err().to_string();
         assert!(err.len() < 120, "{err}");
+        let key = "dcat_0123456789abcdef";
+        assert!(!echo(key).contains("dcat_"), "{}", echo(key));
+        assert!(!echo(&format!("x{key}")).contains("0123"));
     }
 
     #[test]

@@ -180,7 +180,16 @@ fn uri_error(
 /// crate-private). The error body is always UTF-8 JSON, so it goes as text.
 fn rejection<R>(event: &LambdaRequest, response: Response<Body>) -> Answer<R> {
     let (parts, body) = response.into_parts();
+    // HEAD: the status and headers of the answer, without its body, like every other answer.
+    let head = match event {
+        LambdaRequest::ApiGatewayV1(e) => e.http_method == lambda_http::http::Method::HEAD,
+        LambdaRequest::ApiGatewayV2(e) => {
+            e.request_context.http.method == lambda_http::http::Method::HEAD
+        }
+        _ => false,
+    };
     let body = match body {
+        _ if head => None,
         Body::Empty => None,
         Body::Text(text) => Some(Body::Text(text)),
         Body::Binary(bytes) => Some(Body::Text(String::from_utf8_lossy(&bytes).into_owned())),

@@ -323,23 +323,19 @@ async fn no_key_hash_or_signature_in_the_logs_of_any_endpoint_and_case() {
     assert!(flagged.is_empty(), "{flagged:#?}");
 }
 
-/// BUG (found by this test, not fixed here): a key a client puts in a list parameter by
-/// mistake reaches the log, because rejections log their message and the message repeats the
-/// value: a `category`, `tag` or `license` value in full (up to 128 characters: the 40-character
-/// cap of docs/api.md is not applied to them), a `page` or `page_size` value up to 40
-/// characters, enough for most of a key. Keys are recognisable (`dcat_`), so the service could
-/// leave them out. Run with `cargo nextest run -p catalog-tests --test logs --run-ignored all`.
+/// A key a client puts in a list parameter by mistake never reaches the log (found by this
+/// test): messages, which are logged, repeat nothing of a value holding an API key, and filter
+/// values are not logged at all (a value no dataset has is an empty 200).
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "BUG: a key sent as a filter or paging value is repeated in the log (see the comment)"]
 async fn a_key_sent_in_a_filter_or_paging_parameter_is_not_logged() {
     let stack = Stack::start().await;
     stack.seed_samples(Utc::now()).await;
     let log = log_path();
     let (base, api) = start_api(&stack, &log);
     for (query, status) in [
-        (format!("category={KEY}"), 400),
-        (format!("tag={KEY}"), 400),
-        (format!("license={KEY}"), 400),
+        (format!("category={KEY}"), 200),
+        (format!("tag={KEY}"), 200),
+        (format!("license={KEY}"), 200),
         (format!("page={KEY}"), 400),
         (format!("page_size={KEY}"), 400),
         (format!("sort={KEY}"), 400),

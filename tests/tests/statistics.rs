@@ -24,21 +24,6 @@ const FILES: &[&str] = &[
     "nested.parquet",
 ];
 
-/// BUG (found by this test; reported, not fixed here): `dtype` is "the Arrow type as pyarrow
-/// prints it" (docs/operations.md), but for nested and fixed-size binary columns
-/// `catalog-admin inspect` prints arrow-rs's name: `list(int64, field: 'element')` where
-/// pyarrow prints `list<element: int64>`. These mismatches, and only these, are expected: each
-/// must still occur, so the test fails once the bug is fixed, and the ignored test
-/// `nested_column_types_are_named_as_pyarrow_names_them` then passes.
-const KNOWN_BUGS: &[&str] = &[
-    "nested.parquet list_int dtype: ",
-    "nested.parquet list_str dtype: ",
-    "nested.parquet struct dtype: ",
-    "nested.parquet list_struct dtype: ",
-    "nested.parquet map dtype: ",
-    "nested.parquet fixed_bin dtype: ",
-];
-
 /// Generates the reference's files into a fresh directory: their paths, in order.
 fn generate(dir: &Path) -> Vec<PathBuf> {
     let generated = Command::new(python())
@@ -131,7 +116,6 @@ fn statistics_match_the_pandas_reference() {
         .collect();
     assert_eq!(names, FILES, "the reference's files, each checked below");
     let mut failures = Vec::new();
-    let mut known = Vec::new();
     for file in &files {
         let compared = compare(&dir, file);
         assert!(
@@ -141,28 +125,15 @@ fn statistics_match_the_pandas_reference() {
             compared.checked,
             compared.columns
         );
-        for line in compared.mismatches {
-            match KNOWN_BUGS.iter().find(|bug| line.starts_with(*bug)) {
-                Some(bug) => known.push(*bug),
-                None => failures.push(line),
-            }
-        }
+        failures.extend(compared.mismatches);
     }
     let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    known.sort();
-    let mut expected = KNOWN_BUGS.to_vec();
-    expected.sort();
-    assert_eq!(
-        known, expected,
-        "a known bug no longer shows: remove it from KNOWN_BUGS"
-    );
 }
 
-/// BUG (see `KNOWN_BUGS`): fails until nested and fixed-size binary columns get pyarrow's type
-/// names. Run with `cargo nextest run -p catalog-tests --test statistics --run-ignored all`.
+/// Nested and fixed-size binary columns are named as pyarrow names them (found by the
+/// reference comparison above).
 #[test]
-#[ignore = "BUG: the dtype of nested and fixed-size binary columns is arrow-rs's name, not pyarrow's"]
 fn nested_column_types_are_named_as_pyarrow_names_them() {
     let dir = std::env::temp_dir().join(format!("catalog-nested-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -47,7 +47,7 @@ impl Accumulator {
         };
         Self {
             name: name.to_owned(),
-            dtype: dtype_name(data_type),
+            dtype: column_dtype(name, data_type),
             kind,
             nulls: 0,
             count: 0,

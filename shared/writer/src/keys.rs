@@ -53,7 +53,8 @@ pub fn generate_key() -> String {
     let a = Uuid::new_v4();
     let b = Uuid::new_v4();
     format!(
-        "dcat_{}{}",
+        "{}{}{}",
+        catalog::domain::KEY_PREFIX,
         hex::encode(a.as_bytes()),
         hex::encode(b.as_bytes())
     )
