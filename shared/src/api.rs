@@ -85,8 +85,7 @@ pub fn request_path(req: &Request) -> &str {
     }
 }
 
-/// The methods every route answers (HEAD as GET without the body).
-pub const ALLOWED_METHODS: &str = "GET, HEAD, OPTIONS";
+pub use crate::error::ALLOWED_METHODS;
 
 /// Checks method and route; returns the path parameter (if any) of the expected endpoint.
 fn accept(req: &Request, endpoint: Endpoint) -> Result<Option<String>, ApiError> {

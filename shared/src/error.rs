@@ -94,6 +94,9 @@ struct ErrorBody<'a> {
     request_id: &'a str,
 }
 
+/// The methods every route answers (HEAD as GET without the body), named by a 405's `Allow`.
+pub const ALLOWED_METHODS: &str = "GET, HEAD, OPTIONS";
+
 /// Seconds a client should wait after a 503.
 pub const RETRY_AFTER_SECONDS: &str = "1";
 
@@ -186,10 +189,7 @@ impl ApiError {
                 );
             }
             Self::MethodNotAllowed(_) => {
-                headers.insert(
-                    header::ALLOW,
-                    HeaderValue::from_static(crate::api::ALLOWED_METHODS),
-                );
+                headers.insert(header::ALLOW, HeaderValue::from_static(ALLOWED_METHODS));
             }
             _ => {}
         }

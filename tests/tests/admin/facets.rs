@@ -193,7 +193,11 @@ async fn a_publish_whose_filter_list_rewrite_fails_exits_1_asking_for_reindex() 
         "moved"
     );
     assert_eq!(listed(&stack, "category=testing").await.1, ["second"]);
-    assert_eq!(listed(&stack, "category=moved").await.0, 400);
+    // (the new category's list is not there yet: its value answers an empty page)
+    assert_eq!(
+        listed(&stack, "category=moved").await,
+        (200, Vec::<String>::new())
+    );
 
     // WHEN the operator runs the reindex it asked for THEN every list is exact
     ok(&admin(&stack, &["datasets", "reindex"], &[]));
