@@ -6,17 +6,17 @@
 use chrono::{DateTime, Utc};
 use lambda_http::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
-use sha2::{Digest, Sha256};
 
 use crate::domain::{ApiKey, DatasetRef, Format, PageRequest, Scope, VersionPin};
 use crate::error::{json_response, ApiError};
 use crate::model::{is_keyless, Access, DatasetResponse, DownloadDescriptor, PageResponse};
 
-/// How long shared caches and clients may reuse a list or metadata response, in seconds. It is
-/// shortened so that no cached response outlives a keyless window it reports as open.
-pub const PUBLIC_MAX_AGE_SECONDS: i64 = 60;
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader, UrlSigner};
 use crate::query::{ListParams, ListQuery};
+
+mod http;
+use http::{cacheable, changed_at, preflight, seconds_to_next_window_end, with_cors};
+pub use http::{cors, entity_tag, PUBLIC_MAX_AGE_SECONDS};
 
 /// The routes. A path is exactly `/api/v1/datasets`, `/api/v1/datasets/{slug}` or
 /// `/api/v1/datasets/{slug}/data`: nothing before (a REST API's stage is not part of the path
@@ -120,65 +120,6 @@ fn single_param<'a>(req: &'a Request, name: &str) -> Result<Option<&'a str>, Api
     }
 }
 
-/// Cross-origin access: any origin may call every endpoint from a browser, sending a key in
-/// either header and `If-None-Match`, and read the headers below. No cookies are involved, so
-/// the wildcard origin is safe. template.yaml's `CorsConfiguration` holds the same values
-/// (tests/tests/http.rs checks they agree); API Gateway applies them in front of the functions,
-/// and the functions apply them themselves for function URLs and the local stack.
-pub mod cors {
-    pub const ALLOW_ORIGIN: &str = "*";
-    pub const ALLOW_METHODS: &[&str] = &["GET", "OPTIONS"];
-    pub const ALLOW_HEADERS: &[&str] = &["authorization", "x-api-key", "if-none-match"];
-    pub const EXPOSE_HEADERS: &[&str] =
-        &["etag", "last-modified", "retry-after", "www-authenticate"];
-    /// Seconds a browser may cache a preflight answer.
-    pub const MAX_AGE_SECONDS: u32 = 600;
-}
-
-fn with_cors(mut response: Response<Body>) -> Response<Body> {
-    let headers = response.headers_mut();
-    headers.insert(
-        header::ACCESS_CONTROL_ALLOW_ORIGIN,
-        HeaderValue::from_static(cors::ALLOW_ORIGIN),
-    );
-    if let Ok(v) = HeaderValue::try_from(cors::EXPOSE_HEADERS.join(", ")) {
-        headers.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, v);
-    }
-    response
-}
-
-/// The answer to a CORS preflight (`OPTIONS` on any of the API's routes): 204, no body. Behind
-/// the HTTP API, API Gateway answers preflights itself (its `CorsConfiguration`); function URLs
-/// and the local API bring them here.
-fn preflight(req: &Request) -> Option<Response<Body>> {
-    if req.method() != Method::OPTIONS || Route::parse(request_path(req)).is_none() {
-        return None;
-    }
-    let mut response = Response::new(Body::Empty);
-    *response.status_mut() = StatusCode::NO_CONTENT;
-    let headers = response.headers_mut();
-    let values = [
-        (
-            header::ACCESS_CONTROL_ALLOW_METHODS,
-            cors::ALLOW_METHODS.join(", "),
-        ),
-        (
-            header::ACCESS_CONTROL_ALLOW_HEADERS,
-            cors::ALLOW_HEADERS.join(", "),
-        ),
-        (
-            header::ACCESS_CONTROL_MAX_AGE,
-            cors::MAX_AGE_SECONDS.to_string(),
-        ),
-    ];
-    for (name, value) in values {
-        if let Ok(v) = HeaderValue::try_from(value) {
-            headers.insert(name, v);
-        }
-    }
-    Some(with_cors(response))
-}
-
 /// Every value of a repeatable query parameter, in order.
 fn all_params(req: &Request, name: &str) -> Vec<String> {
     req.query_string_parameters_ref()
@@ -206,94 +147,6 @@ pub fn error_response(error: ApiError, request_id: &str) -> Response<Body> {
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     with_cors(response)
-}
-
-/// A public, cacheable 200: a strong `ETag` (a digest of the exact body), `Last-Modified` when
-/// known, `Cache-Control: public, max-age=N`, and a 304 without a body when `If-None-Match`
-/// names the current ETag.
-fn cacheable<T: serde::Serialize>(
-    req: &Request,
-    body: &T,
-    last_modified: Option<DateTime<Utc>>,
-    max_age: i64,
-) -> Response<Body> {
-    let mut response = json_response(StatusCode::OK, body);
-    if response.status() != StatusCode::OK {
-        return response;
-    }
-    let etag = match response.body() {
-        Body::Text(text) => entity_tag(text.as_bytes()),
-        Body::Binary(bytes) => entity_tag(bytes),
-        _ => entity_tag(b""),
-    };
-    if if_none_match(req.headers(), &etag) {
-        response = Response::new(Body::Empty);
-        *response.status_mut() = StatusCode::NOT_MODIFIED;
-    }
-    let headers = response.headers_mut();
-    let max_age = max_age.clamp(0, PUBLIC_MAX_AGE_SECONDS);
-    let values = [
-        (header::ETAG, Some(etag)),
-        (
-            header::LAST_MODIFIED,
-            last_modified.map(|t| t.format("%a, %d %b %Y %H:%M:%S GMT").to_string()),
-        ),
-        (
-            header::CACHE_CONTROL,
-            Some(format!("public, max-age={max_age}")),
-        ),
-    ];
-    for (name, value) in values {
-        if let Some(value) = value.and_then(|v| HeaderValue::try_from(v).ok()) {
-            headers.insert(name, value);
-        }
-    }
-    response
-}
-
-/// A strong entity tag: the first 128 bits of the body's SHA-256, quoted.
-pub fn entity_tag(body: &[u8]) -> String {
-    let digest = Sha256::digest(body);
-    format!("\"{}\"", hex::encode(&digest[..16]))
-}
-
-/// Whether `If-None-Match` matches `etag` (RFC 9110 13.1.2: `*`, or any listed tag under weak
-/// comparison). A header that cannot be read matches nothing.
-fn if_none_match(headers: &HeaderMap, etag: &str) -> bool {
-    headers
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag)
-}
-
-/// Seconds until the earliest keyless window among `windows` that is still open at `now`.
-fn seconds_to_next_window_end(
-    windows: impl IntoIterator<Item = Option<DateTime<Utc>>>,
-    now: DateTime<Utc>,
-) -> i64 {
-    windows
-        .into_iter()
-        .flatten()
-        .filter(|until| *until > now)
-        .map(|until| (until - now).num_seconds())
-        .min()
-        .unwrap_or(PUBLIC_MAX_AGE_SECONDS)
-}
-
-/// When a dataset's answer last changed: its last update, or the end of its keyless window if
-/// that has passed since (the `keyless` and `access` fields changed then).
-fn changed_at(
-    updated_at: DateTime<Utc>,
-    keyless_until: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-) -> DateTime<Utc> {
-    match keyless_until {
-        Some(until) if until <= now && until > updated_at => until,
-        _ => updated_at,
-    }
 }
 
 /// Answers a request as the deployed API routes it (the local API, the tests and the fuzz
