@@ -2,6 +2,9 @@
 //! publishing the sample datasets straight through the lib crate's writer. `dev/run` seeds
 //! through the operators' CLI, `catalog-admin`.
 
+pub mod authorizer;
+pub mod cognito;
+
 use std::error::Error;
 use std::path::Path;
 

@@ -24,6 +24,12 @@ pub struct CatalogConfig {
     pub datasets_table: String,
 }
 
+/// Configuration of the keys function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeysConfig {
+    pub keys_table: String,
+}
+
 /// Configuration of the data function.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataConfig {
@@ -61,6 +67,8 @@ pub struct AdminConfig {
     pub bucket: Option<String>,
     /// Path-style S3 URLs (`http://host/bucket/key`), for local S3 servers.
     pub s3_force_path_style: bool,
+    /// The Cognito user pool of the accounts (`USER_POOL_ID`): only `accounts` commands need it.
+    pub user_pool_id: Option<String>,
 }
 
 type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -124,6 +132,18 @@ impl CatalogConfig {
     pub fn from_lookup(lookup: Lookup) -> Result<Self, ConfigError> {
         Ok(Self {
             datasets_table: required(lookup, "DATASETS_TABLE")?,
+        })
+    }
+}
+
+impl KeysConfig {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(&env_lookup)
+    }
+
+    pub fn from_lookup(lookup: Lookup) -> Result<Self, ConfigError> {
+        Ok(Self {
+            keys_table: required(lookup, "KEYS_TABLE")?,
         })
     }
 }
@@ -193,7 +213,15 @@ impl AdminConfig {
             keys_table: required(lookup, "KEYS_TABLE")?,
             bucket: optional(lookup, "DATA_BUCKET"),
             s3_force_path_style: flag(lookup, "S3_FORCE_PATH_STYLE")?,
+            user_pool_id: optional(lookup, "USER_POOL_ID"),
         })
+    }
+
+    /// The user pool, for the commands on accounts.
+    pub fn user_pool_id(&self) -> Result<&str, ConfigError> {
+        self.user_pool_id
+            .as_deref()
+            .ok_or(ConfigError::Missing("USER_POOL_ID"))
     }
 
     /// The bucket, for the commands that write to it.

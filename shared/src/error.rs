@@ -6,6 +6,7 @@ use lambda_http::http::{header, HeaderValue, StatusCode};
 use lambda_http::{Body, Response};
 use serde::Serialize;
 
+use crate::accounts::{ClaimsError, FieldError, MAX_ACTIVE_KEYS};
 use crate::domain::ParseError;
 use crate::query::QueryError;
 
@@ -51,8 +52,18 @@ pub enum ApiError {
     },
     #[error("no route for {0}")]
     RouteNotFound(String),
-    #[error("method {0} is not allowed; use GET or HEAD")]
-    MethodNotAllowed(String),
+    #[error("method {method} is not allowed; use {}", allowed.hint())]
+    MethodNotAllowed { method: String, allowed: Allowed },
+    #[error("{0}")]
+    Unauthenticated(ClaimsError),
+    #[error("{0}")]
+    InvalidField(FieldError),
+    #[error("an account may hold at most {MAX_ACTIVE_KEYS} active keys: revoke one before creating another")]
+    KeyLimitReached,
+    #[error("this account is disabled: it cannot create keys")]
+    AccountDisabled,
+    #[error("no key {0} in this account")]
+    KeyNotFound(String),
     #[error("the catalog is receiving more requests than it can serve right now, retry shortly")]
     RateLimited(#[source] StoreError),
     #[error("the catalog is temporarily unavailable, retry shortly")]
@@ -85,6 +96,35 @@ impl From<QueryError> for ApiError {
     }
 }
 
+/// The methods a route answers, named by a 405's `Allow` and message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allowed {
+    /// The catalog's three routes.
+    Catalog,
+    /// `/account/keys`.
+    KeyCollection,
+    /// `/account/keys/{id}`.
+    Key,
+}
+
+impl Allowed {
+    pub fn header(self) -> &'static str {
+        match self {
+            Self::Catalog => ALLOWED_METHODS,
+            Self::KeyCollection => "GET, POST",
+            Self::Key => "DELETE",
+        }
+    }
+
+    fn hint(self) -> &'static str {
+        match self {
+            Self::Catalog => "GET or HEAD",
+            Self::KeyCollection => "GET or POST",
+            Self::Key => "DELETE",
+        }
+    }
+}
+
 /// The error body: spec 2.5's `error`, plus a stable machine-readable `code` and the request id
 /// to quote when reporting a problem.
 #[derive(Serialize)]
@@ -113,7 +153,12 @@ impl ApiError {
             | Self::NoActiveVersion(_)
             | Self::VersionNotActive { .. }
             | Self::RouteNotFound(_) => StatusCode::NOT_FOUND,
-            Self::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
+            Self::InvalidField(_) => StatusCode::BAD_REQUEST,
+            Self::KeyLimitReached => StatusCode::CONFLICT,
+            Self::AccountDisabled => StatusCode::FORBIDDEN,
+            Self::KeyNotFound(_) => StatusCode::NOT_FOUND,
             Self::RateLimited(_) | Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -130,7 +175,16 @@ impl ApiError {
                 "not_found"
             }
             Self::NoActiveVersion(_) => "no_active_version",
-            Self::MethodNotAllowed(_) => "method_not_allowed",
+            Self::MethodNotAllowed { .. } => "method_not_allowed",
+            Self::Unauthenticated(_) => "invalid_token",
+            Self::InvalidField(e) => match e.field {
+                "label" => "invalid_label",
+                "expires_in_days" => "invalid_expiry",
+                _ => "invalid_body",
+            },
+            Self::KeyLimitReached => "key_limit_reached",
+            Self::AccountDisabled => "account_disabled",
+            Self::KeyNotFound(_) => "key_not_found",
             Self::RateLimited(_) => "rate_limited",
             Self::Unavailable(_) => "unavailable",
             Self::Internal(_) => "internal",
@@ -148,6 +202,9 @@ impl ApiError {
             )),
             Self::InsufficientScope => Some(format!(
                 "Bearer realm=\"{REALM}\", error=\"insufficient_scope\", scope=\"read\""
+            )),
+            Self::Unauthenticated(e) => Some(format!(
+                "Bearer realm=\"{REALM}\", error=\"invalid_token\", error_description=\"{e}\""
             )),
             _ => None,
         }
@@ -188,8 +245,8 @@ impl ApiError {
                     HeaderValue::from_static(RETRY_AFTER_SECONDS),
                 );
             }
-            Self::MethodNotAllowed(_) => {
-                headers.insert(header::ALLOW, HeaderValue::from_static(ALLOWED_METHODS));
+            Self::MethodNotAllowed { allowed, .. } => {
+                headers.insert(header::ALLOW, HeaderValue::from_static(allowed.header()));
             }
             _ => {}
         }

@@ -1,5 +1,6 @@
 //! The dataset catalog's library crate: everything the three Lambda functions share.
 //!
+//! - [`accounts`]: accounts and the read keys they mint (the keys function).
 //! - [`domain`]: types for outside input (slug, page, API key), parsed once.
 //! - [`model`]: stored records and response bodies.
 //! - [`query`]: list filters, words and sort order, and which access path serves them.
@@ -9,6 +10,7 @@
 //! - [`lambda`]: the Lambda entry point, with a guard against events lambda_http cannot convert.
 //! - [`config`], [`aws`]: typed configuration and SDK setup, read once per cold start.
 
+pub mod accounts;
 pub mod api;
 pub mod aws;
 pub mod config;

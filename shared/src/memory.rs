@@ -6,11 +6,15 @@ use std::sync::Mutex;
 
 use chrono::{DateTime, Duration, Utc};
 
+use crate::accounts::{KeyInfo, KeyStatus, NewKey, Owner, MAX_ACTIVE_KEYS};
 use crate::domain::{DatasetRef, KeyHash};
 use crate::error::StoreError;
 use crate::lock;
 use crate::model::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget, KeyRecord};
-use crate::ports::{CatalogPager, DatasetReader, DownloadReader, SignedUrl, UrlSigner};
+use crate::ports::{
+    AccountKeyStore, CatalogPager, Created, DatasetReader, DownloadReader, KeyUsage, SignedUrl,
+    UrlSigner,
+};
 use crate::query::{Indexed, ListQuery};
 
 /// A catalog held in memory. Datasets are listed newest first, in insertion order.
@@ -31,6 +35,11 @@ impl MemoryCatalog {
 
     pub fn insert_key(&self, hash: KeyHash, record: KeyRecord) {
         lock(&self.keys).insert(hash, record);
+    }
+
+    /// A stored key's record (to see what the data endpoint wrote to it).
+    pub fn key(&self, hash: &KeyHash) -> Option<KeyRecord> {
+        lock(&self.keys).get(hash).cloned()
     }
 
     fn check(&self) -> Result<(), StoreError> {
@@ -110,6 +119,89 @@ impl DownloadReader for MemoryCatalog {
         });
         let key = key.and_then(|h| lock(&self.keys).get(h).cloned());
         Ok((target, key))
+    }
+}
+
+impl KeyUsage for MemoryCatalog {
+    async fn record_use(&self, key: &KeyHash, now: DateTime<Utc>) -> Result<(), StoreError> {
+        self.check()?;
+        if let Some(record) = lock(&self.keys).get_mut(key) {
+            record.last_used_at = Some(now);
+        }
+        Ok(())
+    }
+}
+
+/// Accounts' keys held in memory.
+#[derive(Default)]
+pub struct MemoryAccounts {
+    keys: Mutex<Vec<KeyInfo>>,
+    /// Set to make every call fail as the store would when throttled.
+    pub unavailable: std::sync::atomic::AtomicBool,
+}
+
+impl MemoryAccounts {
+    fn check(&self) -> Result<(), StoreError> {
+        if self.unavailable.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StoreError::Throttled("throttled (in-memory)".into()));
+        }
+        Ok(())
+    }
+}
+
+impl AccountKeyStore for MemoryAccounts {
+    async fn create_key(&self, key: &NewKey, now: DateTime<Utc>) -> Result<Created, StoreError> {
+        self.check()?;
+        let owner = key.owner.as_ref().map(|o| o.as_str().to_owned());
+        let mut keys = lock(&self.keys);
+        let active = keys
+            .iter()
+            .filter(|k| k.owner == owner && k.status_at(now) == KeyStatus::Active)
+            .count();
+        if active >= MAX_ACTIVE_KEYS {
+            return Ok(Created::LimitReached);
+        }
+        keys.push(KeyInfo {
+            id: key.id.clone(),
+            prefix: key.prefix.clone(),
+            label: key.label.clone(),
+            scopes: key.scopes.iter().map(|s| s.as_str().to_owned()).collect(),
+            created_at: key.created_at,
+            expires_at: key.expires_at,
+            last_used_at: None,
+            revoked_at: None,
+            owner,
+        });
+        Ok(Created::Created)
+    }
+
+    async fn list_keys(&self, owner: &Owner) -> Result<Vec<KeyInfo>, StoreError> {
+        self.check()?;
+        let mut mine: Vec<KeyInfo> = lock(&self.keys)
+            .iter()
+            .filter(|k| k.owner.as_deref() == Some(owner.as_str()))
+            .cloned()
+            .collect();
+        mine.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        Ok(mine)
+    }
+
+    async fn revoke_key(
+        &self,
+        owner: &Owner,
+        id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        self.check()?;
+        let mut keys = lock(&self.keys);
+        let Some(key) = keys
+            .iter_mut()
+            .find(|k| k.id == id && k.owner.as_deref() == Some(owner.as_str()))
+        else {
+            return Ok(false);
+        };
+        key.revoked_at.get_or_insert(at);
+        Ok(true)
     }
 }
 

@@ -136,9 +136,18 @@ pub struct KeyRecord {
     pub scopes: Vec<Scope>,
     pub expires_at: Option<DateTime<Utc>>,
     pub revoked_at: Option<DateTime<Utc>>,
+    /// When it last opened a download, to [`crate::accounts::LAST_USED_GRANULARITY`].
+    pub last_used_at: Option<DateTime<Utc>>,
 }
 
 impl KeyRecord {
+    /// Whether a use at `now` should be written: never recorded, or last recorded at least
+    /// [`crate::accounts::LAST_USED_GRANULARITY`] ago.
+    pub fn use_worth_recording(&self, now: DateTime<Utc>) -> bool {
+        self.last_used_at
+            .is_none_or(|t| now - t >= crate::accounts::LAST_USED_GRANULARITY)
+    }
+
     /// A key works until it expires, and not at all once revoked: `revoked_at` records when,
     /// by the revoker's clock, and is never compared with this one.
     pub fn is_usable_at(&self, now: DateTime<Utc>) -> bool {

@@ -5,6 +5,7 @@ use std::future::Future;
 
 use chrono::{DateTime, Utc};
 
+use crate::accounts::{KeyInfo, NewKey, Owner};
 use crate::domain::{DatasetRef, KeyHash};
 use crate::error::StoreError;
 use crate::model::{CatalogPage, DatasetRecord, DownloadTarget, KeyRecord};
@@ -54,4 +55,50 @@ pub trait UrlSigner: Send + Sync {
         object_key: &str,
         now: DateTime<Utc>,
     ) -> impl Future<Output = Result<SignedUrl, StoreError>> + Send;
+}
+
+/// Records that a key opened a download. Called at most once per key per
+/// [`crate::accounts::LAST_USED_GRANULARITY`]; a failure is logged, never the request's.
+pub trait KeyUsage: Send + Sync {
+    fn record_use(
+        &self,
+        key: &KeyHash,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// What a key creation came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Created {
+    Created,
+    /// The account already holds [`crate::accounts::MAX_ACTIVE_KEYS`] active keys.
+    LimitReached,
+    /// An operator disabled the account.
+    AccountDisabled,
+}
+
+/// An account's own keys: the keys function's storage.
+pub trait AccountKeyStore: Send + Sync {
+    /// Stores the key unless its owner already holds the maximum of active keys; concurrent
+    /// creations never take an account past it.
+    fn create_key(
+        &self,
+        key: &NewKey,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Created, StoreError>> + Send;
+
+    /// The owner's keys, revoked and expired ones included, newest first.
+    fn list_keys(
+        &self,
+        owner: &Owner,
+    ) -> impl Future<Output = Result<Vec<KeyInfo>, StoreError>> + Send;
+
+    /// Revokes the owner's key `id` as of `at` (a revoked key stays revoked, with its first
+    /// time). `false`: the owner has no key with that id.
+    fn revoke_key(
+        &self,
+        owner: &Owner,
+        id: &str,
+        at: DateTime<Utc>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 }

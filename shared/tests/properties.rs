@@ -77,6 +77,7 @@ fn catalog() -> MemoryCatalog {
             scopes: vec![Scope::Read],
             expires_at: None,
             revoked_at: None,
+            last_used_at: None,
         },
     );
     c

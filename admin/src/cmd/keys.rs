@@ -26,7 +26,8 @@ pub enum Command {
         #[arg(long)]
         expires: Option<String>,
     },
-    /// List keys: id, prefix, label, scopes, created, expiry, revoked. Never the secret.
+    /// List keys: id, prefix, scopes, created, expiry, revoked, last used, owner (an account's
+    /// id, or `-` for an operator's key), label. Never the secret.
     ///
     /// Example: catalog-admin keys list
     List,
@@ -71,19 +72,21 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
         }
         Command::List => {
             println!(
-                "{:<22} {:<10} {:<6} {:<21} {:<21} {:<21} label",
-                "id", "prefix", "scopes", "created", "expires", "revoked"
+                "{:<22} {:<10} {:<6} {:<21} {:<21} {:<21} {:<21} {:<36} label",
+                "id", "prefix", "scopes", "created", "expires", "revoked", "last used", "owner"
             );
             let t = |t: Option<DateTime<Utc>>| t.map_or("-".to_owned(), |t| format_time(&t));
             for k in writer.list_keys().await? {
                 println!(
-                    "{:<22} {:<10} {:<6} {:<21} {:<21} {:<21} {}",
+                    "{:<22} {:<10} {:<6} {:<21} {:<21} {:<21} {:<21} {:<36} {}",
                     k.id,
                     k.prefix,
                     k.scopes.join(","),
                     format_time(&k.created_at),
                     t(k.expires_at),
                     t(k.revoked_at),
+                    t(k.last_used_at),
+                    k.owner.as_deref().unwrap_or("-"),
                     k.label
                 );
             }

@@ -5,6 +5,7 @@
 // are meant literally there.
 #![allow(rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 
+pub mod accounts;
 pub mod datasets;
 pub mod download;
 pub mod inspect;
@@ -47,6 +48,8 @@ pub enum Command {
     #[command(subcommand)]
     Keyless(keyless::Command),
     #[command(subcommand)]
+    Accounts(accounts::Command),
+    #[command(subcommand)]
     Datasets(datasets::Command),
     #[command(subcommand)]
     Versions(versions::Command),
@@ -61,6 +64,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Inspect(args) => inspect::run(args, &ctx).await,
         Command::Keys(command) => keys::run(command, &ctx).await,
         Command::Keyless(command) => keyless::run(command, &ctx).await,
+        Command::Accounts(command) => accounts::run(command, &ctx).await,
         Command::Datasets(command) => datasets::run(command, &ctx).await,
         Command::Versions(command) => versions::run(command, &ctx).await,
         Command::Download(args) => download::run(args, &ctx).await,
@@ -81,6 +85,8 @@ pub enum CliError {
     Store(#[from] catalog::error::StoreError),
     #[error(transparent)]
     Download(#[from] crate::download::DownloadError),
+    #[error("Cognito refused the request")]
+    Cognito(#[source] catalog::error::BoxError),
 }
 
 impl CliError {
@@ -161,6 +167,12 @@ impl Aws {
     /// The reader the list and metadata functions use.
     pub fn catalog(&self) -> DynamoCatalog {
         DynamoCatalog::new(self.dynamo.clone(), &self.config.datasets_table)
+    }
+
+    /// Cognito, for the commands on accounts (AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER points
+    /// it at a local emulator).
+    pub fn cognito(&self) -> aws_sdk_cognitoidentityprovider::Client {
+        aws_sdk_cognitoidentityprovider::Client::new(&self.sdk)
     }
 
     pub fn s3(&self) -> aws_sdk_s3::Client {

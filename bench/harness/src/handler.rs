@@ -92,6 +92,7 @@ pub async fn run(requests: usize) -> Result<(), String> {
             scopes: vec![Scope::parse("read")],
             expires_at: None,
             revoked_at: None,
+            last_used_at: None,
         },
     );
     let signer = S3Signer::new(

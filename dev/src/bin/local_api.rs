@@ -1,23 +1,33 @@
 //! Serves the API at http://127.0.0.1:3000/api/v1 (LOCAL_API_ADDR overrides the address) with
-//! API Gateway's three routes, calling the same handler code as the Lambda functions. Configured
-//! like the data function (DATASETS_TABLE, KEYS_TABLE, DATA_BUCKET, URL_TTL_SECONDS,
+//! API Gateway's routes, calling the same handler code as the Lambda functions. Configured like
+//! the data function (DATASETS_TABLE, KEYS_TABLE, DATA_BUCKET, URL_TTL_SECONDS,
 //! S3_FORCE_PATH_STYLE and the SDK's own variables). Also serves the OpenAPI document at
 //! /api/v1/openapi.json.
+//!
+//! With USER_POOL_ID and USER_POOL_CLIENT_ID (and AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER,
+//! where the pool's JWKS is), the account routes are served too, behind the same checks as
+//! API Gateway's JWT authorizer ([`catalog_dev::authorizer`]).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use catalog::api::account::AccountRoute;
 use catalog::aws::DataClients;
 use catalog::config::DataConfig;
+use catalog::dynamo::accounts::DynamoAccounts;
 use catalog::dynamo::DynamoCatalog;
 use catalog::s3::S3Signer;
+use catalog_dev::authorizer::{Denied, JwtAuthorizer};
 use catalog_dev::DevError;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
-use lambda_http::aws_lambda_events::apigw::ApiGatewayV2httpRequestContext;
+use lambda_http::aws_lambda_events::apigw::{
+    ApiGatewayRequestAuthorizer, ApiGatewayRequestAuthorizerJwtDescription,
+    ApiGatewayV2httpRequestContext,
+};
 use lambda_http::aws_lambda_events::query_map::QueryMap;
 use lambda_http::request::RequestContext;
 use lambda_http::RequestExt;
@@ -28,6 +38,8 @@ struct App {
     signer: S3Signer,
     /// The API's OpenAPI document (openapi.yaml), served as JSON at /api/v1/openapi.json.
     openapi: Bytes,
+    /// The account routes, when a user pool is configured.
+    accounts: Option<(JwtAuthorizer, DynamoAccounts)>,
 }
 
 const OPENAPI_PATH: &str = "/api/v1/openapi.json";
@@ -70,10 +82,74 @@ async fn serve(
     let now = chrono::Utc::now();
     // Routed as the deployed API routes it (each function's route, the list function for the
     // rest, like the `$default` route in template.yaml).
-    let response = catalog::api::dispatch(&req, &app.catalog, &app.signer, now).await;
+    let response = match (&app.accounts, AccountRoute::parse(req.uri().path())) {
+        (Some((authorizer, accounts)), Some(_)) => {
+            match authorizer.authorize(req.headers(), now.timestamp()) {
+                Ok(claims) => {
+                    let req = with_claims(req, claims);
+                    catalog::api::account::account_keys(&req, accounts, now).await
+                }
+                Err(denied) => unauthorized(denied),
+            }
+        }
+        _ => catalog::api::dispatch(&req, &app.catalog, &app.signer, now).await,
+    };
     let (parts, body) = response.into_parts();
     let bytes = Bytes::copy_from_slice(body.as_ref());
     Ok(hyper::Response::from_parts(parts, Full::new(bytes)))
+}
+
+/// The request as API Gateway passes it on once its authorizer accepted the token.
+fn with_claims(
+    req: lambda_http::Request,
+    claims: std::collections::HashMap<String, String>,
+) -> lambda_http::Request {
+    let mut context = match req.request_context_ref() {
+        Some(RequestContext::ApiGatewayV2(context)) => context.clone(),
+        _ => ApiGatewayV2httpRequestContext::default(),
+    };
+    let mut jwt = ApiGatewayRequestAuthorizerJwtDescription::default();
+    jwt.claims = claims;
+    let mut authorizer = ApiGatewayRequestAuthorizer::default();
+    authorizer.jwt = Some(jwt);
+    context.authorizer = Some(authorizer);
+    req.with_request_context(RequestContext::ApiGatewayV2(context))
+}
+
+/// API Gateway's answer when its JWT authorizer refuses a request.
+fn unauthorized(denied: Denied) -> lambda_http::Response<lambda_http::Body> {
+    let mut response = lambda_http::Response::new(lambda_http::Body::from(Denied::BODY));
+    *response.status_mut() = lambda_http::http::StatusCode::UNAUTHORIZED;
+    let headers = response.headers_mut();
+    headers.insert(
+        lambda_http::http::header::CONTENT_TYPE,
+        lambda_http::http::HeaderValue::from_static("application/json"),
+    );
+    if let Ok(challenge) = lambda_http::http::HeaderValue::try_from(denied.challenge()) {
+        headers.insert(lambda_http::http::header::WWW_AUTHENTICATE, challenge);
+    }
+    response
+}
+
+/// The authorizer and the accounts' store, when USER_POOL_ID and USER_POOL_CLIENT_ID are set.
+async fn accounts(
+    sdk: &aws_config::SdkConfig,
+    keys_table: &str,
+) -> Result<Option<(JwtAuthorizer, DynamoAccounts)>, DevError> {
+    let (Ok(pool), Ok(client)) = (
+        std::env::var("USER_POOL_ID"),
+        std::env::var("USER_POOL_CLIENT_ID"),
+    ) else {
+        return Ok(None);
+    };
+    let endpoint = std::env::var("AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER")
+        .map_err(|_| "USER_POOL_ID is set: AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER must name the local Cognito")?;
+    let region = sdk
+        .region()
+        .map_or("us-east-1".to_owned(), |r| r.to_string());
+    let authorizer = JwtAuthorizer::for_user_pool(&endpoint, &region, &pool, &client).await?;
+    let accounts = DynamoAccounts::new(aws_sdk_dynamodb::Client::new(sdk), keys_table);
+    Ok(Some((authorizer, accounts)))
 }
 
 #[tokio::main]
@@ -86,6 +162,7 @@ async fn main() -> Result<(), DevError> {
     let sdk = catalog::aws::load_sdk_config().await;
     let DataClients { catalog, signer } = DataClients::from_config(&sdk, &config).await?;
     let app = Arc::new(App {
+        accounts: accounts(&sdk, &config.keys_table).await?,
         openapi: openapi_json()?,
         signer,
         catalog,

@@ -11,9 +11,10 @@ use crate::domain::{ApiKey, DatasetRef, Format, PageRequest, Scope, VersionPin};
 use crate::error::{json_response, ApiError};
 use crate::model::{is_keyless, Access, DatasetResponse, DownloadDescriptor, PageResponse};
 
-use crate::ports::{CatalogPager, DatasetReader, DownloadReader, UrlSigner};
+use crate::ports::{CatalogPager, DatasetReader, DownloadReader, KeyUsage, UrlSigner};
 use crate::query::{ListParams, ListQuery};
 
+pub mod account;
 mod http;
 use http::{cacheable, changed_at, preflight, seconds_to_next_window_end, with_cors};
 pub use http::{cors, entity_tag, PUBLIC_MAX_AGE_SECONDS};
@@ -93,9 +94,10 @@ fn accept(req: &Request, endpoint: Endpoint) -> Result<Option<String>, ApiError>
     let not_found = || ApiError::RouteNotFound(crate::domain::echo(path));
     let route = Route::parse(path).ok_or_else(not_found)?;
     if req.method() != Method::GET && req.method() != Method::HEAD {
-        return Err(ApiError::MethodNotAllowed(crate::domain::echo(
-            req.method().as_str(),
-        )));
+        return Err(ApiError::MethodNotAllowed {
+            method: crate::domain::echo(req.method().as_str()),
+            allowed: crate::error::Allowed::Catalog,
+        });
     }
     match (endpoint, route) {
         (Endpoint::List, Route::List) => Ok(None),
@@ -159,7 +161,7 @@ pub async fn dispatch<C>(
     now: DateTime<Utc>,
 ) -> Response<Body>
 where
-    C: CatalogPager + DatasetReader + DownloadReader,
+    C: CatalogPager + DatasetReader + DownloadReader + KeyUsage,
 {
     match Route::parse(request_path(req)) {
         Some(Route::Metadata(_)) => metadata(req, catalog, now).await,
@@ -331,7 +333,7 @@ fn parse_key(value: &HeaderValue) -> Result<ApiKey, ApiError> {
 /// `GET /api/v1/datasets/{slug}/data`
 pub async fn data(
     req: &Request,
-    reader: &impl DownloadReader,
+    reader: &(impl DownloadReader + KeyUsage),
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Response<Body> {
@@ -348,7 +350,7 @@ pub async fn data(
 
 async fn data_inner(
     req: &Request,
-    reader: &impl DownloadReader,
+    reader: &(impl DownloadReader + KeyUsage),
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Result<Response<Body>, ApiError> {
@@ -362,13 +364,14 @@ async fn data_inner(
     let (target, key_record) = reader.get_download(&dataset, hash.as_ref()).await?;
 
     // A presented key is always verified, whatever the dataset's window says.
-    let key_id = match (&key, key_record) {
-        (None, _) => None,
+    let (key_id, record_use) = match (&key, key_record) {
+        (None, _) => (None, false),
         (Some(_), Some(record)) if record.is_usable_at(now) => {
             if !record.has_scope(&Scope::Read) {
                 return Err(ApiError::InsufficientScope);
             }
-            Some(record.id)
+            let record_use = record.use_worth_recording(now);
+            (Some(record.id), record_use)
         }
         (Some(_), _) => return Err(ApiError::InvalidKey),
     };
@@ -393,6 +396,12 @@ async fn data_inner(
     }
 
     let signed = signer.sign(&active.s3_key, now).await?;
+    if let (true, Some(hash)) = (record_use, &hash) {
+        // A second round trip, at most once an hour per key; the download does not depend on it.
+        if let Err(e) = reader.record_use(hash, now).await {
+            tracing::warn!(key_id = key_id.as_deref().unwrap_or("-"), error = %e, "could not record the key's use");
+        }
+    }
     tracing::info!(
         slug = %target.slug,
         version = active.version,

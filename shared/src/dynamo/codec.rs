@@ -306,6 +306,24 @@ impl DatasetSummary {
     }
 }
 
+impl TryFrom<&Item> for crate::accounts::KeyInfo {
+    type Error = StoreError;
+
+    fn try_from(item: &Item) -> Result<Self, StoreError> {
+        Ok(Self {
+            id: get_s(item, "id")?,
+            prefix: get_s(item, "prefix")?,
+            label: get_s(item, "label")?,
+            scopes: get_strings(item, "scopes")?,
+            created_at: get_time(item, "created_at")?,
+            expires_at: get_time_opt(item, "expires_at")?,
+            last_used_at: get_time_opt(item, "last_used_at")?,
+            revoked_at: get_time_opt(item, "revoked_at")?,
+            owner: get_s_opt(item, "owner")?,
+        })
+    }
+}
+
 impl TryFrom<&Item> for KeyRecord {
     type Error = StoreError;
 
@@ -318,6 +336,7 @@ impl TryFrom<&Item> for KeyRecord {
                 .collect(),
             expires_at: get_time_opt(item, "expires_at")?,
             revoked_at: get_time_opt(item, "revoked_at")?,
+            last_used_at: get_time_opt(item, "last_used_at")?,
         })
     }
 }

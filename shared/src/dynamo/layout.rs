@@ -13,8 +13,16 @@
 //! | facet list entry | `LIST#<facet>#<value>` | `SEQ#<position, 12 digits>` | the summary, and `seq`, its position in `LIST` |
 //! | facet counter | `CATALOG#<facet>#<value>` | `COUNTER` | `total`: how many datasets the facet list holds; `rebuild_until`: a rewrite's mark |
 //!
-//! Keys table (`key_hash`, string): one item per API key, keyed by the SHA-256 of the key, with
-//! an index on its public `id` ([`KEYS_BY_ID_INDEX`]).
+//! Keys table (`key_hash`, string):
+//!
+//! | item | key_hash | holds |
+//! |---|---|---|
+//! | API key | SHA-256 of the key, 64 hex digits | `id`, `prefix`, `label`, `scopes`, `created_at`, `expires_at`, `revoked_at`, `last_used_at`; `owner` (a Cognito `sub`) for an account's key |
+//! | account | `ACCOUNT#<sub>` | `owner`; `active_keys`: one `<expiry, unix seconds>/<key id>` per active key, at most [`crate::accounts::MAX_ACTIVE_KEYS`] |
+//!
+//! Indexes: [`KEYS_BY_ID_INDEX`] (`id`, keys only) for operators' revocation by id;
+//! [`KEYS_BY_OWNER_INDEX`] (`owner`, `id`, all attributes) for an account's list. Account
+//! items have no `id`, so neither index holds them.
 
 use std::collections::HashMap;
 
@@ -35,6 +43,11 @@ pub const FACETS_INDEXED: &str = "facets_indexed";
 pub const KEY_ATTR: &str = "key_hash";
 /// The keys table's index by public key id (`id`), keys only: revocation by id reads it.
 pub const KEYS_BY_ID_INDEX: &str = "by-id";
+/// The keys table's index by owner (`owner`, then `id`), all attributes: an account's keys in
+/// one Query.
+pub const KEYS_BY_OWNER_INDEX: &str = "by-owner";
+/// On an account item: the string set of its active keys' slots ([`key_slot`]).
+pub const ACTIVE_KEYS: &str = "active_keys";
 
 pub fn dataset_pk(slug: &str) -> String {
     format!("DS#{slug}")
@@ -73,6 +86,22 @@ pub fn counter_key(pk: impl Into<String>) -> Item {
 /// The key of a keys-table item.
 pub fn api_key_key(hash: &str) -> Item {
     HashMap::from([(KEY_ATTR.to_owned(), s(hash))])
+}
+
+/// The key of an account's item in the keys table (never a hash: it is not 64 hex digits).
+pub fn account_key(owner: &str) -> Item {
+    api_key_key(&format!("ACCOUNT#{owner}"))
+}
+
+/// A key's element of its account's [`ACTIVE_KEYS`] set: its expiry (unix seconds) and id, so
+/// that expired keys can be told from the set alone.
+pub fn key_slot(id: &str, expires_at: Option<&chrono::DateTime<chrono::Utc>>) -> String {
+    format!("{}/{id}", expires_at.map_or(i64::MAX, |t| t.timestamp()))
+}
+
+/// The expiry (unix seconds) of a [`key_slot`].
+pub fn slot_expiry(slot: &str) -> Option<i64> {
+    slot.split_once('/')?.0.parse().ok()
 }
 
 /// The position in `sk` (`SEQ#000000000042` is 42).

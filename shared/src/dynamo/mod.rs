@@ -14,6 +14,7 @@
 //! each function instance keeps the last few such lists, keyed by `rev`, so until the catalog
 //! changes they cost one read of the counters.
 
+pub mod accounts;
 pub mod attr;
 pub mod codec;
 pub mod layout;
@@ -31,7 +32,7 @@ use crate::domain::{DatasetRef, KeyHash};
 use crate::error::StoreError;
 use crate::lock;
 use crate::model::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget, KeyRecord};
-use crate::ports::{CatalogPager, DatasetReader, DownloadReader};
+use crate::ports::{CatalogPager, DatasetReader, DownloadReader, KeyUsage};
 use crate::query::{Facet, Indexed, ListQuery, Plan};
 use attr::{get_u64, s};
 use codec::{download_projection_names, DOWNLOAD_PROJECTION};
@@ -176,6 +177,43 @@ impl DownloadReader for DynamoCatalog {
                 .transpose()?,
             key_item.as_ref().map(KeyRecord::try_from).transpose()?,
         ))
+    }
+}
+
+impl KeyUsage for DynamoCatalog {
+    /// One conditional UpdateItem of `last_used_at` alone (the data function's IAM policy allows
+    /// no other attribute), written only if the stored value is older than the granularity: a
+    /// concurrent instance that wrote it first makes this a no-op.
+    async fn record_use(
+        &self,
+        key: &KeyHash,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), StoreError> {
+        let cutoff = now - crate::accounts::LAST_USED_GRANULARITY;
+        let result = self
+            .client
+            .update_item()
+            .table_name(self.keys_table()?)
+            .set_key(Some(api_key_key(key.as_str())))
+            .update_expression("SET last_used_at = :now")
+            .condition_expression(
+                "attribute_exists(key_hash) AND \
+                 (attribute_not_exists(last_used_at) OR last_used_at <= :cutoff)",
+            )
+            .expression_attribute_values(":now", attr::time(&now))
+            .expression_attribute_values(":cutoff", attr::time(&cutoff))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(classify(e)),
+        }
     }
 }
 

@@ -147,6 +147,7 @@ async fn a_revoked_key_is_refused_whatever_the_revokers_clock_said() {
             scopes: vec![Scope::Read],
             expires_at: None,
             revoked_at: Some(now() + Duration::hours(1)),
+            last_used_at: None,
         },
     );
     // WHEN it is used on the next request, THEN it is refused

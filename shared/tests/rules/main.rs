@@ -84,6 +84,7 @@ fn catalog() -> MemoryCatalog {
         scopes,
         expires_at: None,
         revoked_at: None,
+        last_used_at: None,
     };
     c.insert_key(KeyHash::of(READ_KEY), key("k-read", vec![Scope::Read]));
     c.insert_key(

@@ -1,76 +1,19 @@
-//! API keys: stored as their SHA-256 only, created, listed and revoked by operators.
+//! API keys: stored as their SHA-256 only, created, listed and revoked by operators. Accounts
+//! mint their own through the keys function (`catalog::dynamo::accounts`), whose revocation
+//! this shares so that a revoked account key always frees its slot.
 
-use catalog::domain::{KeyHash, Scope};
-use catalog::dynamo::attr::{
-    get_s, get_strings, get_time, get_time_opt, opt_time, s, strings, time,
-};
+use catalog::domain::KeyHash;
+use catalog::dynamo::accounts::DynamoAccounts;
+use catalog::dynamo::attr::{get_s, opt_time, s, strings, time};
 use catalog::dynamo::layout::{api_key_key, KEYS_BY_ID_INDEX, KEY_ATTR};
 use catalog::dynamo::requests::{classify, query_all, scan_all};
 use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::error::StoreError;
 use chrono::{DateTime, Utc};
-use uuid::Uuid;
 
 use crate::{DynamoWriter, WriteError};
 
-/// A new API key's record (the secret itself never reaches this layer).
-#[derive(Debug, Clone)]
-pub struct NewKey {
-    pub hash: KeyHash,
-    pub id: String,
-    pub prefix: String,
-    pub label: String,
-    pub scopes: Vec<Scope>,
-    pub created_at: DateTime<Utc>,
-    pub expires_at: Option<DateTime<Utc>>,
-}
-
-impl NewKey {
-    /// The record of a new key: its hash, a random public id (unrelated to the secret, safe to
-    /// log) and the secret's first 9 characters as a recognisable prefix.
-    pub fn for_secret(
-        secret: &str,
-        scopes: Vec<Scope>,
-        label: &str,
-        created_at: DateTime<Utc>,
-        expires_at: Option<DateTime<Utc>>,
-    ) -> Self {
-        Self {
-            hash: KeyHash::of(secret),
-            id: format!("key_{}", &Uuid::new_v4().simple().to_string()[..16]),
-            prefix: secret.chars().take(9).collect(),
-            label: label.to_owned(),
-            scopes,
-            created_at,
-            expires_at,
-        }
-    }
-}
-
-/// A new random API key: `dcat_` and 64 hex digits (244 random bits from two v4 UUIDs), a
-/// prefix secret scanners can match.
-pub fn generate_key() -> String {
-    let a = Uuid::new_v4();
-    let b = Uuid::new_v4();
-    format!(
-        "{}{}{}",
-        catalog::domain::KEY_PREFIX,
-        hex::encode(a.as_bytes()),
-        hex::encode(b.as_bytes())
-    )
-}
-
-/// An API key as operators see it: never the secret, never the hash.
-#[derive(Debug, Clone, PartialEq)]
-pub struct KeyInfo {
-    pub id: String,
-    pub prefix: String,
-    pub label: String,
-    pub scopes: Vec<String>,
-    pub created_at: DateTime<Utc>,
-    pub expires_at: Option<DateTime<Utc>>,
-    pub revoked_at: Option<DateTime<Utc>>,
-}
+pub use catalog::accounts::{generate_key, KeyInfo, NewKey};
 
 impl DynamoWriter {
     /// Stores a new key's record (hash, never the secret).
@@ -93,7 +36,8 @@ impl DynamoWriter {
         Ok(())
     }
 
-    /// All keys (operators only; the keys table is small), oldest first.
+    /// All keys, operators' and accounts' (operators only; the keys table is small), oldest
+    /// first.
     pub async fn list_keys(&self) -> Result<Vec<KeyInfo>, WriteError> {
         let items = scan_all(
             self.client
@@ -104,17 +48,9 @@ impl DynamoWriter {
         .await?;
         let mut keys = items
             .iter()
-            .map(|item| {
-                Ok(KeyInfo {
-                    id: get_s(item, "id")?,
-                    prefix: get_s(item, "prefix")?,
-                    label: get_s(item, "label")?,
-                    scopes: get_strings(item, "scopes")?,
-                    created_at: get_time(item, "created_at")?,
-                    expires_at: get_time_opt(item, "expires_at")?,
-                    revoked_at: get_time_opt(item, "revoked_at")?,
-                })
-            })
+            // Accounts' items (their active keys' slots) have no id.
+            .filter(|item| item.contains_key("id"))
+            .map(KeyInfo::try_from)
             .collect::<Result<Vec<_>, StoreError>>()?;
         keys.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
         Ok(keys)
@@ -152,19 +88,26 @@ impl DynamoWriter {
         self.revoke_key(&hash, at).await
     }
 
-    /// Marks a key revoked as of `at`; the next request with it is refused.
+    /// Marks a key revoked as of `at` (the first revocation's time stays: revoking twice
+    /// changes nothing); the next request with it is refused. An account's key frees its slot.
     pub async fn revoke_key(&self, hash: &KeyHash, at: DateTime<Utc>) -> Result<(), WriteError> {
-        self.client
-            .update_item()
+        let item = self
+            .client
+            .get_item()
             .table_name(&self.keys_table)
             .set_key(Some(api_key_key(hash.as_str())))
-            // The first revocation's time stays: revoking twice changes nothing.
-            .update_expression("SET revoked_at = if_not_exists(revoked_at, :at)")
-            .condition_expression("attribute_exists(key_hash)")
-            .expression_attribute_values(":at", time(&at))
+            .consistent_read(true)
             .send()
             .await
-            .map_err(classify)?;
+            .map_err(classify)?
+            .item
+            .ok_or_else(|| WriteError::NoSuchKey(format!("with hash {}", hash.as_str())))?;
+        self.accounts().revoke_item(&item, at).await?;
         Ok(())
+    }
+
+    /// The keys table as the keys function uses it.
+    pub fn accounts(&self) -> DynamoAccounts {
+        DynamoAccounts::new(self.client.clone(), &self.keys_table)
     }
 }

@@ -5,7 +5,7 @@ use aws_sdk_dynamodb::types::{
     ProjectionType, ScalarAttributeType,
 };
 use aws_sdk_dynamodb::Client;
-use catalog::dynamo::layout::{KEYS_BY_ID_INDEX, KEY_ATTR};
+use catalog::dynamo::layout::{KEYS_BY_ID_INDEX, KEYS_BY_OWNER_INDEX, KEY_ATTR};
 use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
 
@@ -49,14 +49,27 @@ pub async fn create_tables(
         )
         .build()
         .map_err(|e| StoreError::Other(Box::new(e)))?;
+    let by_owner = GlobalSecondaryIndex::builder()
+        .index_name(KEYS_BY_OWNER_INDEX)
+        .key_schema(key("owner", KeyType::Hash)?)
+        .key_schema(key("id", KeyType::Range)?)
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
+        .build()
+        .map_err(|e| StoreError::Other(Box::new(e)))?;
     client
         .create_table()
         .table_name(keys_table)
         .billing_mode(BillingMode::PayPerRequest)
         .attribute_definitions(attr(KEY_ATTR)?)
         .attribute_definitions(attr("id")?)
+        .attribute_definitions(attr("owner")?)
         .key_schema(key(KEY_ATTR, KeyType::Hash)?)
         .global_secondary_indexes(by_id)
+        .global_secondary_indexes(by_owner)
         .send()
         .await
         .map_err(classify)?;

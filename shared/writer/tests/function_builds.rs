@@ -26,7 +26,12 @@ fn dependency_tree(package: &str) -> Vec<String> {
 
 #[test]
 fn the_functions_do_not_link_the_writer() {
-    for function in ["catalog-list", "catalog-metadata", "catalog-data"] {
+    for function in [
+        "catalog-list",
+        "catalog-metadata",
+        "catalog-data",
+        "catalog-keys",
+    ] {
         let tree = dependency_tree(function);
         assert!(
             tree.iter().any(|p| p == "catalog-shared"),

@@ -1,0 +1,141 @@
+//! `catalog-admin accounts`: the people who sign up on the web page (a Cognito user pool) and
+//! the read keys they mint.
+
+use aws_sdk_cognitoidentityprovider::error::{ProvideErrorMetadata, SdkError};
+use catalog::accounts::{KeyInfo, KeyStatus, Owner};
+use catalog::dynamo::accounts::DynamoAccounts;
+use catalog::model::format_time;
+use catalog::ports::AccountKeyStore;
+use chrono::{DateTime, Utc};
+
+use super::{CliError, Context};
+
+/// Show, disable and enable accounts (by email). Needs USER_POOL_ID.
+///
+/// Example: catalog-admin accounts disable someone@example.com
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// An account's id (its Cognito `sub`), status and keys.
+    ///
+    /// Example: catalog-admin accounts show someone@example.com
+    Show { email: String },
+    /// Blocks sign-in (Cognito), signs the account out everywhere, refuses its new keys and
+    /// revokes all of its keys.
+    ///
+    /// Example: catalog-admin accounts disable someone@example.com
+    Disable { email: String },
+    /// Allows sign-in and new keys again; revoked keys stay revoked.
+    ///
+    /// Example: catalog-admin accounts enable someone@example.com
+    Enable { email: String },
+}
+
+fn cognito_error<E, R>(email: &str, err: SdkError<E, R>) -> CliError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    if err.code() == Some("UserNotFoundException") {
+        return CliError::Usage(format!("no account with the email {email}"));
+    }
+    CliError::Cognito(Box::new(err))
+}
+
+pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
+    let aws = ctx.aws().await?;
+    let pool = aws.config.user_pool_id()?.to_owned();
+    let cognito = aws.cognito();
+    let accounts: DynamoAccounts = aws.writer().accounts();
+    let email = match &command {
+        Command::Show { email } | Command::Disable { email } | Command::Enable { email } => {
+            email.clone()
+        }
+    };
+    let user = cognito
+        .admin_get_user()
+        .user_pool_id(&pool)
+        .username(&email)
+        .send()
+        .await
+        .map_err(|e| cognito_error(&email, e))?;
+    let sub = user
+        .user_attributes()
+        .iter()
+        .find(|a| a.name() == "sub")
+        .and_then(|a| a.value())
+        .and_then(Owner::parse)
+        .ok_or_else(|| CliError::Usage(format!("the account {email} has no sub attribute")))?;
+    let username = user.username().to_owned();
+    match command {
+        Command::Show { .. } => {
+            println!("account {email}");
+            println!("  id (sub)  {sub}");
+            println!("  enabled   {}", user.enabled());
+            println!(
+                "  status    {}",
+                user.user_status().map_or("-", |s| s.as_str())
+            );
+            print_keys(&accounts.list_keys(&sub).await?, ctx.now);
+        }
+        Command::Disable { .. } => {
+            cognito
+                .admin_disable_user()
+                .user_pool_id(&pool)
+                .username(&username)
+                .send()
+                .await
+                .map_err(|e| cognito_error(&email, e))?;
+            cognito
+                .admin_user_global_sign_out()
+                .user_pool_id(&pool)
+                .username(&username)
+                .send()
+                .await
+                .map_err(|e| cognito_error(&email, e))?;
+            // An access token issued before stays valid until it expires (an hour at most):
+            // the account's item refuses its new keys from now on.
+            accounts.set_disabled(&sub, Some(ctx.now)).await?;
+            let revoked = accounts.revoke_all(&sub, ctx.now).await?;
+            println!(
+                "disabled {email} ({sub}): sign-in blocked, signed out, {revoked} key(s) revoked"
+            );
+        }
+        Command::Enable { .. } => {
+            cognito
+                .admin_enable_user()
+                .user_pool_id(&pool)
+                .username(&username)
+                .send()
+                .await
+                .map_err(|e| cognito_error(&email, e))?;
+            accounts.set_disabled(&sub, None).await?;
+            println!("enabled {email} ({sub}); its revoked keys stay revoked");
+        }
+    }
+    Ok(())
+}
+
+fn print_keys(keys: &[KeyInfo], now: DateTime<Utc>) {
+    let t = |t: Option<DateTime<Utc>>| t.map_or("-".to_owned(), |t| format_time(&t));
+    println!(
+        "  {:<22} {:<10} {:<8} {:<21} {:<21} {:<21} label",
+        "key", "prefix", "status", "created", "expires", "last used"
+    );
+    for k in keys {
+        let status = match k.status_at(now) {
+            KeyStatus::Active => "active",
+            KeyStatus::Expired => "expired",
+            KeyStatus::Revoked => "revoked",
+        };
+        println!(
+            "  {:<22} {:<10} {:<8} {:<21} {:<21} {:<21} {}",
+            k.id,
+            k.prefix,
+            status,
+            format_time(&k.created_at),
+            t(k.expires_at),
+            t(k.last_used_at),
+            k.label
+        );
+    }
+}

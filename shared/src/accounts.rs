@@ -1,0 +1,441 @@
+//! Accounts and the read keys they mint for themselves: who the caller is (from the claims API
+//! Gateway's JWT authorizer verified), what a key request may ask for, and a key as its owner
+//! sees it. The rules live here; storage is behind [`crate::ports::AccountKeyStore`].
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::domain::{KeyHash, Scope, KEY_PREFIX};
+use crate::model::format_time;
+
+/// Active (neither revoked nor expired) keys an account may hold at once.
+pub const MAX_ACTIVE_KEYS: usize = 10;
+/// A label's length, in characters.
+pub const LABEL_MAX_CHARS: usize = 64;
+/// A key's lifetime, in days: every account key expires.
+pub const MIN_EXPIRY_DAYS: i64 = 1;
+pub const MAX_EXPIRY_DAYS: i64 = 365;
+pub const DEFAULT_EXPIRY_DAYS: i64 = 90;
+/// `last_used_at` is written at most this often per key, so that the data endpoint stays at one
+/// DynamoDB round trip in the steady state.
+pub const LAST_USED_GRANULARITY: Duration = Duration::hours(1);
+
+/// An account: the Cognito user's `sub`, stable for the user's life (an email can change).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Owner(String);
+
+impl Owner {
+    /// A `sub` as Cognito issues it (a UUID); anything else is refused.
+    pub fn parse(sub: &str) -> Option<Self> {
+        let ok = !sub.is_empty()
+            && sub.len() <= 128
+            && sub.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        ok.then(|| Self(sub.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Why the claims of a request do not name a caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ClaimsError {
+    #[error("no verified token: the route is not behind the JWT authorizer")]
+    Missing,
+    #[error("the token is not an access token")]
+    NotAccessToken,
+    #[error("the token names no valid subject")]
+    NoSubject,
+}
+
+/// The caller of an account route, from the claims of an access token the authorizer verified.
+/// Only the claims are trusted: never a header.
+pub fn caller(claims: Option<&HashMap<String, String>>) -> Result<Owner, ClaimsError> {
+    let claims = claims.ok_or(ClaimsError::Missing)?;
+    // An ID token is signed by the same pool, for the same client: only its `token_use` tells
+    // it apart, and only access tokens open the API.
+    if claims.get("token_use").map(String::as_str) != Some("access") {
+        return Err(ClaimsError::NotAccessToken);
+    }
+    claims
+        .get("sub")
+        .and_then(|sub| Owner::parse(sub))
+        .ok_or(ClaimsError::NoSubject)
+}
+
+/// A refused key request: the field it names and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct FieldError {
+    /// The field at fault (`body` when the body itself is not a JSON object).
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl FieldError {
+    fn new(field: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+/// What `POST /account/keys` asks for, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRequest {
+    pub label: String,
+    pub expires_in_days: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKeyRequest {
+    label: Option<serde_json::Value>,
+    expires_in_days: Option<serde_json::Value>,
+}
+
+impl KeyRequest {
+    /// Parses a request body: a JSON object with `label` (required) and `expires_in_days`
+    /// (optional, default 90), nothing else.
+    pub fn parse(body: &[u8]) -> Result<Self, FieldError> {
+        let raw: RawKeyRequest = serde_json::from_slice(body).map_err(|e| {
+            let text = e.to_string();
+            match text.strip_prefix("unknown field ") {
+                Some(rest) => FieldError::new(
+                    "body",
+                    format!(
+                        "unknown field {}; a key request has 'label' and 'expires_in_days'",
+                        crate::domain::echo(rest.split(',').next().unwrap_or(rest))
+                    ),
+                ),
+                None => FieldError::new(
+                    "body",
+                    "the body must be a JSON object such as {\"label\": \"laptop\", \"expires_in_days\": 90}",
+                ),
+            }
+        })?;
+        let label = match raw.label {
+            Some(serde_json::Value::String(label)) => Self::check_label(label)?,
+            Some(_) => return Err(FieldError::new("label", "label must be a string")),
+            None => return Err(FieldError::new("label", "label is required")),
+        };
+        let expires_in_days = match raw.expires_in_days {
+            None => DEFAULT_EXPIRY_DAYS,
+            Some(value) => value
+                .as_i64()
+                .filter(|d| (MIN_EXPIRY_DAYS..=MAX_EXPIRY_DAYS).contains(d))
+                .ok_or_else(|| {
+                    FieldError::new(
+                        "expires_in_days",
+                        format!(
+                            "expires_in_days must be a whole number of days from \
+                             {MIN_EXPIRY_DAYS} to {MAX_EXPIRY_DAYS}"
+                        ),
+                    )
+                })?,
+        };
+        Ok(Self {
+            label,
+            expires_in_days,
+        })
+    }
+
+    fn check_label(label: String) -> Result<String, FieldError> {
+        let chars = label.chars().count();
+        if chars == 0 || chars > LABEL_MAX_CHARS || label.trim().is_empty() {
+            return Err(FieldError::new(
+                "label",
+                format!("label must be 1 to {LABEL_MAX_CHARS} characters, not only spaces"),
+            ));
+        }
+        if label.chars().any(char::is_control) {
+            return Err(FieldError::new(
+                "label",
+                "label must be printable: no control characters or line breaks",
+            ));
+        }
+        Ok(label)
+    }
+}
+
+/// A new API key's record (the secret itself never reaches storage).
+#[derive(Debug, Clone)]
+pub struct NewKey {
+    pub hash: KeyHash,
+    pub id: String,
+    pub prefix: String,
+    pub label: String,
+    pub scopes: Vec<Scope>,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    /// The account that minted it; `None` for an operator's key.
+    pub owner: Option<Owner>,
+}
+
+impl NewKey {
+    /// The record of a new key: its hash, a random public id (unrelated to the secret, safe to
+    /// log) and the secret's first 9 characters as a recognisable prefix.
+    pub fn for_secret(
+        secret: &str,
+        scopes: Vec<Scope>,
+        label: &str,
+        created_at: DateTime<Utc>,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> Self {
+        Self {
+            hash: KeyHash::of(secret),
+            id: format!("key_{}", &Uuid::new_v4().simple().to_string()[..16]),
+            prefix: secret.chars().take(9).collect(),
+            label: label.to_owned(),
+            scopes,
+            created_at,
+            expires_at,
+            owner: None,
+        }
+    }
+
+    /// An account's read key, as a [`KeyRequest`] asks for it.
+    pub fn for_account(
+        secret: &str,
+        owner: Owner,
+        request: &KeyRequest,
+        now: DateTime<Utc>,
+    ) -> Self {
+        let expires_at = now + Duration::days(request.expires_in_days);
+        Self {
+            owner: Some(owner),
+            ..Self::for_secret(
+                secret,
+                vec![Scope::Read],
+                &request.label,
+                now,
+                Some(expires_at),
+            )
+        }
+    }
+}
+
+/// A public key id as [`NewKey`] makes them: `key_` and 16 lowercase hex digits.
+pub fn is_key_id(id: &str) -> bool {
+    id.strip_prefix("key_").is_some_and(|hex| {
+        hex.len() == 16 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
+/// A new random API key: `dcat_` and 64 hex digits (244 random bits from two v4 UUIDs), a
+/// prefix secret scanners can match.
+pub fn generate_key() -> String {
+    let a = Uuid::new_v4();
+    let b = Uuid::new_v4();
+    format!(
+        "{KEY_PREFIX}{}{}",
+        hex::encode(a.as_bytes()),
+        hex::encode(b.as_bytes())
+    )
+}
+
+/// A stored key as its owner (or an operator) sees it: never the secret, never the hash.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeyInfo {
+    pub id: String,
+    pub prefix: String,
+    pub label: String,
+    pub scopes: Vec<String>,
+    #[serde(serialize_with = "rfc3339")]
+    pub created_at: DateTime<Utc>,
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub expires_at: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub last_used_at: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub revoked_at: Option<DateTime<Utc>>,
+    #[serde(skip)]
+    pub owner: Option<String>,
+}
+
+/// Whether a key opens downloads right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyStatus {
+    Active,
+    Expired,
+    Revoked,
+}
+
+impl KeyInfo {
+    pub fn status_at(&self, now: DateTime<Utc>) -> KeyStatus {
+        if self.revoked_at.is_some() {
+            KeyStatus::Revoked
+        } else if self.expires_at.is_some_and(|t| t <= now) {
+            KeyStatus::Expired
+        } else {
+            KeyStatus::Active
+        }
+    }
+}
+
+fn rfc3339<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format_time(t))
+}
+
+fn rfc3339_opt<S: serde::Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => rfc3339(t, s),
+        None => s.serialize_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claims(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn the_caller_is_the_sub_of_an_access_token() {
+        let sub = "6b1c2a9e-3b7d-4c5e-9a8f-0d1e2f3a4b5c";
+        let owner = caller(Some(&claims(&[("sub", sub), ("token_use", "access")]))).unwrap();
+        assert_eq!(owner.as_str(), sub);
+        assert_eq!(caller(None), Err(ClaimsError::Missing));
+        assert_eq!(
+            caller(Some(&claims(&[("sub", sub), ("token_use", "id")]))),
+            Err(ClaimsError::NotAccessToken)
+        );
+        assert_eq!(
+            caller(Some(&claims(&[("sub", sub)]))),
+            Err(ClaimsError::NotAccessToken)
+        );
+        for bad in ["", "a b", "ACCOUNT#x", &"a".repeat(129)] {
+            assert_eq!(
+                caller(Some(&claims(&[("sub", bad), ("token_use", "access")]))),
+                Err(ClaimsError::NoSubject),
+                "{bad}"
+            );
+        }
+    }
+
+    fn field_of(body: &str) -> &'static str {
+        KeyRequest::parse(body.as_bytes()).unwrap_err().field
+    }
+
+    #[test]
+    fn a_key_request_has_a_label_and_an_expiry_in_days() {
+        assert_eq!(
+            KeyRequest::parse(br#"{"label": "laptop"}"#).unwrap(),
+            KeyRequest {
+                label: "laptop".into(),
+                expires_in_days: 90
+            }
+        );
+        let r =
+            KeyRequest::parse(br#"{"label": "CI \u00e9t\u00e9", "expires_in_days": 365}"#).unwrap();
+        assert_eq!((r.label.as_str(), r.expires_in_days), ("CI été", 365));
+        assert_eq!(
+            KeyRequest::parse(format!(r#"{{"label": "{}"}}"#, "é".repeat(64)).as_bytes())
+                .unwrap()
+                .label
+                .chars()
+                .count(),
+            64
+        );
+    }
+
+    #[test]
+    fn a_bad_key_request_names_its_field() {
+        assert_eq!(field_of(""), "body");
+        assert_eq!(field_of("[]"), "body");
+        assert_eq!(field_of("{"), "body");
+        assert_eq!(field_of(r#"{"label": "x", "scopes": ["admin"]}"#), "body");
+        assert!(KeyRequest::parse(br#"{"label": "x", "scopes": 1}"#)
+            .unwrap_err()
+            .message
+            .contains("scopes"));
+        assert_eq!(field_of("{}"), "label");
+        assert_eq!(field_of(r#"{"label": null}"#), "label");
+        assert_eq!(field_of(r#"{"label": 7}"#), "label");
+        assert_eq!(field_of(r#"{"label": ""}"#), "label");
+        assert_eq!(field_of(r#"{"label": "   "}"#), "label");
+        assert_eq!(field_of(r#"{"label": "a\nb"}"#), "label");
+        assert_eq!(field_of(r#"{"label": "a\u0000"}"#), "label");
+        assert_eq!(
+            field_of(&format!(r#"{{"label": "{}"}}"#, "x".repeat(65))),
+            "label"
+        );
+        for days in ["0", "366", "-1", "1.5", "\"90\"", "null", "1e9"] {
+            assert_eq!(
+                field_of(&format!(r#"{{"label": "x", "expires_in_days": {days}}}"#)),
+                "expires_in_days",
+                "{days}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_account_key_is_a_read_key_that_expires() {
+        let now = DateTime::parse_from_rfc3339("2026-11-23T10:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let secret = generate_key();
+        let owner = Owner::parse("abc-123").unwrap();
+        let request = KeyRequest {
+            label: "laptop".into(),
+            expires_in_days: 30,
+        };
+        let key = NewKey::for_account(&secret, owner.clone(), &request, now);
+        assert_eq!(key.owner, Some(owner));
+        assert_eq!(key.scopes, vec![Scope::Read]);
+        assert_eq!(key.expires_at, Some(now + Duration::days(30)));
+        assert_eq!(key.hash, KeyHash::of(&secret));
+        assert!(is_key_id(&key.id), "{}", key.id);
+        assert!(secret.starts_with(&key.prefix) && key.prefix.len() == 9);
+    }
+
+    #[test]
+    fn key_ids_have_one_shape() {
+        assert!(is_key_id("key_0123456789abcdef"));
+        for bad in [
+            "key_0123456789ABCDEF",
+            "key_0123",
+            "kez_0123456789abcdef",
+            "",
+        ] {
+            assert!(!is_key_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn status_follows_revocation_then_expiry() {
+        let now = Utc::now();
+        let mut key = KeyInfo {
+            id: "key_0123456789abcdef".into(),
+            prefix: "dcat_0123".into(),
+            label: "x".into(),
+            scopes: vec!["read".into()],
+            created_at: now,
+            expires_at: Some(now + Duration::days(1)),
+            last_used_at: None,
+            revoked_at: None,
+            owner: None,
+        };
+        assert_eq!(key.status_at(now), KeyStatus::Active);
+        assert_eq!(key.status_at(now + Duration::days(1)), KeyStatus::Expired);
+        key.revoked_at = Some(now);
+        assert_eq!(key.status_at(now), KeyStatus::Revoked);
+    }
+}

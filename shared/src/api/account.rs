@@ -1,0 +1,223 @@
+//! The account routes: a signed-in user's own read keys.
+//!
+//! - `POST /api/v1/account/keys` `{"label": "...", "expires_in_days": 90}`: 201, the secret
+//!   (this once) and the key's record.
+//! - `GET /api/v1/account/keys`: the caller's keys, newest first.
+//! - `DELETE /api/v1/account/keys/{id}`: 204; another account's or an unknown id is a 404.
+//!
+//! The caller is the `sub` of the access token API Gateway's JWT authorizer verified, read
+//! from the claims it puts in the request context; nothing else in a request names an account.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use lambda_http::http::{header, HeaderValue, Method, StatusCode};
+use lambda_http::request::RequestContext;
+use lambda_http::{Body, Request, RequestExt, Response};
+use serde::Serialize;
+
+use super::{request_id, request_path};
+use crate::accounts::{
+    caller, generate_key, is_key_id, KeyInfo, KeyRequest, KeyStatus, NewKey, MAX_ACTIVE_KEYS,
+};
+use crate::error::{json_response, Allowed, ApiError};
+use crate::ports::{AccountKeyStore, Created};
+
+/// The account routes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AccountRoute {
+    /// `/api/v1/account/keys`
+    Keys,
+    /// `/api/v1/account/keys/{id}`
+    Key(String),
+}
+
+impl AccountRoute {
+    pub const BASE: &'static str = "/api/v1/account/keys";
+
+    pub fn parse(path: &str) -> Option<Self> {
+        let rest = path.strip_prefix(Self::BASE)?;
+        if rest.is_empty() {
+            return Some(Self::Keys);
+        }
+        match rest.strip_prefix('/') {
+            Some(id) if !id.is_empty() && !id.contains('/') => Some(Self::Key(id.to_owned())),
+            _ => None,
+        }
+    }
+}
+
+/// A key in a response: its record and whether it works now.
+#[derive(Serialize)]
+struct KeyView<'a> {
+    #[serde(flatten)]
+    key: &'a KeyInfo,
+    status: KeyStatus,
+}
+
+#[derive(Serialize)]
+struct CreatedBody<'a> {
+    /// The key itself: shown in this response only, stored nowhere.
+    secret: &'a str,
+    key: KeyView<'a>,
+}
+
+#[derive(Serialize)]
+struct ListBody<'a> {
+    keys: Vec<KeyView<'a>>,
+    active: usize,
+    max_active: usize,
+}
+
+/// The verified claims API Gateway's JWT authorizer put in the request context.
+pub fn verified_claims(req: &Request) -> Option<&HashMap<String, String>> {
+    match req.request_context_ref()? {
+        RequestContext::ApiGatewayV2(ctx) => {
+            ctx.authorizer.as_ref()?.jwt.as_ref().map(|jwt| &jwt.claims)
+        }
+        _ => None,
+    }
+}
+
+/// Answers an account route. Every answer is private to its caller: never stored by a cache.
+pub async fn account_keys(
+    req: &Request,
+    store: &impl AccountKeyStore,
+    now: DateTime<Utc>,
+) -> Response<Body> {
+    let mut response = match account_inner(req, store, now).await {
+        Ok(response) => response,
+        Err(e) => e.into_response(&request_id(req)),
+    };
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+async fn account_inner(
+    req: &Request,
+    store: &impl AccountKeyStore,
+    now: DateTime<Utc>,
+) -> Result<Response<Body>, ApiError> {
+    let path = request_path(req);
+    let route = AccountRoute::parse(path)
+        .ok_or_else(|| ApiError::RouteNotFound(crate::domain::echo(path)))?;
+    // As API Gateway does: the authorizer runs before anything else.
+    let owner = caller(verified_claims(req)).map_err(ApiError::Unauthenticated)?;
+    let method = req.method();
+    match route {
+        AccountRoute::Keys if method == Method::POST => {
+            // The body is read as JSON whatever its Content-Type says (curl's `-d` says form).
+            let request = KeyRequest::parse(req.body().as_ref()).map_err(ApiError::InvalidField)?;
+            let secret = generate_key();
+            let key = NewKey::for_account(&secret, owner.clone(), &request, now);
+            match store.create_key(&key, now).await? {
+                Created::Created => {}
+                Created::LimitReached => {
+                    tracing::info!(owner = %owner, "key limit reached");
+                    return Err(ApiError::KeyLimitReached);
+                }
+                Created::AccountDisabled => {
+                    tracing::info!(owner = %owner, "a disabled account asked for a key");
+                    return Err(ApiError::AccountDisabled);
+                }
+            }
+            tracing::info!(owner = %owner, key_id = %key.id, expires_at = ?key.expires_at, "created account key");
+            let info = KeyInfo {
+                id: key.id.clone(),
+                prefix: key.prefix.clone(),
+                label: key.label.clone(),
+                scopes: key.scopes.iter().map(|s| s.as_str().to_owned()).collect(),
+                created_at: key.created_at,
+                expires_at: key.expires_at,
+                last_used_at: None,
+                revoked_at: None,
+                owner: Some(owner.to_string()),
+            };
+            let mut response = json_response(
+                StatusCode::CREATED,
+                &CreatedBody {
+                    secret: &secret,
+                    key: KeyView {
+                        key: &info,
+                        status: info.status_at(now),
+                    },
+                },
+            );
+            if let Ok(location) =
+                HeaderValue::try_from(format!("{}/{}", AccountRoute::BASE, info.id))
+            {
+                response.headers_mut().insert(header::LOCATION, location);
+            }
+            Ok(response)
+        }
+        AccountRoute::Keys if method == Method::GET => {
+            let keys = store.list_keys(&owner).await?;
+            let views: Vec<KeyView> = keys
+                .iter()
+                .map(|key| KeyView {
+                    key,
+                    status: key.status_at(now),
+                })
+                .collect();
+            let active = views
+                .iter()
+                .filter(|v| v.status == KeyStatus::Active)
+                .count();
+            tracing::info!(owner = %owner, keys = views.len(), active, "listed account keys");
+            Ok(json_response(
+                StatusCode::OK,
+                &ListBody {
+                    keys: views,
+                    active,
+                    max_active: MAX_ACTIVE_KEYS,
+                },
+            ))
+        }
+        AccountRoute::Key(id) if method == Method::DELETE => {
+            // An id of another shape cannot be a key; a key of another account is answered as
+            // an unknown one, so that nobody learns it exists.
+            if !is_key_id(&id) || !store.revoke_key(&owner, &id, now).await? {
+                return Err(ApiError::KeyNotFound(crate::domain::echo(&id)));
+            }
+            tracing::info!(owner = %owner, key_id = %id, "revoked account key");
+            let mut response = Response::new(Body::Empty);
+            *response.status_mut() = StatusCode::NO_CONTENT;
+            Ok(response)
+        }
+        route => Err(ApiError::MethodNotAllowed {
+            method: crate::domain::echo(method.as_str()),
+            allowed: match route {
+                AccountRoute::Keys => Allowed::KeyCollection,
+                AccountRoute::Key(_) => Allowed::Key,
+            },
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn account_routes_are_exact_paths() {
+        assert_eq!(
+            AccountRoute::parse("/api/v1/account/keys"),
+            Some(AccountRoute::Keys)
+        );
+        assert_eq!(
+            AccountRoute::parse("/api/v1/account/keys/key_0123456789abcdef"),
+            Some(AccountRoute::Key("key_0123456789abcdef".into()))
+        );
+        for path in [
+            "/api/v1/account/keys/",
+            "/api/v1/account/keys/a/b",
+            "/api/v1/account/keysx",
+            "/api/v1/account",
+            "/prod/api/v1/account/keys",
+        ] {
+            assert_eq!(AccountRoute::parse(path), None, "{path}");
+        }
+    }
+}

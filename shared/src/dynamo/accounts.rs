@@ -1,0 +1,368 @@
+//! Accounts' keys in the keys table ([`DynamoAccounts`]): the keys function's storage, and the
+//! revocation that operators' tools share with it.
+//!
+//! The limit of active keys is kept on the account's item, in a string set of one slot per
+//! active key (`<expiry>/<id>`): a creation adds its slot in the same transaction that puts the
+//! key, on the condition that the set holds fewer than the limit, so concurrent creations can
+//! never take an account past it. A revocation removes the slot in the same transaction that
+//! marks the key. Slots of expired keys are dropped when a creation finds the set full.
+
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
+use aws_sdk_dynamodb::Client;
+use chrono::{DateTime, Utc};
+
+use super::attr::{get_s, get_time_opt, s, strings, time};
+use super::layout::{
+    account_key, api_key_key, key_slot, slot_expiry, Item, ACTIVE_KEYS, KEYS_BY_OWNER_INDEX,
+    KEY_ATTR,
+};
+use super::requests::{classify, query_all};
+use super::retry::Backoff;
+use crate::accounts::{KeyInfo, NewKey, Owner, MAX_ACTIVE_KEYS};
+use crate::error::StoreError;
+use crate::ports::{AccountKeyStore, Created};
+
+/// Accounts' keys, in the keys table.
+#[derive(Clone, Debug)]
+pub struct DynamoAccounts {
+    client: Client,
+    keys_table: String,
+}
+
+/// How a transaction ended, from its cancellation reasons.
+enum Outcome {
+    Done,
+    /// The condition of the write at this position failed.
+    ConditionFailed(usize),
+    /// Another transaction held an item: worth retrying.
+    Conflict,
+}
+
+fn other(message: &str) -> StoreError {
+    StoreError::Other(message.to_owned().into())
+}
+
+fn build<T, E: std::error::Error + Send + Sync + 'static>(
+    r: Result<T, E>,
+) -> Result<T, StoreError> {
+    r.map_err(|e| StoreError::Other(Box::new(e)))
+}
+
+impl DynamoAccounts {
+    pub fn new(client: Client, keys_table: impl Into<String>) -> Self {
+        Self {
+            client,
+            keys_table: keys_table.into(),
+        }
+    }
+
+    async fn transact(&self, items: Vec<TransactWriteItem>) -> Result<Outcome, StoreError> {
+        let result = self
+            .client
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .send()
+            .await;
+        let err = match result {
+            Ok(_) => return Ok(Outcome::Done),
+            Err(err) => err,
+        };
+        if let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
+            err.as_service_error()
+        {
+            let codes: Vec<Option<&str>> = cancelled
+                .cancellation_reasons()
+                .iter()
+                .map(|r| r.code())
+                .collect();
+            if let Some(at) = codes
+                .iter()
+                .position(|c| *c == Some("ConditionalCheckFailed"))
+            {
+                return Ok(Outcome::ConditionFailed(at));
+            }
+            if codes.contains(&Some("TransactionConflict")) {
+                return Ok(Outcome::Conflict);
+            }
+        }
+        if let Some(TransactWriteItemsError::TransactionInProgressException(_)) =
+            err.as_service_error()
+        {
+            return Ok(Outcome::Conflict);
+        }
+        Err(classify(err))
+    }
+
+    /// Runs a transaction, retrying conflicts (`Backoff::CONFLICT`). `Err(position)`: the
+    /// condition of the write at that position failed.
+    async fn transact_retrying(
+        &self,
+        items: Vec<TransactWriteItem>,
+    ) -> Result<Result<(), usize>, StoreError> {
+        let b = Backoff::CONFLICT;
+        for retry in 0..=b.retries {
+            if retry > 0 {
+                tokio::time::sleep(b.delay(retry)).await;
+            }
+            match self.transact(items.clone()).await? {
+                Outcome::Conflict => continue,
+                Outcome::Done => return Ok(Ok(())),
+                Outcome::ConditionFailed(at) => return Ok(Err(at)),
+            }
+        }
+        Err(StoreError::Unavailable(
+            "the account's item stayed in conflict after retries".into(),
+        ))
+    }
+
+    fn put_key(&self, key: &NewKey, owner: &Owner) -> Result<TransactWriteItem, StoreError> {
+        let scopes: Vec<String> = key.scopes.iter().map(|s| s.as_str().to_owned()).collect();
+        let mut put = Put::builder()
+            .table_name(&self.keys_table)
+            .item(KEY_ATTR, s(key.hash.as_str()))
+            .item("id", s(&key.id))
+            .item("prefix", s(&key.prefix))
+            .item("label", s(&key.label))
+            .item("scopes", strings(&scopes))
+            .item("created_at", time(&key.created_at))
+            .item("owner", s(owner.as_str()))
+            .condition_expression("attribute_not_exists(key_hash)");
+        if let Some(expires_at) = &key.expires_at {
+            put = put.item("expires_at", time(expires_at));
+        }
+        Ok(TransactWriteItem::builder()
+            .put(build(put.build())?)
+            .build())
+    }
+
+    /// Adds a key's slot to its account's set, if the set has room.
+    fn take_slot(&self, key: &NewKey, owner: &Owner) -> Result<TransactWriteItem, StoreError> {
+        let update = Update::builder()
+            .table_name(&self.keys_table)
+            .set_key(Some(account_key(owner.as_str())))
+            .update_expression("ADD #active :slot SET #owner = :owner")
+            .condition_expression(
+                "attribute_not_exists(disabled_at) AND \
+                 (attribute_not_exists(#active) OR size(#active) < :max)",
+            )
+            .expression_attribute_names("#active", ACTIVE_KEYS)
+            .expression_attribute_names("#owner", "owner")
+            .expression_attribute_values(
+                ":slot",
+                AttributeValue::Ss(vec![key_slot(&key.id, key.expires_at.as_ref())]),
+            )
+            .expression_attribute_values(":owner", s(owner.as_str()))
+            .expression_attribute_values(":max", AttributeValue::N(MAX_ACTIVE_KEYS.to_string()));
+        Ok(TransactWriteItem::builder()
+            .update(build(update.build())?)
+            .build())
+    }
+
+    /// Drops the slots of the account's expired keys: how many went, or `None` if the account
+    /// is disabled.
+    async fn drop_expired_slots(
+        &self,
+        owner: &Owner,
+        now: DateTime<Utc>,
+    ) -> Result<Option<usize>, StoreError> {
+        let item = self
+            .client
+            .get_item()
+            .table_name(&self.keys_table)
+            .set_key(Some(account_key(owner.as_str())))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?
+            .item
+            .unwrap_or_default();
+        if item.contains_key("disabled_at") {
+            return Ok(None);
+        }
+        let expired: Vec<String> = match item.get(ACTIVE_KEYS) {
+            Some(AttributeValue::Ss(slots)) => slots
+                .iter()
+                .filter(|slot| slot_expiry(slot).is_none_or(|t| t <= now.timestamp()))
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        };
+        if expired.is_empty() {
+            return Ok(Some(0));
+        }
+        self.client
+            .update_item()
+            .table_name(&self.keys_table)
+            .set_key(Some(account_key(owner.as_str())))
+            .update_expression("DELETE #active :expired")
+            .expression_attribute_names("#active", ACTIVE_KEYS)
+            .expression_attribute_values(":expired", AttributeValue::Ss(expired.clone()))
+            .send()
+            .await
+            .map_err(classify)?;
+        tracing::info!(owner = %owner, dropped = expired.len(), "dropped the slots of expired keys");
+        Ok(Some(expired.len()))
+    }
+
+    /// Marks a stored key revoked as of `at` (its first revocation's time stays) and, for an
+    /// account's key, frees its slot, in one transaction. `item` is the key's item as read.
+    pub async fn revoke_item(&self, item: &Item, at: DateTime<Utc>) -> Result<(), StoreError> {
+        let hash = get_s(item, KEY_ATTR)?;
+        let mark = Update::builder()
+            .table_name(&self.keys_table)
+            .set_key(Some(api_key_key(&hash)))
+            .update_expression("SET revoked_at = if_not_exists(revoked_at, :at)")
+            .condition_expression("attribute_exists(key_hash)")
+            .expression_attribute_values(":at", time(&at));
+        let mut items = vec![TransactWriteItem::builder()
+            .update(build(mark.build())?)
+            .build()];
+        if let Some(AttributeValue::S(owner)) = item.get("owner") {
+            let slot = key_slot(
+                &get_s(item, "id")?,
+                get_time_opt(item, "expires_at")?.as_ref(),
+            );
+            let free = Update::builder()
+                .table_name(&self.keys_table)
+                .set_key(Some(account_key(owner)))
+                .update_expression("DELETE #active :slot")
+                .expression_attribute_names("#active", ACTIVE_KEYS)
+                .expression_attribute_values(":slot", AttributeValue::Ss(vec![slot]));
+            items.push(
+                TransactWriteItem::builder()
+                    .update(build(free.build())?)
+                    .build(),
+            );
+        }
+        self.transact_retrying(items)
+            .await?
+            .map_err(|_| other("the key's item is gone"))
+    }
+
+    /// Marks the account disabled as of `at` (its new keys are refused), or enabled (`None`).
+    pub async fn set_disabled(
+        &self,
+        owner: &Owner,
+        at: Option<DateTime<Utc>>,
+    ) -> Result<(), StoreError> {
+        let update = self
+            .client
+            .update_item()
+            .table_name(&self.keys_table)
+            .set_key(Some(account_key(owner.as_str())));
+        let update = match at {
+            Some(at) => update
+                .update_expression("SET disabled_at = :at, #owner = :owner")
+                .expression_attribute_names("#owner", "owner")
+                .expression_attribute_values(":at", time(&at))
+                .expression_attribute_values(":owner", s(owner.as_str())),
+            None => update.update_expression("REMOVE disabled_at"),
+        };
+        update.send().await.map_err(classify)?;
+        Ok(())
+    }
+
+    /// Revokes every key of the owner not yet revoked; how many.
+    pub async fn revoke_all(&self, owner: &Owner, at: DateTime<Utc>) -> Result<usize, StoreError> {
+        let mut revoked = 0;
+        for item in self.key_items(owner).await? {
+            if get_time_opt(&item, "revoked_at")?.is_none() {
+                self.revoke_item(&item, at).await?;
+                revoked += 1;
+            }
+        }
+        Ok(revoked)
+    }
+
+    /// The owner's key items with this id (at most one), read from the owner index.
+    async fn find(&self, owner: &Owner, id: &str) -> Result<Option<Item>, StoreError> {
+        let items = query_all(
+            self.client
+                .query()
+                .table_name(&self.keys_table)
+                .index_name(KEYS_BY_OWNER_INDEX)
+                .key_condition_expression("#owner = :owner AND #id = :id")
+                .expression_attribute_names("#owner", "owner")
+                .expression_attribute_names("#id", "id")
+                .expression_attribute_values(":owner", s(owner.as_str()))
+                .expression_attribute_values(":id", s(id)),
+        )
+        .await?;
+        Ok(items.into_iter().next())
+    }
+
+    /// The owner's key items, as stored (operators' tools revoke them all).
+    pub async fn key_items(&self, owner: &Owner) -> Result<Vec<Item>, StoreError> {
+        query_all(
+            self.client
+                .query()
+                .table_name(&self.keys_table)
+                .index_name(KEYS_BY_OWNER_INDEX)
+                .key_condition_expression("#owner = :owner")
+                .expression_attribute_names("#owner", "owner")
+                .expression_attribute_values(":owner", s(owner.as_str())),
+        )
+        .await
+    }
+}
+
+impl AccountKeyStore for DynamoAccounts {
+    /// One TransactWriteItems: the account's slot and the key. Only when the account's set is
+    /// full does it read the set, drop expired keys' slots and try once more.
+    async fn create_key(&self, key: &NewKey, now: DateTime<Utc>) -> Result<Created, StoreError> {
+        let owner = key
+            .owner
+            .as_ref()
+            .ok_or_else(|| other("an account's key needs its owner"))?;
+        let items = vec![self.take_slot(key, owner)?, self.put_key(key, owner)?];
+        let mut dropped_expired = false;
+        loop {
+            match self.transact_retrying(items.clone()).await? {
+                Ok(()) => return Ok(Created::Created),
+                Err(0) if !dropped_expired => {
+                    dropped_expired = true;
+                    match self.drop_expired_slots(owner, now).await? {
+                        None => return Ok(Created::AccountDisabled),
+                        Some(0) => return Ok(Created::LimitReached),
+                        Some(_) => {}
+                    }
+                }
+                Err(0) => return Ok(Created::LimitReached),
+                Err(_) => return Err(other("a key with this hash exists")),
+            }
+        }
+    }
+
+    /// One Query of the owner index.
+    async fn list_keys(&self, owner: &Owner) -> Result<Vec<KeyInfo>, StoreError> {
+        let items = self.key_items(owner).await?;
+        let mut keys = items
+            .iter()
+            .map(KeyInfo::try_from)
+            .collect::<Result<Vec<_>, _>>()?;
+        keys.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        Ok(keys)
+    }
+
+    /// A Query of the owner index for the id, then one transaction. The index is eventually
+    /// consistent: a key created a moment ago is looked for again, for about a second.
+    async fn revoke_key(
+        &self,
+        owner: &Owner,
+        id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let b = Backoff::INDEX_CATCH_UP;
+        for retry in 0..=b.retries {
+            if retry > 0 {
+                tokio::time::sleep(b.delay(retry)).await;
+            }
+            if let Some(item) = self.find(owner, id).await? {
+                self.revoke_item(&item, at).await?;
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
