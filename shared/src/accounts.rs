@@ -107,7 +107,7 @@ struct RawKeyRequest {
 
 impl KeyRequest {
     /// Parses a request body: a JSON object with `label` (required) and `expires_in_days`
-    /// (optional, default 90), nothing else.
+    /// (optional: absent or null is 90), nothing else.
     pub fn parse(body: &[u8]) -> Result<Self, FieldError> {
         let raw: RawKeyRequest = serde_json::from_slice(body).map_err(|e| {
             let text = e.to_string();
@@ -346,6 +346,9 @@ mod tests {
         let r =
             KeyRequest::parse(br#"{"label": "CI \u00e9t\u00e9", "expires_in_days": 365}"#).unwrap();
         assert_eq!((r.label.as_str(), r.expires_in_days), ("CI été", 365));
+        // null is "not given": the default.
+        let r = KeyRequest::parse(br#"{"label": "x", "expires_in_days": null}"#).unwrap();
+        assert_eq!(r.expires_in_days, 90);
         assert_eq!(
             KeyRequest::parse(format!(r#"{{"label": "{}"}}"#, "é".repeat(64)).as_bytes())
                 .unwrap()
@@ -377,7 +380,7 @@ mod tests {
             field_of(&format!(r#"{{"label": "{}"}}"#, "x".repeat(65))),
             "label"
         );
-        for days in ["0", "366", "-1", "1.5", "\"90\"", "null", "1e9"] {
+        for days in ["0", "366", "-1", "1.5", "\"90\"", "1e9", "[]"] {
             assert_eq!(
                 field_of(&format!(r#"{{"label": "x", "expires_in_days": {days}}}"#)),
                 "expires_in_days",

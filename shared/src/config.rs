@@ -341,9 +341,11 @@ mod tests {
                 keys_table: "k".into(),
                 bucket: None,
                 s3_force_path_style: false,
+                user_pool_id: None,
             }
         );
         assert_eq!(c.bucket(), Err(ConfigError::Missing("DATA_BUCKET")));
+        assert_eq!(c.user_pool_id(), Err(ConfigError::Missing("USER_POOL_ID")));
         assert_eq!(
             c.bucket().unwrap_err().to_string(),
             "environment variable DATA_BUCKET is required"

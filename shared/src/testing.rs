@@ -14,6 +14,9 @@ pub struct V2Event {
     headers: Vec<(String, String)>,
     host: String,
     request_id: String,
+    body: Option<String>,
+    /// The claims a JWT authorizer verified (`requestContext.authorizer.jwt.claims`).
+    claims: Option<Map<String, Value>>,
 }
 
 impl V2Event {
@@ -29,6 +32,8 @@ impl V2Event {
             headers: Vec::new(),
             host: "api.example.com".to_owned(),
             request_id: "req-1".to_owned(),
+            body: None,
+            claims: None,
         }
     }
 
@@ -69,9 +74,26 @@ impl V2Event {
         self
     }
 
+    /// A text body.
+    pub fn body(mut self, body: &str) -> Self {
+        self.body = Some(body.to_owned());
+        self
+    }
+
+    /// The claims of a token API Gateway's JWT authorizer verified, as it passes them on.
+    pub fn claims<'a>(mut self, claims: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        self.claims = Some(
+            claims
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), json!(v)))
+                .collect(),
+        );
+        self
+    }
+
     pub fn json(&self) -> Value {
         let headers = joined_headers(&self.headers);
-        json!({
+        let mut event = json!({
             "version": "2.0", "routeKey": "$default", "rawPath": self.path,
             "rawQueryString": self.query, "headers": headers,
             "requestContext": {
@@ -82,7 +104,15 @@ impl V2Event {
                          "sourceIp": "192.0.2.1", "userAgent": "test"}
             },
             "isBase64Encoded": false
-        })
+        });
+        if let Some(body) = &self.body {
+            event["body"] = json!(body);
+        }
+        if let Some(claims) = &self.claims {
+            event["requestContext"]["authorizer"] =
+                json!({"jwt": {"claims": claims, "scopes": null}});
+        }
+        event
     }
 
     /// The request lambda_http makes of this event for a handler.

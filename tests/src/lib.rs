@@ -318,6 +318,22 @@ impl Stack {
         KeyHash::of(secret)
     }
 
+    /// Cognito, on the same moto server as DynamoDB.
+    pub fn cognito(&self) -> aws_sdk_cognitoidentityprovider::Client {
+        aws_sdk_cognitoidentityprovider::Client::from_conf(
+            aws_sdk_cognitoidentityprovider::config::Builder::from(&self.sdk)
+                .endpoint_url(&self.dynamo_url)
+                .build(),
+        )
+    }
+
+    /// The accounts' user pool and web client, as dev/run creates them.
+    pub async fn user_pool(&self) -> catalog_dev::cognito::UserPool {
+        catalog_dev::cognito::ensure_user_pool(&self.cognito(), "catalog-accounts")
+            .await
+            .expect("create the user pool")
+    }
+
     /// Environment for the Lambda binaries, pointing at this stack.
     pub fn function_env(&self) -> Vec<(String, String)> {
         [
@@ -433,14 +449,27 @@ pub async fn http_request(
     url: &str,
     headers: &[(&str, &str)],
 ) -> (u16, hyper::HeaderMap, Bytes) {
+    http_send(method, url, headers, b"").await
+}
+
+/// Any HTTP request with a body, on loopback: status, headers and body.
+pub async fn http_send(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, hyper::HeaderMap, Bytes) {
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<Empty<Bytes>>();
+        .build_http::<http_body_util::Full<Bytes>>();
     let mut req = hyper::Request::builder().method(method).uri(url);
     for (name, value) in headers {
         req = req.header(*name, *value);
     }
     let resp = client
-        .request(req.body(Empty::new()).expect("a valid request"))
+        .request(
+            req.body(http_body_util::Full::new(Bytes::copy_from_slice(body)))
+                .expect("a valid request"),
+        )
         .await
         .expect("request");
     let status = resp.status().as_u16();
@@ -452,11 +481,32 @@ pub async fn http_request(
 /// Starts the local API (the functions' handlers behind one HTTP server, as `dev/run` does)
 /// on a free port; returns its base URL (`.../api/v1`) and the process guard.
 pub fn start_local_api(stack: &Stack) -> (String, Guard) {
+    start_local_api_with(stack, None)
+}
+
+/// The local API with the account routes, behind the JWT authorizer of `pool`.
+pub fn start_local_api_with(
+    stack: &Stack,
+    pool: Option<&catalog_dev::cognito::UserPool>,
+) -> (String, Guard) {
     let port = free_port();
     let (stdout, stderr) = log_files("catalog-local-api");
+    let accounts: Vec<(&str, String)> = pool
+        .map(|pool| {
+            vec![
+                ("USER_POOL_ID", pool.pool_id.clone()),
+                ("USER_POOL_CLIENT_ID", pool.client_id.clone()),
+                (
+                    "AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER",
+                    stack.dynamo_url.clone(),
+                ),
+            ]
+        })
+        .unwrap_or_default();
     let mut api = Guard(
         Command::new(built_binary("catalog-local-api"))
             .envs(stack.function_env())
+            .envs(accounts)
             .env("LOCAL_API_ADDR", format!("127.0.0.1:{port}"))
             .stdout(stdout)
             .stderr(stderr)

@@ -42,9 +42,22 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     ("data-window-closed-no-key.json", "catalog-data", 401),
     ("data-bad-key.json", "catalog-data", 401),
     ("data-format-csv.json", "catalog-data", 400),
+    // The account routes, with the claims API Gateway's JWT authorizer passes on
+    ("account-create-key.json", "catalog-keys", 201),
+    ("account-list-keys.json", "catalog-keys", 200),
+    ("account-create-bad-label.json", "catalog-keys", 400),
+    ("account-revoke-unknown.json", "catalog-keys", 404),
+    // An ID token's claims, and a request with no verified claims at all: 401
+    ("account-id-token.json", "catalog-keys", 401),
+    ("account-no-authorizer.json", "catalog-keys", 401),
 ];
 
-const FUNCTIONS: [&str; 3] = ["catalog-list", "catalog-metadata", "catalog-data"];
+const FUNCTIONS: [&str; 4] = [
+    "catalog-list",
+    "catalog-metadata",
+    "catalog-data",
+    "catalog-keys",
+];
 
 fn cargo_lambda() -> PathBuf {
     let path = std::env::var_os("CARGO_LAMBDA")
@@ -190,6 +203,24 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
             let mut sorted = names.clone();
             sorted.sort_by_key(|n| n.to_lowercase());
             assert_eq!(names, sorted, "{file}");
+        }
+        if *file == "account-create-key.json" {
+            assert!(
+                body["secret"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with("dcat_")),
+                "{file}"
+            );
+            assert_eq!(body["key"]["label"], "notebook", "{file}");
+        }
+        if *file == "account-list-keys.json" {
+            // the key account-create-key.json made, for the sub both events' claims name
+            assert_eq!(
+                body["keys"].as_array().map(Vec::len),
+                Some(1),
+                "{file}: {body}"
+            );
+            assert_eq!(body["keys"][0]["label"], "notebook", "{file}");
         }
         // AND every download URL fetches the Parquet file it describes
         if *function == "catalog-data" && status == 200 {

@@ -169,6 +169,13 @@ const ERROR_CODES: &[&str] = &[
     "rate_limited",
     "unavailable",
     "internal",
+    "invalid_token",
+    "invalid_body",
+    "invalid_label",
+    "invalid_expiry",
+    "key_limit_reached",
+    "account_disabled",
+    "key_not_found",
 ];
 
 /// An error response with this status and code; returns the message.
@@ -197,6 +204,7 @@ async fn metadata(path: &str) -> Response<Body> {
     catalog::api::metadata(&get(path, &[]), &catalog(), now()).await
 }
 
+mod account;
 mod data;
 mod http;
 mod list;
