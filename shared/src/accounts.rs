@@ -132,8 +132,15 @@ impl KeyRequest {
         };
         let expires_in_days = match raw.expires_in_days {
             None => DEFAULT_EXPIRY_DAYS,
+            // JSON has one number type: 90.0 is the whole number 90, as JSON Schema says.
             Some(value) => value
                 .as_i64()
+                .or_else(|| {
+                    value
+                        .as_f64()
+                        .filter(|f| f.fract() == 0.0 && f.abs() < 1e6)
+                        .map(|f| f as i64)
+                })
                 .filter(|d| (MIN_EXPIRY_DAYS..=MAX_EXPIRY_DAYS).contains(d))
                 .ok_or_else(|| {
                     FieldError::new(
@@ -346,6 +353,8 @@ mod tests {
         let r =
             KeyRequest::parse(br#"{"label": "CI \u00e9t\u00e9", "expires_in_days": 365}"#).unwrap();
         assert_eq!((r.label.as_str(), r.expires_in_days), ("CI été", 365));
+        let r = KeyRequest::parse(br#"{"label": "x", "expires_in_days": 30.0}"#).unwrap();
+        assert_eq!(r.expires_in_days, 30);
         // null is "not given": the default.
         let r = KeyRequest::parse(br#"{"label": "x", "expires_in_days": null}"#).unwrap();
         assert_eq!(r.expires_in_days, 90);
