@@ -241,16 +241,21 @@ impl Stack {
         )
     }
 
+    /// A DynamoDB client of the emulator that records every request it sends in `wire`.
+    pub fn dynamo_client(&self, wire: &Wire) -> aws_sdk_dynamodb::Client {
+        aws_sdk_dynamodb::Client::from_conf(
+            aws_sdk_dynamodb::config::Builder::from(&self.sdk)
+                .endpoint_url(&self.dynamo_url)
+                .interceptor(wire.clone())
+                .build(),
+        )
+    }
+
     /// The functions' reader and signer, against the emulators, with every request they send
     /// recorded by `dynamo` and `s3`.
     pub fn wired(&self, dynamo: &Wire, s3: &Wire) -> (DynamoCatalog, S3Signer) {
         let catalog = DynamoCatalog::with_keys(
-            aws_sdk_dynamodb::Client::from_conf(
-                aws_sdk_dynamodb::config::Builder::from(&self.sdk)
-                    .endpoint_url(&self.dynamo_url)
-                    .interceptor(dynamo.clone())
-                    .build(),
-            ),
+            self.dynamo_client(dynamo),
             &self.target.datasets_table,
             &self.target.keys_table,
         );
