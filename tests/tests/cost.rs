@@ -22,6 +22,7 @@ const NO_READ: &str = "dcat_cost_noread_key_000000000000000000000000000000000000
 const GET: &str = "DynamoDB.GetItem";
 const QUERY: &str = "DynamoDB.Query";
 const BATCH: &str = "DynamoDB.BatchGetItem";
+const UPDATE: &str = "DynamoDB.UpdateItem";
 
 #[tokio::test]
 async fn each_request_costs_the_designed_round_trips_and_items_and_no_s3_call() {
@@ -94,6 +95,14 @@ async fn each_request_costs_the_designed_round_trips_and_items_and_no_s3_call() 
         // Data: the dataset alone when no key is sent, else the dataset and the key together
         ("/api/v1/datasets/city-bikes/data", vec![], 200, &[(GET, 1)]),
         (gated, vec![], 401, &[(GET, 1)]),
+        // A key's first download in the hour also records its last use (one UpdateItem that
+        // reads nothing); the next ones are the BatchGetItem alone.
+        (
+            gated,
+            vec![("x-api-key", KEY)],
+            200,
+            &[(BATCH, 2), (UPDATE, 0)],
+        ),
         (gated, vec![("x-api-key", KEY)], 200, &[(BATCH, 2)]),
         (
             &by_id_data,

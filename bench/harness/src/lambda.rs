@@ -127,7 +127,10 @@ pub async fn run(opts: Options) -> Result<(), String> {
             // An account's list, with the claims API Gateway's JWT authorizer passes on.
             event: Bytes::from(
                 catalog::testing::V2Event::get("/api/v1/account/keys")
-                    .claims([("sub", "5d7c9e1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a"), ("token_use", "access")])
+                    .claims([
+                        ("sub", "5d7c9e1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a"),
+                        ("token_use", "access"),
+                    ])
                     .json()
                     .to_string()
                     .into_bytes(),

@@ -349,25 +349,58 @@ async fn accounts(stack: &Stack) -> Result<usize, String> {
     let mut id = String::new();
     for n in 0..3 {
         let resp = catalog::api::account::account_keys(
-            &call("POST", "/api/v1/account/keys", Some(&format!(r#"{{"label": "k{n}"}}"#))),
+            &call(
+                "POST",
+                "/api/v1/account/keys",
+                Some(&format!(r#"{{"label": "k{n}"}}"#)),
+            ),
             &accounts,
             now,
         )
         .await;
         let status = resp.status().as_u16();
-        id = json_body(&resp)["key"]["id"].as_str().unwrap_or_default().to_owned();
+        id = json_body(&resp)["key"]["id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         report("`POST /api/v1/account/keys`", status, 201, 1);
     }
-    let resp = catalog::api::account::account_keys(&call("GET", "/api/v1/account/keys", None), &accounts, now).await;
-    report("`GET /api/v1/account/keys` (3 keys)", resp.status().as_u16(), 200, 1);
+    let resp = catalog::api::account::account_keys(
+        &call("GET", "/api/v1/account/keys", None),
+        &accounts,
+        now,
+    )
+    .await;
+    report(
+        "`GET /api/v1/account/keys` (3 keys)",
+        resp.status().as_u16(),
+        200,
+        1,
+    );
     let path = format!("/api/v1/account/keys/{id}");
-    let resp = catalog::api::account::account_keys(&call("DELETE", &path, None), &accounts, now).await;
-    report("`DELETE /api/v1/account/keys/{id}`", resp.status().as_u16(), 204, 2);
-    let resp = catalog::api::account::account_keys(&call("DELETE", &path, None), &accounts, now).await;
-    report("`DELETE` again (idempotent)", resp.status().as_u16(), 204, 2);
+    let resp =
+        catalog::api::account::account_keys(&call("DELETE", &path, None), &accounts, now).await;
+    report(
+        "`DELETE /api/v1/account/keys/{id}`",
+        resp.status().as_u16(),
+        204,
+        2,
+    );
+    let resp =
+        catalog::api::account::account_keys(&call("DELETE", &path, None), &accounts, now).await;
+    report(
+        "`DELETE` again (idempotent)",
+        resp.status().as_u16(),
+        204,
+        2,
+    );
     println!();
-    println!("Revoking finds the key's hash (the table's key) through the owner index, then marks it");
-    println!("and frees its slot in one transaction: two round trips (docs/performance.md says why).");
+    println!(
+        "Revoking finds the key's hash (the table's key) through the owner index, then marks it"
+    );
+    println!(
+        "and frees its slot in one transaction: two round trips (docs/performance.md says why)."
+    );
     println!();
     Ok(misses)
 }
