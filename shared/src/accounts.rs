@@ -166,14 +166,25 @@ impl KeyRequest {
                 format!("label must be 1 to {LABEL_MAX_CHARS} characters, not only spaces"),
             ));
         }
-        if label.chars().any(char::is_control) {
+        if label.chars().any(unprintable) {
             return Err(FieldError::new(
                 "label",
-                "label must be printable: no control characters or line breaks",
+                "label must be printable: no control, line-separator, invisible or \
+                 text-direction characters",
             ));
         }
         Ok(label)
     }
+}
+
+/// Characters a label may not hold: controls (C0, C1), line and paragraph separators, and the
+/// invisible formatting characters (zero-width, text direction, word joiners, BOM) that would let
+/// a label look like another.
+fn unprintable(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
 }
 
 /// A new API key's record (the secret itself never reaches storage).
@@ -385,6 +396,13 @@ mod tests {
         assert_eq!(field_of(r#"{"label": "   "}"#), "label");
         assert_eq!(field_of(r#"{"label": "a\nb"}"#), "label");
         assert_eq!(field_of(r#"{"label": "a\u0000"}"#), "label");
+        for invisible in ["\\u2028", "\\u202e", "\\u200b", "\\ufeff", "\\u0085"] {
+            assert_eq!(
+                field_of(&format!(r#"{{"label": "a{invisible}b"}}"#)),
+                "label",
+                "{invisible}"
+            );
+        }
         assert_eq!(
             field_of(&format!(r#"{{"label": "{}"}}"#, "x".repeat(65))),
             "label"

@@ -399,7 +399,7 @@ async fn accounts(stack: &Stack) -> Result<usize, String> {
         "Revoking finds the key's hash (the table's key) through the owner index, then marks it"
     );
     println!(
-        "and frees its slot in one transaction: two round trips (docs/performance.md says why)."
+        "and frees its slot in one transaction: two round trips (docs/data-model.md, Cost per request, says why)."
     );
     println!();
     Ok(misses)

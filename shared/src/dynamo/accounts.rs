@@ -103,7 +103,8 @@ impl DynamoAccounts {
         let b = Backoff::CONFLICT;
         for retry in 0..=b.retries {
             if retry > 0 {
-                tokio::time::sleep(b.delay(retry)).await;
+                // Jittered: concurrent creations on one account must not retry in lockstep.
+                tokio::time::sleep(b.jittered(retry)).await;
             }
             match self.transact(items.clone()).await? {
                 Outcome::Conflict => continue,
@@ -263,12 +264,39 @@ impl DynamoAccounts {
         Ok(())
     }
 
-    /// Revokes every key of the owner not yet revoked; how many.
+    /// Revokes every key of the owner not yet revoked; how many. The owner index is eventually
+    /// consistent, so the account's slots (read strongly) name every active key: one the index
+    /// does not show yet is looked for again until it does.
     pub async fn revoke_all(&self, owner: &Owner, at: DateTime<Utc>) -> Result<usize, StoreError> {
+        let account = self
+            .client
+            .get_item()
+            .table_name(&self.keys_table)
+            .set_key(Some(account_key(owner.as_str())))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?
+            .item
+            .unwrap_or_default();
+        let mut active: Vec<String> = match account.get(ACTIVE_KEYS) {
+            Some(AttributeValue::Ss(slots)) => slots
+                .iter()
+                .filter_map(|slot| slot.split_once('/').map(|(_, id)| id.to_owned()))
+                .collect(),
+            _ => Vec::new(),
+        };
         let mut revoked = 0;
         for item in self.key_items(owner).await? {
+            let id = get_s(&item, "id")?;
+            active.retain(|a| *a != id);
             if get_time_opt(&item, "revoked_at")?.is_none() {
                 self.revoke_item(&item, at).await?;
+                revoked += 1;
+            }
+        }
+        for id in active {
+            if self.revoke_key(owner, &id, at).await? {
                 revoked += 1;
             }
         }
@@ -328,7 +356,13 @@ impl AccountKeyStore for DynamoAccounts {
                         Some(_) => {}
                     }
                 }
-                Err(0) => return Ok(Created::LimitReached),
+                // Full again (or disabled meanwhile): the account's item says which.
+                Err(0) => {
+                    return Ok(match self.drop_expired_slots(owner, now).await? {
+                        None => Created::AccountDisabled,
+                        Some(_) => Created::LimitReached,
+                    })
+                }
                 Err(_) => return Err(other("a key with this hash exists")),
             }
         }

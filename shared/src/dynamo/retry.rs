@@ -53,7 +53,8 @@ impl Backoff {
             .min(self.cap)
     }
 
-    fn jittered(&self, retry: u32) -> Duration {
+    /// The wait before retry number `retry`, with its random jitter.
+    pub fn jittered(&self, retry: u32) -> Duration {
         let jitter_ms = self.jitter.as_millis() as u64;
         let random = if jitter_ms == 0 {
             0
