@@ -4,6 +4,7 @@
 
 pub mod authorizer;
 pub mod cognito;
+pub mod site;
 
 use std::error::Error;
 use std::path::Path;

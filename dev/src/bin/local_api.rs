@@ -4,6 +4,9 @@
 //! S3_FORCE_PATH_STYLE and the SDK's own variables). Also serves the OpenAPI document at
 //! /api/v1/openapi.json.
 //!
+//! The web site (`web/`, or SITE_DIR) is served at `/`, on the same origin, with the security
+//! headers CloudFront adds when deployed ([`catalog_dev::site`]).
+//!
 //! With USER_POOL_ID and USER_POOL_CLIENT_ID (and AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER,
 //! where the pool's JWKS is), the account routes are served too, behind the same checks as
 //! API Gateway's JWT authorizer ([`catalog_dev::authorizer`]).
@@ -19,6 +22,7 @@ use catalog::dynamo::accounts::DynamoAccounts;
 use catalog::dynamo::DynamoCatalog;
 use catalog::s3::S3Signer;
 use catalog_dev::authorizer::{Denied, JwtAuthorizer};
+use catalog_dev::site::Site;
 use catalog_dev::DevError;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
@@ -40,6 +44,8 @@ struct App {
     openapi: Bytes,
     /// The account routes, when a user pool is configured.
     accounts: Option<(JwtAuthorizer, DynamoAccounts)>,
+    /// The web site, at `/`.
+    site: Site,
 }
 
 const OPENAPI_PATH: &str = "/api/v1/openapi.json";
@@ -61,6 +67,17 @@ async fn serve(
             hyper::header::HeaderValue::from_static("application/json"),
         );
         return Ok(resp);
+    }
+    let gzip = req
+        .headers()
+        .get(hyper::header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("gzip"));
+    if matches!(*req.method(), hyper::Method::GET | hyper::Method::HEAD) {
+        if let Some(page) = app.site.answer(req.uri().path(), gzip) {
+            let (parts, body) = page.into_parts();
+            return Ok(hyper::Response::from_parts(parts, Full::new(body)));
+        }
     }
     let (parts, body) = req.into_parts();
     let bytes = body
@@ -161,14 +178,25 @@ async fn main() -> Result<(), DevError> {
     let config = DataConfig::from_env()?;
     let sdk = catalog::aws::load_sdk_config().await;
     let DataClients { catalog, signer } = DataClients::from_config(&sdk, &config).await?;
+    let site_dir = std::env::var_os("SITE_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../web"));
+    let cognito_endpoint = std::env::var("AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER")
+        .unwrap_or_else(|_| "https://cognito-idp.us-east-1.amazonaws.com/".to_owned());
+    let client_id = std::env::var("USER_POOL_CLIENT_ID").unwrap_or_default();
     let app = Arc::new(App {
+        site: Site::new(
+            &site_dir,
+            &format!("{}/", cognito_endpoint.trim_end_matches('/')),
+            &client_id,
+        ),
         accounts: accounts(&sdk, &config.keys_table).await?,
         openapi: openapi_json()?,
         signer,
         catalog,
     });
     let listener = TcpListener::bind(addr).await?;
-    tracing::info!(%addr, "serving the catalog API at http://{addr}/api/v1");
+    tracing::info!(%addr, "serving the catalog at http://{addr}/ and its API at http://{addr}/api/v1");
     loop {
         let (stream, _) = tokio::select! {
             accepted = listener.accept() => accepted?,

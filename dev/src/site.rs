@@ -1,0 +1,195 @@
+//! The web site (`web/`), served by the local API beside `/api/v1` on one origin, as CloudFront
+//! serves it when deployed: the same files, the same security headers, and `config.json` made
+//! from the environment (the deployed one is written at deploy from the stack's outputs).
+
+use std::path::{Path, PathBuf};
+
+use hyper::body::Bytes;
+use hyper::header::{self, HeaderValue};
+use hyper::{Response, StatusCode};
+
+/// The files of `web/` the site serves, and their types. Nothing else is served.
+const FILES: &[(&str, &str)] = &[
+    ("index.html", "text/html; charset=utf-8"),
+    ("dataset.html", "text/html; charset=utf-8"),
+    ("account.html", "text/html; charset=utf-8"),
+    ("app.js", "text/javascript; charset=utf-8"),
+    ("catalog.js", "text/javascript; charset=utf-8"),
+    ("dataset.js", "text/javascript; charset=utf-8"),
+    ("account.js", "text/javascript; charset=utf-8"),
+    ("style.css", "text/css; charset=utf-8"),
+    ("favicon.svg", "image/svg+xml"),
+];
+
+/// The site's configuration and where its files are.
+pub struct Site {
+    dir: PathBuf,
+    config: Bytes,
+    csp: String,
+}
+
+/// The Content-Security-Policy of every page: only this origin's scripts, styles and images,
+/// calls to this origin and to Cognito, no framing. template.yaml's response headers policy
+/// holds the same directives, with the region's Cognito endpoint.
+pub fn content_security_policy(cognito_endpoint: &str) -> String {
+    let cognito = cognito_endpoint.trim_end_matches('/');
+    format!(
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+         connect-src 'self' {cognito}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    )
+}
+
+impl Site {
+    /// `dir`: the `web/` folder; `cognito_endpoint`: where the page signs in;
+    /// `client_id`: the user pool's web client.
+    pub fn new(dir: &Path, cognito_endpoint: &str, client_id: &str) -> Self {
+        let config = serde_json::json!({
+            "apiBase": "/api/v1",
+            "cognitoEndpoint": cognito_endpoint,
+            "userPoolClientId": client_id,
+        });
+        Self {
+            dir: dir.to_path_buf(),
+            config: Bytes::from(config.to_string()),
+            csp: content_security_policy(cognito_endpoint),
+        }
+    }
+
+    /// The site's answer for `path`, or `None` when the path is the API's.
+    pub fn answer(&self, path: &str, accepts_gzip: bool) -> Option<Response<Bytes>> {
+        if path.starts_with("/api/") || path == "/api" {
+            return None;
+        }
+        let name = match path.trim_start_matches('/') {
+            "" => "index.html",
+            other => other,
+        };
+        if name == "config.json" {
+            return Some(self.respond(
+                StatusCode::OK,
+                "application/json",
+                self.config.clone(),
+                false,
+            ));
+        }
+        let found = FILES
+            .iter()
+            .find(|(file, _)| *file == name)
+            .and_then(|(file, kind)| {
+                std::fs::read(self.dir.join(file))
+                    .ok()
+                    .map(|bytes| (Bytes::from(bytes), *kind))
+            });
+        Some(match found {
+            Some((bytes, kind)) => self.respond(StatusCode::OK, kind, bytes, accepts_gzip),
+            None => self.respond(
+                StatusCode::NOT_FOUND,
+                "text/plain; charset=utf-8",
+                Bytes::from_static(b"Not found. The catalog is at /"),
+                false,
+            ),
+        })
+    }
+
+    fn respond(
+        &self,
+        status: StatusCode,
+        kind: &'static str,
+        body: Bytes,
+        gzip: bool,
+    ) -> Response<Bytes> {
+        let (body, encoded) = if gzip && body.len() > 256 {
+            (Bytes::from(gzipped(&body)), true)
+        } else {
+            (body, false)
+        };
+        let mut response = Response::new(body);
+        *response.status_mut() = status;
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+        if encoded {
+            headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        }
+        headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        if let Ok(csp) = HeaderValue::try_from(self.csp.as_str()) {
+            headers.insert(header::CONTENT_SECURITY_POLICY, csp);
+        }
+        for (name, value) in SECURITY_HEADERS {
+            headers.insert(*name, HeaderValue::from_static(value));
+        }
+        response
+    }
+}
+
+/// The headers beside the CSP, as CloudFront's response headers policy sets them (HSTS too: a
+/// browser ignores it over plain HTTP).
+pub const SECURITY_HEADERS: &[(&str, &str)] = &[
+    (
+        "strict-transport-security",
+        "max-age=63072000; includeSubDomains",
+    ),
+    ("x-content-type-options", "nosniff"),
+    ("x-frame-options", "DENY"),
+    ("referrer-policy", "strict-origin-when-cross-origin"),
+];
+
+fn gzipped(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    // Writing to a Vec cannot fail.
+    let _ = encoder.write_all(bytes);
+    encoder.finish().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site() -> Site {
+        let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web");
+        Site::new(&web, "http://127.0.0.1:8000/", "client-1")
+    }
+
+    #[test]
+    fn the_api_is_not_the_site() {
+        assert!(site().answer("/api/v1/datasets", false).is_none());
+        assert!(site().answer("/api", false).is_none());
+    }
+
+    #[test]
+    fn pages_carry_the_security_headers() {
+        let page = site().answer("/", false).unwrap();
+        assert_eq!(page.status(), StatusCode::OK);
+        let csp = page.headers()["content-security-policy"].to_str().unwrap();
+        assert!(
+            csp.contains("frame-ancestors 'none'")
+                && csp.contains("connect-src 'self' http://127.0.0.1:8000")
+        );
+        assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+        assert!(std::str::from_utf8(page.body())
+            .unwrap()
+            .contains("<title>"));
+    }
+
+    #[test]
+    fn only_the_site_s_files_are_served() {
+        assert_eq!(
+            site().answer("/../Cargo.toml", false).unwrap().status(),
+            404
+        );
+        assert_eq!(site().answer("/nothing.html", false).unwrap().status(), 404);
+        let config = site().answer("/config.json", false).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(config.body()).unwrap();
+        assert_eq!(value["userPoolClientId"], "client-1");
+        assert_eq!(value["apiBase"], "/api/v1");
+    }
+
+    #[test]
+    fn text_is_gzipped_when_the_browser_asks() {
+        let plain = site().answer("/app.js", false).unwrap();
+        let zipped = site().answer("/app.js", true).unwrap();
+        assert_eq!(zipped.headers()["content-encoding"], "gzip");
+        assert!(zipped.body().len() < plain.body().len() / 2);
+    }
+}

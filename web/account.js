@@ -1,0 +1,183 @@
+// Sign up, confirm, sign in, and the API keys settings: create (the secret shown once), list,
+// revoke.
+import {
+  CognitoError, answerMfa, api, confirmSignUp, copy, explain, forgetKey, h, header, humanDate,
+  rememberKey, session, signIn, signUp,
+} from "./app.js";
+
+const status = document.getElementById("status");
+const say = (text, error = false) => status.replaceChildren(error ? h("span", { class: "error", role: "alert" }, text) : text);
+
+function cognitoSentence(error) {
+  const sentences = {
+    NotAuthorizedException: "Wrong email or password.",
+    UserNotFoundException: "Wrong email or password.",
+    UserNotConfirmedException: "Confirm your email first: enter the code we sent you.",
+    UsernameExistsException: "An account with this email exists. Sign in instead.",
+    CodeMismatchException: "That code is not right. Check the email we sent and try again.",
+    ExpiredCodeException: "That code has expired. Sign up again to get a new one.",
+    LimitExceededException: "Too many attempts. Wait a few minutes and try again.",
+  };
+  if (error instanceof CognitoError) return sentences[error.type] ?? error.message;
+  return explain(error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signed out
+
+let pendingMfa = null;
+
+function showConfirm(email) {
+  document.getElementById("confirm").hidden = false;
+  document.getElementById("confirm-email").textContent = email;
+  document.getElementById("confirm-code").focus();
+}
+
+document.getElementById("sign-in").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const f = event.target;
+  say("Signing in…");
+  try {
+    const result = pendingMfa
+      ? await answerMfa(pendingMfa, f.elements.code.value.trim())
+      : await signIn(f.elements.email.value.trim(), f.elements.password.value);
+    if (result.challenge) {
+      pendingMfa = result;
+      document.getElementById("mfa").hidden = false;
+      document.getElementById("in-code").focus();
+      say("Enter the code from your authenticator app.");
+      return;
+    }
+    pendingMfa = null;
+    await start();
+  } catch (error) {
+    say(cognitoSentence(error), true);
+    if (error.type === "UserNotConfirmedException") showConfirm(f.elements.email.value.trim());
+  }
+});
+
+document.getElementById("sign-up").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const f = event.target;
+  const email = f.elements.email.value.trim();
+  say("Creating your account…");
+  try {
+    await signUp(email, f.elements.password.value);
+    document.getElementById("in-email").value = email;
+    say("Account created. Enter the code we emailed you to confirm it.");
+    showConfirm(email);
+  } catch (error) {
+    say(cognitoSentence(error), true);
+  }
+});
+
+document.getElementById("confirm").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const email = document.getElementById("confirm-email").textContent;
+  try {
+    await confirmSignUp(email, event.target.elements.code.value.trim());
+    event.target.hidden = true;
+    say("Email confirmed. Sign in with your password.");
+    document.getElementById("in-password").focus();
+  } catch (error) {
+    say(cognitoSentence(error), true);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Signed in: the keys
+
+async function token() {
+  const s = await session();
+  if (!s) {
+    await start();
+    throw Object.assign(new Error("signed out"), { code: "session" });
+  }
+  return s.accessToken;
+}
+
+const dialog = document.getElementById("revoke-dialog");
+
+function askRevoke(key) {
+  document.getElementById("revoke-text").textContent =
+    `“${key.label}” (${key.prefix}…) will stop working at once, for every script that uses it. This cannot be undone.`;
+  dialog.returnValue = "";
+  dialog.showModal();
+  return new Promise((resolve) => dialog.addEventListener("close", () => resolve(dialog.returnValue === "revoke"), { once: true }));
+}
+
+function keyRow(key) {
+  const revoke = key.status === "revoked" ? null : h("button", {
+    type: "button", class: "danger", "aria-label": `Revoke ${key.label}`,
+    onclick: async () => {
+      if (!(await askRevoke(key))) return;
+      try {
+        await api(`/account/keys/${encodeURIComponent(key.id)}`, { method: "DELETE", token: await token() });
+        forgetKey(key.id);
+        say(`Revoked “${key.label}”.`);
+        await list();
+      } catch (error) {
+        say(explain(error), true);
+      }
+    },
+  }, "Revoke");
+  const statusText = { active: "Active", expired: "Expired", revoked: `Revoked ${humanDate(key.revoked_at)}` }[key.status];
+  return h("tr", {},
+    h("td", {}, key.label), h("td", {}, h("code", {}, `${key.prefix}…`)), h("td", {}, humanDate(key.created_at)),
+    h("td", {}, humanDate(key.expires_at)), h("td", {}, key.last_used_at ? humanDate(key.last_used_at) : "never"),
+    h("td", {}, statusText), h("td", {}, revoke));
+}
+
+async function list() {
+  const body = await api("/account/keys", { token: await token() });
+  const rows = body.keys.map(keyRow);
+  document.getElementById("keys").replaceChildren(...(rows.length ? rows : [h("tr", {}, h("td", { colspan: 7 }, "No keys yet."))]));
+  return body;
+}
+
+document.getElementById("create").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const f = event.target;
+  const created = document.getElementById("created");
+  try {
+    const body = await api("/account/keys", {
+      method: "POST",
+      token: await token(),
+      body: { label: f.elements.label.value.trim(), expires_in_days: Number(f.elements.expiry.value) },
+    });
+    if (f.elements.use.checked) rememberKey(body.key.id, body.key.label, body.secret);
+    const secret = h("input", { type: "text", id: "new-secret", readonly: true, value: body.secret, "aria-label": "Your new API key", class: "mono" });
+    const copyButton = h("button", { type: "button", onclick: () => copy(copyButton, body.secret) }, "Copy");
+    created.replaceChildren(h("div", { class: "notice", role: "alert" },
+      h("p", {}, h("strong", {}, `Your new key “${body.key.label}”. `), "Copy it now: it is shown only this once, and we keep no copy we could show you again."),
+      h("div", { class: "row" }, secret, copyButton),
+      h("p", {}, `It expires ${humanDate(body.key.expires_at)}.`)));
+    secret.focus();
+    secret.select();
+    f.reset();
+    say("");
+    await list();
+  } catch (error) {
+    say(explain(error), true);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+
+async function start() {
+  await header();
+  const s = await session();
+  document.getElementById("signed-out").hidden = Boolean(s);
+  document.getElementById("signed-in").hidden = !s;
+  if (!s) {
+    if (location.hash === "#sign-up") document.getElementById("up-email").focus();
+    return;
+  }
+  try {
+    await list();
+  } catch (error) {
+    say(explain(error), true);
+  }
+}
+
+start();

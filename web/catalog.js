@@ -1,0 +1,95 @@
+// The catalog page: search, filters, sort and paging, all in the page's URL.
+import { accessBadge, api, explain, h, header, humanBytes, humanNumber } from "./app.js";
+
+const PAGE_SIZE = 12;
+const FIELDS = ["q", "category", "tag", "license", "sort"];
+const form = document.getElementById("filters");
+const list = document.getElementById("datasets");
+const status = document.getElementById("status");
+const pages = document.getElementById("pages");
+
+function state() {
+  const params = new URLSearchParams(location.search);
+  const page = Math.max(1, Number.parseInt(params.get("page") ?? "1", 10) || 1);
+  return { params, page };
+}
+
+function href(params, page) {
+  const next = new URLSearchParams();
+  for (const field of FIELDS) {
+    const value = params.get(field);
+    if (value) next.set(field, value);
+  }
+  if (page > 1) next.set("page", String(page));
+  const query = next.toString();
+  return query ? `?${query}` : "./";
+}
+
+function entry(d) {
+  return h("li", {},
+    h("h2", {}, h("a", { href: `dataset.html?slug=${encodeURIComponent(d.slug)}` }, d.name), " ", accessBadge(d.keyless_until)),
+    d.description ? h("p", {}, d.description) : null,
+    h("p", { class: "meta" },
+      h("span", {}, "Category: ", h("a", { href: href(new URLSearchParams({ category: d.category }), 1) }, d.category)),
+      h("span", {}, "License: ", d.license),
+      h("span", {}, humanBytes(d.size)),
+      h("span", {}, `${humanNumber(d.row_count)} rows × ${humanNumber(d.column_count)} columns`)),
+    d.tags.length ? h("p", {}, ...d.tags.map((t) => h("a", { class: "tag", href: href(new URLSearchParams({ tag: t }), 1) }, t))) : null);
+}
+
+function remember(datalist, values) {
+  const known = new Set([...datalist.options].map((o) => o.value));
+  for (const v of values) if (!known.has(v)) datalist.append(h("option", { value: v }));
+}
+
+async function load() {
+  const { params, page } = state();
+  for (const field of FIELDS) form.elements[field].value = params.get(field) ?? "";
+  const query = new URLSearchParams({ page: String(page), page_size: String(PAGE_SIZE) });
+  for (const field of FIELDS) {
+    const value = params.get(field)?.trim();
+    if (value) query.set(field, value);
+  }
+  status.textContent = "Loading…";
+  list.setAttribute("aria-busy", "true");
+  try {
+    const result = await api(`/datasets?${query}`);
+    list.replaceChildren(...result.items.map(entry));
+    remember(document.getElementById("categories"), result.items.map((d) => d.category));
+    remember(document.getElementById("tags"), result.items.flatMap((d) => d.tags));
+    remember(document.getElementById("licenses"), result.items.map((d) => d.license));
+    const last = Math.max(1, Math.ceil(result.total / PAGE_SIZE));
+    status.textContent = result.total === 0
+      ? "No dataset matches. Try fewer words or filters."
+      : `${humanNumber(result.total)} dataset${result.total === 1 ? "" : "s"} · page ${page} of ${last}`;
+    pages.replaceChildren(
+      page > 1 ? h("a", { href: href(params, page - 1), rel: "prev" }, "← Previous") : null,
+      page < last ? h("a", { href: href(params, page + 1), rel: "next" }, "Next →") : null);
+    performance.mark("list-drawn");
+  } catch (error) {
+    list.replaceChildren();
+    pages.replaceChildren();
+    status.replaceChildren(h("span", { class: "error" }, explain(error)));
+  } finally {
+    list.removeAttribute("aria-busy");
+  }
+}
+
+form.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const params = new URLSearchParams();
+  for (const field of FIELDS) {
+    const value = form.elements[field].value.trim();
+    if (value) params.set(field, value);
+  }
+  history.pushState(null, "", href(params, 1));
+  load();
+});
+document.getElementById("clear").addEventListener("click", () => {
+  history.pushState(null, "", "./");
+  load();
+});
+window.addEventListener("popstate", load);
+
+header();
+load();
