@@ -154,7 +154,8 @@ async function downloadPanel(d) {
   h("p", { class: "samples" }, keyless ? "" : "This dataset needs a read key. ",
     signedIn ? h("a", { href: "account.html" }, "Manage your API keys") : h("a", { href: "account.html" }, "Sign in to create a key")),
   button, result);
-  pasted.addEventListener("focus", () => {
+  // Typing a key chooses it (only focusing the field, while tabbing past it, does not).
+  pasted.addEventListener("input", () => {
     form.querySelector("input[value=paste]").checked = true;
   });
   return form;

@@ -160,10 +160,14 @@ impl Stack {
     /// Starts both servers and creates the tables and the bucket.
     pub async fn start() -> Self {
         let moto_port = free_port();
+        let (moto_out, moto_err) = match std::env::var_os("CATALOG_MOTO_LOG") {
+            Some(_) => log_files("moto"),
+            None => (Stdio::null(), Stdio::null()),
+        };
         let mut moto = Command::new(tool("MOTO_SERVER", ".venv/bin/moto_server"))
             .args(["-H", "127.0.0.1", "-p", &moto_port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stdout(moto_out)
+            .stderr(moto_err)
             .spawn()
             .expect("start moto_server");
         let s3_port = free_port();

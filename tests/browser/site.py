@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""The web site end to end in headless Chromium (Debian's), driven by Playwright, against the
+local stack (tests/tests/site.rs starts it and runs this file).
+
+    python tests/browser/site.py BASE_URL SHOTS_DIR
+
+Browse, filter, search, open a dataset (its charts drawn), download a keyless dataset without a
+key, sign up, confirm, sign in, create a key (shown once), download a gated dataset with it (the
+file's SHA-256 equals the page's), revoke it, and see the download refused with a sentence.
+Then keyboard navigation on every page. Screenshots: SHOTS_DIR/catalog.png and dataset.png
+(the README's), and SHOTS_DIR/failure-*.png for a failed step. Exits non-zero on any failure.
+"""
+
+import hashlib
+import os
+import re
+import sys
+import traceback
+
+from playwright.sync_api import expect, sync_playwright
+
+BASE, SHOTS = sys.argv[1].rstrip("/"), sys.argv[2]
+EMAIL, PASSWORD = f"ada-{os.getpid()}@example.com", "Browser-test-password-1"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+os.makedirs(SHOTS, exist_ok=True)
+steps = []
+
+
+def step(name):
+    def wrap(fn):
+        steps.append((name, fn))
+        return fn
+    return wrap
+
+
+def settled(page):
+    """Waits for the list the last search, filter or page asked for (the page marks the list
+    busy while it loads)."""
+    expect(page.locator("#datasets")).not_to_have_attribute("aria-busy", "true")
+
+
+def sha256_of(page, url):
+    response = page.request.get(url)
+    assert response.ok, f"download answered {response.status}"
+    return hashlib.sha256(response.body()).hexdigest()
+
+
+@step("browse: the first page of the catalog, with its total")
+def browse(page, ctx):
+    page.goto(BASE + "/")
+    expect(page.locator("#status")).to_contain_text(re.compile(r"\d+ datasets · page 1 of \d+"))
+    items = page.locator("ul.datasets > li")
+    expect(items).to_have_count(12)
+    total = int(re.search(r"(\d+) datasets", page.locator("#status").inner_text()).group(1))
+    assert total >= 30, total
+    expect(page.locator("ul.datasets .badge").first).to_be_visible()
+    page.screenshot(path=f"{SHOTS}/catalog.png")
+    page.get_by_role("link", name="Next →").click()
+    settled(page)
+    expect(page.locator("#status")).to_contain_text("page 2 of")
+    assert "page=2" in page.url
+
+
+@step("filter: a category, then a tag")
+def filter_(page, ctx):
+    page.goto(BASE + "/")
+    settled(page)
+    page.fill("#category", "environment")
+    page.get_by_role("button", name="Search").click()
+    settled(page)
+    expect(page.locator("#status")).to_contain_text("page 1 of")
+    assert "category=environment" in page.url
+    for text in page.locator("ul.datasets .meta").all_inner_texts():
+        assert "Category: environment" in text, text
+    page.goto(BASE + "/?tag=birds")
+    expect(page.locator("ul.datasets > li")).to_have_count(1)
+    expect(page.locator("ul.datasets h2")).to_have_text(re.compile("Bird Sightings"))
+
+
+@step("search: words find the dataset")
+def search(page, ctx):
+    page.goto(BASE + "/")
+    settled(page)
+    page.fill("#q", "air quality")
+    page.keyboard.press("Enter")
+    settled(page)
+    expect(page.locator("ul.datasets h2", has_text="Air Quality (Hourly)")).to_have_count(1)
+    for text in page.locator("ul.datasets > li").all_inner_texts():
+        assert "air" in text.lower() and "quality" in text.lower(), text
+    page.fill("#q", "no such words anywhere")
+    page.keyboard.press("Enter")
+    settled(page)
+    expect(page.locator("#status")).to_have_text("No dataset matches. Try fewer words or filters.")
+
+
+@step("open a dataset: its facts and a chart per column")
+def dataset(page, ctx):
+    page.goto(BASE + "/?q=air%20quality")
+    page.get_by_role("link", name="Air Quality (Hourly)").click()
+    expect(page.locator("h1")).to_contain_text("Air Quality (Hourly)")
+    meta = page.request.get(BASE + "/api/v1/datasets/air-quality-hourly").json()
+    expect(page.locator("#sha256")).to_have_text(meta["sha256"])
+    columns = page.locator("section.column")
+    expect(columns).to_have_count(meta["column_count"])
+    for column in meta["schema"]:
+        card = page.locator("section.column", has=page.locator(f"h3#col-{column['name']}"))
+        if column.get("histogram"):
+            expect(card.locator("svg.chart rect.bar")).to_have_count(len(column["histogram"]["counts"]))
+            expect(card.locator("svg.chart")).to_have_attribute("aria-label", re.compile("^Histogram of"))
+        elif column["top_values"]:
+            expect(card.locator("svg.chart rect.bar")).to_have_count(len(column["top_values"]))
+    drawn = page.locator("svg.chart")
+    assert drawn.count() >= 1
+    for link in page.locator("main a[href^='/datasets/']").all():
+        assert "/discussions/" in link.get_attribute("href")
+    page.screenshot(path=f"{SHOTS}/dataset.png", full_page=False)
+
+
+@step("download a keyless dataset without a key")
+def keyless(page, ctx):
+    page.goto(BASE + "/dataset.html?slug=city-bikes")
+    expect(page.get_by_label(re.compile("^No key"))).to_be_checked()
+    page.get_by_role("button", name="Get a download link").click()
+    link = page.locator("#download-link")
+    expect(link).to_be_visible()
+    expect(page.locator("#download-result")).to_contain_text("It expires at")
+    assert sha256_of(page, link.get_attribute("href")) == page.locator("#sha256").inner_text()
+    for name in ("curl", "pandas", "DuckDB"):
+        expect(page.get_by_role("button", name=f"Copy {name}")).to_be_visible()
+
+
+@step("a gated dataset without a key: the page says what to do")
+def gated_without_key(page, ctx):
+    page.goto(BASE + "/dataset.html?slug=air-quality-hourly")
+    page.fill("#pasted-key", "dcat_" + "0" * 64)
+    page.get_by_role("button", name="Get a download link").click()
+    expect(page.get_by_role("alert")).to_have_text("That API key was refused: it is mistyped, expired or revoked.")
+
+
+@step("sign up, confirm, sign in")
+def sign_up(page, ctx):
+    page.goto(BASE + "/account.html#sign-up")
+    page.fill("#up-email", EMAIL)
+    page.fill("#up-password", PASSWORD)
+    page.get_by_role("button", name="Sign up").click()
+    expect(page.locator("#confirm")).to_be_visible()
+    page.fill("#confirm-code", "123456")  # the emulator sends no email and takes any code
+    page.get_by_role("button", name="Confirm").click()
+    expect(page.locator("#status")).to_have_text("Email confirmed. Sign in with your password.")
+    page.fill("#in-password", PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="API keys")).to_be_visible()
+    expect(page.locator("#account-nav")).to_contain_text(EMAIL)
+
+
+@step("create a key: shown once")
+def create_key(page, ctx):
+    page.fill("#label", "browser test")
+    page.select_option("#expiry", "30")
+    page.get_by_role("button", name="Create key").click()
+    secret = page.locator("#new-secret")
+    expect(secret).to_have_value(re.compile(r"^dcat_[0-9a-f]{64}$"))
+    ctx["secret"] = secret.input_value()
+    expect(page.locator("#keys tr")).to_have_count(1)
+    expect(page.locator("#keys")).to_contain_text("browser test")
+    expect(page.locator("#keys")).to_contain_text(ctx["secret"][:9] + "…")
+    page.reload()
+    expect(page.locator("#keys")).to_contain_text("browser test")
+    assert ctx["secret"] not in page.content(), "the secret is shown once only"
+
+
+@step("download a gated dataset with the new key: the file's SHA-256 is the page's")
+def gated_with_key(page, ctx):
+    page.goto(BASE + "/dataset.html?slug=air-quality-hourly")
+    page.get_by_label("My key “browser test”").check()
+    page.get_by_role("button", name="Get a download link").click()
+    link = page.locator("#download-link")
+    expect(link).to_be_visible()
+    assert sha256_of(page, link.get_attribute("href")) == page.locator("#sha256").inner_text()
+    expect(page.locator("#download-sha256")).to_have_text(page.locator("#sha256").inner_text())
+    page.goto(BASE + "/account.html")
+    expect(page.locator("#keys")).not_to_contain_text("never")  # last used: now
+
+
+@step("revoke the key (confirmed), then its download is refused")
+def revoke(page, ctx):
+    page.goto(BASE + "/account.html")
+    page.get_by_role("button", name="Revoke browser test").click()
+    dialog = page.locator("#revoke-dialog")
+    expect(dialog).to_be_visible()
+    dialog.get_by_role("button", name="Keep it").click()
+    expect(page.locator("#keys")).to_contain_text("Active")
+    page.get_by_role("button", name="Revoke browser test").click()
+    dialog.get_by_role("button", name="Revoke").click()
+    expect(page.locator("#keys")).to_contain_text("Revoked")
+    page.goto(BASE + "/dataset.html?slug=air-quality-hourly")
+    page.fill("#pasted-key", ctx["secret"])
+    page.get_by_role("button", name="Get a download link").click()
+    expect(page.get_by_role("alert")).to_have_text("That API key was refused: it is mistyped, expired or revoked.")
+
+
+def tab_through(page, count):
+    """The elements focus visits on up to `count` presses of Tab (until it leaves the page): tag,
+    text and whether the focus is visible."""
+    visited = []
+    for _ in range(count):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement === document.body"):
+            break
+        visited.append(page.evaluate("""() => {
+            const e = document.activeElement;
+            const style = getComputedStyle(e);
+            return { tag: e.tagName.toLowerCase(), text: (e.innerText || e.value || e.getAttribute('aria-label') || e.id || '').trim().slice(0, 40),
+                     id: e.id, outline: style.outlineStyle !== 'none' && style.outlineWidth !== '0px' };
+        }"""))
+    return visited
+
+
+@step("keyboard: the catalog page")
+def keyboard_catalog(page, ctx):
+    page.goto(BASE + "/")
+    expect(page.locator("ul.datasets > li")).to_have_count(12)
+    visited = tab_through(page, 10)
+    assert visited[0]["text"] == "Skip to the datasets", visited[0]
+    assert all(v["outline"] for v in visited), [v for v in visited if not v["outline"]]
+    ids = [v["id"] for v in visited]
+    for control in ("q", "category", "tag", "license", "sort"):
+        assert control in ids, ids
+    # Typing a search and pressing Enter works without a mouse; so does following a result.
+    page.focus("#q")
+    page.keyboard.type("bird")
+    page.keyboard.press("Enter")
+    settled(page)
+    expect(page.locator("ul.datasets h2").first).to_contain_text("Bird Sightings")
+    page.locator("ul.datasets h2 a").first.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("h1")).to_contain_text("Bird Sightings")
+
+
+@step("keyboard: the dataset page")
+def keyboard_dataset(page, ctx):
+    page.goto(BASE + "/dataset.html?slug=city-bikes")
+    expect(page.get_by_role("button", name="Get a download link")).to_be_visible()
+    visited = tab_through(page, 40)
+    assert all(v["outline"] for v in visited), [v for v in visited if not v["outline"]]
+    assert any(v["text"] == "Get a download link" for v in visited), visited
+    page.get_by_role("button", name="Get a download link").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#download-link")).to_be_visible()
+
+
+@step("keyboard: the API keys page (sign in, create, revoke with the keyboard only)")
+def keyboard_account(page, ctx):
+    page.goto(BASE + "/account.html")
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.locator("#sign-in")).to_be_visible()
+    visited = tab_through(page, 8)
+    assert all(v["outline"] for v in visited), [v for v in visited if not v["outline"]]
+    page.focus("#in-email")
+    page.keyboard.type(EMAIL)
+    page.keyboard.press("Tab")
+    page.keyboard.type(PASSWORD)
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="API keys")).to_be_visible()
+    page.focus("#label")
+    page.keyboard.type("keyboard key")
+    page.keyboard.press("Enter")
+    expect(page.locator("#new-secret")).to_be_focused()
+    revoke = page.get_by_role("button", name="Revoke keyboard key")
+    revoke.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#revoke-dialog")).to_be_visible()
+    expect(page.get_by_role("button", name="Keep it")).to_be_focused()  # the safe choice first
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Enter")
+    expect(page.locator("#keys")).to_contain_text("Revoked", timeout=10_000)
+    page.keyboard.press("Escape")
+
+
+def main():
+    failed = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        context = browser.new_context(viewport={"width": 1200, "height": 900})
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" and "Failed to load resource" not in m.text else None)
+        failures = []
+
+        def on_response(response):
+            # Every refused call, for the report (a refusal a step expects is listed too).
+            if response.status >= 400:
+                try:
+                    body = response.text()[:300]
+                except Exception:  # noqa: BLE001 - a body may be gone already
+                    body = ""
+                target = response.request.headers.get("x-amz-target", "")
+                sent = (response.request.post_data or "")[:300] if target else ""
+                failures.append(f"{response.status} {response.request.method} {response.url} {target} {sent} -> {body}")
+            elif response.request.headers.get("x-amz-target"):
+                failures.append(f"{response.status} {response.request.headers['x-amz-target']} {(response.request.post_data or '')[:200]}")
+
+        page.on("response", on_response)
+        ctx = {}
+        for i, (name, fn) in enumerate(steps, 1):
+            try:
+                fn(page, ctx)
+                print(f"ok   {i:2} {name}")
+            except Exception:  # noqa: BLE001 - every failure is reported with its screenshot
+                shot = f"{SHOTS}/failure-{i:02}.png"
+                page.screenshot(path=shot, full_page=True)
+                print(f"FAIL {i:2} {name} (screenshot {shot})\n{traceback.format_exc()}")
+                print("refused calls so far:\n  " + "\n  ".join(failures[-8:]))
+                failed.append(name)
+        if errors:
+            print("errors in the pages' console:\n  " + "\n  ".join(errors))
+            failed.append("console errors")
+        browser.close()
+    print(f"{len(steps) - len([f for f in failed if f != 'console errors'])} of {len(steps)} steps passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+//! The web site in a real browser: `tests/browser/site.py` (Playwright driving Debian's headless
+//! Chromium) against the local stack — the API, the site on the same origin, moto's DynamoDB and
+//! Cognito, s3s-fs — with the four test samples and the showcase catalog published through
+//! `catalog-admin`, as `dev/run` publishes them. Screenshots land in `target/site-screenshots`
+//! (SCREENSHOTS_DIR overrides): the README's two, and one per failed step.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use catalog_tests::{admin_command, repo_root, run_admin, start_local_api_with, tool, Stack};
+use chrono::Utc;
+
+fn browser_python() -> PathBuf {
+    tool("BROWSER_PYTHON", ".venv-browser/bin/python")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_site_works_end_to_end_in_a_real_browser() {
+    // GIVEN the test samples and the showcase catalog (more than two pages of it)
+    let stack = Stack::start().await;
+    stack.seed_samples(Utc::now()).await;
+    let showcase = std::env::temp_dir().join(format!("catalog-showcase-{}", uuid::Uuid::new_v4()));
+    let made = Command::new(tool("PYTHON", ".venv/bin/python"))
+        .arg(repo_root().join("dev/showcase.py"))
+        .arg("--out")
+        .arg(&showcase)
+        .output()
+        .expect("run dev/showcase.py");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let plan = std::fs::read_to_string(showcase.join("plan.tsv")).expect("plan.tsv");
+    for line in plan.lines() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let [slug, file, meta, hours] = fields[..] else {
+            panic!("plan line {line:?}");
+        };
+        let out = run_admin(admin_command().envs(stack.function_env()).args([
+            "publish",
+            &showcase.join(file).to_string_lossy(),
+            "--slug",
+            slug,
+            "--metadata",
+            &showcase.join(meta).to_string_lossy(),
+        ]));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if hours != "-" {
+            let out = run_admin(admin_command().envs(stack.function_env()).args([
+                "keyless",
+                "set",
+                slug,
+                "--until",
+                &format!("+{hours}h"),
+            ]));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&showcase);
+
+    // AND the local API serving the site, with the account routes behind the JWT checks
+    let pool = stack.user_pool().await;
+    let (base, _api) = start_local_api_with(&stack, Some(&pool));
+    let site = base.trim_end_matches("/api/v1").to_owned();
+    let shots = std::env::var_os("SCREENSHOTS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/site-screenshots"));
+
+    // WHEN the browser walks through the site
+    let out = Command::new(browser_python())
+        .arg(repo_root().join("tests/browser/site.py"))
+        .arg(&site)
+        .arg(&shots)
+        .env(
+            "CHROMIUM",
+            std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()),
+        )
+        .output()
+        .expect("run tests/browser/site.py");
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("{report}");
+
+    // THEN every step passed, with no error in the pages' console
+    assert!(out.status.success(), "the browser test failed:\n{report}");
+    assert!(report.contains("13 of 13 steps passed"), "{report}");
+    assert!(shots.join("catalog.png").exists() && shots.join("dataset.png").exists());
+}
