@@ -20,7 +20,7 @@ Typical run:
         $PY tests/stats_reference.py compare "$f" "$f.json"; done
 
 The reference follows the conventions documented at the top of
-admin/src/stats.rs:
+admin/src/stats/mod.rs:
 
 - dtype: str() of the pyarrow type; for dictionary types, of the value type.
 - null_count: nulls, plus NaN and +/-infinity in floating-point columns.  null_percent:
@@ -44,6 +44,22 @@ admin/src/stats.rs:
   map as "{key: value}", nested values the same way, strings unquoted, booleans
   "true"/"false", and a null inside as nothing ("[1, , 3]"): the form arrow-rs
   displays them in, as docs/operations.md says.  A null value is a null.
+- top_counts: the number of rows holding each of top_values, in the same order
+  (pandas value_counts).
+- histogram: {"bin_edges": [...], "counts": [...]} on integer, floating point,
+  decimal, date and timestamp columns with at least one non-null value; absent
+  on other columns.  At most 20 bins; counts[i] values lie between
+  bin_edges[i] and bin_edges[i + 1].
+  - Integers, dates (in days) and timestamps (in their unit): span = max -
+    min + 1, width = ceil(span / 20), k = ceil(span / width) bins, edges min +
+    i * width for i in 0..k (the last, exclusive, may pass 2**64 - 1 in a
+    uint64 column: compared as Python ints, exactly).  Counted with
+    numpy.histogram on those integer edges.  Edges are JSON integers for
+    integer columns, dates and timestamps as above for the others.
+  - Floats and decimals (as doubles): numpy.histogram(values, bins=20) over
+    the finite values, edges and counts compared exactly.  No histogram where
+    numpy refuses the range ("Too many bins for data range": fewer than 21
+    doubles in it, or max - min overflows).
 - approximate: false (the generated files stay far below the memory bounds).
 
 Numbers are compared with math.isclose(rel_tol=1e-9, abs_tol=1e-9); null must
@@ -67,12 +83,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 TOP = 5
+BINS = 20
+EPOCH = dt.date(1970, 1, 1)
 SAMPLES = 5
 REL_TOL = 1e-9
 ABS_TOL = 1e-9
 COLUMN_FIELDS = [
     "name", "dtype", "null_count", "null_percent", "unique_count", "mean", "std",
-    "min", "max", "median", "top_values", "sample_values", "approximate",
+    "min", "max", "median", "top_values", "top_counts", "sample_values", "approximate",
 ]
 
 
@@ -99,6 +117,9 @@ def build_numeric() -> pa.Table:
     u32[9] = np.iinfo(np.uint32).max
     u64 = rng.integers(2**63, 2**64 - 1, n, dtype=np.uint64, endpoint=True)
     u64[::3] = rng.integers(0, 1000, len(u64[::3]))
+    # Both uint64 extremes: the last integer bin edge passes 2**64 - 1.
+    u64_ends = rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True)
+    u64_ends[[0, 1, 2]] = [0, 2**64 - 1, 2**64 - 1]
 
     f32 = np.round(rng.normal(0, 3, n), 1).astype(np.float32)
     f32[[2, 50, 700]] = np.nan
@@ -115,6 +136,14 @@ def build_numeric() -> pa.Table:
     f64_mask[zeros] = False
 
     clean = rng.normal(1e6, 1234.5, n)  # no nulls, no NaN, no infinity
+    # Values on numpy's own bin edges and one ULP either side: bins decided by numpy's
+    # corrections against the edges.
+    edges = np.linspace(-1.3, 2.9, BINS + 1)
+    near = np.concatenate([edges, np.nextafter(edges, -np.inf)[1:], np.nextafter(edges, np.inf)[:-1]])
+    on_edges = near[rng.integers(0, len(near), n)]
+    on_edges[[0, 1]] = [-1.3, 2.9]
+    # Two neighbouring doubles: numpy cannot make 20 bins, so no histogram.
+    tiny_range = np.where(rng.random(n) < 0.5, 1.0, np.nextafter(1.0, 2.0))
     with_inf = np.round(rng.normal(0, 10, n), 2)
     with_inf[[5, 600]] = np.inf
     with_inf[[6, 2400]] = -np.inf
@@ -142,9 +171,12 @@ def build_numeric() -> pa.Table:
         "i64_big": masked(i64, null(0.08), pa.int64()),
         "u32": masked(u32, null(0.02), pa.uint32()),
         "u64": masked(u64, null(0.03), pa.uint64()),
+        "u64_ends": pa.array(u64_ends, pa.uint64()),
         "f32": masked(f32, null(0.06), pa.float32()),
         "f64": masked(f64, f64_mask, pa.float64()),
         "f64_clean": pa.array(clean, pa.float64()),
+        "f64_on_edges": pa.array(on_edges, pa.float64()),
+        "f64_tiny_range": masked(tiny_range, null(0.1), pa.float64()),
         "f64_with_infinity": pa.array(with_inf, pa.float64()),
         "f64_all_null": pa.array([None] * n, pa.float64()),
         "f64_nan_or_null": masked(nan_only, nan_only_mask, pa.float64()),
@@ -430,8 +462,9 @@ def reference_column(field: pa.Field, col: pa.ChunkedArray, rows: int) -> dict:
             "name": field.name, "dtype": str(typ), "null_count": nulls,
             "null_percent": null_percent(nulls, rows), "unique_count": len(counts),
             "mean": None, "std": None, "min": None, "max": None, "median": None,
-            "top_values": [v for v, _ in top], "sample_values": valid[:SAMPLES],
-            "approximate": False, "_kind": "text",
+            "top_values": [v for v, _ in top], "top_counts": [c for _, c in top],
+            "sample_values": valid[:SAMPLES], "approximate": False, "histogram": None,
+            "_kind": "text",
         }
 
     if kind == "float":
@@ -487,10 +520,60 @@ def reference_column(field: pa.Field, col: pa.ChunkedArray, rows: int) -> dict:
         "max": vmax,
         "median": median,
         "top_values": [to_json(v) for v, _ in top],
+        "top_counts": [int(c) for _, c in top],
         "sample_values": [to_json(v) for v in valid.iloc[:SAMPLES]],
         "approximate": False,
+        "histogram": reference_histogram(kind, typ, valid),
         "_kind": kind,
     }
+
+
+def integer_histogram(values: np.ndarray):
+    """Integer bins (edges as Python ints, exact) and their counts by numpy."""
+    lo, hi = int(values.min()), int(values.max())
+    span = hi - lo + 1
+    width = -(-span // BINS)
+    bins = -(-span // width)
+    edges = [lo + i * width for i in range(bins + 1)]
+    assert bins <= BINS and edges[-2] <= hi < edges[-1]
+    # numpy's last bin is closed: [edges[-2], hi] holds the integers of [edges[-2],
+    # edges[-1]), and hi fits the values' dtype where edges[-1] may not (uint64).
+    counts, _ = np.histogram(values, bins=np.array(edges[:-1] + [hi], dtype=values.dtype))
+    return edges, [int(c) for c in counts]
+
+
+def float_histogram(values: np.ndarray):
+    """numpy.histogram(values, bins=20), or None where numpy refuses the range."""
+    try:
+        with np.errstate(all="ignore"):
+            counts, edges = np.histogram(values, bins=BINS)
+    except ValueError as e:  # "Too many bins for data range"
+        if "Too many bins" not in str(e):
+            raise
+        return None
+    return [float(e) for e in edges], [int(c) for c in counts]
+
+
+def reference_histogram(kind: str, typ: pa.DataType, valid: pd.Series):
+    """{"bin_edges", "counts"} of the valid values, or None (no histogram)."""
+    if len(valid) == 0 or kind not in ("int", "float", "decimal", "date", "timestamp"):
+        return None
+    if kind == "int":
+        edges, counts = integer_histogram(valid.to_numpy())
+    elif kind == "date":
+        days = np.array([(d - EPOCH).days for d in valid], dtype=np.int64)
+        edges, counts = integer_histogram(days)
+        edges = [(EPOCH + dt.timedelta(days=e)).isoformat() for e in edges]
+    elif kind == "timestamp":
+        edges, counts = integer_histogram(valid.to_numpy(dtype=np.int64))
+        edges = [Ts(e * UNIT_NS[typ.unit], typ.tz is not None) for e in edges]
+    else:
+        values = valid.map(float) if kind == "decimal" else valid
+        found = float_histogram(values.to_numpy(dtype=np.float64))
+        if found is None:
+            return None
+        edges, counts = found
+    return {"bin_edges": edges, "counts": counts}
 
 
 # --------------------------------------------------------------------------
@@ -517,6 +600,14 @@ def same_value(got, exp, kind: str) -> bool:
         return type(got) is str and got == exp
     ts = parse_ts(got)
     return ts is not None and ts.ns == exp.ns and ts.aware == exp.aware
+
+
+def same_edge(got, exp, kind: str) -> bool:
+    """A bin edge, exactly: integers as integers (also past 2**64 - 1), numpy's doubles
+    bit for bit, dates and timestamps as values are."""
+    if kind in ("float", "decimal"):
+        return type(got) is float and got == exp
+    return same_value(got, exp, kind)
 
 
 def show(v) -> str:
@@ -558,8 +649,9 @@ def compare(parquet_path: str, json_path: str) -> int:
         kind = ref["_kind"]
         name = field.name
         checked += 1
-        if sorted(col_got) != sorted(COLUMN_FIELDS):
-            mismatch(name, "fields", sorted(col_got), sorted(COLUMN_FIELDS))
+        fields = COLUMN_FIELDS + (["histogram"] if ref["histogram"] else [])
+        if sorted(col_got) != sorted(fields):
+            mismatch(name, "fields", sorted(col_got), sorted(fields))
         for key in ("name", "dtype"):
             if col_got.get(key) != ref[key]:
                 mismatch(name, key, col_got.get(key), ref[key])
@@ -581,6 +673,23 @@ def compare(parquet_path: str, json_path: str) -> int:
             if (not isinstance(g, list) or len(g) != len(e)
                     or not all(same_value(a, b, kind) for a, b in zip(g, e))):
                 mismatch(name, key, g, e)
+        g, e = col_got.get("top_counts"), ref["top_counts"]
+        if not isinstance(g, list) or [type(c) for c in g] != [int] * len(e) or g != e:
+            mismatch(name, "top_counts", g, e)
+        g, e = col_got.get("histogram"), ref["histogram"]
+        if e is None:
+            if g is not None:
+                mismatch(name, "histogram", g, None)
+        elif not isinstance(g, dict) or sorted(g) != ["bin_edges", "counts"]:
+            mismatch(name, "histogram", g, e["bin_edges"])
+        else:
+            edges, counts = g["bin_edges"], g["counts"]
+            if (not isinstance(edges, list) or len(edges) != len(e["bin_edges"])
+                    or not all(same_edge(a, b, kind) for a, b in zip(edges, e["bin_edges"]))):
+                mismatch(name, "histogram.bin_edges", edges, e["bin_edges"])
+            if (not isinstance(counts, list) or [type(c) for c in counts] != [int] * len(counts)
+                    or counts != e["counts"]):
+                mismatch(name, "histogram.counts", counts, e["counts"])
 
     for line in problems:
         print(line)

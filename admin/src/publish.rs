@@ -132,6 +132,9 @@ pub struct Published {
     pub size: u64,
     pub sha256: String,
     pub stats: FileStats,
+    /// True when the histograms were left out of the stored schema, which would not have fit
+    /// with them (`stats` then has none either).
+    pub histograms_left_out: bool,
 }
 
 pub struct Publisher {
@@ -192,16 +195,25 @@ impl Publisher {
         let provisional = input
             .clone()
             .resolve(self.writer.dataset_meta(slug).await?)?;
-        let (stats, size, sha256) = inspect(path).await?;
-        let schema_json = serde_json::to_string(&stats.columns)
-            .map_err(|e| PublishError::BadInput(e.to_string()))?;
+        let (mut stats, size, sha256) = inspect(path).await?;
+        let schema_json = |stats: &FileStats| {
+            serde_json::to_string(&stats.columns).map_err(|e| PublishError::BadInput(e.to_string()))
+        };
+        let (row_count, columns) = (
+            stats.row_count,
+            stats
+                .columns
+                .iter()
+                .map(|c| c.name.clone())
+                .collect::<Vec<_>>(),
+        );
         let version_of = |number: u64, s3_key: String, schema_json: String| NewVersion {
             active: ActiveVersion {
                 version: number,
                 s3_key,
                 size,
-                row_count: stats.row_count,
-                columns: stats.columns.iter().map(|c| c.name.clone()).collect(),
+                row_count,
+                columns: columns.clone(),
                 sha256: sha256.clone(),
                 published_at: now,
             },
@@ -210,8 +222,30 @@ impl Publisher {
         // Every item under DynamoDB's 400 KB, the metadata answer under Lambda's 6 MB: checked
         // before a version number is used or a byte uploaded (version numbers at their widest).
         let widest = 9_999_999_999;
-        let preview = version_of(widest, object_key(slug, widest, &sha256), schema_json);
-        match catalog_writer::check_fits(slug, &provisional, &preview) {
+        let mut preview = version_of(
+            widest,
+            object_key(slug, widest, &sha256),
+            schema_json(&stats)?,
+        );
+        let mut fits = catalog_writer::check_fits(slug, &provisional, &preview);
+        // Histograms are beyond the spec and the bulk of a wide schema: a schema that would not
+        // fit with them is stored without them rather than refused.
+        let mut histograms_left_out = false;
+        if matches!(fits, Err(WriteError::TooLarge(_)))
+            && stats.columns.iter().any(|c| c.histogram.is_some())
+        {
+            for column in &mut stats.columns {
+                column.histogram = None;
+            }
+            histograms_left_out = true;
+            preview = version_of(
+                widest,
+                object_key(slug, widest, &sha256),
+                schema_json(&stats)?,
+            );
+            fits = catalog_writer::check_fits(slug, &provisional, &preview);
+        }
+        match fits {
             Err(WriteError::TooLarge(why)) => {
                 return Err(PublishError::BadInput(format!(
                     "{slug} cannot be published: {why}"
@@ -256,6 +290,7 @@ impl Publisher {
             size,
             sha256,
             stats,
+            histograms_left_out,
         })
     }
 

@@ -14,10 +14,23 @@ pub struct Args {
 
 pub async fn run(args: Args, _ctx: &Context) -> Result<(), CliError> {
     let (stats, size, sha256) = crate::publish::inspect(&args.file).await?;
-    let out = serde_json::json!({
-        "row_count": stats.row_count, "column_count": stats.columns.len(), "size": size,
-        "sha256": sha256, "schema": stats.columns,
-    });
+    // Written straight from the statistics, not through a `serde_json::Value`: a histogram's
+    // last edge can pass 2^64 − 1, which a `Value` cannot hold.
+    #[derive(serde::Serialize)]
+    struct Out<'a> {
+        row_count: u64,
+        column_count: usize,
+        size: u64,
+        sha256: String,
+        schema: &'a [crate::stats::ColumnStats],
+    }
+    let out = Out {
+        row_count: stats.row_count,
+        column_count: stats.columns.len(),
+        size,
+        sha256,
+        schema: &stats.columns,
+    };
     println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     Ok(())
 }

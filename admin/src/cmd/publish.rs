@@ -77,7 +77,7 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
         .await?;
     let approximate = p.stats.columns.iter().filter(|c| c.approximate).count();
     println!(
-        "published {} version {} ({} rows, {} columns, {}, sha256 {}){}",
+        "published {} version {} ({} rows, {} columns, {}, sha256 {}){}{}",
         p.slug,
         p.version,
         p.stats.row_count,
@@ -88,6 +88,11 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
             format!("; {approximate} column(s) with approximate statistics")
         } else {
             String::new()
+        },
+        if p.histograms_left_out {
+            "; histograms left out: the schema would not fit with them"
+        } else {
+            ""
         }
     );
     Ok(())

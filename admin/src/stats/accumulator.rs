@@ -9,6 +9,7 @@ use arrow_schema::{DataType, TimeUnit};
 use rustc_hash::FxHashMap;
 use serde_json::json;
 
+use super::histogram::Binner;
 use super::sketch::*;
 use super::values::*;
 use super::*;
@@ -135,11 +136,12 @@ impl Accumulator {
     pub(super) fn int(&mut self, v: i128, numeric: bool) {
         if numeric {
             self.number(v as f64);
-            self.min_int = self.min_int.min(v);
-            self.max_int = self.max_int.max(v);
         } else {
             self.count += 1;
         }
+        // Dates and timestamps too: their histogram's range.
+        self.min_int = self.min_int.min(v);
+        self.max_int = self.max_int.max(v);
         self.sample(|| Key::Int(v));
         if let Counts::Int(map) = &mut self.counts {
             Self::count_in(map, &mut self.hll, &v, || v);
@@ -270,7 +272,23 @@ impl Accumulator {
         Ok(())
     }
 
-    pub(super) fn finish(mut self, rows: u64) -> ColumnStats {
+    /// The bins of this column's histogram, once every value has been seen: none for a column
+    /// of another type or without values.
+    pub(super) fn binner(&self) -> Option<Binner> {
+        if self.count == 0 {
+            return None;
+        }
+        let kind = self.kind.clone();
+        match kind {
+            Kind::Int | Kind::Date32 | Kind::Date64 | Kind::Timestamp(..) => {
+                Some(Binner::int(kind, self.min_int, self.max_int))
+            }
+            Kind::Float | Kind::Decimal(_) => Binner::float(kind, self.min, self.max),
+            Kind::Bool | Kind::Text | Kind::Other => None,
+        }
+    }
+
+    pub(super) fn finish(mut self, rows: u64, histogram: Option<Histogram>) -> ColumnStats {
         let approximate = self.hll.is_some() || self.values_seen as usize > MEDIAN_LIMIT;
         let unique_count = match &self.hll {
             Some(sketch) => sketch.estimate(),
@@ -302,8 +320,10 @@ impl Accumulator {
             max,
             median,
             top_values: top.iter().take(TOP).map(|(k, _)| kind.to_json(k)).collect(),
+            top_counts: top.iter().take(TOP).map(|(_, n)| *n).collect(),
             sample_values: self.samples.iter().map(|k| kind.to_json(k)).collect(),
             approximate,
+            histogram,
             name: self.name,
             dtype: self.dtype,
         }

@@ -12,28 +12,42 @@
 //!   values; `null` when there are none (`std` when fewer than two), and `null` for every other
 //!   type. `min` and `max` of integer columns are integers.
 //! - `top_values`: up to 5 most frequent non-null values, most frequent first, ties by value
-//!   ascending. `sample_values`: the first up to 5 non-null values in file order. Dates and
+//!   ascending; `top_counts`: how many rows hold each of them, in the same order.
+//!   `sample_values`: the first up to 5 non-null values in file order. Dates and
 //!   timestamps as ISO 8601 strings; text longer than 200 characters is cut and ends in `…`.
 //!   Values of other types (binary, lists, structs) are counted by their text form, so cut.
+//! - `histogram` (integer, floating-point, decimal, date and timestamp columns with a value):
+//!   at most [`BINS`] bins, `{"bin_edges": [...], "counts": [...]}` as in Hugging Face
+//!   dataset-viewer's `/statistics`. Integers, dates (in days) and timestamps (in their unit)
+//!   have integer bins of one width, ceil((max − min + 1) / 20), from `min`, the last edge an
+//!   exclusive bound; floats and decimals (as doubles) have numpy.histogram(values, bins=20)'s
+//!   bins, computed as numpy computes them, and none where numpy refuses the range. See
+//!   [`histogram`].
 //!
 //! Memory is bounded per column, whatever the file's size: exact up to [`DISTINCT_LIMIT`]
 //! distinct values (unique count, top values) and [`MEDIAN_LIMIT`] values (median); beyond, the
 //! unique count comes from a HyperLogLog sketch (about 0.8 % error), top values from the values
-//! seen before the limit, the median from a uniform reservoir sample of [`MEDIAN_LIMIT`] values,
-//! and the column is flagged `"approximate": true`.
+//! counted before the limit (each still counted exactly), the median from a uniform reservoir
+//! sample of [`MEDIAN_LIMIT`] values, and the column is flagged `"approximate": true`.
+//! Histograms are exact at every size: a second pass over the file, reading only their columns,
+//! counts the values into bins fixed by the first pass's exact minimum and maximum.
 
 mod accumulator;
+pub mod histogram;
 mod sketch;
 mod values;
 
 use std::fs::File;
 use std::path::Path;
 
+use arrow_array::ArrayRef;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
 use serde::Serialize;
 use serde_json::Value;
 
 use accumulator::Accumulator;
+pub use histogram::{Histogram, BINS};
 
 /// Distinct values counted exactly per column.
 pub const DISTINCT_LIMIT: usize = 1 << 20;
@@ -57,6 +71,8 @@ pub enum StatsError {
     NoColumns,
     #[error("a statistics thread failed")]
     Panicked,
+    #[error("the file changed while its statistics were computed")]
+    Changed,
 }
 
 /// Spec 2.2, plus `approximate`.
@@ -73,9 +89,14 @@ pub struct ColumnStats {
     pub max: Option<Value>,
     pub median: Option<f64>,
     pub top_values: Vec<Value>,
+    /// How many rows hold each of `top_values`, in the same order (beyond the spec).
+    pub top_counts: Vec<u64>,
     pub sample_values: Vec<Value>,
     /// True when a memory bound made `unique_count`, `top_values` or `median` an estimate.
     pub approximate: bool,
+    /// Numeric, date and timestamp columns with a value (beyond the spec).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<Histogram>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -83,10 +104,53 @@ pub struct FileStats {
     pub row_count: u64,
     pub columns: Vec<ColumnStats>,
 }
-/// Reads the file batch by batch and summarizes every column.
-pub fn summarize(path: &Path) -> Result<FileStats, StatsError> {
+
+/// Feeds each array of a batch to its own item: the items are independent, so each thread takes
+/// a share of them.
+fn in_parallel<T: Send>(
+    items: &mut [T],
+    arrays: &[ArrayRef],
+    feed: impl Fn(&mut T, &ArrayRef) -> Result<(), StatsError> + Sync,
+) -> Result<(), StatsError> {
+    if items.len() != arrays.len() {
+        return Err(StatsError::Changed);
+    }
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(items.len());
+    if threads == 0 {
+        return Ok(());
+    }
+    let share = items.len().div_ceil(threads);
+    let feed = &feed;
+    std::thread::scope(|scope| {
+        let jobs: Vec<_> = items
+            .chunks_mut(share)
+            .zip(arrays.chunks(share))
+            .map(|(items, arrays)| {
+                scope.spawn(move || {
+                    items
+                        .iter_mut()
+                        .zip(arrays)
+                        .try_for_each(|(item, array)| feed(item, array))
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .try_for_each(|job| job.join().unwrap_or_else(|_| Err(StatsError::Panicked)))
+    })
+}
+
+fn open(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>, StatsError> {
     let file = File::open(path).map_err(|e| StatsError::Io(path.display().to_string(), e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)?;
+    Ok(ParquetRecordBatchReaderBuilder::try_new(file)?.with_batch_size(BATCH_ROWS))
+}
+
+/// Reads the file batch by batch and summarizes every column; then reads the numeric, date and
+/// timestamp columns again to count their histograms.
+pub fn summarize(path: &Path) -> Result<FileStats, StatsError> {
+    let builder = open(path)?;
     let row_count = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
     let schema = builder.schema().clone();
     if schema.fields().is_empty() {
@@ -97,34 +161,33 @@ pub fn summarize(path: &Path) -> Result<FileStats, StatsError> {
         .iter()
         .map(|f| Accumulator::new(f.name(), f.data_type()))
         .collect();
-    // Columns are independent: each thread takes a share of them for every batch.
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(columns.len());
-    let share = columns.len().div_ceil(threads);
-    for batch in builder.with_batch_size(BATCH_ROWS).build()? {
-        let batch = batch?;
-        let arrays = batch.columns();
-        std::thread::scope(|scope| {
-            let jobs: Vec<_> = columns
-                .chunks_mut(share)
-                .zip(arrays.chunks(share))
-                .map(|(accs, arrays)| {
-                    scope.spawn(move || {
-                        accs.iter_mut()
-                            .zip(arrays)
-                            .try_for_each(|(acc, array)| acc.add(array))
-                    })
-                })
-                .collect();
-            jobs.into_iter()
-                .try_for_each(|job| job.join().unwrap_or_else(|_| Err(StatsError::Panicked)))
-        })?;
+    for batch in builder.build()? {
+        in_parallel(&mut columns, batch?.columns(), Accumulator::add)?;
+    }
+    // Second pass: the bins are fixed by each column's exact minimum and maximum.
+    let (indices, mut binners): (Vec<usize>, Vec<_>) = columns
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| c.binner().map(|b| (i, b)))
+        .unzip();
+    if !binners.is_empty() {
+        let builder = open(path)?;
+        let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
+        for batch in builder.with_projection(mask).build()? {
+            in_parallel(&mut binners, batch?.columns(), |b, a| b.add(a))?;
+        }
+    }
+    let mut histograms: Vec<Option<Histogram>> = vec![None; columns.len()];
+    for (i, binner) in indices.into_iter().zip(binners) {
+        histograms[i] = Some(binner.finish());
     }
     Ok(FileStats {
         row_count,
-        columns: columns.into_iter().map(|c| c.finish(row_count)).collect(),
+        columns: columns
+            .into_iter()
+            .zip(histograms)
+            .map(|(c, h)| c.finish(row_count, h))
+            .collect(),
     })
 }
 

@@ -60,9 +60,8 @@ impl Kind {
             (_, Key::Bool(b)) => json!(b),
             (Self::Int, Key::Int(i)) => int_json(*i),
             (Self::Decimal(scale), Key::Int(i)) => json!(decimal_f64(*i, *scale)),
-            (Self::Date32, Key::Int(days)) => date_json(*days as i64),
-            (Self::Date64, Key::Int(days)) => date_json(*days as i64),
-            (Self::Timestamp(unit, tz), Key::Int(t)) => timestamp_json(*t as i64, unit, *tz),
+            (Self::Date32 | Self::Date64, Key::Int(days)) => date_json(*days),
+            (Self::Timestamp(unit, tz), Key::Int(t)) => timestamp_json(*t, unit, *tz),
             (_, Key::Int(i)) => int_json(*i),
             (_, Key::Float(bits)) => json!(float_of(*bits)),
             (_, Key::Text(s)) => json!(shown(s)),
@@ -92,20 +91,24 @@ pub(super) fn decimal_f64(unscaled: i128, scale: i8) -> f64 {
     unscaled as f64 / 10f64.powi(i32::from(scale))
 }
 
-pub(super) fn date_json(days: i64) -> Value {
+pub(super) fn date_json(days: i128) -> Value {
     NaiveDate::from_ymd_opt(1970, 1, 1)
-        .and_then(|epoch| epoch.checked_add_signed(TimeDelta::days(days)))
+        .zip(i64::try_from(days).ok().and_then(TimeDelta::try_days))
+        .and_then(|(epoch, days)| epoch.checked_add_signed(days))
         .map_or(Value::Null, |d| json!(d.to_string()))
 }
 
-pub(super) fn timestamp_json(t: i64, unit: &TimeUnit, tz: bool) -> Value {
-    let nanos: i128 = match unit {
-        TimeUnit::Second => i128::from(t) * 1_000_000_000,
-        TimeUnit::Millisecond => i128::from(t) * 1_000_000,
-        TimeUnit::Microsecond => i128::from(t) * 1_000,
-        TimeUnit::Nanosecond => i128::from(t),
+/// A timestamp in `unit` (an i128: a histogram's last edge can pass i64).
+pub(super) fn timestamp_json(t: i128, unit: &TimeUnit, tz: bool) -> Value {
+    let nanos = match unit {
+        TimeUnit::Second => t.saturating_mul(1_000_000_000),
+        TimeUnit::Millisecond => t.saturating_mul(1_000_000),
+        TimeUnit::Microsecond => t.saturating_mul(1_000),
+        TimeUnit::Nanosecond => t,
     };
-    let secs = nanos.div_euclid(1_000_000_000) as i64;
+    let Ok(secs) = i64::try_from(nanos.div_euclid(1_000_000_000)) else {
+        return Value::Null;
+    };
     let sub = nanos.rem_euclid(1_000_000_000) as u32;
     match DateTime::from_timestamp(secs, sub) {
         Some(dt) if tz => json!(dt.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),

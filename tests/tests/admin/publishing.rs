@@ -12,6 +12,11 @@ async fn published_dataset_is_served_with_its_statistics_and_downloads() {
     let meta = json_body(&metadata(&stack, "air").await);
     let inspected = inspect(&file);
     assert_eq!(meta["schema"], inspected["schema"]);
+    // Beyond the spec, served as computed: histograms on the numeric columns, top counts on all.
+    let columns = meta["schema"].as_array().unwrap();
+    assert!(columns.iter().any(|c| c["histogram"]["counts"].is_array()));
+    assert!(columns.iter().all(|c| c["top_counts"].is_array()));
+    assert!(!printed.contains("histograms left out"), "{printed}");
     assert_eq!(meta["row_count"], inspected["row_count"]);
     assert_eq!(meta["size"], inspected["size"]);
     assert_eq!(meta["name"], "Published through the CLI");
