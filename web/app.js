@@ -185,9 +185,8 @@ export async function signOut() {
   const raw = sessionStorage.getItem(SESSION);
   signOutLocally();
   if (!raw) return;
-  const { userPoolClientId } = await config();
-  // Revokes the refresh token; the access token ends within the hour.
-  await cognito("RevokeToken", { ClientId: userPoolClientId, Token: JSON.parse(raw).refreshToken }).catch(() => {});
+  // Ends the account's sessions (its refresh tokens); an access token lapses within the hour.
+  await cognito("GlobalSignOut", { AccessToken: JSON.parse(raw).accessToken }).catch(() => {});
 }
 
 /** Keys this tab may use for downloads (created here, with "use in this tab" ticked). */

@@ -22,7 +22,9 @@ function svg(tag, attributes, ...children) {
 
 function edgeLabel(value) {
   if (typeof value === "number") return Number.isInteger(value) ? humanNumber(value) : value.toPrecision(4);
-  return String(value).replace("T00:00:00", "").replace(/:00(\.0+)?Z$/, "Z");
+  const text = String(value);
+  // Timestamps to the minute (a last edge may sit a microsecond past the maximum).
+  return /^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(text) ? text.slice(0, 16).replace("T", " ") : text;
 }
 
 /** A histogram: one bar per bin, the first and last edges below. */

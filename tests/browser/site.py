@@ -113,6 +113,16 @@ def dataset(page, ctx):
     assert drawn.count() >= 1
     for link in page.locator("main a[href^='/datasets/']").all():
         assert "/discussions/" in link.get_attribute("href")
+    # A dataset published through catalog-admin: histograms for its numbers and timestamps.
+    page.goto(BASE + "/dataset.html?slug=weather-stations")
+    meta = page.request.get(BASE + "/api/v1/datasets/weather-stations").json()
+    with_histogram = [c for c in meta["schema"] if c.get("histogram")]
+    assert len(with_histogram) >= 3, [c["name"] for c in meta["schema"]]
+    expect(page.locator("svg.chart[aria-label^='Histogram of']")).to_have_count(len(with_histogram))
+    for column in with_histogram:
+        card = page.locator("section.column", has=page.locator(f"h3#col-{column['name']}"))
+        expect(card.locator("svg.chart rect.bar")).to_have_count(len(column["histogram"]["counts"]))
+    page.locator("section.column").nth(1).scroll_into_view_if_needed()
     page.screenshot(path=f"{SHOTS}/dataset.png", full_page=False)
 
 
