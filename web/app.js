@@ -5,7 +5,8 @@ let configPromise;
 
 /** The deployment's configuration (config.json, written at deploy or by the local server). */
 export function config() {
-  configPromise ??= fetch("config.json", { cache: "no-store" }).then((r) => {
+  // Preloaded by each page's <link rel="preload">, so it arrives with the scripts.
+  configPromise ??= fetch("config.json").then((r) => {
     if (!r.ok) throw new Error("config.json is missing");
     return r.json();
   });
@@ -222,7 +223,8 @@ export function h(tag, attributes = {}, ...children) {
   return element;
 }
 
-/** The header's account links: "API keys" and "Sign in", or the email and "Sign out". */
+/** The header's account links: the page's own "Sign in" and "Sign up", or (signed in) "API
+ * keys", the email and "Sign out". */
 export async function header() {
   const slot = document.getElementById("account-nav");
   if (!slot) return;
@@ -240,8 +242,6 @@ export async function header() {
         },
       }, "Sign out"),
     );
-  } else {
-    slot.replaceChildren(h("a", { href: "account.html" }, "Sign in"), h("a", { href: "account.html#sign-up" }, "Sign up"));
   }
 }
 
