@@ -183,7 +183,7 @@ function render(d) {
     h("h2", {}, "Insights"), h("p", {}, d.insights || "–"),
     h("h2", {}, "Discussions"),
     d.discussions.length
-      ? h("ul", {}, ...d.discussions.map((x) => h("li", {}, h("a", { href: x.path }, x.title))))
+      ? h("ul", {}, ...d.discussions.map((x) => h("li", {}, /^\/(?!\/)/.test(x.path) ? h("a", { href: x.path }, x.title) : x.title)))
       : h("p", {}, "No discussions yet."),
     h("h2", { id: "download-heading" }, "Download"),
     h("div", { id: "download-slot" }),
