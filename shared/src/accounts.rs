@@ -244,6 +244,23 @@ impl NewKey {
     }
 }
 
+impl NewKey {
+    /// The new key as its owner sees it.
+    pub fn info(&self) -> KeyInfo {
+        KeyInfo {
+            id: self.id.clone(),
+            prefix: self.prefix.clone(),
+            label: self.label.clone(),
+            scopes: self.scopes.iter().map(|s| s.as_str().to_owned()).collect(),
+            created_at: self.created_at,
+            expires_at: self.expires_at,
+            last_used_at: None,
+            revoked_at: None,
+            owner: self.owner.as_ref().map(|o| o.as_str().to_owned()),
+        }
+    }
+}
+
 /// A public key id as [`NewKey`] makes them: `key_` and 16 lowercase hex digits.
 pub fn is_key_id(id: &str) -> bool {
     id.strip_prefix("key_").is_some_and(|hex| {

@@ -161,17 +161,7 @@ impl AccountKeyStore for MemoryAccounts {
         if active >= MAX_ACTIVE_KEYS {
             return Ok(Created::LimitReached);
         }
-        keys.push(KeyInfo {
-            id: key.id.clone(),
-            prefix: key.prefix.clone(),
-            label: key.label.clone(),
-            scopes: key.scopes.iter().map(|s| s.as_str().to_owned()).collect(),
-            created_at: key.created_at,
-            expires_at: key.expires_at,
-            last_used_at: None,
-            revoked_at: None,
-            owner,
-        });
+        keys.push(key.info());
         Ok(Created::Created)
     }
 

@@ -124,17 +124,7 @@ async fn account_inner(
                 }
             }
             tracing::info!(owner = %owner, key_id = %key.id, expires_at = ?key.expires_at, "created account key");
-            let info = KeyInfo {
-                id: key.id.clone(),
-                prefix: key.prefix.clone(),
-                label: key.label.clone(),
-                scopes: key.scopes.iter().map(|s| s.as_str().to_owned()).collect(),
-                created_at: key.created_at,
-                expires_at: key.expires_at,
-                last_used_at: None,
-                revoked_at: None,
-                owner: Some(owner.to_string()),
-            };
+            let info = key.info();
             let mut response = json_response(
                 StatusCode::CREATED,
                 &CreatedBody {

@@ -160,14 +160,9 @@ impl DynamoAccounts {
             .build())
     }
 
-    /// Drops the slots of the account's expired keys: how many went, or `None` if the account
-    /// is disabled.
-    async fn drop_expired_slots(
-        &self,
-        owner: &Owner,
-        now: DateTime<Utc>,
-    ) -> Result<Option<usize>, StoreError> {
-        let item = self
+    /// The account's item, read strongly (empty when the account has never held a key).
+    async fn account_item(&self, owner: &Owner) -> Result<Item, StoreError> {
+        Ok(self
             .client
             .get_item()
             .table_name(&self.keys_table)
@@ -177,7 +172,17 @@ impl DynamoAccounts {
             .await
             .map_err(classify)?
             .item
-            .unwrap_or_default();
+            .unwrap_or_default())
+    }
+
+    /// Drops the slots of the account's expired keys: how many went, or `None` if the account
+    /// is disabled.
+    async fn drop_expired_slots(
+        &self,
+        owner: &Owner,
+        now: DateTime<Utc>,
+    ) -> Result<Option<usize>, StoreError> {
+        let item = self.account_item(owner).await?;
         if item.contains_key("disabled_at") {
             return Ok(None);
         }
@@ -268,17 +273,7 @@ impl DynamoAccounts {
     /// consistent, so the account's slots (read strongly) name every active key: one the index
     /// does not show yet is looked for again until it does.
     pub async fn revoke_all(&self, owner: &Owner, at: DateTime<Utc>) -> Result<usize, StoreError> {
-        let account = self
-            .client
-            .get_item()
-            .table_name(&self.keys_table)
-            .set_key(Some(account_key(owner.as_str())))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(classify)?
-            .item
-            .unwrap_or_default();
+        let account = self.account_item(owner).await?;
         let mut active: Vec<String> = match account.get(ACTIVE_KEYS) {
             Some(AttributeValue::Ss(slots)) => slots
                 .iter()
