@@ -262,8 +262,11 @@ def keyboard_dataset(page, ctx):
 @step("keyboard: the API keys page (sign in, create, revoke with the keyboard only)")
 def keyboard_account(page, ctx):
     page.goto(BASE + "/account.html")
-    page.get_by_role("button", name="Sign out").click()
+    # Signing out reloads the page once Cognito has answered: wait for that page.
+    with page.expect_navigation():
+        page.get_by_role("button", name="Sign out").click()
     expect(page.locator("#sign-in")).to_be_visible()
+    expect(page.locator("#signed-in")).to_be_hidden()
     visited = tab_through(page, 8)
     assert all(v["outline"] for v in visited), [v for v in visited if not v["outline"]]
     page.focus("#in-email")
