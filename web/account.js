@@ -1,8 +1,8 @@
 // Sign up, confirm, sign in, and the API keys settings: create (the secret shown once), list,
 // revoke.
 import {
-  CognitoError, answerMfa, api, confirmSignUp, copy, explain, forgetKey, h, header, humanDate,
-  rememberKey, session, signIn, signUp,
+  CognitoError, answerMfa, api, confirmSignUp, copy, explain, finishMfa, forgetKey, h, header,
+  humanDate, mfaEnabled, rememberKey, session, signIn, signUp, startMfa, stopMfa,
 } from "./app.js";
 
 const status = document.getElementById("status");
@@ -14,7 +14,7 @@ function cognitoSentence(error) {
     UserNotFoundException: "Wrong email or password.",
     UserNotConfirmedException: "Confirm your email first: enter the code we sent you.",
     UsernameExistsException: "An account with this email exists. Sign in instead.",
-    CodeMismatchException: "That code is not right. Check the email we sent and try again.",
+    CodeMismatchException: "That code is not right. Check it and try again.",
     ExpiredCodeException: "That code has expired. Sign up again to get a new one.",
     LimitExceededException: "Too many attempts. Wait a few minutes and try again.",
   };
@@ -49,6 +49,8 @@ document.getElementById("sign-in").addEventListener("submit", async (event) => {
       return;
     }
     pendingMfa = null;
+    document.getElementById("mfa").hidden = true;
+    f.reset();
     await start();
   } catch (error) {
     say(cognitoSentence(error), true);
@@ -163,6 +165,57 @@ document.getElementById("create").addEventListener("submit", async (event) => {
 });
 
 // ---------------------------------------------------------------------------------------------
+// Two-factor sign-in (an authenticator app)
+
+const mfaToggle = document.getElementById("mfa-toggle");
+const mfaSetup = document.getElementById("mfa-setup");
+
+async function showMfa() {
+  const s = await session();
+  const on = await mfaEnabled(s.accessToken);
+  document.getElementById("mfa-state").textContent = on
+    ? "On: signing in asks for a code from your authenticator app."
+    : "Off: signing in asks for your password only.";
+  mfaToggle.textContent = on ? "Turn off two-factor sign-in" : "Turn on two-factor sign-in";
+  mfaToggle.dataset.on = on ? "1" : "";
+  mfaToggle.hidden = false;
+  mfaSetup.hidden = true;
+}
+
+mfaToggle.addEventListener("click", async () => {
+  try {
+    const s = await session();
+    if (mfaToggle.dataset.on) {
+      await stopMfa(s.accessToken);
+      await showMfa();
+      return;
+    }
+    const secret = await startMfa(s.accessToken);
+    document.getElementById("mfa-secret").textContent = secret;
+    document.getElementById("mfa-link").href =
+      `otpauth://totp/Dataset%20catalog:${encodeURIComponent(s.email)}?secret=${secret}&issuer=Dataset%20catalog`;
+    mfaSetup.hidden = false;
+    mfaToggle.hidden = true;
+    document.getElementById("mfa-code").focus();
+  } catch (error) {
+    say(cognitoSentence(error), true);
+  }
+});
+
+document.getElementById("mfa-verify").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    const s = await session();
+    await finishMfa(s.accessToken, document.getElementById("mfa-code").value.trim());
+    event.target.reset();
+    await showMfa();
+    say("Two-factor sign-in is on.");
+  } catch (error) {
+    say(cognitoSentence(error), true);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
 
 async function start() {
   await header();
@@ -175,8 +228,9 @@ async function start() {
   }
   try {
     await list();
+    await showMfa();
   } catch (error) {
-    say(explain(error), true);
+    say(error instanceof CognitoError ? cognitoSentence(error) : explain(error), true);
   }
 }
 

@@ -190,6 +190,33 @@ export async function signOut() {
   await cognito("GlobalSignOut", { AccessToken: JSON.parse(raw).accessToken }).catch(() => {});
 }
 
+/** Whether the signed-in account signs in with an authenticator code. */
+export async function mfaEnabled(accessToken) {
+  const user = await cognito("GetUser", { AccessToken: accessToken });
+  return (user.UserMFASettingList ?? []).includes("SOFTWARE_TOKEN_MFA");
+}
+
+/** The secret to add to an authenticator app (the first step of turning MFA on). */
+export async function startMfa(accessToken) {
+  return (await cognito("AssociateSoftwareToken", { AccessToken: accessToken })).SecretCode;
+}
+
+/** Checks a first code from the app, then makes it required at every sign-in. */
+export async function finishMfa(accessToken, code) {
+  await cognito("VerifySoftwareToken", { AccessToken: accessToken, UserCode: code, FriendlyDeviceName: "authenticator app" });
+  await cognito("SetUserMFAPreference", {
+    AccessToken: accessToken,
+    SoftwareTokenMfaSettings: { Enabled: true, PreferredMfa: true },
+  });
+}
+
+export async function stopMfa(accessToken) {
+  await cognito("SetUserMFAPreference", {
+    AccessToken: accessToken,
+    SoftwareTokenMfaSettings: { Enabled: false, PreferredMfa: false },
+  });
+}
+
 /** Keys this tab may use for downloads (created here, with "use in this tab" ticked). */
 export function tabKeys() {
   return JSON.parse(sessionStorage.getItem(KEYS) ?? "[]");

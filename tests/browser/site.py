@@ -209,6 +209,30 @@ def revoke(page, ctx):
     expect(page.get_by_role("alert")).to_have_text("That API key was refused: it is mistyped, expired or revoked.")
 
 
+@step("two-factor sign-in: turn it on, sign in with a code, turn it off")
+def two_factor(page, ctx):
+    page.goto(BASE + "/account.html")
+    expect(page.locator("#mfa-state")).to_contain_text("Off")
+    page.get_by_role("button", name="Turn on two-factor sign-in").click()
+    expect(page.locator("#mfa-secret")).not_to_be_empty()
+    assert page.locator("#mfa-link").get_attribute("href").startswith("otpauth://totp/")
+    page.fill("#mfa-code", "123456")  # the emulator checks no code unless told to
+    page.get_by_role("button", name="Turn on", exact=True).click()
+    expect(page.locator("#mfa-state")).to_contain_text("On:")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Sign out").click()
+    page.fill("#in-email", EMAIL)
+    page.fill("#in-password", PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#status")).to_have_text("Enter the code from your authenticator app.")
+    expect(page.locator("#in-code")).to_be_focused()
+    page.keyboard.type("654321")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="API keys")).to_be_visible()
+    page.get_by_role("button", name="Turn off two-factor sign-in").click()
+    expect(page.locator("#mfa-state")).to_contain_text("Off")
+
+
 def tab_through(page, count):
     """The elements focus visits on up to `count` presses of Tab (until it leaves the page): tag,
     text and whether the focus is visible."""
