@@ -751,3 +751,53 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
         .collect();
     assert_eq!(attributes, ["key_hash", "last_used_at"]);
 }
+
+/// The data function's write of `last_used_at`, against DynamoDB: a use is recorded, a second
+/// within the hour is refused by the write's condition (a concurrent instance's write is a
+/// no-op), one an hour later is recorded; a key that does not exist is never created.
+#[tokio::test]
+async fn last_use_is_written_at_most_once_an_hour_by_the_condition() {
+    use catalog::ports::KeyUsage;
+    let stack = Stack::start().await;
+    let now = Utc::now();
+    let secret = generate_key();
+    let hash = stack.add_key(&secret, &["read"], now, None).await;
+    let catalog = stack.catalog();
+    let last_used = || async {
+        let item = stack
+            .writer()
+            .accounts()
+            .read_item(catalog::dynamo::layout::api_key_key(hash.as_str()))
+            .await
+            .unwrap()
+            .expect("the key's item");
+        catalog::dynamo::attr::get_time_opt(&item, "last_used_at").unwrap()
+    };
+    let at = |minutes: i64| {
+        let t = now + chrono::Duration::minutes(minutes);
+        chrono::DateTime::parse_from_rfc3339(&catalog::model::format_time(&t))
+            .unwrap()
+            .with_timezone(&Utc)
+    };
+    assert_eq!(last_used().await, None);
+    catalog.record_use(&hash, at(0)).await.unwrap();
+    assert_eq!(last_used().await, Some(at(0)));
+    catalog.record_use(&hash, at(30)).await.unwrap();
+    assert_eq!(
+        last_used().await,
+        Some(at(0)),
+        "within the hour: not written"
+    );
+    catalog.record_use(&hash, at(61)).await.unwrap();
+    assert_eq!(last_used().await, Some(at(61)));
+
+    let unknown = catalog::domain::KeyHash::of(&generate_key());
+    catalog.record_use(&unknown, at(0)).await.unwrap();
+    let none = stack
+        .writer()
+        .accounts()
+        .read_item(catalog::dynamo::layout::api_key_key(unknown.as_str()))
+        .await
+        .unwrap();
+    assert!(none.is_none(), "recording a use creates no item");
+}

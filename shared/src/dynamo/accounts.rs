@@ -160,18 +160,25 @@ impl DynamoAccounts {
             .build())
     }
 
-    /// The account's item, read strongly (empty when the account has never held a key).
-    async fn account_item(&self, owner: &Owner) -> Result<Item, StoreError> {
+    /// An item of the keys table by its key, read strongly.
+    pub async fn read_item(&self, key: Item) -> Result<Option<Item>, StoreError> {
         Ok(self
             .client
             .get_item()
             .table_name(&self.keys_table)
-            .set_key(Some(account_key(owner.as_str())))
+            .set_key(Some(key))
             .consistent_read(true)
             .send()
             .await
             .map_err(classify)?
-            .item
+            .item)
+    }
+
+    /// The account's item (empty when the account has never held a key).
+    async fn account_item(&self, owner: &Owner) -> Result<Item, StoreError> {
+        Ok(self
+            .read_item(account_key(owner.as_str()))
+            .await?
             .unwrap_or_default())
     }
 

@@ -91,18 +91,12 @@ impl DynamoWriter {
     /// Marks a key revoked as of `at` (the first revocation's time stays: revoking twice
     /// changes nothing); the next request with it is refused. An account's key frees its slot.
     pub async fn revoke_key(&self, hash: &KeyHash, at: DateTime<Utc>) -> Result<(), WriteError> {
-        let item = self
-            .client
-            .get_item()
-            .table_name(&self.keys_table)
-            .set_key(Some(api_key_key(hash.as_str())))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(classify)?
-            .item
+        let accounts = self.accounts();
+        let item = accounts
+            .read_item(api_key_key(hash.as_str()))
+            .await?
             .ok_or_else(|| WriteError::NoSuchKey(format!("with hash {}", hash.as_str())))?;
-        self.accounts().revoke_item(&item, at).await?;
+        accounts.revoke_item(&item, at).await?;
         Ok(())
     }
 
