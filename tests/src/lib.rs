@@ -93,6 +93,60 @@ pub fn wait_for_port(port: u16, child: &mut Child, what: &str) {
     panic!("{what} did not listen on 127.0.0.1:{port} within 60 s");
 }
 
+/// Whether process `pid` itself holds a socket listening on 127.0.0.1:`port` (Linux: the
+/// socket's inode in /proc/net/tcp among the process's file descriptors). Connecting is not
+/// enough: another test's server may have taken the port between `free_port` and the spawn.
+fn listens_itself(pid: u32, port: u16) -> bool {
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else {
+        return TcpStream::connect(("127.0.0.1", port)).is_ok();
+    };
+    let local = format!("0100007F:{port:04X}");
+    let inodes: Vec<String> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // local address, state 0A (LISTEN), inode
+            (fields.get(1) == Some(&local.as_str()) && fields.get(3) == Some(&"0A"))
+                .then(|| fields.get(9).map(|i| format!("socket:[{i}]")))
+                .flatten()
+        })
+        .collect();
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path())
+            .is_ok_and(|target| inodes.iter().any(|i| target.as_os_str() == i.as_str()))
+    })
+}
+
+/// Spawns a server on a free loopback port (`command(port)`) and waits until it listens there
+/// itself; if the port was taken meanwhile (the server exits, or never owns it), tries again on
+/// another. Returns the running child and its port.
+pub fn start_on_free_port(what: &str, command: impl Fn(u16) -> Command) -> (Child, u16) {
+    for _ in 0..5 {
+        let port = free_port();
+        let mut child = command(port)
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {what}: {e}"));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if listens_itself(child.id(), port) {
+                return (child, port);
+            }
+            let exited = matches!(child.try_wait(), Ok(Some(_)));
+            if exited || Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    panic!("{what} could not listen on a free loopback port in 5 tries");
+}
+
 /// A child process that is killed when dropped.
 pub struct Guard(pub Child);
 
@@ -159,30 +213,28 @@ pub fn credentials() -> Credentials {
 impl Stack {
     /// Starts both servers and creates the tables and the bucket.
     pub async fn start() -> Self {
-        let moto_port = free_port();
-        let (moto_out, moto_err) = match std::env::var_os("CATALOG_MOTO_LOG") {
-            Some(_) => log_files("moto"),
-            None => (Stdio::null(), Stdio::null()),
-        };
-        let mut moto = Command::new(tool("MOTO_SERVER", ".venv/bin/moto_server"))
-            .args(["-H", "127.0.0.1", "-p", &moto_port.to_string()])
-            .stdout(moto_out)
-            .stderr(moto_err)
-            .spawn()
-            .expect("start moto_server");
-        let s3_port = free_port();
+        let (moto, moto_port) = start_on_free_port("moto_server", |port| {
+            let (out, err) = match std::env::var_os("CATALOG_MOTO_LOG") {
+                Some(_) => log_files("moto"),
+                None => (Stdio::null(), Stdio::null()),
+            };
+            let mut cmd = Command::new(tool("MOTO_SERVER", ".venv/bin/moto_server"));
+            cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .stdout(out)
+                .stderr(err);
+            cmd
+        });
         let s3_root = std::env::temp_dir().join(format!("catalog-s3-{}", Uuid::new_v4()));
         std::fs::create_dir_all(&s3_root).expect("s3 root");
-        let mut s3s = Command::new(tool("S3S_FS", ".tools/bin/s3s-fs"))
-            .args(["--host", "127.0.0.1", "--port", &s3_port.to_string()])
-            .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
-            .arg(&s3_root)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start s3s-fs");
-        wait_for_port(moto_port, &mut moto, "moto_server");
-        wait_for_port(s3_port, &mut s3s, "s3s-fs");
+        let (s3s, s3_port) = start_on_free_port("s3s-fs", |port| {
+            let mut cmd = Command::new(tool("S3S_FS", ".tools/bin/s3s-fs"));
+            cmd.args(["--host", "127.0.0.1", "--port", &port.to_string()])
+                .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
+                .arg(&s3_root)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            cmd
+        });
 
         let dynamo_url = format!("http://127.0.0.1:{moto_port}");
         let s3_url = format!("http://127.0.0.1:{s3_port}");
@@ -498,8 +550,6 @@ pub fn start_local_api_with(
     stack: &Stack,
     pool: Option<&catalog_dev::cognito::UserPool>,
 ) -> (String, Guard) {
-    let port = free_port();
-    let (stdout, stderr) = log_files("catalog-local-api");
     let accounts: Vec<(&str, String)> = pool
         .map(|pool| {
             vec![
@@ -512,17 +562,17 @@ pub fn start_local_api_with(
             ]
         })
         .unwrap_or_default();
-    let mut api = Guard(
-        Command::new(built_binary("catalog-local-api"))
-            .envs(stack.function_env())
-            .envs(accounts)
+    let (child, port) = start_on_free_port("catalog-local-api", |port| {
+        let (stdout, stderr) = log_files("catalog-local-api");
+        let mut cmd = Command::new(built_binary("catalog-local-api"));
+        cmd.envs(stack.function_env())
+            .envs(accounts.clone())
             .env("LOCAL_API_ADDR", format!("127.0.0.1:{port}"))
             .stdout(stdout)
-            .stderr(stderr)
-            .spawn()
-            .expect("start catalog-local-api"),
-    );
-    wait_for_port(port, &mut api.0, "catalog-local-api");
+            .stderr(stderr);
+        cmd
+    });
+    let api = Guard(child);
     (format!("http://127.0.0.1:{port}/api/v1"), api)
 }
 
