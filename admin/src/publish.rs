@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
-use catalog::domain::{Description, Slug, Tag};
-use catalog::model::{ActiveVersion, Card, DatasetMeta, Discussion};
+use catalog::input::{Description, Slug, Tag};
+use catalog::records::{ActiveVersion, Card, DatasetMeta, Discussion};
 use catalog::s3::object_key;
-use catalog_writer::{DynamoWriter, NewVersion, WriteError};
+use catalog_writer::{DynamoWriter, NewVersion, Publication, Staged, WriteError};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -254,39 +254,42 @@ impl Publisher {
             other => other?,
         };
 
-        let reserved = match self
+        let publication = Publication {
+            slug,
+            meta: &provisional,
+            id: None,
+            new_only,
+            now,
+        };
+        let schema_json = preview.schema_json;
+        let published = self
             .writer
-            .reserve_version(slug, &provisional, None, new_only, now)
-            .await
-        {
-            Err(WriteError::SlugTaken(_)) => {
+            .publish(publication, |reserved| {
+                let (sha256, version_of) = (&sha256, &version_of);
+                async move {
+                    // Fields not given keep what is stored *now*, so that a concurrent publish's
+                    // metadata is never silently reverted.
+                    let meta = input.resolve(Some(reserved.stored.clone()))?;
+                    let key = object_key(slug, reserved.version, sha256);
+                    self.upload(path, &key, size).await?;
+                    let version = version_of(reserved.version, key, schema_json);
+                    Ok(Staged { version, meta })
+                }
+            })
+            .await;
+        let reserved = match published {
+            Err(PublishError::Write(WriteError::SlugTaken(_))) => {
                 return Err(PublishError::BadInput(format!(
                     "slug '{slug}' is already taken by a published dataset (drop --new to publish a new version of it)"
                 )))
             }
             other => other?,
         };
-        // Fields not given keep what is stored *now*, so that a concurrent publish's metadata is
-        // never silently reverted.
-        let meta = input.resolve(Some(reserved.stored.clone()))?;
-        let key = object_key(slug, reserved.version, &sha256);
-        self.upload(path, &key, size).await?;
-        let version = version_of(reserved.version, key.clone(), preview.schema_json);
-        self.writer.put_version(slug, &version).await?;
-        self.writer
-            .activate(
-                slug,
-                reserved.version,
-                reserved.previous.into(),
-                Some(&meta),
-                now,
-            )
-            .await?;
         Ok(Published {
             slug: slug.clone(),
             id: reserved.id,
             version: reserved.version,
-            object_key: key,
+            object_key: object_key(slug, reserved.version, &sha256),
             size,
             sha256,
             stats,

@@ -10,10 +10,10 @@ use std::error::Error;
 use std::path::Path;
 
 use aws_sdk_s3::primitives::ByteStream;
-use catalog::domain::{Scope, Slug};
-use catalog::model::ActiveVersion;
-use catalog::model::DatasetMeta;
-use catalog_writer::{DynamoWriter, NewKey, NewVersion};
+use catalog::input::Slug;
+use catalog::keys::Scope;
+use catalog::records::{ActiveVersion, DatasetMeta};
+use catalog_writer::{DynamoWriter, NewKey, NewVersion, Publication, Staged};
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
 
@@ -89,39 +89,41 @@ pub async fn seed_dataset(
 ) -> Result<uuid::Uuid, DevError> {
     let (slug, meta) = (&sample.slug, &sample.meta);
     let writer = DynamoWriter::new(dynamo.clone(), &target.datasets_table, &target.keys_table);
-    // Reserve the version number, upload the object to its immutable key, record the version,
-    // then activate it: the order the operators' publish follows.
-    let reserved = writer.reserve_version(slug, meta, id, false, now).await?;
-    let key = catalog::s3::object_key(slug, reserved.version, &sample.sha256);
-    let body = ByteStream::from_path(samples_dir.join(&sample.file)).await?;
-    s3.put_object()
-        .bucket(&target.bucket)
-        .key(&key)
-        .content_type("application/vnd.apache.parquet")
-        .body(body)
-        .send()
-        .await?;
-    let version = NewVersion {
-        active: ActiveVersion {
-            version: reserved.version,
-            s3_key: key,
-            size: sample.size,
-            row_count: sample.row_count,
-            columns: sample.columns.clone(),
-            sha256: sample.sha256.clone(),
-            published_at: now,
-        },
-        schema_json: sample.schema.to_string(),
+    let publication = Publication {
+        slug,
+        meta,
+        id,
+        new_only: false,
+        now,
     };
-    writer.put_version(slug, &version).await?;
-    writer
-        .activate(
-            slug,
-            reserved.version,
-            reserved.previous.into(),
-            Some(meta),
-            now,
-        )
+    let reserved = writer
+        .publish(publication, |reserved| async move {
+            let key = catalog::s3::object_key(slug, reserved.version, &sample.sha256);
+            let body = ByteStream::from_path(samples_dir.join(&sample.file)).await?;
+            s3.put_object()
+                .bucket(&target.bucket)
+                .key(&key)
+                .content_type("application/vnd.apache.parquet")
+                .body(body)
+                .send()
+                .await?;
+            let version = NewVersion {
+                active: ActiveVersion {
+                    version: reserved.version,
+                    s3_key: key,
+                    size: sample.size,
+                    row_count: sample.row_count,
+                    columns: sample.columns.clone(),
+                    sha256: sample.sha256.clone(),
+                    published_at: now,
+                },
+                schema_json: sample.schema.to_string(),
+            };
+            Ok::<_, DevError>(Staged {
+                version,
+                meta: meta.clone(),
+            })
+        })
         .await?;
     if let Some(hours) = sample.keyless_offset_hours {
         writer

@@ -1,6 +1,6 @@
 #![no_main]
 //! Any path segment: a slug that round-trips, a UUID, or a 400; never a panic.
-use catalog::domain::DatasetRef;
+use catalog::input::DatasetRef;
 use catalog::error::ApiError;
 use libfuzzer_sys::fuzz_target;
 

@@ -1,6 +1,6 @@
 #![no_main]
 //! Any `page` and `page_size`: in bounds or a 400; never a panic.
-use catalog::domain::PageRequest;
+use catalog::input::PageRequest;
 use catalog::error::ApiError;
 use libfuzzer_sys::fuzz_target;
 

@@ -1,15 +1,14 @@
 //! Accounts and the read keys they mint for themselves: who the caller is (from the claims API
-//! Gateway's JWT authorizer verified), what a key request may ask for, and a key as its owner
-//! sees it. The rules live here; storage is behind [`crate::ports::AccountKeyStore`].
+//! Gateway's JWT authorizer verified) and what a key request may ask for. The keys themselves are
+//! [`crate::keys`]; storage is behind [`crate::ports::AccountKeyStore`].
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
-use serde::{Deserialize, Serialize};
-use uuid::Uuid;
+use serde::Deserialize;
 
-use crate::domain::{KeyHash, Scope, KEY_PREFIX};
-use crate::model::format_time;
+use crate::input::echo;
+use crate::keys::{NewKey, Owner, Scope};
 
 /// Active (neither revoked nor expired) keys an account may hold at once.
 pub const MAX_ACTIVE_KEYS: usize = 10;
@@ -19,33 +18,6 @@ pub const LABEL_MAX_CHARS: usize = 64;
 pub const MIN_EXPIRY_DAYS: i64 = 1;
 pub const MAX_EXPIRY_DAYS: i64 = 365;
 pub const DEFAULT_EXPIRY_DAYS: i64 = 90;
-/// `last_used_at` is written at most this often per key, so that the data endpoint stays at one
-/// DynamoDB round trip in the steady state.
-pub const LAST_USED_GRANULARITY: Duration = Duration::hours(1);
-
-/// An account: the Cognito user's `sub`, stable for the user's life (an email can change).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Owner(String);
-
-impl Owner {
-    /// A `sub` as Cognito issues it (a UUID); anything else is refused.
-    pub fn parse(sub: &str) -> Option<Self> {
-        let ok = !sub.is_empty()
-            && sub.len() <= 128
-            && sub.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
-        ok.then(|| Self(sub.to_owned()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for Owner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// Why the claims of a request do not name a caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -116,7 +88,7 @@ impl KeyRequest {
                     "body",
                     format!(
                         "unknown field {}; a key request has 'label' and 'expires_in_days'",
-                        crate::domain::echo(rest.split(',').next().unwrap_or(rest))
+                        echo(rest.split(',').next().unwrap_or(rest))
                     ),
                 ),
                 None => FieldError::new(
@@ -158,6 +130,20 @@ impl KeyRequest {
         })
     }
 
+    /// The read key this request asks for, minted for `owner` at `now` with `secret`.
+    pub fn key_for(&self, secret: &str, owner: Owner, now: DateTime<Utc>) -> NewKey {
+        NewKey {
+            owner: Some(owner),
+            ..NewKey::for_secret(
+                secret,
+                vec![Scope::Read],
+                &self.label,
+                now,
+                Some(now + Duration::days(self.expires_in_days)),
+            )
+        }
+    }
+
     fn check_label(label: String) -> Result<String, FieldError> {
         let chars = label.chars().count();
         if chars == 0 || chars > LABEL_MAX_CHARS || label.trim().is_empty() {
@@ -187,153 +173,10 @@ fn unprintable(c: char) -> bool {
             | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
 }
 
-/// A new API key's record (the secret itself never reaches storage).
-#[derive(Debug, Clone)]
-pub struct NewKey {
-    pub hash: KeyHash,
-    pub id: String,
-    pub prefix: String,
-    pub label: String,
-    pub scopes: Vec<Scope>,
-    pub created_at: DateTime<Utc>,
-    pub expires_at: Option<DateTime<Utc>>,
-    /// The account that minted it; `None` for an operator's key.
-    pub owner: Option<Owner>,
-}
-
-impl NewKey {
-    /// The record of a new key: its hash, a random public id (unrelated to the secret, safe to
-    /// log) and the secret's first 9 characters as a recognisable prefix.
-    pub fn for_secret(
-        secret: &str,
-        scopes: Vec<Scope>,
-        label: &str,
-        created_at: DateTime<Utc>,
-        expires_at: Option<DateTime<Utc>>,
-    ) -> Self {
-        Self {
-            hash: KeyHash::of(secret),
-            id: format!("key_{}", &Uuid::new_v4().simple().to_string()[..16]),
-            prefix: secret.chars().take(9).collect(),
-            label: label.to_owned(),
-            scopes,
-            created_at,
-            expires_at,
-            owner: None,
-        }
-    }
-
-    /// An account's read key, as a [`KeyRequest`] asks for it.
-    pub fn for_account(
-        secret: &str,
-        owner: Owner,
-        request: &KeyRequest,
-        now: DateTime<Utc>,
-    ) -> Self {
-        let expires_at = now + Duration::days(request.expires_in_days);
-        Self {
-            owner: Some(owner),
-            ..Self::for_secret(
-                secret,
-                vec![Scope::Read],
-                &request.label,
-                now,
-                Some(expires_at),
-            )
-        }
-    }
-}
-
-impl NewKey {
-    /// The new key as its owner sees it.
-    pub fn info(&self) -> KeyInfo {
-        KeyInfo {
-            id: self.id.clone(),
-            prefix: self.prefix.clone(),
-            label: self.label.clone(),
-            scopes: self.scopes.iter().map(|s| s.as_str().to_owned()).collect(),
-            created_at: self.created_at,
-            expires_at: self.expires_at,
-            last_used_at: None,
-            revoked_at: None,
-            owner: self.owner.as_ref().map(|o| o.as_str().to_owned()),
-        }
-    }
-}
-
-/// A public key id as [`NewKey`] makes them: `key_` and 16 lowercase hex digits.
-pub fn is_key_id(id: &str) -> bool {
-    id.strip_prefix("key_").is_some_and(|hex| {
-        hex.len() == 16 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    })
-}
-
-/// A new random API key: `dcat_` and 64 hex digits (244 random bits from two v4 UUIDs), a
-/// prefix secret scanners can match.
-pub fn generate_key() -> String {
-    let a = Uuid::new_v4();
-    let b = Uuid::new_v4();
-    format!(
-        "{KEY_PREFIX}{}{}",
-        hex::encode(a.as_bytes()),
-        hex::encode(b.as_bytes())
-    )
-}
-
-/// A stored key as its owner (or an operator) sees it: never the secret, never the hash.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct KeyInfo {
-    pub id: String,
-    pub prefix: String,
-    pub label: String,
-    pub scopes: Vec<String>,
-    #[serde(serialize_with = "rfc3339")]
-    pub created_at: DateTime<Utc>,
-    #[serde(serialize_with = "rfc3339_opt")]
-    pub expires_at: Option<DateTime<Utc>>,
-    #[serde(serialize_with = "rfc3339_opt")]
-    pub last_used_at: Option<DateTime<Utc>>,
-    #[serde(serialize_with = "rfc3339_opt")]
-    pub revoked_at: Option<DateTime<Utc>>,
-    #[serde(skip)]
-    pub owner: Option<String>,
-}
-
-/// Whether a key opens downloads right now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KeyStatus {
-    Active,
-    Expired,
-    Revoked,
-}
-
-impl KeyInfo {
-    pub fn status_at(&self, now: DateTime<Utc>) -> KeyStatus {
-        if self.revoked_at.is_some() {
-            KeyStatus::Revoked
-        } else if self.expires_at.is_some_and(|t| t <= now) {
-            KeyStatus::Expired
-        } else {
-            KeyStatus::Active
-        }
-    }
-}
-
-fn rfc3339<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&format_time(t))
-}
-
-fn rfc3339_opt<S: serde::Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
-    match t {
-        Some(t) => rfc3339(t, s),
-        None => s.serialize_none(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keys::{generate_key, is_key_id, KeyHash};
 
     fn claims(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs
@@ -444,45 +287,12 @@ mod tests {
             label: "laptop".into(),
             expires_in_days: 30,
         };
-        let key = NewKey::for_account(&secret, owner.clone(), &request, now);
+        let key = request.key_for(&secret, owner.clone(), now);
         assert_eq!(key.owner, Some(owner));
         assert_eq!(key.scopes, vec![Scope::Read]);
         assert_eq!(key.expires_at, Some(now + Duration::days(30)));
         assert_eq!(key.hash, KeyHash::of(&secret));
         assert!(is_key_id(&key.id), "{}", key.id);
         assert!(secret.starts_with(&key.prefix) && key.prefix.len() == 9);
-    }
-
-    #[test]
-    fn key_ids_have_one_shape() {
-        assert!(is_key_id("key_0123456789abcdef"));
-        for bad in [
-            "key_0123456789ABCDEF",
-            "key_0123",
-            "kez_0123456789abcdef",
-            "",
-        ] {
-            assert!(!is_key_id(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn status_follows_revocation_then_expiry() {
-        let now = Utc::now();
-        let mut key = KeyInfo {
-            id: "key_0123456789abcdef".into(),
-            prefix: "dcat_0123".into(),
-            label: "x".into(),
-            scopes: vec!["read".into()],
-            created_at: now,
-            expires_at: Some(now + Duration::days(1)),
-            last_used_at: None,
-            revoked_at: None,
-            owner: None,
-        };
-        assert_eq!(key.status_at(now), KeyStatus::Active);
-        assert_eq!(key.status_at(now + Duration::days(1)), KeyStatus::Expired);
-        key.revoked_at = Some(now);
-        assert_eq!(key.status_at(now), KeyStatus::Revoked);
     }
 }

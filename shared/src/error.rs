@@ -1,13 +1,13 @@
-//! One error type for the API, mapped to HTTP in one place ([`ApiError::into_response`]).
+//! One error type for the API, and its mapping to HTTP: the status, the stable `code` and the
+//! `WWW-Authenticate` challenge of each case. The answer is built from these in one place,
+//! `api::http`.
 
 use std::error::Error as StdError;
 
-use lambda_http::http::{header, HeaderValue, StatusCode};
-use lambda_http::{Body, Response};
-use serde::Serialize;
+use lambda_http::http::StatusCode;
 
 use crate::accounts::{ClaimsError, FieldError, MAX_ACTIVE_KEYS};
-use crate::domain::ParseError;
+use crate::input::ParseError;
 use crate::query::QueryError;
 
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
@@ -125,15 +125,6 @@ impl Allowed {
     }
 }
 
-/// The error body: spec 2.5's `error`, plus a stable machine-readable `code` and the request id
-/// to quote when reporting a problem.
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    error: &'a str,
-    code: &'static str,
-    request_id: &'a str,
-}
-
 /// The methods every route answers (HEAD as GET without the body), named by a 405's `Allow`.
 pub const ALLOWED_METHODS: &str = "GET, HEAD, OPTIONS";
 
@@ -193,7 +184,7 @@ impl ApiError {
 
     /// The RFC 6750 challenge of a 401 or 403. A request without any key gets the bare
     /// challenge (RFC 6750 section 3.1: no error code when no credentials were sent).
-    fn challenge(&self) -> Option<String> {
+    pub fn challenge(&self) -> Option<String> {
         match self {
             Self::MissingKey => Some(format!("Bearer realm=\"{REALM}\"")),
             Self::InvalidKey => Some(format!(
@@ -209,91 +200,12 @@ impl ApiError {
             _ => None,
         }
     }
-
-    /// The one place an error becomes an HTTP response. Server-side failures are logged here
-    /// with their cause chain and the request id; the client sees only the generic message.
-    pub fn into_response(self, request_id: &str) -> Response<Body> {
-        let status = self.status();
-        if status.is_server_error() {
-            tracing::error!(
-                request_id,
-                status = status.as_u16(),
-                error = %self,
-                cause = %cause_chain(&self),
-                "request failed"
-            );
-        } else {
-            tracing::info!(request_id, status = status.as_u16(), error = %self, "request rejected");
-        }
-        let message = self.to_string();
-        let mut response = json_response(
-            status,
-            &ErrorBody {
-                error: &message,
-                code: self.code(),
-                request_id,
-            },
-        );
-        let headers = response.headers_mut();
-        if let Some(challenge) = self.challenge().and_then(|c| HeaderValue::try_from(c).ok()) {
-            headers.insert(header::WWW_AUTHENTICATE, challenge);
-        }
-        match self {
-            Self::RateLimited(_) | Self::Unavailable(_) => {
-                headers.insert(
-                    header::RETRY_AFTER,
-                    HeaderValue::from_static(RETRY_AFTER_SECONDS),
-                );
-            }
-            Self::MethodNotAllowed { allowed, .. } => {
-                headers.insert(header::ALLOW, HeaderValue::from_static(allowed.header()));
-            }
-            _ => {}
-        }
-        response
-    }
-}
-
-fn cause_chain(e: &dyn StdError) -> String {
-    let mut out = String::new();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&c.to_string());
-        cur = c.source();
-    }
-    out
-}
-
-/// A JSON response with the given status. Serializing this crate's response types cannot fail
-/// (no maps with non-string keys, no non-finite floats from `serde_json::Value`); should it ever,
-/// the client gets a plain 500 body rather than a panic.
-pub fn json_response<T: Serialize + ?Sized>(status: StatusCode, body: &T) -> Response<Body> {
-    let (status, text) = match serde_json::to_string(body) {
-        Ok(text) => (status, text),
-        Err(e) => {
-            tracing::error!(error = %e, "response serialization failed");
-            (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                r#"{"error":"internal error","code":"internal"}"#.to_owned(),
-            )
-        }
-    };
-    let mut response = Response::new(Body::Text(text));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{DatasetRef, Format, PageRequest, VersionPin};
+    use crate::input::{DatasetRef, Format, PageRequest, VersionPin};
     use crate::query::{ListParams, ListQuery, Sort};
 
     fn bad_request(e: impl Into<ApiError>) -> String {

@@ -1,8 +1,12 @@
-//! The dataset catalog's library crate: everything the three Lambda functions share.
+//! The dataset catalog's library crate: everything the four Lambda functions (list, metadata,
+//! data, keys) share, and what the write side (`catalog-writer`) builds on.
 //!
-//! - [`accounts`]: accounts and the read keys they mint (the keys function).
-//! - [`domain`]: types for outside input (slug, page, API key), parsed once.
-//! - [`model`]: stored records and response bodies.
+//! - [`input`]: types for outside input (slug, page, format, version pin), parsed once.
+//! - [`keys`]: API keys, from the presented secret to the stored record.
+//! - [`accounts`]: accounts and the rules for the read keys they mint (the keys function).
+//! - [`records`]: datasets as the store holds them.
+//! - [`access`]: what the data endpoint requires of a request right now.
+//! - [`time`]: how times are written, in answers and stored items.
 //! - [`query`]: list filters, words and sort order, and which access path serves them.
 //! - [`ports`]: one small trait per capability; [`dynamo`] and [`s3`] implement them.
 //! - [`api`]: the endpoints' rules, on top of the ports.
@@ -10,22 +14,25 @@
 //! - [`lambda`]: the Lambda entry point, with a guard against events lambda_http cannot convert.
 //! - [`config`], [`aws`]: typed configuration and SDK setup, read once per cold start.
 
+pub mod access;
 pub mod accounts;
 pub mod api;
 pub mod aws;
 pub mod config;
-pub mod domain;
 pub mod dynamo;
 pub mod error;
+pub mod input;
+pub mod keys;
 pub mod lambda;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
-pub mod model;
 pub mod ports;
 pub mod query;
+pub mod records;
 pub mod s3;
 #[cfg(any(test, feature = "memory"))]
 pub mod testing;
+pub mod time;
 
 /// A mutex's guard, even if a panicking holder poisoned it (the data are caches, counters and
 /// test doubles, valid at every step).

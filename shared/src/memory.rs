@@ -6,16 +6,18 @@ use std::sync::Mutex;
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::accounts::{KeyInfo, KeyStatus, NewKey, Owner, MAX_ACTIVE_KEYS};
-use crate::domain::{DatasetRef, KeyHash};
+use crate::accounts::MAX_ACTIVE_KEYS;
+
 use crate::error::StoreError;
+use crate::input::DatasetRef;
+use crate::keys::{KeyHash, KeyInfo, KeyRecord, KeyStatus, NewKey, Owner};
 use crate::lock;
-use crate::model::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget, KeyRecord};
 use crate::ports::{
     AccountKeyStore, CatalogPager, Created, DatasetReader, DownloadReader, KeyUsage, SignedUrl,
     UrlSigner,
 };
 use crate::query::{Indexed, ListQuery};
+use crate::records::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget};
 
 /// A catalog held in memory. Datasets are listed newest first, in insertion order.
 #[derive(Default)]

@@ -5,11 +5,11 @@ use std::future::Future;
 
 use chrono::{DateTime, Utc};
 
-use crate::accounts::{KeyInfo, NewKey, Owner};
-use crate::domain::{DatasetRef, KeyHash};
 use crate::error::StoreError;
-use crate::model::{CatalogPage, DatasetRecord, DownloadTarget, KeyRecord};
+use crate::input::DatasetRef;
+use crate::keys::{KeyHash, KeyInfo, KeyRecord, NewKey, Owner};
 use crate::query::ListQuery;
+use crate::records::{CatalogPage, DatasetRecord, DownloadTarget};
 
 /// Reads one page of the catalog, or of the datasets matching a query, in the query's order.
 pub trait CatalogPager: Send + Sync {
@@ -58,7 +58,7 @@ pub trait UrlSigner: Send + Sync {
 }
 
 /// Records that a key opened a download. Called at most once per key per
-/// [`crate::accounts::LAST_USED_GRANULARITY`]; a failure is logged, never the request's.
+/// [`crate::keys::LAST_USED_GRANULARITY`]; a failure is logged, never the request's.
 pub trait KeyUsage: Send + Sync {
     fn record_use(
         &self,

@@ -11,8 +11,8 @@
 
 use std::cmp::Ordering;
 
-use crate::domain::Tag;
-use crate::model::{Card, CatalogPage, DatasetSummary};
+use crate::input::Tag;
+use crate::records::{Card, CatalogPage, DatasetSummary};
 
 /// Why a listing request was refused. The message is what the client reads; [`crate::error`]
 /// turns every one into a 400.
@@ -161,7 +161,7 @@ impl Sort {
         let Some(raw) = raw else {
             return Ok(Self::DEFAULT);
         };
-        let bad = || QueryError::Sort(crate::domain::echo(raw));
+        let bad = || QueryError::Sort(crate::input::echo(raw));
         let (field, direction) = match raw.split_once(':') {
             Some((field, direction)) => (field, Some(direction)),
             None => (raw, None),

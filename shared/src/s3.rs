@@ -11,8 +11,8 @@ use aws_sdk_s3::presigning::PresigningConfig;
 use aws_sdk_s3::Client;
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 
-use crate::domain::Slug;
 use crate::error::StoreError;
+use crate::input::Slug;
 use crate::ports::{SignedUrl, UrlSigner};
 
 /// The object key of a dataset version: immutable, versioned, under the `datasets/` prefix the

@@ -4,9 +4,11 @@ use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use catalog::domain::{KeyHash, Scope, Slug};
+use catalog::input::Slug;
+
+use catalog::keys::{KeyHash, KeyRecord, Scope};
 use catalog::memory::{FakeSigner, MemoryCatalog};
-use catalog::model::{ActiveVersion, Card, DatasetMeta, DatasetRecord, KeyRecord};
+use catalog::records::{ActiveVersion, Card, DatasetMeta, DatasetRecord};
 use catalog::testing::V2Event;
 use chrono::{Duration, Utc};
 

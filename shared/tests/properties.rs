@@ -12,10 +12,11 @@
 //! request.
 
 use catalog::api::Route;
-use catalog::domain::{DatasetRef, KeyHash, PageRequest, Scope, Slug};
 use catalog::error::ApiError;
+use catalog::input::{DatasetRef, PageRequest, Slug};
+use catalog::keys::{KeyHash, KeyRecord, Scope};
 use catalog::memory::{FakeSigner, MemoryCatalog};
-use catalog::model::{ActiveVersion, Card, DatasetMeta, DatasetRecord, KeyRecord};
+use catalog::records::{ActiveVersion, Card, DatasetMeta, DatasetRecord};
 use catalog::testing::{joined_headers, V2Event};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use std::convert::Infallible;

@@ -5,8 +5,10 @@
 
 use std::process::Command;
 
-use catalog::accounts::{generate_key, KeyRequest, NewKey, Owner, MAX_ACTIVE_KEYS};
+use catalog::accounts::{KeyRequest, MAX_ACTIVE_KEYS};
+
 use catalog::dynamo::accounts::DynamoAccounts;
+use catalog::keys::{generate_key, Owner};
 use catalog::ports::{AccountKeyStore, Created};
 use catalog_dev::cognito::{sign_in, sign_up_confirmed, Tokens, UserPool};
 use catalog_tests::{
@@ -173,7 +175,7 @@ async fn a_person_mints_uses_lists_and_revokes_their_own_key() {
     assert!(last_used >= created_at);
     let listed_text = listed.to_string();
     assert!(!listed_text.contains(secret), "the secret is never listed");
-    assert!(!listed_text.contains(&catalog::domain::KeyHash::of(secret).as_str().to_owned()));
+    assert!(!listed_text.contains(&catalog::keys::KeyHash::of(secret).as_str().to_owned()));
 
     // The owner is the token's sub, as operators see it.
     let out = run_admin(
@@ -368,14 +370,14 @@ async fn expired_keys_free_their_place() {
     };
     let then = Utc::now() - chrono::Duration::days(2);
     for _ in 0..MAX_ACTIVE_KEYS {
-        let key = NewKey::for_account(&generate_key(), owner.clone(), &request, then);
+        let key = request.key_for(&generate_key(), owner.clone(), then);
         assert_eq!(
             accounts.create_key(&key, then).await.unwrap(),
             Created::Created
         );
     }
     let now = Utc::now();
-    let key = NewKey::for_account(&generate_key(), owner.clone(), &request, now);
+    let key = request.key_for(&generate_key(), owner.clone(), now);
     assert_eq!(
         accounts.create_key(&key, now).await.unwrap(),
         Created::Created,
@@ -405,7 +407,7 @@ async fn concurrent_creates_never_pass_the_limit() {
     let attempts: Vec<_> = (0..2 * MAX_ACTIVE_KEYS)
         .map(|_| {
             let accounts = accounts.clone();
-            let key = NewKey::for_account(&generate_key(), owner.clone(), &request, now);
+            let key = request.key_for(&generate_key(), owner.clone(), now);
             tokio::spawn(async move { accounts.create_key(&key, now).await.unwrap() })
         })
         .collect();
@@ -683,11 +685,11 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
     };
     let then = Utc::now() - chrono::Duration::days(2);
     for _ in 0..MAX_ACTIVE_KEYS {
-        let key = NewKey::for_account(&generate_key(), owner.clone(), &request, then);
+        let key = request.key_for(&generate_key(), owner.clone(), then);
         accounts.create_key(&key, then).await.unwrap();
     }
     let now = Utc::now();
-    let key = NewKey::for_account(&generate_key(), owner.clone(), &request, now);
+    let key = request.key_for(&generate_key(), owner.clone(), now);
     assert_eq!(
         accounts.create_key(&key, now).await.unwrap(),
         Created::Created
@@ -775,7 +777,7 @@ async fn last_use_is_written_at_most_once_an_hour_by_the_condition() {
     };
     let at = |minutes: i64| {
         let t = now + chrono::Duration::minutes(minutes);
-        chrono::DateTime::parse_from_rfc3339(&catalog::model::format_time(&t))
+        chrono::DateTime::parse_from_rfc3339(&catalog::time::format_time(&t))
             .unwrap()
             .with_timezone(&Utc)
     };
@@ -791,7 +793,7 @@ async fn last_use_is_written_at_most_once_an_hour_by_the_condition() {
     catalog.record_use(&hash, at(61)).await.unwrap();
     assert_eq!(last_used().await, Some(at(61)));
 
-    let unknown = catalog::domain::KeyHash::of(&generate_key());
+    let unknown = catalog::keys::KeyHash::of(&generate_key());
     catalog.record_use(&unknown, at(0)).await.unwrap();
     let none = stack
         .writer()

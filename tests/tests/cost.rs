@@ -39,7 +39,7 @@ async fn each_request_costs_the_designed_round_trips_and_items_and_no_s3_call() 
     stack.add_key(NO_READ, &["write"], now, None).await;
     stack
         .writer()
-        .revoke_key(&catalog::domain::KeyHash::of(REVOKED), now)
+        .revoke_key(&catalog::keys::KeyHash::of(REVOKED), now)
         .await
         .expect("revoke");
     let dynamo_wire = Wire::default();

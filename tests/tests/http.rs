@@ -148,7 +148,7 @@ async fn if_none_match_over_http_saves_the_body_until_the_answer_changes() {
     let list_etag = header(&headers, "etag").unwrap().to_owned();
     let (_, headers, _) = http_request("GET", &url, &[]).await;
     let last_modified = header(&headers, "last-modified").unwrap().to_owned();
-    let slug = catalog::domain::Slug::parse("river-levels").unwrap();
+    let slug = catalog::input::Slug::parse("river-levels").unwrap();
     let changed_at = now + chrono::Duration::seconds(5);
     stack
         .writer()

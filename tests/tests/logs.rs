@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use catalog::domain::KeyHash;
+use catalog::keys::KeyHash;
 use catalog_tests::{
     built_binary, free_port, http_request, repo_root, wait_for_port, Guard, Stack,
     EVENTS_DATASET_ID,

@@ -2,10 +2,10 @@
 //! the read keys they mint.
 
 use aws_sdk_cognitoidentityprovider::error::{ProvideErrorMetadata, SdkError};
-use catalog::accounts::{KeyInfo, KeyStatus, Owner};
 use catalog::dynamo::accounts::DynamoAccounts;
-use catalog::model::format_time;
+use catalog::keys::{KeyInfo, KeyStatus, Owner};
 use catalog::ports::AccountKeyStore;
+use catalog::time::format_time;
 use chrono::{DateTime, Utc};
 
 use super::{CliError, Context};

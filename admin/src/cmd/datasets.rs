@@ -1,10 +1,11 @@
 //! `catalog-admin datasets`: the catalog as the API shows it, and its filter lists.
 
-use catalog::domain::{DatasetRef, Slug};
+use catalog::access::is_keyless;
 use catalog::dynamo::DynamoCatalog;
-use catalog::model::{format_time, is_keyless};
+use catalog::input::{DatasetRef, Slug};
 use catalog::ports::{CatalogPager, DatasetReader};
 use catalog::query::ListQuery;
+use catalog::time::format_time;
 use chrono::{DateTime, Utc};
 
 use super::{slug, CliError, Context};

@@ -1,6 +1,6 @@
 //! `catalog-admin keyless`: a dataset anyone may download, without a key, for a while.
 
-use catalog::model::format_time;
+use catalog::time::format_time;
 
 use super::{slug, CliError, Context};
 use crate::parse_when;

@@ -1,7 +1,7 @@
 //! `catalog-admin keys`: API keys, of which only the hash is stored.
 
-use catalog::domain::Scope;
-use catalog::model::format_time;
+use catalog::keys::Scope;
+use catalog::time::format_time;
 use catalog_writer::{generate_key, NewKey};
 use chrono::{DateTime, Utc};
 

@@ -16,8 +16,8 @@ pub mod versions;
 
 use aws_config::SdkConfig;
 use catalog::config::{AdminConfig, ConfigError};
-use catalog::domain::Slug;
 use catalog::dynamo::DynamoCatalog;
+use catalog::input::Slug;
 use catalog_writer::{DynamoWriter, WriteError};
 use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};

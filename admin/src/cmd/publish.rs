@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use super::{slug, CliError, Context};
 use crate::human_bytes;
 use crate::publish::{MetaInput, Publisher};
-use catalog::model::Discussion;
+use catalog::records::Discussion;
 
 /// Publish a Parquet file as the next version of a dataset, computing its column statistics.
 ///

@@ -1,6 +1,6 @@
 //! `catalog-admin versions`: a dataset's history, and rollback.
 
-use catalog::model::format_time;
+use catalog::time::format_time;
 
 use super::{slug, CliError, Context};
 use crate::human_bytes;

@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_credential_types::Credentials;
-use catalog::domain::{KeyHash, Scope, Slug};
+use catalog::input::Slug;
+use catalog::keys::{KeyHash, KeyRecord, Scope};
 use catalog::memory::MemoryCatalog;
-use catalog::model::{ActiveVersion, Card, DatasetMeta, DatasetRecord, KeyRecord};
+use catalog::records::{ActiveVersion, Card, DatasetMeta, DatasetRecord};
 use catalog::s3::S3Signer;
 use catalog_tests::{v2_event, EVENTS_READ_KEY};
 use chrono::{TimeDelta, Utc};

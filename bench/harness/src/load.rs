@@ -145,7 +145,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
     stack.add_key(REVOKED, &["read"], now, None).await;
     stack
         .writer()
-        .revoke_key(&catalog::domain::KeyHash::of(REVOKED), now)
+        .revoke_key(&catalog::keys::KeyHash::of(REVOKED), now)
         .await
         .map_err(|e| e.to_string())?;
     let port = free_port();

@@ -134,15 +134,15 @@ pub async fn run(datasets: u64) -> Result<(), String> {
     stack.add_key(REVOKED, &["read"], now - hour, None).await;
     stack
         .writer()
-        .revoke_key(&catalog::domain::KeyHash::of(REVOKED), now)
+        .revoke_key(&catalog::keys::KeyHash::of(REVOKED), now)
         .await
         .map_err(|e| e.to_string())?;
     stack
         .add_key(EXPIRED, &["read"], now - hour * 2, Some(now - hour))
         .await;
     stack.add_key(NO_READ, &["write"], now, None).await;
-    let unpublished = catalog::model::DatasetMeta {
-        card: catalog::model::Card {
+    let unpublished = catalog::records::DatasetMeta {
+        card: catalog::records::Card {
             name: "Reserved, never activated".into(),
             description: None,
             category: "bench".into(),
@@ -154,12 +154,27 @@ pub async fn run(datasets: u64) -> Result<(), String> {
         discussions: Vec::new(),
     };
     let half_published =
-        catalog::domain::Slug::parse("half-published").map_err(|e| e.to_string())?;
-    stack
+        catalog::input::Slug::parse("half-published").map_err(|e| e.to_string())?;
+    // A publish whose upload fails after its reservation: the dataset exists, unlisted, with no
+    // active version.
+    let publication = catalog_writer::Publication {
+        slug: &half_published,
+        meta: &unpublished,
+        id: None,
+        new_only: false,
+        now,
+    };
+    let stopped = stack
         .writer()
-        .reserve_version(&half_published, &unpublished, None, false, now)
-        .await
-        .map_err(|e| e.to_string())?;
+        .publish(publication, |_| async {
+            Err::<catalog_writer::Staged, _>(catalog_writer::WriteError::Store(
+                catalog::error::StoreError::Unavailable("the bench's upload fails".into()),
+            ))
+        })
+        .await;
+    if stopped.is_ok() {
+        return Err("the half-published dataset was published".into());
+    }
 
     // The functions' reader and signer, with every request they send recorded.
     let dynamo_wire = Wire::default();

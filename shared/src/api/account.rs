@@ -16,11 +16,12 @@ use lambda_http::request::RequestContext;
 use lambda_http::{Body, Request, RequestExt, Response};
 use serde::Serialize;
 
-use super::{request_id, request_path};
-use crate::accounts::{
-    caller, generate_key, is_key_id, KeyInfo, KeyRequest, KeyStatus, NewKey, MAX_ACTIVE_KEYS,
-};
-use crate::error::{json_response, Allowed, ApiError};
+use super::http::{error_answer, json_response};
+use super::request::{request_id, request_path};
+use crate::accounts::{caller, KeyRequest, MAX_ACTIVE_KEYS};
+use crate::error::{Allowed, ApiError};
+use crate::input::echo;
+use crate::keys::{generate_key, is_key_id, KeyInfo, KeyStatus};
 use crate::ports::{AccountKeyStore, Created};
 
 /// The account routes.
@@ -87,7 +88,7 @@ pub async fn account_keys(
 ) -> Response<Body> {
     let mut response = match account_inner(req, store, now).await {
         Ok(response) => response,
-        Err(e) => e.into_response(&request_id(req)),
+        Err(e) => error_answer(e, &request_id(req)),
     };
     response
         .headers_mut()
@@ -101,8 +102,7 @@ async fn account_inner(
     now: DateTime<Utc>,
 ) -> Result<Response<Body>, ApiError> {
     let path = request_path(req);
-    let route = AccountRoute::parse(path)
-        .ok_or_else(|| ApiError::RouteNotFound(crate::domain::echo(path)))?;
+    let route = AccountRoute::parse(path).ok_or_else(|| ApiError::RouteNotFound(echo(path)))?;
     // As API Gateway does: the authorizer runs before anything else.
     let owner = caller(verified_claims(req)).map_err(ApiError::Unauthenticated)?;
     let method = req.method();
@@ -111,7 +111,7 @@ async fn account_inner(
             // The body is read as JSON whatever its Content-Type says (curl's `-d` says form).
             let request = KeyRequest::parse(req.body().as_ref()).map_err(ApiError::InvalidField)?;
             let secret = generate_key();
-            let key = NewKey::for_account(&secret, owner.clone(), &request, now);
+            let key = request.key_for(&secret, owner.clone(), now);
             match store.create_key(&key, now).await? {
                 Created::Created => {}
                 Created::LimitReached => {
@@ -169,7 +169,7 @@ async fn account_inner(
             // An id of another shape cannot be a key; a key of another account is answered as
             // an unknown one, so that nobody learns it exists.
             if !is_key_id(&id) || !store.revoke_key(&owner, &id, now).await? {
-                return Err(ApiError::KeyNotFound(crate::domain::echo(&id)));
+                return Err(ApiError::KeyNotFound(echo(&id)));
             }
             tracing::info!(owner = %owner, key_id = %id, "revoked account key");
             let mut response = Response::new(Body::Empty);
@@ -177,7 +177,7 @@ async fn account_inner(
             Ok(response)
         }
         route => Err(ApiError::MethodNotAllowed {
-            method: crate::domain::echo(method.as_str()),
+            method: echo(method.as_str()),
             allowed: match route {
                 AccountRoute::Keys => Allowed::KeyCollection,
                 AccountRoute::Key(_) => Allowed::Key,

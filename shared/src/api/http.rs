@@ -1,13 +1,133 @@
-//! What every answer carries beyond its body: CORS headers and preflights, and HTTP caching
-//! (a strong `ETag`, `Last-Modified`, `Cache-Control`, and 304 on `If-None-Match`).
+//! How every answer is built: JSON bodies, errors (the JSON error body with its code, challenge
+//! and headers), CORS headers and preflights, HTTP caching (a strong `ETag`, `Last-Modified`,
+//! `Cache-Control`, and 304 on `If-None-Match`), and HEAD.
+
+use std::error::Error as StdError;
 
 use chrono::{DateTime, Utc};
 use lambda_http::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use lambda_http::{Body, Request, Response};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::{request_path, Route};
-use crate::error::json_response;
+use super::request::{request_id, request_path, Route};
+use crate::error::{ApiError, RETRY_AFTER_SECONDS};
+
+/// A JSON response with the given status. Serializing this crate's response types cannot fail
+/// (no maps with non-string keys, no non-finite floats from `serde_json::Value`); should it ever,
+/// the client gets a plain 500 body rather than a panic.
+pub fn json_response<T: Serialize + ?Sized>(status: StatusCode, body: &T) -> Response<Body> {
+    let (status, text) = match serde_json::to_string(body) {
+        Ok(text) => (status, text),
+        Err(e) => {
+            tracing::error!(error = %e, "response serialization failed");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                r#"{"error":"internal error","code":"internal"}"#.to_owned(),
+            )
+        }
+    };
+    let mut response = Response::new(Body::Text(text));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A catalog endpoint's answer as it goes out: CORS headers on success, the error answer
+/// otherwise, and no body for HEAD.
+pub(super) fn finish(result: Result<Response<Body>, ApiError>, req: &Request) -> Response<Body> {
+    let mut response = match result {
+        Ok(response) => with_cors(response),
+        Err(e) => error_response(e, &request_id(req)),
+    };
+    // HEAD: the GET answer's status and headers, without its body (RFC 9110 9.3.2).
+    if req.method() == Method::HEAD {
+        *response.body_mut() = Body::Empty;
+    }
+    response
+}
+
+/// An error as every catalog endpoint answers it: the JSON body, never cached, readable
+/// cross-origin.
+pub fn error_response(error: ApiError, request_id: &str) -> Response<Body> {
+    let mut response = error_answer(error, request_id);
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    with_cors(response)
+}
+
+/// The error body: the spec's `error` (a message for people), plus a stable machine-readable
+/// `code` and the request id to quote when reporting a problem.
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+    code: &'static str,
+    request_id: &'a str,
+}
+
+/// The one place an error becomes an HTTP response, with the status, code and challenge
+/// [`ApiError`] maps it to. Server-side failures are logged here with their cause chain and the
+/// request id; the client sees only the generic message.
+pub(super) fn error_answer(error: ApiError, request_id: &str) -> Response<Body> {
+    let status = error.status();
+    if status.is_server_error() {
+        tracing::error!(
+            request_id,
+            status = status.as_u16(),
+            error = %error,
+            cause = %cause_chain(&error),
+            "request failed"
+        );
+    } else {
+        tracing::info!(request_id, status = status.as_u16(), error = %error, "request rejected");
+    }
+    let message = error.to_string();
+    let mut response = json_response(
+        status,
+        &ErrorBody {
+            error: &message,
+            code: error.code(),
+            request_id,
+        },
+    );
+    let headers = response.headers_mut();
+    if let Some(challenge) = error
+        .challenge()
+        .and_then(|c| HeaderValue::try_from(c).ok())
+    {
+        headers.insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    match error {
+        ApiError::RateLimited(_) | ApiError::Unavailable(_) => {
+            headers.insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_static(RETRY_AFTER_SECONDS),
+            );
+        }
+        ApiError::MethodNotAllowed { allowed, .. } => {
+            headers.insert(header::ALLOW, HeaderValue::from_static(allowed.header()));
+        }
+        _ => {}
+    }
+    response
+}
+
+fn cause_chain(e: &dyn StdError) -> String {
+    let mut out = String::new();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&c.to_string());
+        cur = c.source();
+    }
+    out
+}
 
 /// How long shared caches and clients may reuse a list or metadata response, in seconds. It is
 /// shortened so that no cached response outlives a keyless window it reports as open.

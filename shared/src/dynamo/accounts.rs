@@ -19,8 +19,9 @@ use super::layout::{
 };
 use super::requests::{classify, query_all};
 use super::retry::Backoff;
-use crate::accounts::{KeyInfo, NewKey, Owner, MAX_ACTIVE_KEYS};
+use crate::accounts::MAX_ACTIVE_KEYS;
 use crate::error::StoreError;
+use crate::keys::{KeyInfo, NewKey, Owner};
 use crate::ports::{AccountKeyStore, Created};
 
 /// Accounts' keys, in the keys table.

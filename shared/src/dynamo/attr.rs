@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 use uuid::Uuid;
 
 use crate::error::StoreError;
-use crate::model::format_time;
+use crate::time::format_time;
 
 /// A DynamoDB item, as the SDK holds it.
 pub type Item = std::collections::HashMap<String, AttributeValue>;

@@ -11,11 +11,11 @@ use super::attr::{
     opt_time, s, strings, time,
 };
 use super::layout::{position_of, Item};
-use crate::domain::{Scope, Slug};
 use crate::error::StoreError;
-use crate::model::{
+use crate::input::Slug;
+use crate::keys::{KeyRecord, Scope};
+use crate::records::{
     ActiveVersion, Card, DatasetMeta, DatasetRecord, DatasetSummary, Discussion, DownloadTarget,
-    KeyRecord,
 };
 
 /// A list of attributes to write, by name.
@@ -306,7 +306,7 @@ impl DatasetSummary {
     }
 }
 
-impl TryFrom<&Item> for crate::accounts::KeyInfo {
+impl TryFrom<&Item> for crate::keys::KeyInfo {
     type Error = StoreError;
 
     fn try_from(item: &Item) -> Result<Self, StoreError> {

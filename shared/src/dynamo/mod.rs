@@ -28,12 +28,14 @@ use std::sync::{Arc, Mutex};
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 use aws_sdk_dynamodb::Client;
 
-use crate::domain::{DatasetRef, KeyHash};
+use crate::input::DatasetRef;
+
 use crate::error::StoreError;
+use crate::keys::{KeyHash, KeyRecord};
 use crate::lock;
-use crate::model::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget, KeyRecord};
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader, KeyUsage};
 use crate::query::{Facet, Indexed, ListQuery, Plan};
+use crate::records::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget};
 use attr::{get_u64, s};
 use codec::{download_projection_names, DOWNLOAD_PROJECTION};
 use layout::{
@@ -189,7 +191,7 @@ impl KeyUsage for DynamoCatalog {
         key: &KeyHash,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<(), StoreError> {
-        let cutoff = now - crate::accounts::LAST_USED_GRANULARITY;
+        let cutoff = now - crate::keys::LAST_USED_GRANULARITY;
         let result = self
             .client
             .update_item()

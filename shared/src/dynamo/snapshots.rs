@@ -85,8 +85,8 @@ impl SnapshotCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::Slug;
-    use crate::model::{Card, DatasetSummary};
+    use crate::input::Slug;
+    use crate::records::{Card, DatasetSummary};
 
     fn list(n: usize) -> Arc<Vec<Indexed>> {
         Arc::new(

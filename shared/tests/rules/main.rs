@@ -4,9 +4,11 @@
 
 use std::sync::atomic::Ordering;
 
-use catalog::domain::{KeyHash, Scope, Slug};
+use catalog::input::Slug;
+
+use catalog::keys::{KeyHash, KeyRecord, Scope};
 use catalog::memory::{FakeSigner, MemoryCatalog};
-use catalog::model::{ActiveVersion, Card, DatasetMeta, DatasetRecord, Discussion, KeyRecord};
+use catalog::records::{ActiveVersion, Card, DatasetMeta, DatasetRecord, Discussion};
 use catalog::testing::V2Event;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use lambda_http::{Body, Request, Response};

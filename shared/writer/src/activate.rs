@@ -10,7 +10,6 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::types::CancellationReason;
-use catalog::domain::Slug;
 use catalog::dynamo::attr::{n, s, time};
 use catalog::dynamo::codec::{schema_attributes, schema_from};
 use catalog::dynamo::layout::{
@@ -19,8 +18,9 @@ use catalog::dynamo::layout::{
 };
 use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::error::StoreError;
-use catalog::model::{ActiveVersion, DatasetMeta, DatasetSummary};
+use catalog::input::Slug;
 use catalog::query::Facet;
+use catalog::records::{ActiveVersion, DatasetMeta, DatasetSummary};
 use chrono::{DateTime, Utc};
 
 use crate::publish::StoredDataset;
@@ -313,8 +313,8 @@ fn refused(reasons: &[CancellationReason]) -> Option<WriteError> {
 mod tests {
     use super::*;
     use catalog::dynamo::codec::ACTIVE;
-    use catalog::model::Card;
     use catalog::query::FacetKind;
+    use catalog::records::Card;
     use uuid::Uuid;
 
     fn slug() -> Slug {

@@ -4,12 +4,12 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use catalog::domain::Slug;
 use catalog::dynamo::attr::{opt_time, time};
 use catalog::dynamo::layout::{
     alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, DATASET_SK, LIST_PK,
 };
 use catalog::dynamo::retry::{Attempt, Backoff};
+use catalog::input::Slug;
 use catalog::query::Facet;
 use chrono::{DateTime, Utc};
 

@@ -2,18 +2,18 @@
 //! mint their own through the keys function (`catalog::dynamo::accounts`), whose revocation
 //! this shares so that a revoked account key always frees its slot.
 
-use catalog::domain::KeyHash;
 use catalog::dynamo::accounts::DynamoAccounts;
 use catalog::dynamo::attr::{get_s, opt_time, s, strings, time};
 use catalog::dynamo::layout::{api_key_key, KEYS_BY_ID_INDEX, KEY_ATTR};
 use catalog::dynamo::requests::{classify, query_all, scan_all};
 use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::error::StoreError;
+use catalog::keys::KeyHash;
 use chrono::{DateTime, Utc};
 
 use crate::{DynamoWriter, WriteError};
 
-pub use catalog::accounts::{generate_key, KeyInfo, NewKey};
+pub use catalog::keys::{generate_key, KeyInfo, NewKey};
 
 impl DynamoWriter {
     /// Stores a new key's record (hash, never the secret).

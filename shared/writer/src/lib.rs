@@ -3,12 +3,13 @@
 //! tests and the bench; never by the Lambda functions, which link only the `catalog` crate
 //! (a test checks their dependency trees).
 //!
-//! Publishing is three steps, each safe to fail: reserve a version number (creating the dataset,
-//! unlisted and without an active version, if it is new); write the version record once its
-//! object is in S3; activate it with a transaction conditioned on the version that was active
-//! before. Until activation succeeds, the previous version keeps serving.
+//! Publishing is one operation, [`DynamoWriter::publish`], of four steps, each safe to fail:
+//! reserve a version number (creating the dataset, unlisted and without an active version, if it
+//! is new); upload the object (the caller's step, passed in); write the version record; activate
+//! it with a transaction conditioned on the version that was active before. Until activation
+//! succeeds, the previous version keeps serving.
 //!
-//! - [`publish`]: reserving versions, recording them, reading what is stored.
+//! - [`publish`]: the publish sequence, what it checks first, and reading what is stored.
 //! - [`activate`]: activation, planned without I/O ([`activate::Activation::plan`]), then sent.
 //! - [`keyless`]: keyless windows, planned the same way.
 //! - [`facets`]: rewrites of the per-category, per-tag and per-license lists, and `reindex`.
@@ -30,7 +31,9 @@ use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
 
 pub use keys::{generate_key, KeyInfo, NewKey};
-pub use publish::{check_fits, Expected, Fit, NewVersion, Reserved, VersionInfo};
+pub use publish::{
+    check_fits, Expected, Fit, NewVersion, Publication, Reserved, Staged, VersionInfo,
+};
 pub use tables::create_tables;
 
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,8 @@
-//! Publishing: reserving a version number (creating the dataset, unlisted, if it is new),
-//! recording a version whose object is in S3, and reading what is stored. Activation is in
-//! [`crate::activate`].
+//! Publishing: [`DynamoWriter::publish`] runs the whole sequence, the core write guarantee (no
+//! record ever points at a missing file, and a failed publish leaves the previous version
+//! serving): reserve a version number (creating the dataset, unlisted, if it is new), upload the
+//! file (the caller's step), record the version, activate it ([`crate::activate`]). Also what a
+//! publish checks before it starts ([`check_fits`]), and reading what is stored.
 
 use std::collections::HashMap;
 
@@ -9,14 +11,15 @@ use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
-use catalog::domain::Slug;
 use catalog::dynamo::attr::{get_time_opt, get_u64, get_uuid, n, s, time};
 use catalog::dynamo::codec::{item_size, schema_attributes, ACTIVE, ITEM_LIMIT_BYTES};
 use catalog::dynamo::layout::{alias_pk, dataset_pk, key_of, version_sk, Item, DATASET_SK};
 use catalog::dynamo::requests::{classify, query_all};
 use catalog::error::StoreError;
-use catalog::model::{ActiveVersion, DatasetMeta};
+use catalog::input::Slug;
+use catalog::records::{ActiveVersion, DatasetMeta};
 use chrono::{DateTime, Utc};
+use std::future::Future;
 use uuid::Uuid;
 
 use crate::tx::{is_condition_failure, put_new, settle};
@@ -61,6 +64,28 @@ impl From<Option<u64>> for Expected {
     fn from(v: Option<u64>) -> Self {
         v.map_or(Self::Nothing, Self::Version)
     }
+}
+
+/// What a publish asks for, besides the file.
+#[derive(Debug, Clone, Copy)]
+pub struct Publication<'a> {
+    pub slug: &'a Slug,
+    /// The descriptive metadata a new dataset is created with (unlisted until its first version
+    /// is active). A re-publish keeps what is stored until activation.
+    pub meta: &'a DatasetMeta,
+    /// The UUID a new dataset gets (a random one when `None`).
+    pub id: Option<Uuid>,
+    /// Refuse a slug that already serves a version (`SlugTaken`), changing nothing.
+    pub new_only: bool,
+    pub now: DateTime<Utc>,
+}
+
+/// What the upload step of a publish hands back: the version whose object is now in S3, and the
+/// metadata to activate it with.
+#[derive(Debug, Clone)]
+pub struct Staged {
+    pub version: NewVersion,
+    pub meta: DatasetMeta,
 }
 
 /// A version's item: its key, the version, and its schema (compressed when large).
@@ -228,10 +253,51 @@ impl DynamoWriter {
         Ok(item.as_ref().map(DatasetMeta::try_from).transpose()?)
     }
 
+    /// Publishes a version, in the one order that keeps every record pointing at a file that
+    /// exists: reserve the next version number (creating the dataset, unlisted, if it is new),
+    /// run `upload` (which puts the object at its immutable key for that version and returns the
+    /// version's record, numbered as reserved, and the metadata to activate), record the version, then activate it on
+    /// the condition that the version active at reservation still is.
+    ///
+    /// Whatever step fails, nothing already served changes: an upload that fails leaves a
+    /// reserved number unused; a lost race (another publish activated first) is `Conflict`.
+    /// Returns the reservation the publish went through (the dataset's id and the version now
+    /// active).
+    pub async fn publish<E, F, Fut>(
+        &self,
+        publication: Publication<'_>,
+        upload: F,
+    ) -> Result<Reserved, E>
+    where
+        E: From<WriteError>,
+        F: FnOnce(Reserved) -> Fut,
+        Fut: Future<Output = Result<Staged, E>>,
+    {
+        let Publication {
+            slug,
+            meta,
+            id,
+            new_only,
+            now,
+        } = publication;
+        let reserved = self.reserve_version(slug, meta, id, new_only, now).await?;
+        let staged = upload(reserved.clone()).await?;
+        self.put_version(slug, &staged.version).await?;
+        self.activate(
+            slug,
+            reserved.version,
+            reserved.previous.into(),
+            Some(&staged.meta),
+            now,
+        )
+        .await?;
+        Ok(reserved)
+    }
+
     /// Reserves the next version number of `slug`, creating the dataset (unlisted, with no
     /// active version, under `id` if given) when it does not exist yet. With `new_only`, a slug
     /// that already has an active version is refused (`SlugTaken`) and nothing changes.
-    pub async fn reserve_version(
+    async fn reserve_version(
         &self,
         slug: &Slug,
         meta: &DatasetMeta,
@@ -331,7 +397,7 @@ impl DynamoWriter {
     }
 
     /// Records a version whose object is already in S3. Versions are immutable.
-    pub async fn put_version(&self, slug: &Slug, version: &NewVersion) -> Result<(), WriteError> {
+    async fn put_version(&self, slug: &Slug, version: &NewVersion) -> Result<(), WriteError> {
         let result = self
             .client
             .put_item()

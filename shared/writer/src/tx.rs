@@ -3,12 +3,12 @@
 
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Put, TransactWriteItem, Update};
-use catalog::domain::Slug;
 use catalog::dynamo::attr::{n, s, time};
 use catalog::dynamo::codec::ACTIVE;
 use catalog::dynamo::layout::{counter_key, facet_counter_pk, Item, COUNTER_PK, FACETS_INDEXED};
 use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
+use catalog::input::Slug;
 use catalog::query::Facet;
 use chrono::{DateTime, Utc};
 

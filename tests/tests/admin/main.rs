@@ -6,12 +6,12 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use catalog::api;
-use catalog::domain::Slug;
-use catalog::model::DatasetMeta;
+use catalog::input::Slug;
+use catalog::records::DatasetMeta;
 use catalog_tests::{
     admin_command, http_get, json_body, repo_root, run_admin, samples_dir, tool, v2_request, Stack,
 };
-use catalog_writer::{Expected, NewVersion, WriteError};
+use catalog_writer::{NewVersion, Publication, Staged, WriteError};
 use chrono::Utc;
 use serde_json::Value;
 

@@ -172,19 +172,8 @@ async fn losing_a_publish_race_changes_nothing() {
     let slug = Slug::parse("raced").unwrap();
     let meta: DatasetMeta = writer.dataset_meta(&slug).await.unwrap().unwrap();
     let now = Utc::now();
-    // Two publishers reserve versions 2 and 3, both having seen version 1 active.
-    let a = writer
-        .reserve_version(&slug, &meta, None, false, now)
-        .await
-        .unwrap();
-    let b = writer
-        .reserve_version(&slug, &meta, None, false, now)
-        .await
-        .unwrap();
-    assert_eq!((a.version, b.version), (2, 3));
-    assert_eq!(a.previous, Some(1));
     let version = |n: u64, rows: u64| NewVersion {
-        active: catalog::model::ActiveVersion {
+        active: catalog::records::ActiveVersion {
             version: n,
             s3_key: format!("datasets/raced/v{n}/x.parquet"),
             size: 1,
@@ -195,16 +184,37 @@ async fn losing_a_publish_race_changes_nothing() {
         },
         schema_json: "[]".into(),
     };
-    writer.put_version(&slug, &version(2, 222)).await.unwrap();
-    writer.put_version(&slug, &version(3, 333)).await.unwrap();
-    // B wins; A's activation, still expecting version 1, fails and changes nothing.
-    writer
-        .activate(&slug, 3, Expected::Version(1), None, now)
-        .await
-        .unwrap();
+    let publication = Publication {
+        slug: &slug,
+        meta: &meta,
+        id: None,
+        new_only: false,
+        now,
+    };
+    let staged = |n: u64, rows: u64| Staged {
+        version: version(n, rows),
+        meta: meta.clone(),
+    };
+    // Two publishers reserve versions 2 and 3, both having seen version 1 active: B runs whole
+    // while A is still uploading. B wins; A's activation, still expecting version 1, fails and
+    // changes nothing.
+    let mut seen = Vec::new();
     let lost = writer
-        .activate(&slug, 2, a.previous.into(), None, now)
+        .publish(publication, |a| {
+            seen.push((a.version, a.previous));
+            let (writer, seen) = (&writer, &mut seen);
+            async move {
+                let b = writer
+                    .publish(publication, |b| async move {
+                        Ok::<_, WriteError>(staged(b.version, 333))
+                    })
+                    .await?;
+                seen.push((b.version, b.previous));
+                Ok::<_, WriteError>(staged(a.version, 222))
+            }
+        })
         .await;
+    assert_eq!(seen, [(2, Some(1)), (3, Some(1))]);
     assert!(matches!(lost, Err(WriteError::Conflict(_))), "{lost:?}");
     let key = create_key(&stack);
     assert_eq!(

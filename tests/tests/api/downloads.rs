@@ -154,7 +154,7 @@ async fn revoked_key_fails_on_the_next_request() {
     assert_eq!(g.data(path, &[("x-api-key", READ_KEY)]).await.status(), 200);
     g.stack
         .writer()
-        .revoke_key(&catalog::domain::KeyHash::of(READ_KEY), Utc::now())
+        .revoke_key(&catalog::keys::KeyHash::of(READ_KEY), Utc::now())
         .await
         .expect("revoke");
     assert_eq!(g.data(path, &[("x-api-key", READ_KEY)]).await.status(), 401);
@@ -169,7 +169,7 @@ async fn a_key_revoked_by_a_fast_clock_fails_on_the_next_request() {
     g.stack
         .writer()
         .revoke_key(
-            &catalog::domain::KeyHash::of(READ_KEY),
+            &catalog::keys::KeyHash::of(READ_KEY),
             Utc::now() + chrono::Duration::hours(1),
         )
         .await

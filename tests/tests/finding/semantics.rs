@@ -468,54 +468,45 @@ async fn first_publishes_at_the_same_moment_are_all_listed() {
     let mut published = 0;
     // Rounds of 2, 3 and 4 datasets at once, all in category biology and tag birds
     for (round, size) in [2usize, 3, 4].into_iter().enumerate() {
-        let mut activations = Vec::new();
+        // Every publish of the round reserves and uploads, then waits for the others, so that
+        // the activations start at the same moment; the calls before that are left out.
+        let uploaded = Arc::new(Barrier::new(size + 1));
+        let go = Arc::new(Barrier::new(size + 1));
+        let mut tasks = Vec::new();
         for k in 0..size {
             let mut s = spec(3 * (round * 10 + k));
             s.slug = format!("race-{round}-{k}");
             s.category = "Biology".into();
             s.tags = vec!["birds".into(), format!("round-{round}")];
-            let meta = meta(&s);
-            let slug = Slug::parse(&s.slug).unwrap();
-            let reserved = writer
-                .reserve_version(&slug, &meta, None, false, now)
-                .await
-                .unwrap();
-            let version = NewVersion {
-                active: ActiveVersion {
-                    version: reserved.version,
-                    s3_key: format!("datasets/{}/v1/x.parquet", s.slug),
-                    size: 100,
-                    row_count: 10,
-                    columns: vec!["c".into()],
-                    sha256: "0".repeat(64),
-                    published_at: now,
-                },
-                schema_json: "[]".into(),
-            };
-            writer.put_version(&slug, &version).await.unwrap();
-            activations.push((slug, reserved, meta));
+            let (writer, uploaded, go) = (writer.clone(), uploaded.clone(), go.clone());
+            tasks.push(tokio::spawn(async move {
+                let meta = &meta(&s);
+                let slug = Slug::parse(&s.slug).unwrap();
+                let publication = Publication {
+                    slug: &slug,
+                    meta,
+                    id: None,
+                    new_only: false,
+                    now,
+                };
+                writer
+                    .publish(publication, |reserved| async move {
+                        uploaded.wait().await;
+                        go.wait().await;
+                        Ok::<_, WriteError>(Staged {
+                            version: version_record(&s.slug, reserved.version, now),
+                            meta: meta.clone(),
+                        })
+                    })
+                    .await
+            }));
         }
         // WHEN every activation starts at the same moment
+        uploaded.wait().await;
         wire.take_calls();
-        let tasks: Vec<_> = activations
-            .into_iter()
-            .map(|(slug, reserved, meta)| {
-                let writer = writer.clone();
-                tokio::spawn(async move {
-                    writer
-                        .activate(
-                            &slug,
-                            reserved.version,
-                            Expected::from(reserved.previous),
-                            Some(&meta),
-                            now,
-                        )
-                        .await
-                })
-            })
-            .collect();
+        go.wait().await;
         for task in tasks {
-            task.await.unwrap().expect("every activation succeeds");
+            task.await.unwrap().expect("every publish succeeds");
         }
         published += size;
         let transactions = wire

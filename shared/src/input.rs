@@ -1,10 +1,12 @@
-//! Types for what arrives from outside, each with one constructor that rejects bad input
-//! ("parse, don't validate").
+//! Parsed input: a type for each value that arrives from outside (a path segment, a query
+//! parameter, a field of the publish input), each with one constructor that rejects bad input
+//! ("parse, don't validate"). API keys have their own module, [`crate::keys`].
 
 use std::fmt;
 
-use sha2::{Digest, Sha256};
 use uuid::Uuid;
+
+use crate::keys::KEY_PREFIX;
 
 /// A dataset slug: 1 to 64 characters of lowercase ASCII letters, digits and hyphens, starting
 /// and ending with a letter or digit, and not itself a UUID (the metadata endpoint accepts both).
@@ -214,9 +216,6 @@ impl PageRequest {
     }
 }
 
-/// How the keys this service issues begin (`catalog_writer::generate_key`).
-pub const KEY_PREFIX: &str = "dcat_";
-
 /// Longest part of a client's value that an error message or a log line repeats.
 pub const ECHO_CHARS: usize = 40;
 
@@ -247,106 +246,6 @@ fn positive_integer(name: &'static str, raw: &str) -> Result<u64, ParseError> {
         return Err(bad());
     }
     Ok(value)
-}
-
-/// An API key as presented by a client. Never logged, never displayed: `Debug` is redacted.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(String);
-
-impl ApiKey {
-    pub const MAX_LEN: usize = 256;
-
-    /// A key is 1 to 256 visible ASCII characters. Anything else cannot be a key we issued.
-    pub fn parse(raw: &str) -> Option<Self> {
-        let ok = !raw.is_empty()
-            && raw.len() <= Self::MAX_LEN
-            && raw.bytes().all(|b| b.is_ascii_graphic());
-        ok.then(|| Self(raw.to_owned()))
-    }
-
-    pub fn hash(&self) -> KeyHash {
-        KeyHash::of(&self.0)
-    }
-
-    /// The secret itself, for the one place that shows it: key creation.
-    pub fn expose_secret(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
-    }
-}
-
-/// Lowercase hex SHA-256 of an API key: the only form in which a key is stored.
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct KeyHash(String);
-
-impl KeyHash {
-    /// Characters in the hex form: two per byte of a SHA-256 digest.
-    pub const HEX_LEN: usize = 64;
-
-    pub fn of(secret: &str) -> Self {
-        Self(hex::encode(Sha256::digest(secret.as_bytes())))
-    }
-
-    /// A hash as stored: exactly 64 lowercase hexadecimal characters.
-    pub fn from_hex(hex: &str) -> Result<Self, KeyHashError> {
-        let lower_hex = |b: u8| matches!(b, b'0'..=b'9' | b'a'..=b'f');
-        if hex.len() != Self::HEX_LEN || !hex.bytes().all(lower_hex) {
-            return Err(KeyHashError);
-        }
-        Ok(Self(hex.to_owned()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for KeyHash {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("KeyHash(<redacted>)")
-    }
-}
-
-/// A stored key hash that is not 64 lowercase hex characters. The value is not repeated: it may
-/// be a key stored by mistake in place of its hash.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("a key hash is 64 lowercase hexadecimal characters")]
-pub struct KeyHashError;
-
-/// Scopes a key can carry. Only `read` exists today; unknown scopes read from storage are kept
-/// as `Other` so that a newer writer never breaks an older reader.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Scope {
-    Read,
-    Other(String),
-}
-
-impl Scope {
-    pub fn parse(raw: &str) -> Self {
-        match raw {
-            "read" => Self::Read,
-            other => Self::Other(other.to_owned()),
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Read => "read",
-            Self::Other(s) => s,
-        }
-    }
-}
-
-/// A scope goes out in responses as its name.
-impl serde::Serialize for Scope {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
 }
 
 /// The only download format.
@@ -498,52 +397,6 @@ mod tests {
         let p = PageRequest::parse(Some("99999999999999999999999"), Some("100")).unwrap();
         assert_eq!(p.page(), u64::MAX);
         assert_eq!(p.offset(), None);
-    }
-
-    #[test]
-    fn api_key_debug_is_redacted() {
-        let key = ApiKey::parse("dcat_secret").unwrap();
-        assert!(!format!("{key:?}").contains("secret"));
-        assert!(!format!("{:?}", key.hash()).contains(key.hash().as_str()));
-    }
-
-    #[test]
-    fn api_key_rejects_empty_long_and_non_visible() {
-        assert!(ApiKey::parse("").is_none());
-        assert!(ApiKey::parse(&"k".repeat(257)).is_none());
-        assert!(ApiKey::parse("has space").is_none());
-        assert!(ApiKey::parse("dcat_ünï").is_none());
-    }
-
-    #[test]
-    fn key_hash_is_sha256_hex() {
-        assert_eq!(
-            KeyHash::of("abc").as_str(),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-    }
-
-    #[test]
-    fn key_hash_from_hex_takes_exactly_64_lowercase_hex_characters() {
-        let hash = KeyHash::of("abc");
-        assert_eq!(KeyHash::from_hex(hash.as_str()), Ok(hash.clone()));
-        assert!(KeyHash::from_hex(&"0123456789abcdef".repeat(4)).is_ok());
-        let upper = hash.as_str().to_uppercase();
-        let short = &hash.as_str()[..63];
-        let long = format!("{}0", hash.as_str());
-        let non_hex = format!("{}g", &hash.as_str()[..63]);
-        let non_ascii = format!("{}é", &hash.as_str()[..62]);
-        for bad in [
-            "",
-            upper.as_str(),
-            short,
-            long.as_str(),
-            non_hex.as_str(),
-            non_ascii.as_str(),
-            "dcat_secret",
-        ] {
-            assert_eq!(KeyHash::from_hex(bad), Err(KeyHashError), "{bad:?}");
-        }
     }
 
     #[test]

@@ -1,0 +1,130 @@
+//! `GET /api/v1/datasets/{slug}/data`: a presigned URL to the active version's Parquet file, for
+//! a read key or inside a keyless window.
+
+use chrono::{DateTime, Utc};
+use lambda_http::http::{header, HeaderValue, StatusCode};
+use lambda_http::{Body, Request, Response};
+use serde::Serialize;
+
+use super::http::{finish, json_response, preflight};
+use super::request::{accept, presented_key, single_param, Endpoint};
+use crate::access::is_keyless;
+use crate::error::ApiError;
+use crate::input::{DatasetRef, Format, Slug, VersionPin};
+use crate::keys::{ApiKey, Scope};
+use crate::ports::{DownloadReader, KeyUsage, UrlSigner};
+
+/// Spec 2.4, plus the version the URL serves: its number, the file's SHA-256 and size, and when
+/// it was published.
+#[derive(Debug, Serialize)]
+struct DownloadDescriptor<'a> {
+    slug: &'a Slug,
+    format: &'static str,
+    url: &'a str,
+    #[serde(serialize_with = "crate::time::rfc3339")]
+    expires_at: DateTime<Utc>,
+    row_count: u64,
+    columns: &'a [String],
+    version: u64,
+    sha256: &'a str,
+    size_bytes: u64,
+    #[serde(serialize_with = "crate::time::rfc3339")]
+    published_at: DateTime<Utc>,
+}
+
+/// `GET /api/v1/datasets/{slug}/data`
+pub async fn data(
+    req: &Request,
+    reader: &(impl DownloadReader + KeyUsage),
+    signer: &impl UrlSigner,
+    now: DateTime<Utc>,
+) -> Response<Body> {
+    if let Some(response) = preflight(req) {
+        return response;
+    }
+    let mut response = finish(data_inner(req, reader, signer, now).await, req);
+    // A signed URL, or an answer that depends on a key, must never be cached by anyone.
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+async fn data_inner(
+    req: &Request,
+    reader: &(impl DownloadReader + KeyUsage),
+    signer: &impl UrlSigner,
+    now: DateTime<Utc>,
+) -> Result<Response<Body>, ApiError> {
+    let raw = accept(req, Endpoint::Data)?.unwrap_or_default();
+    let dataset = DatasetRef::parse(&raw)?;
+    let format = Format::parse(single_param(req, "format")?)?;
+    let pin = VersionPin::parse(single_param(req, "version")?)?;
+    let key = presented_key(req.headers())?;
+    let hash = key.as_ref().map(ApiKey::hash);
+
+    let (target, key_record) = reader.get_download(&dataset, hash.as_ref()).await?;
+
+    // A presented key is always verified, whatever the dataset's window says.
+    let (key_id, record_use) = match (&key, key_record) {
+        (None, _) => (None, false),
+        (Some(_), Some(record)) if record.is_usable_at(now) => {
+            if !record.has_scope(&Scope::Read) {
+                return Err(ApiError::InsufficientScope);
+            }
+            let record_use = record.use_worth_recording(now);
+            (Some(record.id), record_use)
+        }
+        (Some(_), _) => return Err(ApiError::InvalidKey),
+    };
+    let target = target.ok_or_else(|| ApiError::DatasetNotFound(dataset.to_string()))?;
+    let active = target
+        .active
+        .ok_or_else(|| ApiError::NoActiveVersion(format!("'{}'", target.slug)))?;
+    let keyless = is_keyless(target.keyless_until, now);
+    if key_id.is_none() && !keyless {
+        return Err(ApiError::MissingKey);
+    }
+    // Only the active version is ever served: a pinned client whose version was replaced gets
+    // a 404 naming the active one, never the newer file under the old number.
+    if let Some(requested) = pin.map(VersionPin::get) {
+        if requested != active.version {
+            return Err(ApiError::VersionNotActive {
+                slug: target.slug.to_string(),
+                requested,
+                active: active.version,
+            });
+        }
+    }
+
+    let signed = signer.sign(&active.s3_key, now).await?;
+    if let (true, Some(hash)) = (record_use, &hash) {
+        // A second round trip, at most once an hour per key; the download does not depend on it.
+        if let Err(e) = reader.record_use(hash, now).await {
+            tracing::warn!(key_id = key_id.as_deref().unwrap_or("-"), error = %e, "could not record the key's use");
+        }
+    }
+    tracing::info!(
+        slug = %target.slug,
+        version = active.version,
+        key_id = key_id.as_deref().unwrap_or("-"),
+        keyless,
+        expires_at = %signed.expires_at,
+        "issued download URL"
+    );
+    Ok(json_response(
+        StatusCode::OK,
+        &DownloadDescriptor {
+            slug: &target.slug,
+            format: format.as_str(),
+            url: &signed.url,
+            expires_at: signed.expires_at,
+            row_count: active.row_count,
+            columns: &active.columns,
+            version: active.version,
+            sha256: &active.sha256,
+            size_bytes: active.size,
+            published_at: active.published_at,
+        },
+    ))
+}

@@ -1,0 +1,80 @@
+//! `GET /api/v1/datasets`: a page of the catalog, filtered, searched and sorted.
+
+use chrono::{DateTime, Utc};
+use lambda_http::{Body, Request, Response};
+use serde::Serialize;
+
+use super::http::{cacheable, changed_at, finish, preflight, seconds_to_next_window_end};
+use super::request::{accept, all_params, single_param, Endpoint};
+use crate::access::is_keyless;
+use crate::error::ApiError;
+use crate::input::PageRequest;
+use crate::ports::CatalogPager;
+use crate::query::{ListParams, ListQuery};
+use crate::records::DatasetSummary;
+
+/// Spec 2.6.
+#[derive(Debug, Serialize)]
+struct PageResponse<'a> {
+    items: &'a [DatasetSummary],
+    total: u64,
+    page: u64,
+    page_size: u64,
+}
+
+/// `GET /api/v1/datasets`
+pub async fn list(req: &Request, pager: &impl CatalogPager, now: DateTime<Utc>) -> Response<Body> {
+    if let Some(response) = preflight(req) {
+        return response;
+    }
+    finish(list_inner(req, pager, now).await, req)
+}
+
+async fn list_inner(
+    req: &Request,
+    pager: &impl CatalogPager,
+    now: DateTime<Utc>,
+) -> Result<Response<Body>, ApiError> {
+    accept(req, Endpoint::List)?;
+    let page = PageRequest::parse(single_param(req, "page")?, single_param(req, "page_size")?)?;
+    let tags = all_params(req, "tag");
+    let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
+    let query = ListQuery::parse(ListParams {
+        category: single_param(req, "category")?,
+        tags: &tags,
+        license: single_param(req, "license")?,
+        q: single_param(req, "q")?,
+        sort: single_param(req, "sort")?,
+    })?;
+    let mut result = pager.page(&query, page.offset(), page.page_size()).await?;
+    for item in &mut result.items {
+        item.keyless = is_keyless(item.keyless_until, now);
+    }
+    tracing::info!(
+        page = page.page(),
+        page_size = page.page_size(),
+        facets = query.facets.len(),
+        words = query.words.len(),
+        sort = ?query.sort,
+        total = result.total,
+        returned = result.items.len(),
+        "listed datasets"
+    );
+    let last_modified = result
+        .items
+        .iter()
+        .map(|i| changed_at(i.updated_at, i.keyless_until, now))
+        .max();
+    let max_age = seconds_to_next_window_end(result.items.iter().map(|i| i.keyless_until), now);
+    Ok(cacheable(
+        req,
+        &PageResponse {
+            items: &result.items,
+            total: result.total,
+            page: page.page(),
+            page_size: page.page_size(),
+        },
+        last_modified,
+        max_age,
+    ))
+}

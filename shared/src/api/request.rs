@@ -1,0 +1,220 @@
+//! What a request carries, read in one place: its route (and the function that serves it), its
+//! request id, its query parameters, and the API key it presents.
+
+use lambda_http::http::{header, HeaderMap, HeaderValue, Method};
+use lambda_http::{Request, RequestExt};
+
+use crate::error::{Allowed, ApiError};
+use crate::input::echo;
+use crate::keys::ApiKey;
+
+/// The routes. A path is exactly `/api/v1/datasets`, `/api/v1/datasets/{slug}` or
+/// `/api/v1/datasets/{slug}/data`: nothing before (a REST API's stage is not part of the path
+/// the client sent; see [`request_path`]), no trailing slash. Anything else is a JSON 404.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    List,
+    Metadata(String),
+    Data(String),
+}
+
+impl Route {
+    pub fn parse(path: &str) -> Option<Self> {
+        let rest = path.strip_prefix(Self::BASE)?;
+        if rest.is_empty() {
+            return Some(Self::List);
+        }
+        let segments: Vec<&str> = rest.strip_prefix('/')?.split('/').collect();
+        match segments.as_slice() {
+            [slug] if !slug.is_empty() => Some(Self::Metadata((*slug).to_owned())),
+            [slug, "data"] if !slug.is_empty() => Some(Self::Data((*slug).to_owned())),
+            _ => None,
+        }
+    }
+
+    /// The list route; the others are below it.
+    pub const BASE: &'static str = "/api/v1/datasets";
+}
+
+/// Which endpoint a function serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    List,
+    Metadata,
+    Data,
+}
+
+/// The request id for logs: Lambda's; else API Gateway's from the event; else `local` (dev/run).
+pub fn request_id(req: &Request) -> String {
+    use lambda_http::request::RequestContext;
+    let lambda = req.lambda_context_ref().map(|c| c.request_id.as_str());
+    let gateway = match req.request_context_ref() {
+        Some(RequestContext::ApiGatewayV2(ctx)) => ctx.request_id.as_deref(),
+        Some(RequestContext::ApiGatewayV1(ctx)) => ctx.request_id.as_deref(),
+        _ => None,
+    };
+    pick_request_id(lambda, gateway)
+}
+
+/// The first request id that is set: Lambda's invocation id, then API Gateway's, else `local`.
+pub fn pick_request_id(lambda: Option<&str>, gateway: Option<&str>) -> String {
+    [lambda, gateway]
+        .into_iter()
+        .flatten()
+        .find(|id| !id.is_empty())
+        .unwrap_or("local")
+        .to_owned()
+}
+
+/// The path the client sent. lambda_http puts a REST API's stage in front of the URI's path;
+/// the raw path it keeps is the one without (and the only one, for requests made elsewhere).
+pub fn request_path(req: &Request) -> &str {
+    match req.raw_http_path() {
+        "" => req.uri().path(),
+        raw => raw,
+    }
+}
+
+pub use crate::error::ALLOWED_METHODS;
+
+/// Checks method and route; returns the path parameter (if any) of the expected endpoint.
+pub(super) fn accept(req: &Request, endpoint: Endpoint) -> Result<Option<String>, ApiError> {
+    let path = request_path(req);
+    let not_found = || ApiError::RouteNotFound(echo(path));
+    let route = Route::parse(path).ok_or_else(not_found)?;
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return Err(ApiError::MethodNotAllowed {
+            method: echo(req.method().as_str()),
+            allowed: Allowed::Catalog,
+        });
+    }
+    match (endpoint, route) {
+        (Endpoint::List, Route::List) => Ok(None),
+        (Endpoint::Metadata, Route::Metadata(slug)) | (Endpoint::Data, Route::Data(slug)) => {
+            Ok(Some(slug))
+        }
+        _ => Err(not_found()),
+    }
+}
+
+/// A query parameter that may appear at most once.
+pub(super) fn single_param<'a>(req: &'a Request, name: &str) -> Result<Option<&'a str>, ApiError> {
+    let Some(params) = req.query_string_parameters_ref() else {
+        return Ok(None);
+    };
+    match params.all(name).as_deref() {
+        None | Some([]) => Ok(None),
+        Some([one]) => Ok(Some(one)),
+        Some(_) => Err(ApiError::BadRequest(format!(
+            "query parameter '{name}' given more than once"
+        ))),
+    }
+}
+
+/// Every value of a repeatable query parameter, in order.
+pub(super) fn all_params(req: &Request, name: &str) -> Vec<String> {
+    req.query_string_parameters_ref()
+        .and_then(|params| params.all(name))
+        .map(|values| values.into_iter().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// The key a request presents, from `x-api-key` or `Authorization: Bearer`. Query strings are
+/// never read. A header that is present but cannot hold a key we issued is an invalid key.
+pub fn presented_key(headers: &HeaderMap) -> Result<Option<ApiKey>, ApiError> {
+    let mut from_header = None;
+    let mut values = headers.get_all("x-api-key").iter();
+    if let Some(value) = values.next() {
+        if values.next().is_some() {
+            return Err(ApiError::BadRequest(
+                "the x-api-key header was sent more than once".to_owned(),
+            ));
+        }
+        from_header = Some(parse_key(value)?);
+    }
+    let mut from_bearer = None;
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    if let Some(value) = values.next() {
+        if values.next().is_some() {
+            return Err(ApiError::BadRequest(
+                "the Authorization header was sent more than once".to_owned(),
+            ));
+        }
+        let text = value.to_str().map_err(|_| ApiError::InvalidKey)?;
+        let (scheme, token) = text.trim().split_once(' ').ok_or(ApiError::InvalidKey)?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return Err(ApiError::InvalidKey);
+        }
+        from_bearer = Some(ApiKey::parse(token.trim()).ok_or(ApiError::InvalidKey)?);
+    }
+    match (from_header, from_bearer) {
+        (Some(a), Some(b)) if a != b => Err(ApiError::BadRequest(
+            "x-api-key and Authorization carry different keys; send one".to_owned(),
+        )),
+        (a, b) => Ok(a.or(b)),
+    }
+}
+
+fn parse_key(value: &HeaderValue) -> Result<ApiKey, ApiError> {
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| ApiKey::parse(v.trim()))
+        .ok_or(ApiError::InvalidKey)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_are_exact_paths() {
+        assert_eq!(Route::parse("/api/v1/datasets"), Some(Route::List));
+        assert_eq!(
+            Route::parse("/api/v1/datasets/city-bikes"),
+            Some(Route::Metadata("city-bikes".into()))
+        );
+        assert_eq!(
+            Route::parse("/api/v1/datasets/data"),
+            Some(Route::Metadata("data".into()))
+        );
+        assert_eq!(
+            Route::parse("/api/v1/datasets/datasets"),
+            Some(Route::Metadata("datasets".into()))
+        );
+        assert_eq!(
+            Route::parse("/api/v1/datasets/x/data"),
+            Some(Route::Data("x".into()))
+        );
+    }
+
+    #[test]
+    fn nothing_may_precede_the_base_and_no_route_takes_a_trailing_slash() {
+        for path in [
+            "/prod/api/v1/datasets",
+            "/anything/api/v1/datasets",
+            "/anything/api/v1/datasets/x/data",
+            "/api/v1/datasets/",
+            "/api/v1/datasets/x/",
+            "/api/v1/datasets/x/data/",
+            "api/v1/datasets",
+            "/api/v1/datasetsx",
+        ] {
+            assert_eq!(Route::parse(path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn unknown_routes_do_not_match() {
+        for path in [
+            "/",
+            "/api/v1",
+            "/api/v2/datasets",
+            "/api/v1/datasets/x/y",
+            "/api/v1/datasets//data",
+            "/api/v1/datasets/x/data/more",
+        ] {
+            assert_eq!(Route::parse(path), None, "{path}");
+        }
+    }
+}
