@@ -12,12 +12,12 @@ use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 
-use super::attr::{get_s, get_time_opt, s, strings, time};
+use super::attr::{get_s, get_time_opt, s, time};
 use super::layout::{
     account_key, api_key_key, key_slot, slot_expiry, Item, ACTIVE_KEYS, KEYS_BY_OWNER_INDEX,
     KEY_ATTR,
 };
-use super::requests::{classify, query_all};
+use super::requests::{classify, get_consistent, query_all};
 use super::retry::Backoff;
 use crate::accounts::MAX_ACTIVE_KEYS;
 use crate::error::StoreError;
@@ -118,21 +118,12 @@ impl DynamoAccounts {
         ))
     }
 
-    fn put_key(&self, key: &NewKey, owner: &Owner) -> Result<TransactWriteItem, StoreError> {
-        let scopes: Vec<String> = key.scopes.iter().map(|s| s.as_str().to_owned()).collect();
-        let mut put = Put::builder()
+    /// Puts an account's new key (its owner named in the item), unless its hash exists.
+    fn put_key(&self, key: &NewKey) -> Result<TransactWriteItem, StoreError> {
+        let put = Put::builder()
             .table_name(&self.keys_table)
-            .item(KEY_ATTR, s(key.hash.as_str()))
-            .item("id", s(&key.id))
-            .item("prefix", s(&key.prefix))
-            .item("label", s(&key.label))
-            .item("scopes", strings(&scopes))
-            .item("created_at", time(&key.created_at))
-            .item("owner", s(owner.as_str()))
+            .set_item(Some(key.to_item()))
             .condition_expression("attribute_not_exists(key_hash)");
-        if let Some(expires_at) = &key.expires_at {
-            put = put.item("expires_at", time(expires_at));
-        }
         Ok(TransactWriteItem::builder()
             .put(build(put.build())?)
             .build())
@@ -163,16 +154,7 @@ impl DynamoAccounts {
 
     /// An item of the keys table by its key, read strongly.
     pub async fn read_item(&self, key: Item) -> Result<Option<Item>, StoreError> {
-        Ok(self
-            .client
-            .get_item()
-            .table_name(&self.keys_table)
-            .set_key(Some(key))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(classify)?
-            .item)
+        get_consistent(&self.client, &self.keys_table, key).await
     }
 
     /// The account's item (empty when the account has never held a key).
@@ -346,7 +328,7 @@ impl AccountKeyStore for DynamoAccounts {
             .owner
             .as_ref()
             .ok_or_else(|| other("an account's key needs its owner"))?;
-        let items = vec![self.take_slot(key, owner)?, self.put_key(key, owner)?];
+        let items = vec![self.take_slot(key, owner)?, self.put_key(key)?];
         let mut dropped_expired = false;
         loop {
             match self.transact_retrying(items.clone()).await? {

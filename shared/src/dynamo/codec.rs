@@ -4,16 +4,20 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, Utc};
 use serde_json::value::RawValue;
+use uuid::Uuid;
 
 use super::attr::{
     corrupt, get_s, get_s_opt, get_strings, get_time, get_time_opt, get_u64, get_uuid, n, opt_s,
     opt_time, s, strings, time,
 };
-use super::layout::{position_of, Item};
+use super::layout::{
+    alias_pk, api_key_key, dataset_pk, key_of, name, position_of, version_sk, Item, DATASET_SK,
+};
 use crate::error::StoreError;
 use crate::input::Slug;
-use crate::keys::{KeyRecord, Scope};
+use crate::keys::{KeyRecord, NewKey, Scope};
 use crate::records::{
     ActiveVersion, Card, DatasetMeta, DatasetRecord, DatasetSummary, Discussion, DownloadTarget,
 };
@@ -23,11 +27,10 @@ pub type Attributes = Vec<(&'static str, AttributeValue)>;
 
 /// The `slug` attribute, parsed.
 fn get_slug(item: &Item) -> Result<Slug, StoreError> {
-    Slug::parse(&get_s(item, "slug")?).map_err(|_| corrupt("slug"))
+    Slug::parse(&get_s(item, name::SLUG)?).map_err(|_| corrupt(name::SLUG))
 }
 
-/// The attribute that holds a dataset's (or a version item's) version, as a map.
-pub const ACTIVE: &str = "active";
+pub use super::layout::name::{ACTIVE, SCHEMA, SCHEMA_Z};
 
 impl ActiveVersion {
     /// The `active` map of a dataset or version item; `None` when the dataset has none yet.
@@ -68,11 +71,11 @@ impl TryFrom<&Item> for Card {
 
     fn try_from(item: &Item) -> Result<Self, StoreError> {
         Ok(Self {
-            name: get_s(item, "name")?,
-            description: get_s_opt(item, "description")?,
-            category: get_s(item, "category")?,
-            tags: get_strings(item, "tags")?,
-            license: get_s(item, "license")?,
+            name: get_s(item, name::NAME)?,
+            description: get_s_opt(item, name::DESCRIPTION)?,
+            category: get_s(item, name::CATEGORY)?,
+            tags: get_strings(item, name::TAGS)?,
+            license: get_s(item, name::LICENSE)?,
         })
     }
 }
@@ -81,11 +84,11 @@ impl Card {
     /// The attributes a list entry and a dataset item hold for it.
     pub fn to_attributes(&self) -> Attributes {
         vec![
-            ("name", s(&self.name)),
-            ("description", opt_s(self.description.as_deref())),
-            ("category", s(&self.category)),
-            ("tags", strings(&self.tags)),
-            ("license", s(&self.license)),
+            (name::NAME, s(&self.name)),
+            (name::DESCRIPTION, opt_s(self.description.as_deref())),
+            (name::CATEGORY, s(&self.category)),
+            (name::TAGS, strings(&self.tags)),
+            (name::LICENSE, s(&self.license)),
         ]
     }
 }
@@ -97,9 +100,9 @@ impl TryFrom<&Item> for DatasetMeta {
     fn try_from(item: &Item) -> Result<Self, StoreError> {
         Ok(Self {
             card: Card::try_from(item)?,
-            source: get_s(item, "source")?,
-            insights: get_s(item, "insights")?,
-            discussions: stored_discussions(&get_s(item, "discussions")?)?,
+            source: get_s(item, name::SOURCE)?,
+            insights: get_s(item, name::INSIGHTS)?,
+            discussions: stored_discussions(&get_s(item, name::DISCUSSIONS)?)?,
         })
     }
 }
@@ -115,7 +118,7 @@ fn stored_discussions(text: &str) -> Result<Vec<Discussion>, StoreError> {
         slug: String,
         path: String,
     }
-    let stored: Vec<Stored> = serde_json::from_str(text).map_err(|_| corrupt("discussions"))?;
+    let stored: Vec<Stored> = serde_json::from_str(text).map_err(|_| corrupt(name::DISCUSSIONS))?;
     Ok(stored
         .into_iter()
         .map(|d| Discussion {
@@ -134,9 +137,9 @@ impl DatasetMeta {
         // A Vec of plain string structs always serializes.
         let discussions = serde_json::to_string(&self.discussions).unwrap_or_else(|_| "[]".into());
         attributes.extend([
-            ("source", s(&self.source)),
-            ("insights", s(&self.insights)),
-            ("discussions", s(discussions)),
+            (name::SOURCE, s(&self.source)),
+            (name::INSIGHTS, s(&self.insights)),
+            (name::DISCUSSIONS, s(discussions)),
         ]);
         attributes
     }
@@ -147,13 +150,13 @@ impl TryFrom<&Item> for DatasetRecord {
 
     fn try_from(item: &Item) -> Result<Self, StoreError> {
         Ok(Self {
-            id: get_uuid(item, "id")?,
+            id: get_uuid(item, name::ID)?,
             slug: get_slug(item)?,
             meta: DatasetMeta::try_from(item)?,
             schema: schema_from(item)?,
-            keyless_until: get_time_opt(item, "keyless_until")?,
-            created_at: get_time(item, "created_at")?,
-            updated_at: get_time(item, "updated_at")?,
+            keyless_until: get_time_opt(item, name::KEYLESS_UNTIL)?,
+            created_at: get_time(item, name::CREATED_AT)?,
+            updated_at: get_time(item, name::UPDATED_AT)?,
             active: ActiveVersion::from_item(item)?,
         })
     }
@@ -165,10 +168,6 @@ pub const SCHEMA_INLINE_BYTES: usize = 32 * 1024;
 /// The largest schema text a stored schema may expand to (a metadata answer must fit Lambda's
 /// 6 MB response).
 pub const SCHEMA_MAX_BYTES: usize = 6 * 1024 * 1024;
-/// The schema as text.
-pub const SCHEMA: &str = "schema";
-/// The schema, deflate-compressed.
-pub const SCHEMA_Z: &str = "schema_z";
 
 /// The two attributes that hold a schema: the text, or its compressed form, the other NULL
 /// (so that an activation replaces whichever a previous version used).
@@ -238,8 +237,8 @@ pub const DOWNLOAD_PROJECTION: &str = "#slug, #until, #active";
 /// The names behind [`DOWNLOAD_PROJECTION`].
 pub fn download_projection_names() -> HashMap<String, String> {
     HashMap::from([
-        ("#slug".to_owned(), "slug".to_owned()),
-        ("#until".to_owned(), "keyless_until".to_owned()),
+        ("#slug".to_owned(), name::SLUG.to_owned()),
+        ("#until".to_owned(), name::KEYLESS_UNTIL.to_owned()),
         ("#active".to_owned(), ACTIVE.to_owned()),
     ])
 }
@@ -250,7 +249,7 @@ impl TryFrom<&Item> for DownloadTarget {
     fn try_from(item: &Item) -> Result<Self, StoreError> {
         Ok(Self {
             slug: get_slug(item)?,
-            keyless_until: get_time_opt(item, "keyless_until")?,
+            keyless_until: get_time_opt(item, name::KEYLESS_UNTIL)?,
             active: ActiveVersion::from_item(item)?,
         })
     }
@@ -263,17 +262,17 @@ impl TryFrom<&Item> for DatasetSummary {
     fn try_from(item: &Item) -> Result<Self, StoreError> {
         Ok(Self {
             slug: get_slug(item)?,
-            id: get_uuid(item, "id")?,
+            id: get_uuid(item, name::ID)?,
             card: Card::try_from(item)?,
-            size: get_u64(item, "size")?,
-            row_count: get_u64(item, "row_count")?,
-            column_count: get_u64(item, "column_count")?,
-            keyless_until: get_time_opt(item, "keyless_until")?,
-            updated_at: get_time(item, "updated_at")?,
+            size: get_u64(item, name::SIZE)?,
+            row_count: get_u64(item, name::ROW_COUNT)?,
+            column_count: get_u64(item, name::COLUMN_COUNT)?,
+            keyless_until: get_time_opt(item, name::KEYLESS_UNTIL)?,
+            updated_at: get_time(item, name::UPDATED_AT)?,
             keyless: false,
             // Facet entries carry their `LIST` position; a `LIST` entry's is its own.
-            seq: match item.get("seq") {
-                Some(_) => get_u64(item, "seq")?,
+            seq: match item.get(name::SEQ) {
+                Some(_) => get_u64(item, name::SEQ)?,
                 None => position_of(item)?,
             },
         })
@@ -286,10 +285,10 @@ impl DatasetSummary {
     pub fn listing_attributes(&self) -> Attributes {
         let mut attributes = self.card.to_attributes();
         attributes.extend([
-            ("size", n(self.size)),
-            ("row_count", n(self.row_count)),
-            ("column_count", n(self.column_count)),
-            ("updated_at", time(&self.updated_at)),
+            (name::SIZE, n(self.size)),
+            (name::ROW_COUNT, n(self.row_count)),
+            (name::COLUMN_COUNT, n(self.column_count)),
+            (name::UPDATED_AT, time(&self.updated_at)),
         ]);
         attributes
     }
@@ -297,9 +296,9 @@ impl DatasetSummary {
     /// Every attribute of a new list entry but its key (and, in a facet list, its `seq`).
     pub fn to_attributes(&self) -> Attributes {
         let mut attributes = vec![
-            ("slug", s(self.slug.as_str())),
-            ("id", s(self.id.to_string())),
-            ("keyless_until", opt_time(self.keyless_until.as_ref())),
+            (name::SLUG, s(self.slug.as_str())),
+            (name::ID, s(self.id.to_string())),
+            (name::KEYLESS_UNTIL, opt_time(self.keyless_until.as_ref())),
         ];
         attributes.extend(self.listing_attributes());
         attributes
@@ -311,15 +310,15 @@ impl TryFrom<&Item> for crate::keys::KeyInfo {
 
     fn try_from(item: &Item) -> Result<Self, StoreError> {
         Ok(Self {
-            id: get_s(item, "id")?,
-            prefix: get_s(item, "prefix")?,
-            label: get_s(item, "label")?,
-            scopes: get_strings(item, "scopes")?,
-            created_at: get_time(item, "created_at")?,
-            expires_at: get_time_opt(item, "expires_at")?,
-            last_used_at: get_time_opt(item, "last_used_at")?,
-            revoked_at: get_time_opt(item, "revoked_at")?,
-            owner: get_s_opt(item, "owner")?,
+            id: get_s(item, name::ID)?,
+            prefix: get_s(item, name::PREFIX)?,
+            label: get_s(item, name::LABEL)?,
+            scopes: get_strings(item, name::SCOPES)?,
+            created_at: get_time(item, name::CREATED_AT)?,
+            expires_at: get_time_opt(item, name::EXPIRES_AT)?,
+            last_used_at: get_time_opt(item, name::LAST_USED_AT)?,
+            revoked_at: get_time_opt(item, name::REVOKED_AT)?,
+            owner: get_s_opt(item, name::OWNER)?,
         })
     }
 }
@@ -329,15 +328,103 @@ impl TryFrom<&Item> for KeyRecord {
 
     fn try_from(item: &Item) -> Result<Self, StoreError> {
         Ok(Self {
-            id: get_s(item, "id")?,
-            scopes: get_strings(item, "scopes")?
+            id: get_s(item, name::ID)?,
+            scopes: get_strings(item, name::SCOPES)?
                 .iter()
                 .map(|s| Scope::parse(s))
                 .collect(),
-            expires_at: get_time_opt(item, "expires_at")?,
-            revoked_at: get_time_opt(item, "revoked_at")?,
-            last_used_at: get_time_opt(item, "last_used_at")?,
+            expires_at: get_time_opt(item, name::EXPIRES_AT)?,
+            revoked_at: get_time_opt(item, name::REVOKED_AT)?,
+            last_used_at: get_time_opt(item, name::LAST_USED_AT)?,
         })
+    }
+}
+
+/// A dataset's item, built in one place: what a new dataset is created with, and what
+/// the writer's `check_fits` measures before a publish (the same item, its fields at their
+/// widest). Its UUID alias ([`Self::alias`]) holds the same attributes.
+#[derive(Debug, Clone)]
+pub struct DatasetItem<'a> {
+    pub slug: &'a Slug,
+    pub id: Uuid,
+    pub meta: &'a DatasetMeta,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub keyless_until: Option<DateTime<Utc>>,
+    /// The last version number reserved.
+    pub latest_version: u64,
+    /// Its position in the catalog list, once listed.
+    pub seq: Option<u64>,
+    /// The active version and its schema (JSON text), once one is active; without one, the
+    /// item holds an empty schema.
+    pub active: Option<(&'a ActiveVersion, &'a str)>,
+}
+
+impl DatasetItem<'_> {
+    /// The item under `DS#<slug>`.
+    pub fn to_item(&self) -> Item {
+        let mut item = key_of(dataset_pk(self.slug.as_str()), DATASET_SK);
+        let mut attributes: Attributes = vec![
+            (name::SLUG, s(self.slug.as_str())),
+            (name::ID, s(self.id.to_string())),
+            (name::CREATED_AT, time(&self.created_at)),
+            (name::UPDATED_AT, time(&self.updated_at)),
+            (name::KEYLESS_UNTIL, opt_time(self.keyless_until.as_ref())),
+            (name::LATEST_VERSION, n(self.latest_version)),
+        ];
+        if let Some(seq) = self.seq {
+            attributes.push((name::SEQ, n(seq)));
+        }
+        match self.active {
+            Some((version, schema)) => {
+                attributes.push((ACTIVE, version.to_value()));
+                attributes.extend(schema_attributes(schema));
+            }
+            None => attributes.push((SCHEMA, s("[]"))),
+        }
+        attributes.extend(self.meta.to_attributes());
+        item.extend(attributes.into_iter().map(|(k, v)| (k.to_owned(), v)));
+        item
+    }
+
+    /// The same item under its UUID alias, `ID#<uuid>`.
+    pub fn alias(&self) -> Item {
+        let mut item = self.to_item();
+        item.insert(name::PK.to_owned(), s(alias_pk(&self.id)));
+        item
+    }
+}
+
+/// A version's item (`DS#<slug>`, `V#<version>`): the version, and its schema (compressed when
+/// large). Versions are immutable.
+pub fn version_item(slug: &Slug, version: &ActiveVersion, schema: &str) -> Item {
+    let mut item = key_of(dataset_pk(slug.as_str()), &version_sk(version.version));
+    item.insert(ACTIVE.to_owned(), version.to_value());
+    for (name, value) in schema_attributes(schema) {
+        item.insert(name.to_owned(), value);
+    }
+    item
+}
+
+impl NewKey {
+    /// The keys-table item of a new key: its hash (never the secret) and its record, with its
+    /// owner for an account's key only (the owner index holds account keys alone).
+    pub fn to_item(&self) -> Item {
+        let scopes: Vec<String> = self.scopes.iter().map(|s| s.as_str().to_owned()).collect();
+        let mut item = api_key_key(self.hash.as_str());
+        let attributes: Attributes = vec![
+            (name::ID, s(&self.id)),
+            (name::PREFIX, s(&self.prefix)),
+            (name::LABEL, s(&self.label)),
+            (name::SCOPES, strings(&scopes)),
+            (name::CREATED_AT, time(&self.created_at)),
+            (name::EXPIRES_AT, opt_time(self.expires_at.as_ref())),
+        ];
+        item.extend(attributes.into_iter().map(|(k, v)| (k.to_owned(), v)));
+        if let Some(owner) = &self.owner {
+            item.insert(name::OWNER.to_owned(), s(owner.as_str()));
+        }
+        item
     }
 }
 

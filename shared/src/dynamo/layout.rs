@@ -33,21 +33,75 @@ use super::attr::{get_s, s};
 use crate::error::StoreError;
 use crate::query::Facet;
 
+/// Attribute names, spelled here and nowhere else: readers and writers name attributes through
+/// these (and the item codecs in [`super::codec`]).
+pub mod name {
+    // Keys of the datasets table.
+    pub const PK: &str = "pk";
+    pub const SK: &str = "sk";
+    // A dataset item (and its alias), list entries and facet list entries.
+    pub const SLUG: &str = "slug";
+    pub const ID: &str = "id";
+    /// A dataset's (or a facet entry's) position in the catalog list.
+    pub const SEQ: &str = "seq";
+    pub const CREATED_AT: &str = "created_at";
+    pub const UPDATED_AT: &str = "updated_at";
+    pub const KEYLESS_UNTIL: &str = "keyless_until";
+    /// The last version number reserved.
+    pub const LATEST_VERSION: &str = "latest_version";
+    /// The active version, as a map (on a version item: the version itself).
+    pub const ACTIVE: &str = "active";
+    /// The schema as text, or deflate-compressed ([`super::super::codec::schema_attributes`]).
+    pub const SCHEMA: &str = "schema";
+    pub const SCHEMA_Z: &str = "schema_z";
+    pub const NAME: &str = "name";
+    pub const DESCRIPTION: &str = "description";
+    pub const CATEGORY: &str = "category";
+    pub const TAGS: &str = "tags";
+    pub const LICENSE: &str = "license";
+    pub const SOURCE: &str = "source";
+    pub const INSIGHTS: &str = "insights";
+    /// Discussions, as JSON text.
+    pub const DISCUSSIONS: &str = "discussions";
+    pub const SIZE: &str = "size";
+    pub const ROW_COUNT: &str = "row_count";
+    pub const COLUMN_COUNT: &str = "column_count";
+    // Counters.
+    /// How many entries a list holds.
+    pub const TOTAL: &str = "total";
+    /// The catalog's revision, bumped by every write to a list.
+    pub const REV: &str = "rev";
+    /// On the catalog counter: the facet lists were built (first listing, or `reindex`).
+    pub const FACETS_INDEXED: &str = "facets_indexed";
+    /// On a facet counter: until when a rewrite holds the list.
+    pub const REBUILD_UNTIL: &str = "rebuild_until";
+    // The keys table.
+    /// Its partition key: a key's SHA-256, or `ACCOUNT#<sub>` for an account's item.
+    pub const KEY_HASH: &str = "key_hash";
+    pub const PREFIX: &str = "prefix";
+    pub const LABEL: &str = "label";
+    pub const SCOPES: &str = "scopes";
+    pub const EXPIRES_AT: &str = "expires_at";
+    pub const REVOKED_AT: &str = "revoked_at";
+    pub const LAST_USED_AT: &str = "last_used_at";
+    /// An account key's owner (a Cognito `sub`); on an account's item, the account.
+    pub const OWNER: &str = "owner";
+    /// On an account item: the string set of its active keys' slots ([`super::key_slot`]).
+    pub const ACTIVE_KEYS: &str = "active_keys";
+    /// On an account item: when an operator disabled it.
+    pub const DISABLED_AT: &str = "disabled_at";
+}
+
 pub const DATASET_SK: &str = "DATASET";
 pub const LIST_PK: &str = "LIST";
 pub const COUNTER_PK: &str = "CATALOG";
 pub const COUNTER_SK: &str = "COUNTER";
-/// On the catalog counter: the facet lists were built (first listing, or `reindex`).
-pub const FACETS_INDEXED: &str = "facets_indexed";
-/// The keys table's partition key.
-pub const KEY_ATTR: &str = "key_hash";
+pub use name::{ACTIVE_KEYS, FACETS_INDEXED, KEY_HASH as KEY_ATTR};
 /// The keys table's index by public key id (`id`), keys only: revocation by id reads it.
 pub const KEYS_BY_ID_INDEX: &str = "by-id";
 /// The keys table's index by owner (`owner`, then `id`), all attributes: an account's keys in
 /// one Query.
 pub const KEYS_BY_OWNER_INDEX: &str = "by-owner";
-/// On an account item: the string set of its active keys' slots ([`key_slot`]).
-pub const ACTIVE_KEYS: &str = "active_keys";
 
 pub fn dataset_pk(slug: &str) -> String {
     format!("DS#{slug}")
@@ -75,7 +129,7 @@ pub fn facet_counter_pk(facet: &Facet) -> String {
 
 /// The primary key `{pk, sk}` of a datasets-table item.
 pub fn key_of(pk: impl Into<String>, sk: &str) -> Item {
-    HashMap::from([("pk".to_owned(), s(pk)), ("sk".to_owned(), s(sk))])
+    HashMap::from([(name::PK.to_owned(), s(pk)), (name::SK.to_owned(), s(sk))])
 }
 
 /// The key of a counter item (`CATALOG` or a facet's).
@@ -106,8 +160,8 @@ pub fn slot_expiry(slot: &str) -> Option<i64> {
 
 /// The position in `sk` (`SEQ#000000000042` is 42).
 pub fn position_of(item: &Item) -> Result<u64, StoreError> {
-    get_s(item, "sk")?
+    get_s(item, name::SK)?
         .strip_prefix("SEQ#")
         .and_then(|n| n.parse().ok())
-        .ok_or_else(|| super::attr::corrupt("sk"))
+        .ok_or_else(|| super::attr::corrupt(name::SK))
 }

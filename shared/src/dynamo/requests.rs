@@ -183,3 +183,20 @@ fn partition_query(client: &Client, table: &str, pk: &str) -> QueryFluentBuilder
         .expression_attribute_values(":pk", s(pk))
         .consistent_read(true)
 }
+
+/// One item by its key, read strongly consistent: one GetItem.
+pub async fn get_consistent(
+    client: &Client,
+    table: &str,
+    key: Item,
+) -> Result<Option<Item>, StoreError> {
+    Ok(client
+        .get_item()
+        .table_name(table)
+        .set_key(Some(key))
+        .consistent_read(true)
+        .send()
+        .await
+        .map_err(classify)?
+        .item)
+}

@@ -3,7 +3,7 @@
 //! this shares so that a revoked account key always frees its slot.
 
 use catalog::dynamo::accounts::DynamoAccounts;
-use catalog::dynamo::attr::{get_s, opt_time, s, strings, time};
+use catalog::dynamo::attr::{get_s, s};
 use catalog::dynamo::layout::{api_key_key, KEYS_BY_ID_INDEX, KEY_ATTR};
 use catalog::dynamo::requests::{classify, query_all, scan_all};
 use catalog::dynamo::retry::{Attempt, Backoff};
@@ -18,17 +18,10 @@ pub use catalog::keys::{generate_key, KeyInfo, NewKey};
 impl DynamoWriter {
     /// Stores a new key's record (hash, never the secret).
     pub async fn put_key(&self, key: &NewKey) -> Result<(), WriteError> {
-        let scopes: Vec<String> = key.scopes.iter().map(|s| s.as_str().to_owned()).collect();
         self.client
             .put_item()
             .table_name(&self.keys_table)
-            .item(KEY_ATTR, s(key.hash.as_str()))
-            .item("id", s(&key.id))
-            .item("prefix", s(&key.prefix))
-            .item("label", s(&key.label))
-            .item("scopes", strings(&scopes))
-            .item("created_at", time(&key.created_at))
-            .item("expires_at", opt_time(key.expires_at.as_ref()))
+            .set_item(Some(key.to_item()))
             .condition_expression("attribute_not_exists(key_hash)")
             .send()
             .await

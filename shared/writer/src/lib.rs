@@ -27,7 +27,7 @@ mod tx;
 
 use aws_sdk_dynamodb::Client;
 use catalog::dynamo::layout::Item;
-use catalog::dynamo::requests::classify;
+use catalog::dynamo::requests::get_consistent;
 use catalog::error::StoreError;
 
 pub use keys::{generate_key, KeyInfo, NewKey};
@@ -88,15 +88,6 @@ impl DynamoWriter {
 
     /// One item of the datasets table, read consistently.
     async fn get(&self, key: Item) -> Result<Option<Item>, StoreError> {
-        Ok(self
-            .client
-            .get_item()
-            .table_name(&self.datasets_table)
-            .set_key(Some(key))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(classify)?
-            .item)
+        get_consistent(&self.client, &self.datasets_table, key).await
     }
 }

@@ -4,16 +4,16 @@
 //! file (the caller's step), record the version, activate it ([`crate::activate`]). Also what a
 //! publish checks before it starts ([`check_fits`]), and reading what is stored.
 
-use std::collections::HashMap;
-
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
-use catalog::dynamo::attr::{get_time_opt, get_u64, get_uuid, n, s, time};
-use catalog::dynamo::codec::{item_size, schema_attributes, ACTIVE, ITEM_LIMIT_BYTES};
-use catalog::dynamo::layout::{alias_pk, dataset_pk, key_of, version_sk, Item, DATASET_SK};
+use catalog::dynamo::attr::{get_time_opt, get_u64, get_uuid, n, s};
+use catalog::dynamo::codec::{
+    item_size, schema_attributes, version_item, DatasetItem, ITEM_LIMIT_BYTES,
+};
+use catalog::dynamo::layout::{dataset_pk, key_of, Item, DATASET_SK};
 use catalog::dynamo::requests::{classify, query_all};
 use catalog::error::StoreError;
 use catalog::input::Slug;
@@ -88,19 +88,6 @@ pub struct Staged {
     pub meta: DatasetMeta,
 }
 
-/// A version's item: its key, the version, and its schema (compressed when large).
-fn version_item(slug: &Slug, version: &NewVersion) -> Item {
-    let mut item = key_of(
-        dataset_pk(slug.as_str()),
-        &version_sk(version.active.version),
-    );
-    item.insert(ACTIVE.to_owned(), version.active.to_value());
-    for (name, value) in schema_attributes(&version.schema_json) {
-        item.insert(name.to_owned(), value);
-    }
-    item
-}
-
 /// What a publish will store, measured before anything is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fit {
@@ -144,26 +131,22 @@ pub fn check_fits(
             ANSWER_LIMIT_BYTES as f64 / 1e6
         )));
     }
-    let version_size = item_size(&version_item(slug, version));
-    // The dataset item once active: its own attributes, the metadata, the version and schema.
-    let mut dataset = key_of(dataset_pk(slug.as_str()), DATASET_SK);
-    let placeholder = [
-        ("slug", s(slug.as_str())),
-        ("id", s(uuid::Uuid::nil().to_string())),
-        ("created_at", time(&version.active.published_at)),
-        ("updated_at", time(&version.active.published_at)),
-        ("keyless_until", time(&version.active.published_at)),
-        ("latest_version", n(u64::from(u32::MAX))),
-        ("seq", n(u64::from(u32::MAX))),
-        (ACTIVE, version.active.to_value()),
-    ];
-    for (name, value) in placeholder
-        .into_iter()
-        .chain(meta.to_attributes())
-        .chain(schema_attributes(schema))
-    {
-        dataset.insert(name.to_owned(), value);
+    let version_size = item_size(&version_item(slug, &version.active, &version.schema_json));
+    // The dataset item once active, every field at its widest.
+    let widest = u64::from(u32::MAX);
+    let at = version.active.published_at;
+    let dataset = DatasetItem {
+        slug,
+        id: Uuid::nil(),
+        meta,
+        created_at: at,
+        updated_at: at,
+        keyless_until: Some(at),
+        latest_version: widest,
+        seq: Some(widest),
+        active: Some((&version.active, schema)),
     }
+    .to_item();
     let dataset_size = item_size(&dataset);
     let limit = ITEM_LIMIT_BYTES;
     if dataset_size > limit || version_size > limit {
@@ -305,7 +288,6 @@ impl DynamoWriter {
         new_only: bool,
         now: DateTime<Utc>,
     ) -> Result<Reserved, WriteError> {
-        let slug = slug.as_str();
         for _ in 0..2 {
             let condition = if new_only {
                 "attribute_exists(pk) AND attribute_not_exists(active)"
@@ -316,7 +298,7 @@ impl DynamoWriter {
                 .client
                 .update_item()
                 .table_name(&self.datasets_table)
-                .set_key(Some(key_of(dataset_pk(slug), DATASET_SK)))
+                .set_key(Some(key_of(dataset_pk(slug.as_str()), DATASET_SK)))
                 .update_expression("SET latest_version = latest_version + :one")
                 .condition_expression(condition)
                 .expression_attribute_values(":one", n(1))
@@ -340,7 +322,7 @@ impl DynamoWriter {
                     Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
                         // It exists but already serves a version: taken (only with new_only).
                         if failed.item().is_some_and(|i| i.contains_key("pk")) {
-                            return Err(WriteError::SlugTaken(slug.to_owned()));
+                            return Err(WriteError::SlugTaken(slug.to_string()));
                         }
                     }
                     _ => return Err(classify(e).into()),
@@ -348,22 +330,18 @@ impl DynamoWriter {
             }
             // A new dataset: its item and alias, unlisted, version 1 reserved.
             let id = id.unwrap_or_else(Uuid::new_v4);
-            let mut item: Item = HashMap::from([
-                ("pk".to_owned(), s(dataset_pk(slug))),
-                ("sk".to_owned(), s(DATASET_SK)),
-                ("slug".to_owned(), s(slug)),
-                ("id".to_owned(), s(id.to_string())),
-                ("created_at".to_owned(), time(&now)),
-                ("updated_at".to_owned(), time(&now)),
-                ("keyless_until".to_owned(), AttributeValue::Null(true)),
-                ("latest_version".to_owned(), n(1)),
-                ("schema".to_owned(), s("[]")),
-            ]);
-            for (name, value) in meta.to_attributes() {
-                item.insert(name.to_owned(), value);
-            }
-            let mut alias = item.clone();
-            alias.insert("pk".to_owned(), s(alias_pk(&id)));
+            let new = DatasetItem {
+                slug,
+                id,
+                meta,
+                created_at: now,
+                updated_at: now,
+                keyless_until: None,
+                latest_version: 1,
+                seq: None,
+                active: None,
+            };
+            let (item, alias) = (new.to_item(), new.alias());
             let created = self
                 .client
                 .transact_write_items()
@@ -393,7 +371,7 @@ impl DynamoWriter {
                 Err(e) => return Err(classify(e).into()),
             }
         }
-        Err(WriteError::Conflict(slug.to_owned()))
+        Err(WriteError::Conflict(slug.to_string()))
     }
 
     /// Records a version whose object is already in S3. Versions are immutable.
@@ -402,7 +380,11 @@ impl DynamoWriter {
             .client
             .put_item()
             .table_name(&self.datasets_table)
-            .set_item(Some(version_item(slug, version)))
+            .set_item(Some(version_item(
+                slug,
+                &version.active,
+                &version.schema_json,
+            )))
             .condition_expression("attribute_not_exists(pk)")
             .send()
             .await;
