@@ -1,9 +1,12 @@
 // Sign up, confirm, sign in, and the API keys settings: create (the secret shown once), list,
 // revoke.
+import { api, explain } from "./api.js";
+import { copy, h, header } from "./dom.js";
+import { humanDate } from "./format.js";
 import {
-  CognitoError, answerMfa, api, confirmSignUp, copy, explain, finishMfa, forgetKey, h, header,
-  humanDate, mfaEnabled, rememberKey, session, signIn, signUp, startMfa, stopMfa,
-} from "./app.js";
+  CognitoError, answerMfa, confirmSignUp, finishMfa, forgetKey, mfaEnabled, rememberKey, session,
+  signIn, signUp, startMfa, stopMfa,
+} from "./session.js";
 
 const status = document.getElementById("status");
 const say = (text, error = false) => status.replaceChildren(error ? h("span", { class: "error", role: "alert" }, text) : text);
