@@ -15,7 +15,8 @@ export function humanNumber(n) {
   return new Intl.NumberFormat("en").format(n);
 }
 
-/** "3 days", "5 hours", "12 minutes" until `iso` (or since, when past). */
+/** A length of time in milliseconds, in words, its sign ignored and rounded: "12 minutes" under
+ * an hour, "5 hours" under two days, "3 days" beyond. */
 export function humanDuration(ms) {
   const minutes = Math.round(Math.abs(ms) / 60_000);
   if (minutes < 60) return `${minutes} minute${minutes === 1 ? "" : "s"}`;
