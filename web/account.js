@@ -137,6 +137,8 @@ async function list() {
   const body = await api("/account/keys", { token: await token() });
   const rows = body.keys.map(keyRow);
   document.getElementById("keys").replaceChildren(...(rows.length ? rows : [h("tr", {}, h("td", { colspan: 7 }, "No keys yet."))]));
+  // The limit is the API's: until it answers, the sentence reads "a limited number of".
+  if (Number.isInteger(body.max_active)) document.getElementById("max-active").textContent = String(body.max_active);
   return body;
 }
 

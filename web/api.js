@@ -60,7 +60,7 @@ export function explain(error) {
     rate_limited: "The catalog is busy right now. Please try again in a moment.",
     unavailable: "The catalog is temporarily unavailable. Please try again in a moment.",
     http_429: "Too many requests right now. Please wait a moment and try again.",
-    key_limit_reached: "You already have 10 active keys. Revoke one before creating another.",
+    key_limit_reached: "You have reached the limit of active keys. Revoke one before creating another.",
     account_disabled: "Your account has been disabled. Contact the catalog's operators.",
     session: "Your session has ended. Please sign in again.",
     invalid_token: "Your session has ended. Please sign in again.",
