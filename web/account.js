@@ -1,9 +1,12 @@
 // Sign up, confirm, sign in, and the API keys settings: create (the secret shown once), list,
 // revoke.
+import { api, explain } from "./api.js";
+import { copy, h, header } from "./dom.js";
+import { humanDate } from "./format.js";
 import {
-  CognitoError, answerMfa, api, confirmSignUp, copy, explain, finishMfa, forgetKey, h, header,
-  humanDate, mfaEnabled, rememberKey, session, signIn, signUp, startMfa, stopMfa,
-} from "./app.js";
+  CognitoError, answerMfa, confirmSignUp, finishMfa, forgetKey, mfaEnabled, rememberKey, session,
+  signIn, signUp, startMfa, stopMfa,
+} from "./session.js";
 
 const status = document.getElementById("status");
 const say = (text, error = false) => status.replaceChildren(error ? h("span", { class: "error", role: "alert" }, text) : text);
@@ -134,6 +137,8 @@ async function list() {
   const body = await api("/account/keys", { token: await token() });
   const rows = body.keys.map(keyRow);
   document.getElementById("keys").replaceChildren(...(rows.length ? rows : [h("tr", {}, h("td", { colspan: 7 }, "No keys yet."))]));
+  // The limit is the API's: until it answers, the sentence reads "a limited number of".
+  if (Number.isInteger(body.max_active)) document.getElementById("max-active").textContent = String(body.max_active);
   return body;
 }
 

@@ -1,5 +1,7 @@
 // The catalog page: search, filters, sort and paging, all in the page's URL.
-import { accessBadge, api, explain, h, header, humanBytes, humanNumber } from "./app.js";
+import { api, explain } from "./api.js";
+import { accessBadge, h, header } from "./dom.js";
+import { humanBytes, humanNumber } from "./format.js";
 
 const PAGE_SIZE = 12;
 const FIELDS = ["q", "category", "tag", "license", "sort"];

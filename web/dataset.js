@@ -1,6 +1,9 @@
 // A dataset's page: everything the metadata endpoint returns (one request), a chart per
 // column, and the download panel.
-import { accessBadge, api, copy, explain, h, header, humanBytes, humanDate, humanDuration, humanNumber, session, tabKeys } from "./app.js";
+import { api, explain } from "./api.js";
+import { accessBadge, copy, h, header } from "./dom.js";
+import { humanBytes, humanDate, humanDuration, humanNumber } from "./format.js";
+import { session, tabKeys } from "./session.js";
 
 const slug = new URLSearchParams(location.search).get("slug") ?? "";
 const status = document.getElementById("status");

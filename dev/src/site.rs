@@ -13,7 +13,10 @@ const FILES: &[(&str, &str)] = &[
     ("index.html", "text/html; charset=utf-8"),
     ("dataset.html", "text/html; charset=utf-8"),
     ("account.html", "text/html; charset=utf-8"),
-    ("app.js", "text/javascript; charset=utf-8"),
+    ("api.js", "text/javascript; charset=utf-8"),
+    ("session.js", "text/javascript; charset=utf-8"),
+    ("dom.js", "text/javascript; charset=utf-8"),
+    ("format.js", "text/javascript; charset=utf-8"),
     ("catalog.js", "text/javascript; charset=utf-8"),
     ("dataset.js", "text/javascript; charset=utf-8"),
     ("account.js", "text/javascript; charset=utf-8"),
@@ -187,8 +190,8 @@ mod tests {
 
     #[test]
     fn text_is_gzipped_when_the_browser_asks() {
-        let plain = site().answer("/app.js", false).unwrap();
-        let zipped = site().answer("/app.js", true).unwrap();
+        let plain = site().answer("/dataset.js", false).unwrap();
+        let zipped = site().answer("/dataset.js", true).unwrap();
         assert_eq!(zipped.headers()["content-encoding"], "gzip");
         assert!(zipped.body().len() < plain.body().len() / 2);
     }

@@ -1,0 +1,62 @@
+// Building the page: elements, the header's account links, the access badge, a copy button.
+import { humanDate, humanDuration } from "./format.js";
+import { session, signOut } from "./session.js";
+
+/** Builds an element: `h("a", {href: "/"}, "text", child, ...)`. Text is never parsed as HTML. */
+export function h(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === false || value === null || value === undefined) continue;
+    if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
+    else element.setAttribute(name, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    element.append(child instanceof Node ? child : String(child));
+  }
+  return element;
+}
+
+/** The header's account links: the page's own "Sign in" and "Sign up", or (signed in) "API
+ * keys", the email and "Sign out". */
+export async function header() {
+  const slot = document.getElementById("account-nav");
+  if (!slot) return;
+  const s = await session();
+  if (s) {
+    slot.replaceChildren(
+      h("a", { href: "account.html" }, "API keys"),
+      h("span", { class: "who" }, s.email),
+      h("button", {
+        class: "secondary",
+        type: "button",
+        onclick: async () => {
+          await signOut();
+          location.href = "account.html";
+        },
+      }, "Sign out"),
+    );
+  }
+}
+
+/** The keyless badge, or the "key required" one. */
+export function accessBadge(keylessUntil, now = Date.now()) {
+  const until = keylessUntil ? Date.parse(keylessUntil) : 0;
+  if (until > now) {
+    return h("span", { class: "badge", title: `keyless until ${humanDate(keylessUntil)}` },
+      `Keyless · ${humanDuration(until - now)} left`);
+  }
+  return h("span", { class: "badge gated" }, "Key required");
+}
+
+/** Copies text, saying so on the button for a moment. */
+export async function copy(button, text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    const before = button.textContent;
+    button.textContent = "Copied";
+    setTimeout(() => { button.textContent = before; }, 1500);
+  } catch {
+    button.textContent = "Select and copy";
+  }
+}

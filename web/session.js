@@ -1,0 +1,158 @@
+// Accounts: Amazon Cognito's own JSON API, called from the page (no SDK needed); the signed-in
+// session and the API keys this tab may use, both in the tab's sessionStorage.
+import { config } from "./api.js";
+
+const SESSION = "catalog.session";
+const KEYS = "catalog.keys";
+
+export class CognitoError extends Error {
+  constructor(type, message) {
+    super(message || type);
+    this.type = (type || "").split("#").pop();
+  }
+}
+
+async function cognito(action, body) {
+  const { cognitoEndpoint } = await config();
+  let response;
+  try {
+    response = await fetch(cognitoEndpoint, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-amz-json-1.1",
+        "x-amz-target": `AWSCognitoIdentityProviderService.${action}`,
+      },
+      body: JSON.stringify(body),
+    });
+  } catch {
+    throw new CognitoError("Network", "The sign-in service could not be reached.");
+  }
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) throw new CognitoError(data.__type, data.message);
+  return data;
+}
+
+export async function signUp(email, password) {
+  const { userPoolClientId } = await config();
+  await cognito("SignUp", {
+    ClientId: userPoolClientId,
+    Username: email,
+    Password: password,
+    UserAttributes: [{ Name: "email", Value: email }],
+  });
+}
+
+export async function confirmSignUp(email, code) {
+  const { userPoolClientId } = await config();
+  await cognito("ConfirmSignUp", { ClientId: userPoolClientId, Username: email, ConfirmationCode: code });
+}
+
+function keep(result, email, refreshToken) {
+  const session = {
+    email,
+    accessToken: result.AccessToken,
+    refreshToken: result.RefreshToken ?? refreshToken,
+    expiresAt: Date.now() + (result.ExpiresIn ?? 3600) * 1000,
+  };
+  sessionStorage.setItem(SESSION, JSON.stringify(session));
+  return session;
+}
+
+/** Signs in; returns the session, or `{challenge, ...}` when Cognito asks for an MFA code. */
+export async function signIn(email, password) {
+  const { userPoolClientId } = await config();
+  const out = await cognito("InitiateAuth", {
+    ClientId: userPoolClientId,
+    AuthFlow: "USER_PASSWORD_AUTH",
+    AuthParameters: { USERNAME: email, PASSWORD: password },
+  });
+  if (out.ChallengeName) return { challenge: out.ChallengeName, session: out.Session, email };
+  return keep(out.AuthenticationResult, email);
+}
+
+/** Answers the MFA challenge of `signIn` with the authenticator app's code. */
+export async function answerMfa(pending, code) {
+  const { userPoolClientId } = await config();
+  const out = await cognito("RespondToAuthChallenge", {
+    ClientId: userPoolClientId,
+    ChallengeName: pending.challenge,
+    Session: pending.session,
+    ChallengeResponses: { USERNAME: pending.email, SOFTWARE_TOKEN_MFA_CODE: code },
+  });
+  return keep(out.AuthenticationResult, pending.email);
+}
+
+/** The signed-in session with a fresh access token, or null. */
+export async function session() {
+  const raw = sessionStorage.getItem(SESSION);
+  if (!raw) return null;
+  const s = JSON.parse(raw);
+  if (s.expiresAt - Date.now() > 60_000) return s;
+  try {
+    const { userPoolClientId } = await config();
+    const out = await cognito("InitiateAuth", {
+      ClientId: userPoolClientId,
+      AuthFlow: "REFRESH_TOKEN_AUTH",
+      AuthParameters: { REFRESH_TOKEN: s.refreshToken },
+    });
+    return keep(out.AuthenticationResult, s.email, s.refreshToken);
+  } catch {
+    signOutLocally();
+    return null;
+  }
+}
+
+function signOutLocally() {
+  sessionStorage.removeItem(SESSION);
+  sessionStorage.removeItem(KEYS);
+}
+
+export async function signOut() {
+  const raw = sessionStorage.getItem(SESSION);
+  signOutLocally();
+  if (!raw) return;
+  // Ends the account's sessions (its refresh tokens); an access token lapses within the hour.
+  await cognito("GlobalSignOut", { AccessToken: JSON.parse(raw).accessToken }).catch(() => {});
+}
+
+/** Whether the signed-in account signs in with an authenticator code. */
+export async function mfaEnabled(accessToken) {
+  const user = await cognito("GetUser", { AccessToken: accessToken });
+  return (user.UserMFASettingList ?? []).includes("SOFTWARE_TOKEN_MFA");
+}
+
+/** The secret to add to an authenticator app (the first step of turning MFA on). */
+export async function startMfa(accessToken) {
+  return (await cognito("AssociateSoftwareToken", { AccessToken: accessToken })).SecretCode;
+}
+
+/** Checks a first code from the app, then makes it required at every sign-in. */
+export async function finishMfa(accessToken, code) {
+  await cognito("VerifySoftwareToken", { AccessToken: accessToken, UserCode: code, FriendlyDeviceName: "authenticator app" });
+  await cognito("SetUserMFAPreference", {
+    AccessToken: accessToken,
+    SoftwareTokenMfaSettings: { Enabled: true, PreferredMfa: true },
+  });
+}
+
+export async function stopMfa(accessToken) {
+  await cognito("SetUserMFAPreference", {
+    AccessToken: accessToken,
+    SoftwareTokenMfaSettings: { Enabled: false, PreferredMfa: false },
+  });
+}
+
+/** Keys this tab may use for downloads (created here, with "use in this tab" ticked). */
+export function tabKeys() {
+  return JSON.parse(sessionStorage.getItem(KEYS) ?? "[]");
+}
+
+export function rememberKey(id, label, secret) {
+  const keys = tabKeys().filter((k) => k.id !== id);
+  keys.push({ id, label, secret });
+  sessionStorage.setItem(KEYS, JSON.stringify(keys));
+}
+
+export function forgetKey(id) {
+  sessionStorage.setItem(KEYS, JSON.stringify(tabKeys().filter((k) => k.id !== id)));
+}
