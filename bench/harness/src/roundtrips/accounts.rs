@@ -76,22 +76,14 @@ pub(super) async fn measure(stack: &Stack) -> Result<usize, String> {
         1,
     );
     let path = format!("/api/v1/account/keys/{id}");
-    let resp =
-        catalog::api::account::account_keys(&call("DELETE", &path, None), &accounts, now).await;
-    report(
+    for what in [
         "`DELETE /api/v1/account/keys/{id}`",
-        resp.status().as_u16(),
-        204,
-        2,
-    );
-    let resp =
-        catalog::api::account::account_keys(&call("DELETE", &path, None), &accounts, now).await;
-    report(
         "`DELETE` again (idempotent)",
-        resp.status().as_u16(),
-        204,
-        2,
-    );
+    ] {
+        let resp =
+            catalog::api::account::account_keys(&call("DELETE", &path, None), &accounts, now).await;
+        report(what, resp.status().as_u16(), 204, 2);
+    }
     println!();
     println!(
         "Revoking finds the key's hash (the table's key) through the owner index, then marks it"

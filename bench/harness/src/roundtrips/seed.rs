@@ -248,29 +248,23 @@ impl Templates {
         let name = format!("Bulk dataset {i}");
         let mut d = self.dataset.clone();
         set(&mut d, "pk", &format!("DS#{slug}"));
-        set(&mut d, "slug", &slug);
-        set(&mut d, "id", &id);
-        set(&mut d, "name", &name);
         d.insert("seq".into(), AttributeValue::N(seq.to_string()));
         let mut a = self.alias.clone();
         set(&mut a, "pk", &format!("ID#{id}"));
-        set(&mut a, "slug", &slug);
-        set(&mut a, "id", &id);
-        set(&mut a, "name", &name);
         a.insert("seq".into(), AttributeValue::N(seq.to_string()));
         let mut v = self.version.clone();
         set(&mut v, "pk", &format!("DS#{slug}"));
         let mut e = self.entry.clone();
         set(&mut e, "sk", &format!("SEQ#{seq:012}"));
-        set(&mut e, "slug", &slug);
-        set(&mut e, "id", &id);
-        set(&mut e, "name", &name);
         let facets = bulk_facets(i);
         let tags = AttributeValue::L(vec![
             AttributeValue::S(format!("tag-{:02}", i % 50)),
             AttributeValue::S("bulk".into()),
         ]);
         for item in [&mut d, &mut a, &mut e] {
+            set(item, "slug", &slug);
+            set(item, "id", &id);
+            set(item, "name", &name);
             set(item, "category", &format!("cat-{:02}", i % 20));
             set(item, "license", &format!("lic-{}", i % 5));
             item.insert("tags".into(), tags.clone());
