@@ -1,4 +1,5 @@
-//! The Lambda entry point the three functions share: lambda_http's adapter behind a guard.
+//! The Lambda entry point the four functions (list, metadata, data, keys) share: lambda_http's
+//! adapter behind a guard.
 //!
 //! lambda_http 1.3 turns an event into an `http::Request` with two `unwrap`s: it parses
 //! `{x-forwarded-proto}://{host}{path}` with `Url::parse`, then the result plus the raw query

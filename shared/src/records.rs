@@ -60,7 +60,8 @@ pub struct DatasetRecord {
     pub id: Uuid,
     pub slug: Slug,
     pub meta: DatasetMeta,
-    /// JSON array of Column objects (spec 2.2) of the active version, kept as stored text.
+    /// JSON array of Column objects ([docs/api.md, Metadata](../../docs/api.md#metadata-get-datasetsslug))
+    /// of the active version, kept as stored text.
     pub schema: Box<RawValue>,
     pub keyless_until: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,

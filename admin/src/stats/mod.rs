@@ -1,4 +1,5 @@
-//! Per-column statistics of a Parquet file (spec 2.2), read batch by batch.
+//! Per-column statistics of a Parquet file (the Column objects of
+//! [docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)), read batch by batch.
 //!
 //! Conventions (the same as `dev/samples.py` and docs/operations.md, Statistics conventions):
 //! - `dtype` is the Arrow type as pyarrow prints it (`int64`, `double`, `string`, `bool`,
@@ -75,7 +76,8 @@ pub enum StatsError {
     Changed,
 }
 
-/// Spec 2.2, plus `approximate`.
+/// A Column object ([docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)), plus
+/// `approximate`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ColumnStats {
     pub name: String,

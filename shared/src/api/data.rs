@@ -14,7 +14,8 @@ use crate::input::{DatasetRef, Format, Slug, VersionPin};
 use crate::keys::{ApiKey, Scope};
 use crate::ports::{DownloadReader, KeyUsage, UrlSigner};
 
-/// Spec 2.4, plus the version the URL serves: its number, the file's SHA-256 and size, and when
+/// The download descriptor ([docs/api.md, Data](../../../docs/api.md#data-get-datasetsslugdata)),
+/// plus the version the URL serves: its number, the file's SHA-256 and size, and when
 /// it was published.
 #[derive(Debug, Serialize)]
 struct DownloadDescriptor<'a> {

@@ -13,7 +13,7 @@ use crate::ports::CatalogPager;
 use crate::query::{ListParams, ListQuery};
 use crate::records::DatasetSummary;
 
-/// Spec 2.6.
+/// A page of datasets ([docs/api.md, List](../../../docs/api.md#list-get-datasets)).
 #[derive(Debug, Serialize)]
 struct PageResponse<'a> {
     items: &'a [DatasetSummary],

@@ -14,7 +14,8 @@ use crate::input::{DatasetRef, Slug};
 use crate::ports::DatasetReader;
 use crate::records::Discussion;
 
-/// Spec 2.1, plus `id`, the active version (`version`, `sha256`, `published_at`) and `access`.
+/// The Dataset object ([docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)),
+/// plus `id`, the active version (`version`, `sha256`, `published_at`) and `access`.
 #[derive(Debug, Serialize)]
 struct DatasetResponse<'a> {
     slug: &'a Slug,
