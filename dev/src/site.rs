@@ -195,4 +195,21 @@ mod tests {
         assert_eq!(zipped.headers()["content-encoding"], "gzip");
         assert!(zipped.body().len() < plain.body().len() / 2);
     }
+
+    #[test]
+    fn every_file_in_web_is_served() {
+        // A module added to web/ but not to FILES would be a 404 in the browser.
+        let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web");
+        let mut missing = Vec::new();
+        for entry in std::fs::read_dir(&web).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            if !FILES.iter().any(|(file, _)| *file == name) {
+                missing.push(name);
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "web/ files the site does not serve: {missing:?}"
+        );
+    }
 }

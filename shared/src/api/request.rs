@@ -75,8 +75,6 @@ pub fn request_path(req: &Request) -> &str {
     }
 }
 
-pub use crate::error::ALLOWED_METHODS;
-
 /// Checks method and route; returns the path parameter (if any) of the expected endpoint.
 pub(super) fn accept(req: &Request, endpoint: Endpoint) -> Result<Option<String>, ApiError> {
     let path = request_path(req);
