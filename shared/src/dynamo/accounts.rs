@@ -13,10 +13,8 @@ use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 
 use super::attr::{get_s, get_time_opt, s, time};
-use super::layout::{
-    account_key, api_key_key, key_slot, slot_expiry, Item, ACTIVE_KEYS, KEYS_BY_OWNER_INDEX,
-    KEY_ATTR,
-};
+use super::layout::name::{ACTIVE_KEYS, DISABLED_AT, EXPIRES_AT, ID, KEY_HASH, OWNER, REVOKED_AT};
+use super::layout::{account_key, api_key_key, key_slot, slot_expiry, Item, KEYS_BY_OWNER_INDEX};
 use super::requests::{classify, get_consistent, query_all};
 use super::retry::Backoff;
 use crate::accounts::MAX_ACTIVE_KEYS;
@@ -123,7 +121,7 @@ impl DynamoAccounts {
         let put = Put::builder()
             .table_name(&self.keys_table)
             .set_item(Some(key.to_item()))
-            .condition_expression("attribute_not_exists(key_hash)");
+            .condition_expression(format!("attribute_not_exists({KEY_HASH})"));
         Ok(TransactWriteItem::builder()
             .put(build(put.build())?)
             .build())
@@ -135,12 +133,12 @@ impl DynamoAccounts {
             .table_name(&self.keys_table)
             .set_key(Some(account_key(owner.as_str())))
             .update_expression("ADD #active :slot SET #owner = :owner")
-            .condition_expression(
-                "attribute_not_exists(disabled_at) AND \
-                 (attribute_not_exists(#active) OR size(#active) < :max)",
-            )
+            .condition_expression(format!(
+                "attribute_not_exists({DISABLED_AT}) AND \
+                 (attribute_not_exists(#active) OR size(#active) < :max)"
+            ))
             .expression_attribute_names("#active", ACTIVE_KEYS)
-            .expression_attribute_names("#owner", "owner")
+            .expression_attribute_names("#owner", OWNER)
             .expression_attribute_values(
                 ":slot",
                 AttributeValue::Ss(vec![key_slot(&key.id, key.expires_at.as_ref())]),
@@ -173,7 +171,7 @@ impl DynamoAccounts {
         now: DateTime<Utc>,
     ) -> Result<Option<usize>, StoreError> {
         let item = self.account_item(owner).await?;
-        if item.contains_key("disabled_at") {
+        if item.contains_key(DISABLED_AT) {
             return Ok(None);
         }
         let expired: Vec<String> = match item.get(ACTIVE_KEYS) {
@@ -204,21 +202,20 @@ impl DynamoAccounts {
     /// Marks a stored key revoked as of `at` (its first revocation's time stays) and, for an
     /// account's key, frees its slot, in one transaction. `item` is the key's item as read.
     pub async fn revoke_item(&self, item: &Item, at: DateTime<Utc>) -> Result<(), StoreError> {
-        let hash = get_s(item, KEY_ATTR)?;
+        let hash = get_s(item, KEY_HASH)?;
         let mark = Update::builder()
             .table_name(&self.keys_table)
             .set_key(Some(api_key_key(&hash)))
-            .update_expression("SET revoked_at = if_not_exists(revoked_at, :at)")
-            .condition_expression("attribute_exists(key_hash)")
+            .update_expression(format!(
+                "SET {REVOKED_AT} = if_not_exists({REVOKED_AT}, :at)"
+            ))
+            .condition_expression(format!("attribute_exists({KEY_HASH})"))
             .expression_attribute_values(":at", time(&at));
         let mut items = vec![TransactWriteItem::builder()
             .update(build(mark.build())?)
             .build()];
-        if let Some(AttributeValue::S(owner)) = item.get("owner") {
-            let slot = key_slot(
-                &get_s(item, "id")?,
-                get_time_opt(item, "expires_at")?.as_ref(),
-            );
+        if let Some(AttributeValue::S(owner)) = item.get(OWNER) {
+            let slot = key_slot(&get_s(item, ID)?, get_time_opt(item, EXPIRES_AT)?.as_ref());
             let free = Update::builder()
                 .table_name(&self.keys_table)
                 .set_key(Some(account_key(owner)))
@@ -249,11 +246,11 @@ impl DynamoAccounts {
             .set_key(Some(account_key(owner.as_str())));
         let update = match at {
             Some(at) => update
-                .update_expression("SET disabled_at = :at, #owner = :owner")
-                .expression_attribute_names("#owner", "owner")
+                .update_expression(format!("SET {DISABLED_AT} = :at, #owner = :owner"))
+                .expression_attribute_names("#owner", OWNER)
                 .expression_attribute_values(":at", time(&at))
                 .expression_attribute_values(":owner", s(owner.as_str())),
-            None => update.update_expression("REMOVE disabled_at"),
+            None => update.update_expression(format!("REMOVE {DISABLED_AT}")),
         };
         update.send().await.map_err(classify)?;
         Ok(())
@@ -273,9 +270,9 @@ impl DynamoAccounts {
         };
         let mut revoked = 0;
         for item in self.key_items(owner).await? {
-            let id = get_s(&item, "id")?;
+            let id = get_s(&item, ID)?;
             active.retain(|a| *a != id);
-            if get_time_opt(&item, "revoked_at")?.is_none() {
+            if get_time_opt(&item, REVOKED_AT)?.is_none() {
                 self.revoke_item(&item, at).await?;
                 revoked += 1;
             }
@@ -296,8 +293,8 @@ impl DynamoAccounts {
                 .table_name(&self.keys_table)
                 .index_name(KEYS_BY_OWNER_INDEX)
                 .key_condition_expression("#owner = :owner AND #id = :id")
-                .expression_attribute_names("#owner", "owner")
-                .expression_attribute_names("#id", "id")
+                .expression_attribute_names("#owner", OWNER)
+                .expression_attribute_names("#id", ID)
                 .expression_attribute_values(":owner", s(owner.as_str()))
                 .expression_attribute_values(":id", s(id)),
         )
@@ -313,7 +310,7 @@ impl DynamoAccounts {
                 .table_name(&self.keys_table)
                 .index_name(KEYS_BY_OWNER_INDEX)
                 .key_condition_expression("#owner = :owner")
-                .expression_attribute_names("#owner", "owner")
+                .expression_attribute_names("#owner", OWNER)
                 .expression_attribute_values(":owner", s(owner.as_str())),
         )
         .await

@@ -1,5 +1,5 @@
 //! One codec per stored record: `TryFrom<&Item>` to read it, and (for what the writer stores)
-//! a function that builds its attributes. The attribute names live here and nowhere else.
+//! a function that builds its attributes. Attributes are named through [`name`]'s constants.
 
 use std::collections::HashMap;
 
@@ -30,7 +30,10 @@ fn get_slug(item: &Item) -> Result<Slug, StoreError> {
     Slug::parse(&get_s(item, name::SLUG)?).map_err(|_| corrupt(name::SLUG))
 }
 
-pub use super::layout::name::{ACTIVE, SCHEMA, SCHEMA_Z};
+use super::layout::name::{
+    ACTIVE, COLUMNS, COLUMN_COUNT, PUBLISHED_AT, ROW_COUNT, S3_KEY, SCHEMA, SCHEMA_Z, SHA256, SIZE,
+    VERSION,
+};
 
 impl ActiveVersion {
     /// The `active` map of a dataset or version item; `None` when the dataset has none yet.
@@ -41,27 +44,27 @@ impl ActiveVersion {
             _ => return Err(corrupt(ACTIVE)),
         };
         Ok(Some(Self {
-            version: get_u64(m, "version")?,
-            s3_key: get_s(m, "s3_key")?,
-            size: get_u64(m, "size")?,
-            row_count: get_u64(m, "row_count")?,
-            columns: get_strings(m, "columns")?,
-            sha256: get_s(m, "sha256")?,
-            published_at: get_time(m, "published_at")?,
+            version: get_u64(m, VERSION)?,
+            s3_key: get_s(m, S3_KEY)?,
+            size: get_u64(m, SIZE)?,
+            row_count: get_u64(m, ROW_COUNT)?,
+            columns: get_strings(m, COLUMNS)?,
+            sha256: get_s(m, SHA256)?,
+            published_at: get_time(m, PUBLISHED_AT)?,
         }))
     }
 
     /// The `active` map.
     pub fn to_value(&self) -> AttributeValue {
         AttributeValue::M(HashMap::from([
-            ("version".to_owned(), n(self.version)),
-            ("s3_key".to_owned(), s(&self.s3_key)),
-            ("size".to_owned(), n(self.size)),
-            ("row_count".to_owned(), n(self.row_count)),
-            ("column_count".to_owned(), n(self.columns.len() as u64)),
-            ("columns".to_owned(), strings(&self.columns)),
-            ("sha256".to_owned(), s(&self.sha256)),
-            ("published_at".to_owned(), time(&self.published_at)),
+            (VERSION.to_owned(), n(self.version)),
+            (S3_KEY.to_owned(), s(&self.s3_key)),
+            (SIZE.to_owned(), n(self.size)),
+            (ROW_COUNT.to_owned(), n(self.row_count)),
+            (COLUMN_COUNT.to_owned(), n(self.columns.len() as u64)),
+            (COLUMNS.to_owned(), strings(&self.columns)),
+            (SHA256.to_owned(), s(&self.sha256)),
+            (PUBLISHED_AT.to_owned(), time(&self.published_at)),
         ]))
     }
 }
@@ -107,7 +110,8 @@ impl TryFrom<&Item> for DatasetMeta {
     }
 }
 
-/// Discussions as stored: what publish wrote (the four fields of spec 2.3), read leniently, so
+/// Discussions as stored: what publish wrote (the four fields of a discussion in
+/// [docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)), read leniently, so
 /// that a field added by a later writer never makes a dataset unreadable (publish input, by
 /// contrast, refuses unknown fields).
 fn stored_discussions(text: &str) -> Result<Vec<Discussion>, StoreError> {

@@ -49,8 +49,14 @@ pub mod name {
     pub const KEYLESS_UNTIL: &str = "keyless_until";
     /// The last version number reserved.
     pub const LATEST_VERSION: &str = "latest_version";
-    /// The active version, as a map (on a version item: the version itself).
+    /// The active version, as a map (on a version item: the version itself) of the fields
+    /// below, from `VERSION` to `PUBLISHED_AT`, and `SIZE`, `ROW_COUNT`, `COLUMN_COUNT`.
     pub const ACTIVE: &str = "active";
+    pub const VERSION: &str = "version";
+    pub const S3_KEY: &str = "s3_key";
+    pub const COLUMNS: &str = "columns";
+    pub const SHA256: &str = "sha256";
+    pub const PUBLISHED_AT: &str = "published_at";
     /// The schema as text, or deflate-compressed ([`super::super::codec::schema_attributes`]).
     pub const SCHEMA: &str = "schema";
     pub const SCHEMA_Z: &str = "schema_z";
@@ -96,7 +102,6 @@ pub const DATASET_SK: &str = "DATASET";
 pub const LIST_PK: &str = "LIST";
 pub const COUNTER_PK: &str = "CATALOG";
 pub const COUNTER_SK: &str = "COUNTER";
-pub use name::{ACTIVE_KEYS, FACETS_INDEXED, KEY_HASH as KEY_ATTR};
 /// The keys table's index by public key id (`id`), keys only: revocation by id reads it.
 pub const KEYS_BY_ID_INDEX: &str = "by-id";
 /// The keys table's index by owner (`owner`, then `id`), all attributes: an account's keys in
@@ -139,7 +144,7 @@ pub fn counter_key(pk: impl Into<String>) -> Item {
 
 /// The key of a keys-table item.
 pub fn api_key_key(hash: &str) -> Item {
-    HashMap::from([(KEY_ATTR.to_owned(), s(hash))])
+    HashMap::from([(name::KEY_HASH.to_owned(), s(hash))])
 }
 
 /// The key of an account's item in the keys table (never a hash: it is not 64 hex digits).
@@ -147,7 +152,7 @@ pub fn account_key(owner: &str) -> Item {
     api_key_key(&format!("ACCOUNT#{owner}"))
 }
 
-/// A key's element of its account's [`ACTIVE_KEYS`] set: its expiry (unix seconds) and id, so
+/// A key's element of its account's [`name::ACTIVE_KEYS`] set: its expiry (unix seconds) and id, so
 /// that expired keys can be told from the set alone.
 pub fn key_slot(id: &str, expires_at: Option<&chrono::DateTime<chrono::Utc>>) -> String {
     format!("{}/{id}", expires_at.map_or(i64::MAX, |t| t.timestamp()))

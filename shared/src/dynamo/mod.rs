@@ -38,9 +38,10 @@ use crate::query::{Facet, Indexed, ListQuery, Plan};
 use crate::records::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget};
 use attr::{get_u64, s};
 use codec::{download_projection_names, DOWNLOAD_PROJECTION};
+use layout::name::{FACETS_INDEXED, KEY_HASH, LAST_USED_AT, PK, REV, SK, TOTAL};
 use layout::{
     alias_pk, api_key_key, counter_key, dataset_pk, facet_counter_pk, facet_list_pk, key_of,
-    list_sk, Item, COUNTER_PK, DATASET_SK, FACETS_INDEXED, LIST_PK,
+    list_sk, Item, COUNTER_PK, DATASET_SK, LIST_PK,
 };
 use requests::{batch_get_all, classify, for_each_in_partition, query_all};
 use snapshots::SnapshotCache;
@@ -197,11 +198,11 @@ impl KeyUsage for DynamoCatalog {
             .update_item()
             .table_name(self.keys_table()?)
             .set_key(Some(api_key_key(key.as_str())))
-            .update_expression("SET last_used_at = :now")
-            .condition_expression(
-                "attribute_exists(key_hash) AND \
-                 (attribute_not_exists(last_used_at) OR last_used_at <= :cutoff)",
-            )
+            .update_expression(format!("SET {LAST_USED_AT} = :now"))
+            .condition_expression(format!(
+                "attribute_exists({KEY_HASH}) AND \
+                 (attribute_not_exists({LAST_USED_AT}) OR {LAST_USED_AT} <= :cutoff)"
+            ))
             .expression_attribute_values(":now", attr::time(&now))
             .expression_attribute_values(":cutoff", attr::time(&cutoff))
             .send()
@@ -245,7 +246,7 @@ impl DynamoCatalog {
         descending: bool,
     ) -> Result<CatalogPage, StoreError> {
         let total = match self.get_counter(counter_pk).await? {
-            Some(item) => get_u64(&item, "total")?,
+            Some(item) => get_u64(&item, TOTAL)?,
             None => {
                 if let Some(facet) = facet {
                     // A value no dataset has had: an empty result, as for one nobody has now.
@@ -274,7 +275,7 @@ impl DynamoCatalog {
             .client
             .query()
             .table_name(&self.datasets_table)
-            .key_condition_expression("pk = :pk AND sk BETWEEN :low AND :high")
+            .key_condition_expression(format!("{PK} = :pk AND {SK} BETWEEN :low AND :high"))
             .expression_attribute_values(":pk", s(&list_pk))
             .expression_attribute_values(":low", s(list_sk(low)))
             .expression_attribute_values(":high", s(list_sk(high)))
@@ -308,10 +309,10 @@ impl DynamoCatalog {
         let by_pk = |pk: &str| {
             counters
                 .iter()
-                .find(|item| matches!(item.get("pk"), Some(AttributeValue::S(p)) if p == pk))
+                .find(|item| matches!(item.get(PK), Some(AttributeValue::S(p)) if p == pk))
         };
         let rev = match by_pk(COUNTER_PK) {
-            Some(item) if item.contains_key("rev") => get_u64(item, "rev")?,
+            Some(item) if item.contains_key(REV) => get_u64(item, REV)?,
             _ => 0,
         };
         let mut source = (LIST_PK.to_owned(), u64::MAX);
@@ -324,7 +325,7 @@ impl DynamoCatalog {
                     items: Vec::new(),
                 });
             };
-            let total = get_u64(item, "total")?;
+            let total = get_u64(item, TOTAL)?;
             if total < source.1 {
                 source = (facet_list_pk(facet), total);
             }
@@ -416,7 +417,7 @@ mod tests {
     fn only_a_catalog_listed_before_filters_and_never_reindexed_lacks_the_mark() {
         let counter = |marked: bool| {
             let mut item = counter_key(COUNTER_PK);
-            item.insert("total".into(), attr::n(3));
+            item.insert(TOTAL.into(), attr::n(3));
             if marked {
                 item.insert(FACETS_INDEXED.into(), AttributeValue::Bool(true));
             }

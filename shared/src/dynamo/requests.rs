@@ -179,7 +179,7 @@ fn partition_query(client: &Client, table: &str, pk: &str) -> QueryFluentBuilder
     client
         .query()
         .table_name(table)
-        .key_condition_expression("pk = :pk")
+        .key_condition_expression(format!("{} = :pk", super::layout::name::PK))
         .expression_attribute_values(":pk", s(pk))
         .consistent_read(true)
 }

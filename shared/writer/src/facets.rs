@@ -7,9 +7,12 @@ use std::collections::{BTreeMap, HashMap};
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, PutRequest, WriteRequest};
 use catalog::dynamo::attr::{get_s, get_strings, get_u64, n, s, time};
+use catalog::dynamo::layout::name::{
+    CATEGORY, FACETS_INDEXED, LICENSE, PK, REBUILD_UNTIL, REV, SEQ, SK, SLUG, TAGS, TOTAL,
+};
 use catalog::dynamo::layout::{
     counter_key, facet_counter_pk, facet_list_pk, key_of, list_sk, position_of, Item, COUNTER_PK,
-    COUNTER_SK, FACETS_INDEXED, LIST_PK,
+    COUNTER_SK, LIST_PK,
 };
 use catalog::dynamo::requests::{classify, query_all, query_partition, scan_all};
 use catalog::dynamo::retry::{Attempt, Backoff};
@@ -17,7 +20,7 @@ use catalog::error::StoreError;
 use catalog::query::Facet;
 use chrono::{DateTime, Utc};
 
-use crate::tx::{is_condition_failure, other, MARK, UNMARKED};
+use crate::tx::{is_condition_failure, other, UNMARKED};
 use crate::{DynamoWriter, WriteError};
 
 /// How long a facet list rewrite may hold its list before another writer may take over.
@@ -64,10 +67,10 @@ impl DynamoWriter {
             self.client
                 .query()
                 .table_name(&self.datasets_table)
-                .key_condition_expression("pk = :pk")
+                .key_condition_expression(format!("{PK} = :pk"))
                 .filter_expression("#slug = :slug")
-                .projection_expression("pk, sk")
-                .expression_attribute_names("#slug", "slug")
+                .projection_expression(format!("{PK}, {SK}"))
+                .expression_attribute_names("#slug", SLUG)
                 .expression_attribute_values(":pk", s(facet_list_pk(facet)))
                 .expression_attribute_values(":slug", s(slug))
                 .consistent_read(true),
@@ -96,10 +99,9 @@ impl DynamoWriter {
         let existing =
             query_partition(&self.client, &self.datasets_table, &facet_list_pk(facet)).await?;
         let mut members = existing.clone();
-        members.retain(
-            |m| !matches!(m.get("seq"), Some(AttributeValue::N(v)) if v.parse() == Ok(seq)),
-        );
-        let refresh = entry.get("slug").cloned();
+        members
+            .retain(|m| !matches!(m.get(SEQ), Some(AttributeValue::N(v)) if v.parse() == Ok(seq)));
+        let refresh = entry.get(SLUG).cloned();
         if facets_of_item(&entry)?.contains(facet) {
             members.push(with_seq(entry, seq));
         }
@@ -129,7 +131,7 @@ impl DynamoWriter {
                         .set_key(Some(counter_key(facet_counter_pk(facet))))
                         .update_expression("SET #mark = :until")
                         .condition_expression(UNMARKED)
-                        .expression_attribute_names("#mark", MARK)
+                        .expression_attribute_names("#mark", REBUILD_UNTIL)
                         .expression_attribute_values(":now", time(&at))
                         .expression_attribute_values(
                             ":until",
@@ -158,7 +160,7 @@ impl DynamoWriter {
         mut members: Vec<Item>,
         rewrite: Rewrite,
     ) -> Result<usize, StoreError> {
-        let seq_of = |item: &Item| get_u64(item, "seq").unwrap_or(u64::MAX);
+        let seq_of = |item: &Item| get_u64(item, SEQ).unwrap_or(u64::MAX);
         members.sort_by_key(seq_of);
         // One entry per dataset, whatever a failed rewrite left behind.
         members.dedup_by_key(|m| seq_of(m));
@@ -167,13 +169,13 @@ impl DynamoWriter {
         let mut at: BTreeMap<u64, Option<AttributeValue>> = BTreeMap::new();
         for item in existing {
             if let Ok(pos) = position_of(item) {
-                at.insert(pos, item.get("slug").cloned());
+                at.insert(pos, item.get(SLUG).cloned());
             }
         }
         let mut requests = Vec::new();
         for (i, member) in members.iter().enumerate() {
             let current = at.get(&(i as u64 + 1)).cloned().flatten();
-            let slug = member.get("slug").cloned();
+            let slug = member.get(SLUG).cloned();
             let write = match &rewrite {
                 Rewrite::All => true,
                 // Its summary may be newer than the copy in place.
@@ -181,8 +183,8 @@ impl DynamoWriter {
             };
             if write {
                 let mut item = member.clone();
-                item.insert("pk".to_owned(), s(&list_pk));
-                item.insert("sk".to_owned(), s(list_sk(i as u64 + 1)));
+                item.insert(PK.to_owned(), s(&list_pk));
+                item.insert(SK.to_owned(), s(list_sk(i as u64 + 1)));
                 requests.push(
                     WriteRequest::builder()
                         .put_request(
@@ -215,8 +217,8 @@ impl DynamoWriter {
             .table_name(&self.datasets_table)
             .set_key(Some(counter_key(facet_counter_pk(facet))))
             .update_expression("SET #total = :total REMOVE #mark")
-            .expression_attribute_names("#total", "total")
-            .expression_attribute_names("#mark", MARK)
+            .expression_attribute_names("#total", TOTAL)
+            .expression_attribute_names("#mark", REBUILD_UNTIL)
             .expression_attribute_values(":total", n(members.len() as u64))
             .send()
             .await
@@ -263,7 +265,7 @@ impl DynamoWriter {
             .table_name(&self.datasets_table)
             .set_key(Some(counter_key(COUNTER_PK)))
             .update_expression("SET #rev = if_not_exists(#rev, :zero) + :one")
-            .expression_attribute_names("#rev", "rev")
+            .expression_attribute_names("#rev", REV)
             .expression_attribute_values(":zero", n(0))
             .expression_attribute_values(":one", n(1))
             .send()
@@ -293,14 +295,14 @@ impl DynamoWriter {
             self.client
                 .scan()
                 .table_name(&self.datasets_table)
-                .filter_expression("begins_with(pk, :p) AND sk = :c")
+                .filter_expression(format!("begins_with({PK}, :p) AND {SK} = :c"))
                 .expression_attribute_values(":p", s(format!("{COUNTER_PK}#")))
                 .expression_attribute_values(":c", s(COUNTER_SK))
                 .consistent_read(true),
         )
         .await?;
         for item in &counters {
-            let pk = get_s(item, "pk")?;
+            let pk = get_s(item, PK)?;
             if let Some(facet) = pk
                 .strip_prefix(COUNTER_PK)
                 .and_then(|k| k.strip_prefix('#'))
@@ -320,7 +322,7 @@ impl DynamoWriter {
             // Datasets first listed after the catalog list was read are kept as their
             // activation wrote them.
             for item in &existing {
-                if get_u64(item, "seq").is_ok_and(|seq| seq > last_seen) {
+                if get_u64(item, SEQ).is_ok_and(|seq| seq > last_seen) {
                     members.push(item.clone());
                 }
             }
@@ -335,7 +337,7 @@ impl DynamoWriter {
             .table_name(&self.datasets_table)
             .set_key(Some(counter_key(COUNTER_PK)))
             .update_expression("SET #rev = if_not_exists(#rev, :zero) + :one, #indexed = :true")
-            .expression_attribute_names("#rev", "rev")
+            .expression_attribute_names("#rev", REV)
             .expression_attribute_names("#indexed", FACETS_INDEXED)
             .expression_attribute_values(":zero", n(0))
             .expression_attribute_values(":one", n(1))
@@ -360,14 +362,14 @@ enum Rewrite {
 /// The facets of a dataset item or list entry, as stored.
 fn facets_of_item(item: &Item) -> Result<Vec<Facet>, StoreError> {
     Ok(Facet::of(
-        &get_s(item, "category")?,
-        &get_strings(item, "tags")?,
-        &get_s(item, "license")?,
+        &get_s(item, CATEGORY)?,
+        &get_strings(item, TAGS)?,
+        &get_s(item, LICENSE)?,
     ))
 }
 
 /// A `LIST` entry as a facet entry: the same summary, plus its `LIST` position.
 fn with_seq(mut entry: Item, seq: u64) -> Item {
-    entry.insert("seq".to_owned(), n(seq));
+    entry.insert(SEQ.to_owned(), n(seq));
     entry
 }

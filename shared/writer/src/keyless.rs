@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use catalog::dynamo::attr::{opt_time, time};
+use catalog::dynamo::layout::name::{KEYLESS_UNTIL, UPDATED_AT};
 use catalog::dynamo::layout::{
     alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, DATASET_SK, LIST_PK,
 };
@@ -40,8 +41,8 @@ impl KeylessChange<'_> {
     pub fn plan(&self, positions: &HashMap<Facet, u64>) -> Plan {
         // The dataset's answers change (keyless, access): it counts as an update.
         let set: Vec<(&'static str, AttributeValue)> = vec![
-            ("keyless_until", opt_time(self.until.as_ref())),
-            ("updated_at", time(&self.now)),
+            (KEYLESS_UNTIL, opt_time(self.until.as_ref())),
+            (UPDATED_AT, time(&self.now)),
         ];
         let mut writes = vec![
             Write::Set {

@@ -4,7 +4,8 @@
 
 use catalog::dynamo::accounts::DynamoAccounts;
 use catalog::dynamo::attr::{get_s, s};
-use catalog::dynamo::layout::{api_key_key, KEYS_BY_ID_INDEX, KEY_ATTR};
+use catalog::dynamo::layout::name::{ID, KEY_HASH};
+use catalog::dynamo::layout::{api_key_key, KEYS_BY_ID_INDEX};
 use catalog::dynamo::requests::{classify, query_all, scan_all};
 use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::error::StoreError;
@@ -22,7 +23,7 @@ impl DynamoWriter {
             .put_item()
             .table_name(&self.keys_table)
             .set_item(Some(key.to_item()))
-            .condition_expression("attribute_not_exists(key_hash)")
+            .condition_expression(format!("attribute_not_exists({KEY_HASH})"))
             .send()
             .await
             .map_err(classify)?;
@@ -42,7 +43,7 @@ impl DynamoWriter {
         let mut keys = items
             .iter()
             // Accounts' items (their active keys' slots) have no id.
-            .filter(|item| item.contains_key("id"))
+            .filter(|item| item.contains_key(ID))
             .map(KeyInfo::try_from)
             .collect::<Result<Vec<_>, StoreError>>()?;
         keys.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
@@ -64,7 +65,7 @@ impl DynamoWriter {
                             .table_name(&self.keys_table)
                             .index_name(KEYS_BY_ID_INDEX)
                             .key_condition_expression("#id = :id")
-                            .expression_attribute_names("#id", "id")
+                            .expression_attribute_names("#id", ID)
                             .expression_attribute_values(":id", s(id)),
                     )
                     .await?;
@@ -76,7 +77,7 @@ impl DynamoWriter {
                 |()| WriteError::NoSuchKey(id.to_owned()),
             )
             .await?;
-        let hash = get_s(&found, KEY_ATTR)?;
+        let hash = get_s(&found, KEY_HASH)?;
         let hash = KeyHash::from_hex(&hash).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         self.revoke_key(&hash, at).await
     }

@@ -13,6 +13,7 @@ use catalog::dynamo::attr::{get_time_opt, get_u64, get_uuid, n, s};
 use catalog::dynamo::codec::{
     item_size, schema_attributes, version_item, DatasetItem, ITEM_LIMIT_BYTES,
 };
+use catalog::dynamo::layout::name::{ACTIVE, ID, KEYLESS_UNTIL, LATEST_VERSION, PK, SEQ, SK};
 use catalog::dynamo::layout::{dataset_pk, key_of, Item, DATASET_SK};
 use catalog::dynamo::requests::{classify, query_all};
 use catalog::error::StoreError;
@@ -206,14 +207,14 @@ impl TryFrom<&Item> for StoredDataset {
 
     fn try_from(item: &Item) -> Result<Self, StoreError> {
         Ok(Self {
-            id: get_uuid(item, "id")?,
+            id: get_uuid(item, ID)?,
             current: ActiveVersion::from_item(item)?.map(|a| a.version),
-            seq: match item.get("seq") {
-                Some(_) => Some(get_u64(item, "seq")?),
+            seq: match item.get(SEQ) {
+                Some(_) => Some(get_u64(item, SEQ)?),
                 None => None,
             },
             meta: DatasetMeta::try_from(item)?,
-            keyless_until: get_time_opt(item, "keyless_until")?,
+            keyless_until: get_time_opt(item, KEYLESS_UNTIL)?,
         })
     }
 }
@@ -290,16 +291,16 @@ impl DynamoWriter {
     ) -> Result<Reserved, WriteError> {
         for _ in 0..2 {
             let condition = if new_only {
-                "attribute_exists(pk) AND attribute_not_exists(active)"
+                format!("attribute_exists({PK}) AND attribute_not_exists({ACTIVE})")
             } else {
-                "attribute_exists(pk)"
+                format!("attribute_exists({PK})")
             };
             let bumped = self
                 .client
                 .update_item()
                 .table_name(&self.datasets_table)
                 .set_key(Some(key_of(dataset_pk(slug.as_str()), DATASET_SK)))
-                .update_expression("SET latest_version = latest_version + :one")
+                .update_expression(format!("SET {LATEST_VERSION} = {LATEST_VERSION} + :one"))
                 .condition_expression(condition)
                 .expression_attribute_values(":one", n(1))
                 .return_values(ReturnValue::AllNew)
@@ -312,8 +313,8 @@ impl DynamoWriter {
                 Ok(out) => {
                     let item = out.attributes.unwrap_or_default();
                     return Ok(Reserved {
-                        id: get_uuid(&item, "id")?,
-                        version: get_u64(&item, "latest_version")?,
+                        id: get_uuid(&item, ID)?,
+                        version: get_u64(&item, LATEST_VERSION)?,
                         previous: ActiveVersion::from_item(&item)?.map(|a| a.version),
                         stored: DatasetMeta::try_from(&item)?,
                     });
@@ -321,7 +322,7 @@ impl DynamoWriter {
                 Err(e) => match e.as_service_error() {
                     Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
                         // It exists but already serves a version: taken (only with new_only).
-                        if failed.item().is_some_and(|i| i.contains_key("pk")) {
+                        if failed.item().is_some_and(|i| i.contains_key(PK)) {
                             return Err(WriteError::SlugTaken(slug.to_string()));
                         }
                     }
@@ -385,7 +386,7 @@ impl DynamoWriter {
                 &version.active,
                 &version.schema_json,
             )))
-            .condition_expression("attribute_not_exists(pk)")
+            .condition_expression(format!("attribute_not_exists({PK})"))
             .send()
             .await;
         settle(result, slug)
@@ -398,7 +399,7 @@ impl DynamoWriter {
             self.client
                 .query()
                 .table_name(&self.datasets_table)
-                .key_condition_expression("pk = :pk AND begins_with(sk, :v)")
+                .key_condition_expression(format!("{PK} = :pk AND begins_with({SK}, :v)"))
                 .expression_attribute_values(":pk", s(dataset_pk(slug.as_str())))
                 .expression_attribute_values(":v", s("V#"))
                 .consistent_read(true),

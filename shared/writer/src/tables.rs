@@ -5,7 +5,8 @@ use aws_sdk_dynamodb::types::{
     ProjectionType, ScalarAttributeType,
 };
 use aws_sdk_dynamodb::Client;
-use catalog::dynamo::layout::{KEYS_BY_ID_INDEX, KEYS_BY_OWNER_INDEX, KEY_ATTR};
+use catalog::dynamo::layout::name::{ID, KEY_HASH, OWNER, PK, SK};
+use catalog::dynamo::layout::{KEYS_BY_ID_INDEX, KEYS_BY_OWNER_INDEX};
 use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
 
@@ -32,16 +33,16 @@ pub async fn create_tables(
         .create_table()
         .table_name(datasets_table)
         .billing_mode(BillingMode::PayPerRequest)
-        .attribute_definitions(attr("pk")?)
-        .attribute_definitions(attr("sk")?)
-        .key_schema(key("pk", KeyType::Hash)?)
-        .key_schema(key("sk", KeyType::Range)?)
+        .attribute_definitions(attr(PK)?)
+        .attribute_definitions(attr(SK)?)
+        .key_schema(key(PK, KeyType::Hash)?)
+        .key_schema(key(SK, KeyType::Range)?)
         .send()
         .await
         .map_err(classify)?;
     let by_id = GlobalSecondaryIndex::builder()
         .index_name(KEYS_BY_ID_INDEX)
-        .key_schema(key("id", KeyType::Hash)?)
+        .key_schema(key(ID, KeyType::Hash)?)
         .projection(
             Projection::builder()
                 .projection_type(ProjectionType::KeysOnly)
@@ -51,8 +52,8 @@ pub async fn create_tables(
         .map_err(|e| StoreError::Other(Box::new(e)))?;
     let by_owner = GlobalSecondaryIndex::builder()
         .index_name(KEYS_BY_OWNER_INDEX)
-        .key_schema(key("owner", KeyType::Hash)?)
-        .key_schema(key("id", KeyType::Range)?)
+        .key_schema(key(OWNER, KeyType::Hash)?)
+        .key_schema(key(ID, KeyType::Range)?)
         .projection(
             Projection::builder()
                 .projection_type(ProjectionType::All)
@@ -64,10 +65,10 @@ pub async fn create_tables(
         .create_table()
         .table_name(keys_table)
         .billing_mode(BillingMode::PayPerRequest)
-        .attribute_definitions(attr(KEY_ATTR)?)
-        .attribute_definitions(attr("id")?)
-        .attribute_definitions(attr("owner")?)
-        .key_schema(key(KEY_ATTR, KeyType::Hash)?)
+        .attribute_definitions(attr(KEY_HASH)?)
+        .attribute_definitions(attr(ID)?)
+        .attribute_definitions(attr(OWNER)?)
+        .key_schema(key(KEY_HASH, KeyType::Hash)?)
         .global_secondary_indexes(by_id)
         .global_secondary_indexes(by_owner)
         .send()

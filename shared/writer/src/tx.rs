@@ -4,8 +4,10 @@
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Put, TransactWriteItem, Update};
 use catalog::dynamo::attr::{n, s, time};
-use catalog::dynamo::codec::ACTIVE;
-use catalog::dynamo::layout::{counter_key, facet_counter_pk, Item, COUNTER_PK, FACETS_INDEXED};
+use catalog::dynamo::layout::name::{
+    ACTIVE, FACETS_INDEXED, PK, REBUILD_UNTIL, REV, SLUG, TOTAL, VERSION,
+};
+use catalog::dynamo::layout::{counter_key, facet_counter_pk, Item, COUNTER_PK};
 use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
 use catalog::input::Slug;
@@ -57,8 +59,6 @@ pub(crate) enum Condition {
 /// No rewrite holds the facet list (never marked, or the mark expired). Times are RFC 3339 UTC
 /// with whole seconds, so they compare as strings.
 pub(crate) const UNMARKED: &str = "attribute_not_exists(#mark) OR #mark < :now";
-/// The facet counter's attribute that marks a rewrite in progress, with its end.
-pub(crate) const MARK: &str = "rebuild_until";
 
 pub(crate) fn other(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
     StoreError::Other(Box::new(e))
@@ -93,7 +93,7 @@ pub(crate) fn put_new(table: &str, item: Item) -> Result<Put, StoreError> {
     Put::builder()
         .table_name(table)
         .set_item(Some(item))
-        .condition_expression("attribute_not_exists(pk)")
+        .condition_expression(format!("attribute_not_exists({PK})"))
         .build()
         .map_err(other)
 }
@@ -123,8 +123,8 @@ impl Write {
                         "SET #total = :new, #rev = if_not_exists(#rev, :zero) + :one{indexed}"
                     ))
                     .condition_expression(total_is(*old))
-                    .expression_attribute_names("#total", "total")
-                    .expression_attribute_names("#rev", "rev")
+                    .expression_attribute_names("#total", TOTAL)
+                    .expression_attribute_names("#rev", REV)
                     .expression_attribute_values(":new", n(old + 1))
                     .expression_attribute_values(":old", n(*old))
                     .expression_attribute_values(":zero", n(0))
@@ -143,8 +143,8 @@ impl Write {
                         .set_key(Some(counter_key(facet_counter_pk(facet))))
                         .update_expression("SET #total = :new")
                         .condition_expression(format!("({}) AND ({UNMARKED})", total_is(*old)))
-                        .expression_attribute_names("#total", "total")
-                        .expression_attribute_names("#mark", MARK)
+                        .expression_attribute_names("#total", TOTAL)
+                        .expression_attribute_names("#mark", REBUILD_UNTIL)
                         .expression_attribute_values(":new", n(old + 1))
                         .expression_attribute_values(":old", n(*old))
                         .expression_attribute_values(":now", time(&now))
@@ -158,7 +158,7 @@ impl Write {
                         .table_name(table)
                         .set_key(Some(counter_key(facet_counter_pk(facet))))
                         .condition_expression(UNMARKED)
-                        .expression_attribute_names("#mark", MARK)
+                        .expression_attribute_names("#mark", REBUILD_UNTIL)
                         .expression_attribute_values(":now", time(&now))
                         .build()
                         .map_err(other)?,
@@ -195,18 +195,18 @@ fn set_update(
             .expression_attribute_values(format!(":v{i}"), value.clone());
     }
     builder = match condition {
-        Condition::Exists => builder.condition_expression("attribute_exists(pk)"),
+        Condition::Exists => builder.condition_expression(format!("attribute_exists({PK})")),
         Condition::Active(Expected::Nothing) => builder
             .condition_expression("attribute_not_exists(#active)")
             .expression_attribute_names("#active", ACTIVE),
         Condition::Active(Expected::Version(v)) => builder
             .condition_expression("#active.#version = :prev")
             .expression_attribute_names("#active", ACTIVE)
-            .expression_attribute_names("#version", "version")
+            .expression_attribute_names("#version", VERSION)
             .expression_attribute_values(":prev", n(*v)),
         Condition::Holds(slug) => builder
             .condition_expression("#slug = :slug")
-            .expression_attribute_names("#slug", "slug")
+            .expression_attribute_names("#slug", SLUG)
             .expression_attribute_values(":slug", s(slug.as_str())),
     };
     builder

@@ -5,6 +5,10 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
+use catalog::dynamo::layout::name::{CATEGORY, ID, LICENSE, NAME, PK, SEQ, SK, SLUG, TAGS, TOTAL};
+use catalog::dynamo::layout::{
+    alias_pk, dataset_pk, list_sk, COUNTER_PK, COUNTER_SK, DATASET_SK, LIST_PK,
+};
 use catalog_tests::Stack;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -76,21 +80,21 @@ async fn templates(stack: &Stack, id: Uuid) -> Result<(Templates, Item), String>
     let find = |pk: &str, sk: &str| {
         items
             .iter()
-            .find(|i| s(i, "pk") == pk && s(i, "sk") == sk)
+            .find(|i| s(i, PK) == pk && s(i, SK) == sk)
             .cloned()
             .ok_or_else(|| format!("no item {pk}/{sk}: did the writer's layout change?"))
     };
-    let dataset = find(&format!("DS#{TEMPLATE}"), "DATASET")?;
-    let alias = find(&format!("ID#{id}"), "DATASET")?;
-    let seq: u64 = n(&dataset, "seq")?;
-    let entry = find("LIST", &format!("SEQ#{seq:012}"))?;
+    let dataset = find(&dataset_pk(TEMPLATE), DATASET_SK)?;
+    let alias = find(&alias_pk(&id), DATASET_SK)?;
+    let seq: u64 = n(&dataset, SEQ)?;
+    let entry = find(LIST_PK, &list_sk(seq))?;
     let version = items
         .iter()
-        .find(|i| s(i, "pk") == format!("DS#{TEMPLATE}") && s(i, "sk").starts_with("V#"))
+        .find(|i| s(i, PK) == dataset_pk(TEMPLATE) && s(i, SK).starts_with("V#"))
         .cloned()
         .ok_or("no version item")?;
-    let counter = find("CATALOG", "COUNTER")?;
-    let seeded: u64 = n(&counter, "total")?;
+    let counter = find(COUNTER_PK, COUNTER_SK)?;
+    let seeded: u64 = n(&counter, TOTAL)?;
     let templates = Templates {
         dataset,
         alias,
@@ -121,14 +125,14 @@ async fn write_counters(
             .dynamo
             .put_item()
             .table_name(table)
-            .item("pk", AttributeValue::S(format!("CATALOG#{key}")))
-            .item("sk", AttributeValue::S("COUNTER".into()))
-            .item("total", AttributeValue::N(total.to_string()))
+            .item(PK, AttributeValue::S(format!("{COUNTER_PK}#{key}")))
+            .item(SK, AttributeValue::S(COUNTER_SK.into()))
+            .item(TOTAL, AttributeValue::N(total.to_string()))
             .send()
             .await
             .map_err(|e| format!("facet counter: {e:?}"))?;
     }
-    counter.insert("total".into(), AttributeValue::N(datasets.to_string()));
+    counter.insert(TOTAL.into(), AttributeValue::N(datasets.to_string()));
     stack
         .dynamo
         .put_item()
@@ -197,14 +201,14 @@ pub(super) async fn stack_id(stack: &Stack, slug: &str) -> Result<String, String
         .dynamo
         .get_item()
         .table_name(&stack.target.datasets_table)
-        .key("pk", AttributeValue::S(format!("DS#{slug}")))
-        .key("sk", AttributeValue::S("DATASET".into()))
+        .key(PK, AttributeValue::S(dataset_pk(slug)))
+        .key(SK, AttributeValue::S(DATASET_SK.into()))
         .send()
         .await
         .map_err(|e| format!("{e:?}"))?
         .item
         .ok_or_else(|| format!("{slug} not seeded"))?;
-    Ok(s(&item, "id"))
+    Ok(s(&item, ID))
 }
 
 fn s(item: &Item, name: &str) -> String {
@@ -258,40 +262,40 @@ impl Templates {
     /// alias, version, list entry and its four facet list entries.
     fn items(&self, i: u64, bulk: u64) -> Vec<Item> {
         let slug = format!("bulk-{i:06}");
-        let id = Uuid::new_v4().to_string();
+        let id = Uuid::new_v4();
         let seq = self.seeded + i;
         let name = format!("Bulk dataset {i}");
         let mut d = self.dataset.clone();
-        set(&mut d, "pk", &format!("DS#{slug}"));
-        d.insert("seq".into(), AttributeValue::N(seq.to_string()));
+        set(&mut d, PK, &dataset_pk(&slug));
+        d.insert(SEQ.into(), AttributeValue::N(seq.to_string()));
         let mut a = self.alias.clone();
-        set(&mut a, "pk", &format!("ID#{id}"));
-        a.insert("seq".into(), AttributeValue::N(seq.to_string()));
+        set(&mut a, PK, &alias_pk(&id));
+        a.insert(SEQ.into(), AttributeValue::N(seq.to_string()));
         let mut v = self.version.clone();
-        set(&mut v, "pk", &format!("DS#{slug}"));
+        set(&mut v, PK, &dataset_pk(&slug));
         let mut e = self.entry.clone();
-        set(&mut e, "sk", &format!("SEQ#{seq:012}"));
+        set(&mut e, SK, &list_sk(seq));
         let facets = bulk_facets(i);
         let tags = AttributeValue::L(vec![
             AttributeValue::S(format!("tag-{:02}", i % 50)),
             AttributeValue::S("bulk".into()),
         ]);
         for item in [&mut d, &mut a, &mut e] {
-            set(item, "slug", &slug);
-            set(item, "id", &id);
-            set(item, "name", &name);
-            set(item, "category", &format!("cat-{:02}", i % 20));
-            set(item, "license", &format!("lic-{}", i % 5));
-            item.insert("tags".into(), tags.clone());
+            set(item, SLUG, &slug);
+            set(item, ID, &id.to_string());
+            set(item, NAME, &name);
+            set(item, CATEGORY, &format!("cat-{:02}", i % 20));
+            set(item, LICENSE, &format!("lic-{}", i % 5));
+            item.insert(TAGS.into(), tags.clone());
         }
         let mut items = vec![d, a, v];
         for (key, modulus, class) in facets {
             let (first, _) = first_and_count(modulus, class, bulk);
             let position = (i - first) / modulus + 1;
             let mut f = e.clone();
-            set(&mut f, "pk", &format!("LIST#{key}"));
-            set(&mut f, "sk", &format!("SEQ#{position:012}"));
-            f.insert("seq".into(), AttributeValue::N(seq.to_string()));
+            set(&mut f, PK, &format!("{LIST_PK}#{key}"));
+            set(&mut f, SK, &list_sk(position));
+            f.insert(SEQ.into(), AttributeValue::N(seq.to_string()));
             items.push(f);
         }
         items.push(e);

@@ -1,31 +1,24 @@
-//! Activation: making a stored version the one the data endpoint serves.
-//!
-//! Three steps: [`DynamoWriter::activate`] reads what is stored (the dataset, the version, and
-//! the list positions or counters the plan will need), [`Activation::plan`] decides every write
-//! without any I/O, and the executor sends them as one transaction, then rewrites the facet
-//! lists whose positions shift.
+//! What an activation writes, decided without I/O: [`Activation::plan`] turns what was read
+//! (the dataset, the version, the list positions and counters) into one transaction's writes
+//! and the facet list rewrites that follow it.
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::AttributeValue;
-use aws_sdk_dynamodb::types::CancellationReason;
 use catalog::dynamo::attr::{n, s, time};
-use catalog::dynamo::codec::{schema_attributes, schema_from};
+use catalog::dynamo::codec::schema_attributes;
+use catalog::dynamo::layout::name::{ACTIVE, PK, SEQ, SK, UPDATED_AT};
 use catalog::dynamo::layout::{
-    alias_pk, counter_key, dataset_pk, facet_counter_pk, facet_list_pk, key_of, list_sk,
-    version_sk, Item, COUNTER_PK, DATASET_SK, LIST_PK,
+    alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, Item, DATASET_SK, LIST_PK,
 };
-use catalog::dynamo::retry::{Attempt, Backoff};
-use catalog::error::StoreError;
 use catalog::input::Slug;
 use catalog::query::Facet;
 use catalog::records::{ActiveVersion, DatasetMeta, DatasetSummary};
 use chrono::{DateTime, Utc};
 
 use crate::publish::StoredDataset;
-use crate::tx::{settle, Condition, Plan, Write};
-use crate::{DynamoWriter, Expected, WriteError};
+use crate::tx::{Condition, Plan, Write};
+use crate::Expected;
 
 /// Everything an activation decides on, read beforehand.
 #[derive(Debug, Clone)]
@@ -89,10 +82,8 @@ impl Activation<'_> {
     /// Every write, decided without I/O.
     pub fn plan(&self, lists: &Lists) -> Plan {
         let now = self.now;
-        let mut set: Vec<(&'static str, AttributeValue)> = vec![
-            ("active", self.version.to_value()),
-            ("updated_at", time(&now)),
-        ];
+        let mut set: Vec<(&'static str, AttributeValue)> =
+            vec![(ACTIVE, self.version.to_value()), (UPDATED_AT, time(&now))];
         set.extend(schema_attributes(self.schema));
         if let Some(meta) = self.meta {
             set.extend(meta.to_attributes());
@@ -144,7 +135,7 @@ impl Activation<'_> {
                 // First activation: listed at the next position, and at the end of each of its
                 // facet lists.
                 let seq = lists.listed + 1;
-                set.push(("seq", n(seq)));
+                set.push((SEQ, n(seq)));
                 let mut entry: Item = key_of(LIST_PK, &list_sk(seq));
                 for (name, value) in entry_attributes {
                     entry.insert(name.to_owned(), value);
@@ -152,9 +143,9 @@ impl Activation<'_> {
                 for facet in &new_facets {
                     let old = lists.facet_totals.get(facet).copied().unwrap_or(0);
                     let mut facet_entry = entry.clone();
-                    facet_entry.insert("pk".to_owned(), s(facet_list_pk(facet)));
-                    facet_entry.insert("sk".to_owned(), s(list_sk(old + 1)));
-                    facet_entry.insert("seq".to_owned(), n(seq));
+                    facet_entry.insert(PK.to_owned(), s(facet_list_pk(facet)));
+                    facet_entry.insert(SK.to_owned(), s(list_sk(old + 1)));
+                    facet_entry.insert(SEQ.to_owned(), n(seq));
                     writes.push(Write::Create(facet_entry));
                     writes.push(Write::CountInFacet {
                         facet: facet.clone(),
@@ -178,141 +169,10 @@ impl Activation<'_> {
         Plan { writes, rewrites }
     }
 }
-
-impl DynamoWriter {
-    /// Makes `version` the active one, in one transaction over the dataset item, its alias, its
-    /// list entry (created on first activation, with the catalog counter) and, if given, new
-    /// descriptive metadata. Fails with `Conflict`, changing nothing, unless `expected` is still
-    /// what is active. A first activation that lost only the race for the next list position
-    /// (another dataset listed at the same moment) is retried.
-    pub async fn activate(
-        &self,
-        slug: &Slug,
-        version: u64,
-        expected: Expected,
-        meta: Option<&DatasetMeta>,
-        now: DateTime<Utc>,
-    ) -> Result<(), WriteError> {
-        Backoff::CONFLICT
-            .run(
-                (),
-                |()| async {
-                    match self.activate_once(slug, version, expected, meta, now).await {
-                        // Worth another try only while the expected version is still active.
-                        Err(WriteError::Conflict(_)) => {
-                            let stored = self.stored_dataset(slug).await?;
-                            if Expected::from(stored.current) != expected {
-                                return Err(WriteError::Conflict(slug.to_string()));
-                            }
-                            Ok(Attempt::Retry(()))
-                        }
-                        other => other.map(Attempt::Done),
-                    }
-                },
-                |()| WriteError::Conflict(slug.to_string()),
-            )
-            .await
-    }
-
-    async fn activate_once(
-        &self,
-        slug: &Slug,
-        version: u64,
-        expected: Expected,
-        meta: Option<&DatasetMeta>,
-        now: DateTime<Utc>,
-    ) -> Result<(), WriteError> {
-        let stored = self.stored_dataset(slug).await?;
-        if Expected::from(stored.current) != expected {
-            return Err(WriteError::Conflict(slug.to_string()));
-        }
-        let version_item = self
-            .get(key_of(dataset_pk(slug.as_str()), &version_sk(version)))
-            .await?
-            .ok_or_else(|| WriteError::NoSuchVersion(slug.to_string(), version))?;
-        let active = ActiveVersion::from_item(&version_item)?
-            .ok_or_else(|| StoreError::Corrupt("version item without its version".into()))?;
-        let schema = schema_from(&version_item)?;
-        let activation = Activation {
-            slug,
-            stored: &stored,
-            version: &active,
-            schema: schema.get(),
-            meta,
-            now,
-        };
-        let mut lists = Lists::default();
-        for facet in activation.to_locate() {
-            if let Some(pos) = self.facet_position(&facet, slug.as_str()).await? {
-                lists.positions.insert(facet, pos);
-            }
-        }
-        let to_count = activation.to_count();
-        if stored.seq.is_none() {
-            lists.listed = self.counter_total(COUNTER_PK.to_owned()).await?;
-            for facet in to_count {
-                let total = self.counter_total(facet_counter_pk(&facet)).await?;
-                lists.facet_totals.insert(facet, total);
-            }
-        }
-        let plan = activation.plan(&lists);
-        self.transact(slug, &plan.writes, now).await?;
-        self.apply(plan.rewrites, now).await
-    }
-
-    /// A counter's `total` (0 when it does not exist yet).
-    async fn counter_total(&self, pk: String) -> Result<u64, StoreError> {
-        match self.get(counter_key(pk)).await? {
-            Some(item) => catalog::dynamo::attr::get_u64(&item, "total"),
-            None => Ok(0),
-        }
-    }
-
-    /// Sends `writes` as one transaction; a failed condition is a `Conflict`.
-    pub(crate) async fn transact(
-        &self,
-        slug: &Slug,
-        writes: &[Write],
-        now: DateTime<Utc>,
-    ) -> Result<(), WriteError> {
-        let mut tx = self.client.transact_write_items();
-        for write in writes {
-            tx = tx.transact_items(write.to_transact_item(&self.datasets_table, now)?);
-        }
-        let result = tx.send().await;
-        if let Err(e) = &result {
-            if let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
-                e.as_service_error()
-            {
-                if let Some(refused) = refused(cancelled.cancellation_reasons()) {
-                    return Err(refused);
-                }
-            }
-        }
-        settle(result, slug)
-    }
-}
-
-/// A cancelled transaction that no retry can mend: DynamoDB refused one of its writes itself
-/// (an item over 400 KB, say, which `check_fits` cannot see on a rollback to an older, wider
-/// version). A failed condition or a conflict with another transaction is not that: it is a
-/// race, reported as `Conflict` and retried.
-fn refused(reasons: &[CancellationReason]) -> Option<WriteError> {
-    reasons
-        .iter()
-        .find(|r| r.code() == Some("ValidationError"))
-        .map(|r| {
-            WriteError::TooLarge(format!(
-                "DynamoDB refused the change: {}",
-                r.message().unwrap_or("an item is invalid or over 400 KB")
-            ))
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use catalog::dynamo::codec::ACTIVE;
+    use catalog::dynamo::layout::name::{CATEGORY, COLUMN_COUNT, ROW_COUNT};
     use catalog::query::FacetKind;
     use catalog::records::Card;
     use uuid::Uuid;
@@ -399,7 +259,7 @@ mod tests {
             Some(AttributeValue::S(v)) => v.clone(),
             _ => String::new(),
         };
-        (get("pk"), get("sk"))
+        (get(PK), get(SK))
     }
 
     #[test]
@@ -442,13 +302,13 @@ mod tests {
         let Write::Create(entry) = &plan.writes[0] else {
             panic!()
         };
-        assert_eq!(entry.get("seq"), Some(&n(42)));
-        assert_eq!(entry.get("row_count"), Some(&n(10)));
-        assert_eq!(entry.get("column_count"), Some(&n(2)));
+        assert_eq!(entry.get(SEQ), Some(&n(42)));
+        assert_eq!(entry.get(ROW_COUNT), Some(&n(10)));
+        assert_eq!(entry.get(COLUMN_COUNT), Some(&n(2)));
         let Write::Set { set, .. } = &plan.writes[8] else {
             panic!()
         };
-        assert!(set.contains(&("seq", n(42))));
+        assert!(set.contains(&(SEQ, n(42))));
         assert!(set.iter().any(|(name, _)| *name == ACTIVE));
     }
 
@@ -519,32 +379,7 @@ mod tests {
         let Write::Set { set, .. } = &plan.writes[0] else {
             panic!()
         };
-        assert!(set.contains(&("category", s("climate"))));
-    }
-
-    #[test]
-    fn a_refused_write_is_reported_as_such_and_a_race_is_not() {
-        let reason = |code: &str, message: Option<&str>| {
-            CancellationReason::builder()
-                .code(code)
-                .set_message(message.map(str::to_owned))
-                .build()
-        };
-        let none = reason("None", None);
-        let race = [none.clone(), reason("ConditionalCheckFailed", None)];
-        assert!(refused(&race).is_none());
-        assert!(refused(&[reason("TransactionConflict", None)]).is_none());
-        let too_big = [
-            none,
-            reason(
-                "ValidationError",
-                Some("Item size has exceeded the maximum allowed size"),
-            ),
-        ];
-        match refused(&too_big) {
-            Some(WriteError::TooLarge(why)) => assert!(why.contains("maximum allowed size")),
-            other => panic!("{other:?}"),
-        }
+        assert!(set.contains(&(CATEGORY, s("climate"))));
     }
 
     #[test]

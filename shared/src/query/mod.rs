@@ -11,8 +11,13 @@
 
 use std::cmp::Ordering;
 
-use crate::input::Tag;
 use crate::records::{Card, CatalogPage, DatasetSummary};
+
+mod facet;
+mod sort;
+
+pub use facet::{Facet, FacetError, FacetKind};
+pub use sort::{Sort, SortField};
 
 /// Why a listing request was refused. The message is what the client reads; [`crate::error`]
 /// turns every one into a 400.
@@ -31,155 +36,6 @@ pub enum QueryError {
         "sort must be created, updated or name, optionally followed by :asc or :desc; got '{0}'"
     )]
     Sort(String),
-}
-
-/// The three single-valued attributes a listing can be narrowed by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FacetKind {
-    Category,
-    Tag,
-    License,
-}
-
-impl FacetKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Category => "category",
-            Self::Tag => "tag",
-            Self::License => "license",
-        }
-    }
-}
-
-/// A `category`, `tag` or `license` value that is blank, or longer than [`Facet::MAX_LEN`] once
-/// normalized.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("{} must be 1 to {} characters", .kind.name(), Facet::MAX_LEN)]
-pub struct FacetError {
-    pub kind: FacetKind,
-}
-
-/// One facet value, normalized (trimmed, lowercase): filters match case-insensitively. Made by
-/// [`Facet::new`] (checked) or, from stored values (written through `new`'s rules),
-/// [`Facet::of`] and [`Facet::from_key`]; read through [`Facet::kind`] and [`Facet::value`].
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Facet {
-    kind: FacetKind,
-    value: String,
-}
-
-impl Facet {
-    pub fn kind(&self) -> FacetKind {
-        self.kind
-    }
-
-    /// The normalized value (trimmed, lowercase).
-    pub fn value(&self) -> &str {
-        &self.value
-    }
-
-    /// Longest accepted filter value, in characters, once normalized. At least [`Tag::MAX_LEN`]:
-    /// a tag publish accepts has at most that many characters once lowercased, so a filter can
-    /// always name it (checked when compiling, below).
-    pub const MAX_LEN: usize = 128;
-
-    /// `raw` trimmed and lowercased, which must leave 1 to [`Self::MAX_LEN`] characters.
-    pub fn new(kind: FacetKind, raw: &str) -> Result<Self, FacetError> {
-        let value = raw.trim().to_lowercase();
-        if value.is_empty() || value.chars().count() > Self::MAX_LEN {
-            return Err(FacetError { kind });
-        }
-        Ok(Self { kind, value })
-    }
-
-    /// Every facet a dataset with these attributes belongs to. A stored value no filter could
-    /// name (blank, or longer than [`Self::MAX_LEN`]) belongs to none.
-    pub fn of(category: &str, tags: &[String], license: &str) -> Vec<Self> {
-        let mut facets: Vec<Self> = [
-            (FacetKind::Category, category),
-            (FacetKind::License, license),
-        ]
-        .into_iter()
-        .chain(tags.iter().map(|t| (FacetKind::Tag, t.as_str())))
-        .filter_map(|(kind, raw)| Self::new(kind, raw).ok())
-        .collect();
-        facets.sort();
-        facets.dedup();
-        facets
-    }
-
-    /// `category#biology`: the facet's name in storage keys.
-    pub fn key(&self) -> String {
-        format!("{}#{}", self.kind.name(), self.value)
-    }
-
-    /// The facet a storage key names (as written from [`Self::key`]; not checked again).
-    pub fn from_key(key: &str) -> Option<Self> {
-        let (kind, value) = key.split_once('#')?;
-        let kind = match kind {
-            "category" => FacetKind::Category,
-            "tag" => FacetKind::Tag,
-            "license" => FacetKind::License,
-            _ => return None,
-        };
-        Some(Self {
-            kind,
-            value: value.to_owned(),
-        })
-    }
-}
-
-// Every tag publish accepts can be a `tag` filter.
-const _: () = assert!(Tag::MAX_LEN <= Facet::MAX_LEN);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SortField {
-    /// Publication order (when the dataset was first published).
-    Created,
-    /// `updated_at`.
-    Updated,
-    /// `name`, case-insensitively, then slug.
-    Name,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sort {
-    pub field: SortField,
-    pub descending: bool,
-}
-
-impl Sort {
-    /// Newest published first: the plain listing's order.
-    pub const DEFAULT: Self = Self {
-        field: SortField::Created,
-        descending: true,
-    };
-
-    /// `created`, `updated` or `name`, optionally with `:asc` or `:desc`. Without a direction,
-    /// dates sort newest first and names A to Z.
-    pub fn parse(raw: Option<&str>) -> Result<Self, QueryError> {
-        let Some(raw) = raw else {
-            return Ok(Self::DEFAULT);
-        };
-        let bad = || QueryError::Sort(crate::input::echo(raw));
-        let (field, direction) = match raw.split_once(':') {
-            Some((field, direction)) => (field, Some(direction)),
-            None => (raw, None),
-        };
-        let field = match field {
-            "created" => SortField::Created,
-            "updated" => SortField::Updated,
-            "name" => SortField::Name,
-            _ => return Err(bad()),
-        };
-        let descending = match direction {
-            None => field != SortField::Name,
-            Some("desc") => true,
-            Some("asc") => false,
-            Some(_) => return Err(bad()),
-        };
-        Ok(Self { field, descending })
-    }
 }
 
 impl Card {
@@ -534,48 +390,5 @@ mod tests {
             ListQuery::parse(with_q("a b c d e f g h i")).unwrap_err(),
             QueryError::TooManyWords
         );
-    }
-
-    #[test]
-    fn facet_new_trims_lowercases_and_bounds_by_characters() {
-        let f = Facet::new(FacetKind::Tag, "  Birds\t").unwrap();
-        assert_eq!((f.kind, f.value.as_str()), (FacetKind::Tag, "birds"));
-        let longest = "é".repeat(Facet::MAX_LEN);
-        assert_eq!(Facet::new(FacetKind::Tag, &longest).unwrap().value, longest);
-        let over = "É".repeat(Facet::MAX_LEN + 1);
-        for bad in ["", " ", "\n\t", over.as_str()] {
-            assert_eq!(
-                Facet::new(FacetKind::License, bad),
-                Err(FacetError {
-                    kind: FacetKind::License
-                }),
-                "{bad:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_dataset_belongs_to_the_facets_a_filter_could_name() {
-        let tags = [
-            "Birds".to_owned(),
-            " birds ".to_owned(),
-            "  ".to_owned(),
-            "x".repeat(Facet::MAX_LEN + 1),
-            "x".repeat(Facet::MAX_LEN),
-        ];
-        let keys: Vec<String> = Facet::of("Biology", &tags, "")
-            .iter()
-            .map(Facet::key)
-            .collect();
-        assert_eq!(
-            keys,
-            [
-                "category#biology".to_owned(),
-                "tag#birds".to_owned(),
-                format!("tag#{}", "x".repeat(Facet::MAX_LEN)),
-            ]
-        );
-        let f = Facet::new(FacetKind::License, "CC-BY-4.0").unwrap();
-        assert_eq!(Facet::from_key(&f.key()), Some(f));
     }
 }

@@ -1,0 +1,187 @@
+//! Activation: making a stored version the one the data endpoint serves.
+//!
+//! Three steps: [`DynamoWriter::activate`] reads what is stored (the dataset, the version, and
+//! the list positions or counters the plan will need), [`Activation::plan`] decides every write
+//! without any I/O, and the executor sends them as one transaction, then rewrites the facet
+//! lists whose positions shift.
+
+mod plan;
+
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::CancellationReason;
+use catalog::dynamo::attr::get_u64;
+use catalog::dynamo::codec::schema_from;
+use catalog::dynamo::layout::name::TOTAL;
+use catalog::dynamo::layout::{
+    counter_key, dataset_pk, facet_counter_pk, key_of, version_sk, COUNTER_PK,
+};
+use catalog::dynamo::retry::{Attempt, Backoff};
+use catalog::error::StoreError;
+use catalog::input::Slug;
+use catalog::records::{ActiveVersion, DatasetMeta};
+use chrono::{DateTime, Utc};
+
+use crate::tx::{settle, Write};
+use crate::{DynamoWriter, Expected, WriteError};
+
+pub(crate) use plan::{Activation, Lists};
+
+impl DynamoWriter {
+    /// Makes `version` the active one, in one transaction over the dataset item, its alias, its
+    /// list entry (created on first activation, with the catalog counter) and, if given, new
+    /// descriptive metadata. Fails with `Conflict`, changing nothing, unless `expected` is still
+    /// what is active. A first activation that lost only the race for the next list position
+    /// (another dataset listed at the same moment) is retried.
+    pub async fn activate(
+        &self,
+        slug: &Slug,
+        version: u64,
+        expected: Expected,
+        meta: Option<&DatasetMeta>,
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
+        Backoff::CONFLICT
+            .run(
+                (),
+                |()| async {
+                    match self.activate_once(slug, version, expected, meta, now).await {
+                        // Worth another try only while the expected version is still active.
+                        Err(WriteError::Conflict(_)) => {
+                            let stored = self.stored_dataset(slug).await?;
+                            if Expected::from(stored.current) != expected {
+                                return Err(WriteError::Conflict(slug.to_string()));
+                            }
+                            Ok(Attempt::Retry(()))
+                        }
+                        other => other.map(Attempt::Done),
+                    }
+                },
+                |()| WriteError::Conflict(slug.to_string()),
+            )
+            .await
+    }
+
+    async fn activate_once(
+        &self,
+        slug: &Slug,
+        version: u64,
+        expected: Expected,
+        meta: Option<&DatasetMeta>,
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
+        let stored = self.stored_dataset(slug).await?;
+        if Expected::from(stored.current) != expected {
+            return Err(WriteError::Conflict(slug.to_string()));
+        }
+        let version_item = self
+            .get(key_of(dataset_pk(slug.as_str()), &version_sk(version)))
+            .await?
+            .ok_or_else(|| WriteError::NoSuchVersion(slug.to_string(), version))?;
+        let active = ActiveVersion::from_item(&version_item)?
+            .ok_or_else(|| StoreError::Corrupt("version item without its version".into()))?;
+        let schema = schema_from(&version_item)?;
+        let activation = Activation {
+            slug,
+            stored: &stored,
+            version: &active,
+            schema: schema.get(),
+            meta,
+            now,
+        };
+        let mut lists = Lists::default();
+        for facet in activation.to_locate() {
+            if let Some(pos) = self.facet_position(&facet, slug.as_str()).await? {
+                lists.positions.insert(facet, pos);
+            }
+        }
+        let to_count = activation.to_count();
+        if stored.seq.is_none() {
+            lists.listed = self.counter_total(COUNTER_PK.to_owned()).await?;
+            for facet in to_count {
+                let total = self.counter_total(facet_counter_pk(&facet)).await?;
+                lists.facet_totals.insert(facet, total);
+            }
+        }
+        let plan = activation.plan(&lists);
+        self.transact(slug, &plan.writes, now).await?;
+        self.apply(plan.rewrites, now).await
+    }
+
+    /// A counter's `total` (0 when it does not exist yet).
+    async fn counter_total(&self, pk: String) -> Result<u64, StoreError> {
+        match self.get(counter_key(pk)).await? {
+            Some(item) => get_u64(&item, TOTAL),
+            None => Ok(0),
+        }
+    }
+
+    /// Sends `writes` as one transaction; a failed condition is a `Conflict`.
+    pub(crate) async fn transact(
+        &self,
+        slug: &Slug,
+        writes: &[Write],
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
+        let mut tx = self.client.transact_write_items();
+        for write in writes {
+            tx = tx.transact_items(write.to_transact_item(&self.datasets_table, now)?);
+        }
+        let result = tx.send().await;
+        if let Err(e) = &result {
+            if let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
+                e.as_service_error()
+            {
+                if let Some(refused) = refused(cancelled.cancellation_reasons()) {
+                    return Err(refused);
+                }
+            }
+        }
+        settle(result, slug)
+    }
+}
+
+/// A cancelled transaction that no retry can mend: DynamoDB refused one of its writes itself
+/// (an item over 400 KB, say, which `check_fits` cannot see on a rollback to an older, wider
+/// version). A failed condition or a conflict with another transaction is not that: it is a
+/// race, reported as `Conflict` and retried.
+fn refused(reasons: &[CancellationReason]) -> Option<WriteError> {
+    reasons
+        .iter()
+        .find(|r| r.code() == Some("ValidationError"))
+        .map(|r| {
+            WriteError::TooLarge(format!(
+                "DynamoDB refused the change: {}",
+                r.message().unwrap_or("an item is invalid or over 400 KB")
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_write_is_reported_as_such_and_a_race_is_not() {
+        let reason = |code: &str, message: Option<&str>| {
+            CancellationReason::builder()
+                .code(code)
+                .set_message(message.map(str::to_owned))
+                .build()
+        };
+        let none = reason("None", None);
+        let race = [none.clone(), reason("ConditionalCheckFailed", None)];
+        assert!(refused(&race).is_none());
+        assert!(refused(&[reason("TransactionConflict", None)]).is_none());
+        let too_big = [
+            none,
+            reason(
+                "ValidationError",
+                Some("Item size has exceeded the maximum allowed size"),
+            ),
+        ];
+        match refused(&too_big) {
+            Some(WriteError::TooLarge(why)) => assert!(why.contains("maximum allowed size")),
+            other => panic!("{other:?}"),
+        }
+    }
+}
