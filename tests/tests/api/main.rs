@@ -12,7 +12,8 @@
 //! - `captured_logs`: no secret in the local API's log, and `dev/check-logs`;
 //! - `events`: every file in events/ through the compiled Lambda binaries;
 //! - `contract`: openapi.yaml against the running local API (schemathesis);
-//! - `clients`: the README's client recipes and `catalog-admin download`.
+//! - `clients`: the README's client recipes and `catalog-admin download`;
+//! - `rule_table`: docs/development.md's rule table names tests and code that exist.
 
 use std::time::Duration;
 
@@ -89,5 +90,6 @@ mod finding;
 mod listing;
 mod over_http;
 mod request_cost;
+mod rule_table;
 mod storage_failures;
 mod transport_faults;
