@@ -124,17 +124,18 @@ fn resolve<'a>(
 /// Whether `word` occurs in `text` as a whole identifier.
 fn has_word(text: &str, word: &str) -> bool {
     let ident = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(word).any(|(i, _)| {
-        !text[..i].ends_with(ident) && !text[i + word.len()..].starts_with(ident)
-    })
+    text.match_indices(word)
+        .any(|(i, _)| !text[..i].ends_with(ident) && !text[i + word.len()..].starts_with(ident))
 }
 
 /// A test the table names: a test function in the file its path leads to.
 fn check_test(roots: &BTreeMap<String, Root>, path: &str) -> Result<(), String> {
     let (file, rest) = resolve(roots, path)?;
-    let function = *rest.last().ok_or_else(|| format!("`{path}`: no function"))?;
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| format!("`{path}`: {}: {e}", file.display()))?;
+    let function = *rest
+        .last()
+        .ok_or_else(|| format!("`{path}`: no function"))?;
+    let text =
+        std::fs::read_to_string(&file).map_err(|e| format!("`{path}`: {}: {e}", file.display()))?;
     let lines: Vec<&str> = text.lines().collect();
     let at = lines.iter().position(|l| {
         let l = l.trim_start();
@@ -193,10 +194,7 @@ fn check_place(roots: &BTreeMap<String, Root>, repo: &Path, place: &str) -> Resu
             ));
         }
         if let Some(missing) = rest.iter().find(|s| !has_word(&text, s)) {
-            return Err(format!(
-                "`{place}`: no `{missing}` in {}",
-                file.display()
-            ));
+            return Err(format!("`{place}`: no `{missing}` in {}", file.display()));
         }
         return Ok(());
     }
@@ -238,7 +236,12 @@ fn rows(doc: &str) -> Vec<(String, String, String)> {
         })
         .map(|(_, l)| {
             let cells: Vec<&str> = l.trim().trim_matches('|').split(" | ").collect();
-            let cell = |i: usize| cells.get(i).map(|c| c.trim().to_owned()).unwrap_or_default();
+            let cell = |i: usize| {
+                cells
+                    .get(i)
+                    .map(|c| c.trim().to_owned())
+                    .unwrap_or_default()
+            };
             (cell(0), cell(1), cell(2))
         })
         .collect()
