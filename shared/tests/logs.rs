@@ -1,4 +1,12 @@
 //! What the handlers log: enough to debug (request id, cause), never a secret.
+//!
+//! A test binary of its own, not a module of `rules`, on purpose: its tests capture the logs with
+//! a subscriber installed for their thread (`set_default`), and tracing caches, per call site and
+//! for the whole process, whether any subscriber wants its events. A test of another module
+//! running on another thread of the same process (`cargo test` runs a binary's tests on threads)
+//! that reaches a call site first, with no subscriber, caches it as unwanted, and the event is
+//! then lost here too. In this binary, every test installs its subscriber before it calls a
+//! handler.
 
 use std::io::Write;
 use std::sync::atomic::Ordering;

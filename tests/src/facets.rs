@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use crate::Stack;
+use crate::stack::Stack;
 
 pub type Item = HashMap<String, AttributeValue>;
 

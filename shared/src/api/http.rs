@@ -136,8 +136,8 @@ pub const PUBLIC_MAX_AGE_SECONDS: i64 = 60;
 /// Cross-origin access: any origin may call every endpoint from a browser, sending a key in
 /// either header and `If-None-Match`, and read the headers below. No cookies are involved, so
 /// the wildcard origin is safe. template.yaml's `CorsConfiguration` holds the same values
-/// (tests/tests/http.rs checks they agree); API Gateway applies them in front of the functions,
-/// and the functions apply them themselves for function URLs and the local stack.
+/// (tests/tests/api/over_http.rs checks they agree); API Gateway applies them in front of the
+/// functions, and the functions apply them themselves for function URLs and the local stack.
 pub mod cors {
     pub const ALLOW_ORIGIN: &str = "*";
     pub const ALLOW_METHODS: &[&str] = &["GET", "OPTIONS"];

@@ -208,6 +208,6 @@ async fn metadata(path: &str) -> Response<Body> {
 
 mod account;
 mod data;
-mod http;
+mod every_endpoint;
 mod list;
 mod metadata;

@@ -1,5 +1,11 @@
 //! The operators' CLI end to end: the compiled `catalog-admin` against the emulators, and the
 //! API (the functions' handlers and adapters) reflecting each change on the next request.
+//!
+//! - `publishing`, `wide`: publish, re-publish, rollback, bad input, races, large and wide files;
+//! - `failed_publishes`: a publish that fails on the way leaves the previous version serving;
+//! - `reindex`: the filter lists repaired, and a publish whose list rewrite fails;
+//! - `operations`: keys, keyless windows, listings, pinned versions, `--help`;
+//! - `statistics`: `catalog-admin inspect` against a pandas/pyarrow reference.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -112,8 +118,9 @@ fn inspect(file: &Path) -> Value {
     serde_json::from_slice(&out.stdout).expect("inspect prints JSON")
 }
 
-mod facets;
-mod failures;
+mod failed_publishes;
 mod operations;
 mod publishing;
+mod reindex;
+mod statistics;
 mod wide;

@@ -1,5 +1,19 @@
-//! Every endpoint through the real handlers and adapters, against DynamoDB (moto) and S3
-//! (s3s-fs, which checks SigV4 signatures and expiry), with the sample datasets seeded.
+//! The API as its clients meet it: every endpoint through the real handlers and adapters,
+//! against DynamoDB (moto) and S3 (s3s-fs, which checks SigV4 signatures and expiry), with the
+//! sample datasets seeded.
+//!
+//! - `listing`, `downloads`: the three endpoints, each download fetched and read back;
+//! - `storage_failures`, `transport_faults`: DynamoDB unreachable, throttling, failing, hanging;
+//!   a malformed record;
+//! - `finding` (`semantics`, `filter_cost`): filters, words and sort, and what they cost;
+//! - `request_cost`: the round trips and items each request costs, counted on the wire;
+//! - `over_http`: the local API over real HTTP (CORS, `If-None-Match`, request ids) and the
+//!   template's routes;
+//! - `captured_logs`: no secret in the local API's log, and `dev/check-logs`;
+//! - `events`: every file in events/ through the compiled Lambda binaries;
+//! - `contract`: openapi.yaml against the running local API (schemathesis);
+//! - `clients`: the README's client recipes and `catalog-admin download`;
+//! - `rule_table`: docs/development.md's rule table names tests and code that exist.
 
 use std::time::Duration;
 
@@ -67,6 +81,15 @@ fn slugs(page: &Value) -> Vec<String> {
 
 const UNAVAILABLE: &str = "the catalog is temporarily unavailable, retry shortly";
 
+mod captured_logs;
+mod clients;
+mod contract;
 mod downloads;
-mod failures;
+mod events;
+mod finding;
 mod listing;
+mod over_http;
+mod request_cost;
+mod rule_table;
+mod storage_failures;
+mod transport_faults;

@@ -164,5 +164,5 @@ fn text(v: &Value) -> String {
     t.to_lowercase()
 }
 
-mod cost;
+mod filter_cost;
 mod semantics;

@@ -1,0 +1,291 @@
+//! The emulated AWS: DynamoDB and Cognito (moto's server mode, one process) and S3 (s3s-fs,
+//! which verifies SigV4 signatures and expiry) on free loopback ports, with the tables and the
+//! bucket created; the clients, reader, writer and signer the functions use, against them; the
+//! sample datasets and keys seeded; everything stopped when dropped.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use aws_config::{BehaviorVersion, Region, SdkConfig};
+use aws_credential_types::provider::SharedCredentialsProvider;
+use aws_credential_types::Credentials;
+use catalog::dynamo::DynamoCatalog;
+use catalog::keys::{KeyHash, Scope};
+use catalog::s3::S3Signer;
+use catalog_dev::{Manifest, SampleDataset, Target};
+use catalog_writer::DynamoWriter;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::process::{log_files, repo_root, start_on_free_port, tool, Guard};
+use crate::wire::Wire;
+
+pub const ACCESS_KEY: &str = "catalog-test-access-key";
+pub const SECRET_KEY: &str = "catalog-test-secret-key";
+pub const REGION: &str = "us-east-1";
+
+/// The read key that the files in events/ carry.
+pub const EVENTS_READ_KEY: &str =
+    "dcat_example0000000000000000000000000000000000000000000000000000000";
+/// The UUID that events/metadata-by-uuid.json names (given to `air-quality-hourly`).
+pub const EVENTS_DATASET_ID: &str = "6f1c2a9e-3b7d-4c5e-9a8f-0d1e2f3a4b5c";
+
+/// The sample datasets (generated once per target dir, or taken from SAMPLES_DIR).
+pub fn samples_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SAMPLES_DIR") {
+        return PathBuf::from(dir);
+    }
+    let dir = repo_root().join("target").join("catalog-samples");
+    if dir.join("manifest.json").exists() {
+        return dir;
+    }
+    let staging = repo_root()
+        .join("target")
+        .join(format!("catalog-samples-{}", Uuid::new_v4()));
+    let status = Command::new(tool("PYTHON", ".venv/bin/python"))
+        .arg(repo_root().join("dev/samples.py"))
+        .arg("--out")
+        .arg(&staging)
+        .status()
+        .expect("run dev/samples.py");
+    assert!(status.success(), "dev/samples.py failed");
+    // Another test process may have won the race; either copy is the same.
+    if std::fs::rename(&staging, &dir).is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    dir
+}
+
+pub fn manifest() -> Manifest {
+    catalog_dev::read_manifest(&samples_dir()).expect("manifest.json")
+}
+
+/// Emulated AWS on loopback.
+pub struct Stack {
+    pub sdk: SdkConfig,
+    pub dynamo: aws_sdk_dynamodb::Client,
+    pub s3: aws_sdk_s3::Client,
+    pub target: Target,
+    pub dynamo_url: String,
+    pub s3_url: String,
+    s3_root: PathBuf,
+    _moto: Guard,
+    _s3s: Guard,
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.s3_root);
+    }
+}
+
+pub fn credentials() -> Credentials {
+    Credentials::new(ACCESS_KEY, SECRET_KEY, None, None, "catalog-tests")
+}
+
+impl Stack {
+    /// Starts both servers and creates the tables and the bucket.
+    pub async fn start() -> Self {
+        let (moto, moto_port) = start_on_free_port("moto_server", |port| {
+            let (out, err) = match std::env::var_os("CATALOG_MOTO_LOG") {
+                Some(_) => log_files("moto"),
+                None => (Stdio::null(), Stdio::null()),
+            };
+            let mut cmd = Command::new(tool("MOTO_SERVER", ".venv/bin/moto_server"));
+            cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .stdout(out)
+                .stderr(err);
+            cmd
+        });
+        let s3_root = std::env::temp_dir().join(format!("catalog-s3-{}", Uuid::new_v4()));
+        std::fs::create_dir_all(&s3_root).expect("s3 root");
+        let (s3s, s3_port) = start_on_free_port("s3s-fs", |port| {
+            let mut cmd = Command::new(tool("S3S_FS", ".tools/bin/s3s-fs"));
+            cmd.args(["--host", "127.0.0.1", "--port", &port.to_string()])
+                .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
+                .arg(&s3_root)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            cmd
+        });
+
+        let dynamo_url = format!("http://127.0.0.1:{moto_port}");
+        let s3_url = format!("http://127.0.0.1:{s3_port}");
+        let sdk = aws_config::defaults(BehaviorVersion::latest())
+            .http_client(catalog::aws::http_client(
+                catalog::aws::RootCertificates::Platform,
+            ))
+            .region(Region::new(REGION))
+            .credentials_provider(SharedCredentialsProvider::new(credentials()))
+            .load()
+            .await;
+        let dynamo = aws_sdk_dynamodb::Client::from_conf(
+            aws_sdk_dynamodb::config::Builder::from(&sdk)
+                .endpoint_url(&dynamo_url)
+                .build(),
+        );
+        let s3 = aws_sdk_s3::Client::from_conf(Self::s3_config_for(&sdk, &s3_url));
+        let target = Target {
+            datasets_table: "catalog-datasets".into(),
+            keys_table: "catalog-keys".into(),
+            bucket: "catalog-data".into(),
+        };
+        catalog_dev::ensure_resources(&dynamo, &s3, &target)
+            .await
+            .expect("create tables and bucket");
+        Self {
+            sdk,
+            dynamo,
+            s3,
+            target,
+            dynamo_url,
+            s3_url,
+            s3_root,
+            _moto: Guard(moto),
+            _s3s: Guard(s3s),
+        }
+    }
+
+    fn s3_config_for(sdk: &SdkConfig, url: &str) -> aws_sdk_s3::Config {
+        aws_sdk_s3::config::Builder::from(sdk)
+            .endpoint_url(url)
+            .force_path_style(true)
+            .build()
+    }
+
+    /// The reader the functions use, against the emulator.
+    pub fn catalog(&self) -> DynamoCatalog {
+        DynamoCatalog::with_keys(
+            self.dynamo.clone(),
+            &self.target.datasets_table,
+            &self.target.keys_table,
+        )
+    }
+
+    pub fn writer(&self) -> DynamoWriter {
+        DynamoWriter::new(
+            self.dynamo.clone(),
+            &self.target.datasets_table,
+            &self.target.keys_table,
+        )
+    }
+
+    /// A DynamoDB client of the emulator that records every request it sends in `wire`.
+    pub fn dynamo_client(&self, wire: &Wire) -> aws_sdk_dynamodb::Client {
+        aws_sdk_dynamodb::Client::from_conf(
+            aws_sdk_dynamodb::config::Builder::from(&self.sdk)
+                .endpoint_url(&self.dynamo_url)
+                .interceptor(wire.clone())
+                .build(),
+        )
+    }
+
+    /// The functions' reader and signer, against the emulators, with every request they send
+    /// recorded by `dynamo` and `s3`.
+    pub fn wired(&self, dynamo: &Wire, s3: &Wire) -> (DynamoCatalog, S3Signer) {
+        let catalog = DynamoCatalog::with_keys(
+            self.dynamo_client(dynamo),
+            &self.target.datasets_table,
+            &self.target.keys_table,
+        );
+        let signer = S3Signer::new(
+            Self::s3_config_for(&self.sdk, &self.s3_url)
+                .to_builder()
+                .interceptor(s3.clone())
+                .build(),
+            SharedCredentialsProvider::new(credentials()),
+            &self.target.bucket,
+            Duration::from_secs(900),
+        );
+        (catalog, signer)
+    }
+
+    /// The signer the data function uses, against the emulator.
+    pub fn signer(&self, ttl: Duration) -> S3Signer {
+        S3Signer::new(
+            Self::s3_config_for(&self.sdk, &self.s3_url),
+            SharedCredentialsProvider::new(credentials()),
+            &self.target.bucket,
+            ttl,
+        )
+    }
+
+    /// Publishes every sample dataset; returns their UUIDs by slug. `air-quality-hourly` gets
+    /// the UUID the events name.
+    pub async fn seed_samples(&self, now: DateTime<Utc>) -> HashMap<String, Uuid> {
+        let dir = samples_dir();
+        let mut ids = HashMap::new();
+        for sample in manifest().datasets {
+            let id = self.seed_one(&dir, &sample, now).await;
+            ids.insert(sample.slug.to_string(), id);
+        }
+        ids
+    }
+
+    pub async fn seed_one(&self, dir: &Path, sample: &SampleDataset, now: DateTime<Utc>) -> Uuid {
+        let id = (sample.slug.as_str() == "air-quality-hourly")
+            .then(|| Uuid::parse_str(EVENTS_DATASET_ID).expect("uuid"));
+        catalog_dev::seed_dataset(&self.dynamo, &self.s3, &self.target, dir, sample, now, id)
+            .await
+            .expect("seed dataset")
+    }
+
+    /// Stores a key with these scopes; returns its hash.
+    pub async fn add_key(
+        &self,
+        secret: &str,
+        scopes: &[&str],
+        now: DateTime<Utc>,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> KeyHash {
+        catalog_dev::store_key(
+            &self.dynamo,
+            &self.target,
+            secret,
+            scopes.iter().map(|s| Scope::parse(s)).collect(),
+            "test",
+            now,
+            expires_at,
+        )
+        .await
+        .expect("store key");
+        KeyHash::of(secret)
+    }
+
+    /// Cognito, on the same moto server as DynamoDB.
+    pub fn cognito(&self) -> aws_sdk_cognitoidentityprovider::Client {
+        aws_sdk_cognitoidentityprovider::Client::from_conf(
+            aws_sdk_cognitoidentityprovider::config::Builder::from(&self.sdk)
+                .endpoint_url(&self.dynamo_url)
+                .build(),
+        )
+    }
+
+    /// The accounts' user pool and web client, as dev/run creates them.
+    pub async fn user_pool(&self) -> catalog_dev::cognito::UserPool {
+        catalog_dev::cognito::ensure_user_pool(&self.cognito(), "catalog-accounts")
+            .await
+            .expect("create the user pool")
+    }
+
+    /// Environment for the Lambda binaries, pointing at this stack.
+    pub fn function_env(&self) -> Vec<(String, String)> {
+        [
+            ("DATASETS_TABLE", self.target.datasets_table.as_str()),
+            ("KEYS_TABLE", self.target.keys_table.as_str()),
+            ("DATA_BUCKET", self.target.bucket.as_str()),
+            ("S3_FORCE_PATH_STYLE", "true"),
+            ("AWS_ENDPOINT_URL_DYNAMODB", self.dynamo_url.as_str()),
+            ("AWS_ENDPOINT_URL_S3", self.s3_url.as_str()),
+            ("AWS_REGION", REGION),
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
+            ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+    }
+}

@@ -1,0 +1,358 @@
+//! An account's own keys: minted, used, listed and revoked by their owner only, within the
+//! limits (label, expiry, ten active keys, even under concurrent creation), and a key's last
+//! use written at most once an hour.
+
+use super::*;
+
+#[tokio::test]
+async fn a_person_mints_uses_lists_and_revokes_their_own_key() {
+    let site = Site::start().await;
+    let (sub, tokens) = site.person("ada@example.com").await;
+    let token = &tokens.access_token;
+
+    let (status, created) = site
+        .call(
+            "POST",
+            "/account/keys",
+            token,
+            r#"{"label": "laptop", "expires_in_days": 30}"#,
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let secret = created["secret"].as_str().expect("the secret, shown once");
+    assert!(secret.starts_with("dcat_") && secret.len() == 69);
+    let key = &created["key"];
+    let id = key["id"].as_str().expect("id");
+    assert_eq!(key["label"], "laptop");
+    assert_eq!(key["scopes"], json!(["read"]));
+    assert_eq!(key["status"], "active");
+    assert_eq!(key["prefix"].as_str(), Some(&secret[..9]));
+    assert_eq!(key["last_used_at"], Value::Null);
+    let created_at =
+        chrono::DateTime::parse_from_rfc3339(key["created_at"].as_str().unwrap()).unwrap();
+    let expires_at =
+        chrono::DateTime::parse_from_rfc3339(key["expires_at"].as_str().unwrap()).unwrap();
+    assert_eq!(expires_at - created_at, chrono::Duration::days(30));
+    assert!(
+        key.get("key_hash").is_none() && key.get("hash").is_none() && key.get("owner").is_none()
+    );
+
+    // An account's key is a read key like any other.
+    let (status, rows) = site.download(GATED, secret).await;
+    assert_eq!(status, 200);
+    assert!(rows.unwrap() > 0);
+
+    let (status, listed) = site.call("GET", "/account/keys", token, "").await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(listed["active"], 1);
+    assert_eq!(listed["max_active"], MAX_ACTIVE_KEYS);
+    let keys = listed["keys"].as_array().unwrap();
+    assert_eq!(keys.len(), 1);
+    assert_eq!(keys[0]["id"], id);
+    let last_used = keys[0]["last_used_at"]
+        .as_str()
+        .expect("last_used_at after a download");
+    let last_used = chrono::DateTime::parse_from_rfc3339(last_used).unwrap();
+    assert!(last_used >= created_at);
+    let listed_text = listed.to_string();
+    assert!(!listed_text.contains(secret), "the secret is never listed");
+    assert!(!listed_text.contains(&catalog::keys::KeyHash::of(secret).as_str().to_owned()));
+
+    // The owner is the token's sub, as operators see it.
+    let out = run_admin(
+        admin_command()
+            .envs(site.stack.function_env())
+            .args(["keys", "list"]),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(id))
+        .expect("the key in keys list");
+    assert!(line.contains(&sub), "{line}");
+
+    let (status, body) = site
+        .call("DELETE", &format!("/account/keys/{id}"), token, "")
+        .await;
+    assert_eq!((status, body), (204, Value::Null));
+    assert_eq!(
+        site.download(GATED, secret).await.0,
+        401,
+        "a revoked key is refused"
+    );
+    // Revoking twice changes nothing.
+    assert_eq!(
+        site.call("DELETE", &format!("/account/keys/{id}"), token, "")
+            .await
+            .0,
+        204
+    );
+    let (_, listed) = site.call("GET", "/account/keys", token, "").await;
+    assert_eq!(listed["active"], 0);
+    assert_eq!(listed["keys"][0]["status"], "revoked");
+    assert!(listed["keys"][0]["revoked_at"].is_string());
+}
+
+#[tokio::test]
+async fn accounts_neither_see_nor_revoke_each_others_keys() {
+    let site = Site::start().await;
+    let (_, ada) = site.person("ada@example.com").await;
+    let (_, bob) = site.person("bob@example.com").await;
+    let (_, created) = site.create(&ada.access_token, "ada's").await;
+    let id = created["key"]["id"].as_str().unwrap().to_owned();
+    let secret = created["secret"].as_str().unwrap().to_owned();
+
+    let (status, listed) = site
+        .call("GET", "/account/keys", &bob.access_token, "")
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(listed["keys"], json!([]));
+
+    // Another account's key is answered exactly as an unknown one: 404, never 403.
+    let (status, theirs) = site
+        .call(
+            "DELETE",
+            &format!("/account/keys/{id}"),
+            &bob.access_token,
+            "",
+        )
+        .await;
+    let (status_unknown, unknown) = site
+        .call(
+            "DELETE",
+            "/account/keys/key_0000000000000000",
+            &bob.access_token,
+            "",
+        )
+        .await;
+    assert_eq!((status, status_unknown), (404, 404));
+    assert_eq!(theirs["code"], "key_not_found");
+    assert_eq!(unknown["code"], "key_not_found");
+    let (status, malformed) = site
+        .call(
+            "DELETE",
+            "/account/keys/not-a-key-id",
+            &bob.access_token,
+            "",
+        )
+        .await;
+    assert_eq!(
+        (status, malformed["code"].as_str()),
+        (404, Some("key_not_found"))
+    );
+
+    assert_eq!(
+        site.download(GATED, &secret).await.0,
+        200,
+        "ada's key still works"
+    );
+}
+
+#[tokio::test]
+async fn the_limits_hold_with_clear_errors() {
+    let site = Site::start().await;
+    let (_, tokens) = site.person("ada@example.com").await;
+    let token = &tokens.access_token;
+
+    let bad = [
+        ("", "invalid_body"),
+        ("not json", "invalid_body"),
+        ("[]", "invalid_body"),
+        (r#"{"label": "x", "scopes": ["write"]}"#, "invalid_body"),
+        ("{}", "invalid_label"),
+        (r#"{"label": ""}"#, "invalid_label"),
+        (r#"{"label": "line\nbreak"}"#, "invalid_label"),
+        (
+            &format!(r#"{{"label": "{}"}}"#, "x".repeat(65)),
+            "invalid_label",
+        ),
+        (r#"{"label": "x", "expires_in_days": 0}"#, "invalid_expiry"),
+        (
+            r#"{"label": "x", "expires_in_days": 366}"#,
+            "invalid_expiry",
+        ),
+        (
+            r#"{"label": "x", "expires_in_days": "90"}"#,
+            "invalid_expiry",
+        ),
+    ];
+    for (body, code) in bad {
+        let (status, error) = site.call("POST", "/account/keys", token, body).await;
+        assert_eq!(
+            (status, error["code"].as_str()),
+            (400, Some(code)),
+            "{body}"
+        );
+        assert!(error["error"].is_string() && error["request_id"].is_string());
+    }
+    let (status, error) = site.call("POST", "/account/keys", token, "{}").await;
+    assert_eq!(status, 400);
+    assert!(
+        error["error"].as_str().unwrap().contains("label"),
+        "{error}"
+    );
+
+    // The default expiry is 90 days; a label may be any 64 printable characters.
+    let (status, first) = site.create(token, &"é".repeat(64)).await;
+    assert_eq!(status, 201, "{first}");
+    let created_at =
+        chrono::DateTime::parse_from_rfc3339(first["key"]["created_at"].as_str().unwrap()).unwrap();
+    let expires_at =
+        chrono::DateTime::parse_from_rfc3339(first["key"]["expires_at"].as_str().unwrap()).unwrap();
+    assert_eq!(expires_at - created_at, chrono::Duration::days(90));
+
+    for n in 2..=MAX_ACTIVE_KEYS {
+        assert_eq!(site.create(token, &format!("key {n}")).await.0, 201);
+    }
+    let (status, error) = site.create(token, "one too many").await;
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (409, Some("key_limit_reached")),
+        "{error}"
+    );
+
+    // Revoking one frees its place.
+    let id = first["key"]["id"].as_str().unwrap();
+    assert_eq!(
+        site.call("DELETE", &format!("/account/keys/{id}"), token, "")
+            .await
+            .0,
+        204
+    );
+    assert_eq!(site.create(token, "in its place").await.0, 201);
+    assert_eq!(site.create(token, "again too many").await.0, 409);
+    let (_, listed) = site.call("GET", "/account/keys", token, "").await;
+    assert_eq!(listed["active"], MAX_ACTIVE_KEYS);
+    assert_eq!(
+        listed["keys"].as_array().unwrap().len(),
+        MAX_ACTIVE_KEYS + 1
+    );
+
+    // Methods the routes do not take.
+    let (status, error) = site.call("PUT", "/account/keys", token, "{}").await;
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (405, Some("method_not_allowed"))
+    );
+    let (status, _) = site
+        .call("GET", &format!("/account/keys/{id}"), token, "")
+        .await;
+    assert_eq!(status, 405);
+}
+
+#[tokio::test]
+async fn expired_keys_free_their_place() {
+    let stack = Stack::start().await;
+    let accounts = stack.writer().accounts();
+    let owner = Owner::parse("0b0e6a52-5f41-4e1c-8f55-4a8b4f2f3c10").unwrap();
+    let request = KeyRequest {
+        label: "short".into(),
+        expires_in_days: 1,
+    };
+    let then = Utc::now() - chrono::Duration::days(2);
+    for _ in 0..MAX_ACTIVE_KEYS {
+        let key = request.key_for(&generate_key(), owner.clone(), then);
+        assert_eq!(
+            accounts.create_key(&key, then).await.unwrap(),
+            Created::Created
+        );
+    }
+    let now = Utc::now();
+    let key = request.key_for(&generate_key(), owner.clone(), now);
+    assert_eq!(
+        accounts.create_key(&key, now).await.unwrap(),
+        Created::Created,
+        "ten expired keys hold no place"
+    );
+}
+
+#[tokio::test]
+async fn concurrent_creates_never_pass_the_limit() {
+    let stack = Stack::start().await;
+    // DynamoDB applies each request atomically; moto's threads do not, so the requests go
+    // through a proxy that forwards one at a time.
+    let proxy = catalog_tests::faults::start_proxy(stack.dynamo_url.clone()).await;
+    proxy.serialize(true);
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
+            .endpoint_url(&proxy.url)
+            .build(),
+    );
+    let accounts = DynamoAccounts::new(client, &stack.target.keys_table);
+    let owner = Owner::parse("9f7a1c2e-0000-4000-8000-000000000001").unwrap();
+    let request = KeyRequest {
+        label: "race".into(),
+        expires_in_days: 90,
+    };
+    let now = Utc::now();
+    let attempts: Vec<_> = (0..2 * MAX_ACTIVE_KEYS)
+        .map(|_| {
+            let accounts = accounts.clone();
+            let key = request.key_for(&generate_key(), owner.clone(), now);
+            tokio::spawn(async move { accounts.create_key(&key, now).await.unwrap() })
+        })
+        .collect();
+    let mut created = 0;
+    for attempt in attempts {
+        if attempt.await.unwrap() == Created::Created {
+            created += 1;
+        }
+    }
+    assert_eq!(created, MAX_ACTIVE_KEYS);
+    let listed = stack.writer().accounts().list_keys(&owner).await.unwrap();
+    assert_eq!(
+        listed.len(),
+        MAX_ACTIVE_KEYS,
+        "no key was stored beyond the limit"
+    );
+}
+
+/// The data function's write of `last_used_at`, against DynamoDB: a use is recorded, a second
+/// within the hour is refused by the write's condition (a concurrent instance's write is a
+/// no-op), one an hour later is recorded; a key that does not exist is never created.
+#[tokio::test]
+async fn last_use_is_written_at_most_once_an_hour_by_the_condition() {
+    use catalog::ports::KeyUsage;
+    let stack = Stack::start().await;
+    let now = Utc::now();
+    let secret = generate_key();
+    let hash = stack.add_key(&secret, &["read"], now, None).await;
+    let catalog = stack.catalog();
+    let last_used = || async {
+        let item = stack
+            .writer()
+            .accounts()
+            .read_item(catalog::dynamo::layout::api_key_key(hash.as_str()))
+            .await
+            .unwrap()
+            .expect("the key's item");
+        catalog::dynamo::attr::get_time_opt(&item, "last_used_at").unwrap()
+    };
+    let at = |minutes: i64| {
+        let t = now + chrono::Duration::minutes(minutes);
+        chrono::DateTime::parse_from_rfc3339(&catalog::time::format_time(&t))
+            .unwrap()
+            .with_timezone(&Utc)
+    };
+    assert_eq!(last_used().await, None);
+    catalog.record_use(&hash, at(0)).await.unwrap();
+    assert_eq!(last_used().await, Some(at(0)));
+    catalog.record_use(&hash, at(30)).await.unwrap();
+    assert_eq!(
+        last_used().await,
+        Some(at(0)),
+        "within the hour: not written"
+    );
+    catalog.record_use(&hash, at(61)).await.unwrap();
+    assert_eq!(last_used().await, Some(at(61)));
+
+    let unknown = catalog::keys::KeyHash::of(&generate_key());
+    catalog.record_use(&unknown, at(0)).await.unwrap();
+    let none = stack
+        .writer()
+        .accounts()
+        .read_item(catalog::dynamo::layout::api_key_key(unknown.as_str()))
+        .await
+        .unwrap();
+    assert!(none.is_none(), "recording a use creates no item");
+}

@@ -1,0 +1,131 @@
+//! template.yaml against what the keys function does.
+
+use super::*;
+
+/// template.yaml against what the keys function does: its two routes are the ones its router
+/// accepts, both behind the JWT authorizer (and no catalog route is); its policy allows every
+/// DynamoDB operation it sends, over create (a full account included), list and revoke; the
+/// data function may update `last_used_at` alone.
+#[tokio::test]
+async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations() {
+    use catalog::api::account::AccountRoute;
+    let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
+    let template: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let resources = &template["Resources"];
+    let events = resources["CatalogKeysFunction"]["Properties"]["Events"]
+        .as_mapping()
+        .unwrap();
+    let mut paths = Vec::new();
+    for event in events.values() {
+        let p = &event["Properties"];
+        assert_eq!(p["Method"].as_str(), Some("ANY"));
+        assert_eq!(p["Auth"]["Authorizer"].as_str(), Some("AccountJwt"));
+        let path = p["Path"].as_str().unwrap();
+        let concrete = path.replace("{id}", "key_0123456789abcdef");
+        assert!(AccountRoute::parse(&concrete).is_some(), "{path}");
+        paths.push(path.to_owned());
+    }
+    paths.sort();
+    assert_eq!(paths, ["/api/v1/account/keys", "/api/v1/account/keys/{id}"]);
+    for function in [
+        "CatalogListFunction",
+        "CatalogMetadataFunction",
+        "CatalogDataFunction",
+    ] {
+        for event in resources[function]["Properties"]["Events"]
+            .as_mapping()
+            .unwrap()
+            .values()
+        {
+            assert!(
+                event["Properties"]["Auth"].is_null(),
+                "{function}: no authorizer"
+            );
+        }
+    }
+    let jwt = &resources["HttpApi"]["Properties"]["Auth"]["Authorizers"]["AccountJwt"];
+    assert_eq!(
+        jwt["IdentitySource"].as_str(),
+        Some("$request.header.Authorization")
+    );
+    assert!(resources["HttpApi"]["Properties"]["Auth"]["DefaultAuthorizer"].is_null());
+
+    // Every operation the keys store sends...
+    let stack = Stack::start().await;
+    let wire = catalog_tests::Wire::default();
+    let accounts = DynamoAccounts::new(stack.dynamo_client(&wire), &stack.target.keys_table);
+    let owner = Owner::parse("7a0c2e4f-1111-4222-8333-944455556666").unwrap();
+    let request = KeyRequest {
+        label: "x".into(),
+        expires_in_days: 1,
+    };
+    let then = Utc::now() - chrono::Duration::days(2);
+    for _ in 0..MAX_ACTIVE_KEYS {
+        let key = request.key_for(&generate_key(), owner.clone(), then);
+        accounts.create_key(&key, then).await.unwrap();
+    }
+    let now = Utc::now();
+    let key = request.key_for(&generate_key(), owner.clone(), now);
+    assert_eq!(
+        accounts.create_key(&key, now).await.unwrap(),
+        Created::Created
+    );
+    accounts.list_keys(&owner).await.unwrap();
+    assert!(accounts.revoke_key(&owner, &key.id, now).await.unwrap());
+    let mut sent: Vec<String> = wire
+        .take_calls()
+        .into_iter()
+        .map(|c| c.operation.replace("DynamoDB.", ""))
+        .collect();
+    sent.sort();
+    sent.dedup();
+    assert_eq!(
+        sent,
+        ["GetItem", "Query", "TransactWriteItems", "UpdateItem"]
+    );
+    // ...is allowed: a transaction needs the actions of its parts (Put, Update).
+    let mut allowed = Vec::new();
+    for policy in resources["CatalogKeysFunction"]["Properties"]["Policies"]
+        .as_sequence()
+        .unwrap()
+    {
+        for statement in policy["Statement"].as_sequence().into_iter().flatten() {
+            for action in statement["Action"].as_sequence().into_iter().flatten() {
+                allowed.push(action.as_str().unwrap().to_owned());
+            }
+        }
+    }
+    for needed in ["GetItem", "Query", "PutItem", "UpdateItem"] {
+        assert!(
+            allowed.contains(&format!("dynamodb:{needed}")),
+            "dynamodb:{needed} is not in the keys function's policy: {allowed:?}"
+        );
+    }
+    assert!(!allowed
+        .iter()
+        .any(|a| a.contains("Scan") || a.contains("Delete")));
+
+    // The data function: an UpdateItem of last_used_at alone.
+    let statements = resources["CatalogDataPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+        .as_sequence()
+        .unwrap();
+    let update: Vec<_> = statements
+        .iter()
+        .filter(|s| {
+            s["Action"]
+                .as_sequence()
+                .into_iter()
+                .flatten()
+                .any(|a| a.as_str() == Some("dynamodb:UpdateItem"))
+        })
+        .collect();
+    assert_eq!(update.len(), 1);
+    let attributes: Vec<&str> = update[0]["Condition"]["ForAllValues:StringEquals"]
+        ["dynamodb:Attributes"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(attributes, ["key_hash", "last_used_at"]);
+}
