@@ -96,7 +96,9 @@ impl MetaInput {
         let source = required(merged.source, "source")?;
         let category = required(merged.category, "category")?;
         Ok(DatasetMeta {
+            access: Default::default(),
             card: Card {
+                access_level: Default::default(),
                 name,
                 description,
                 category,
