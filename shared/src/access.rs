@@ -157,6 +157,39 @@ impl ApprovalPolicy {
     }
 }
 
+/// A dataset's access settings as a metadata file gives them (`access:`), as a whole.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccessSettings {
+    #[serde(default)]
+    pub level: AccessLevel,
+    #[serde(default)]
+    pub approval: Approval,
+    #[serde(default)]
+    pub form: Vec<FormField>,
+    #[serde(default)]
+    pub terms: Option<String>,
+}
+
+impl AccessSettings {
+    pub fn new(level: AccessLevel, policy: ApprovalPolicy) -> Self {
+        Self {
+            level,
+            approval: policy.approval,
+            form: policy.form,
+            terms: policy.terms,
+        }
+    }
+
+    pub fn policy(&self) -> ApprovalPolicy {
+        ApprovalPolicy {
+            approval: self.approval,
+            form: self.form.clone(),
+            terms: self.terms.clone(),
+        }
+    }
+}
+
 /// Whether the data endpoint needs a key: serialized as `keyless` or `key_required`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -347,6 +380,9 @@ mod tests {
         }
     }
 
+    /// Level, keyless window, key, and the outcome: what let the request through, or the code.
+    type Case<'a> = (AccessLevel, Option<DateTime<Utc>>, Option<&'a KeyRecord>, &'a str);
+
     /// Every case of the rule, as one table: level, keyless window, key, grant -> outcome.
     #[tokio::test]
     async fn the_rule_as_one_matrix() {
@@ -380,7 +416,7 @@ mod tests {
         let window = Some(now + Duration::hours(1));
         let closed = Some(now - Duration::hours(1));
         #[rustfmt::skip]
-        let cases: [(AccessLevel, Option<DateTime<Utc>>, Option<&KeyRecord>, &str); 20] = [
+        let cases: [Case; 20] = [
             (AccessLevel::Registered, None, None, "missing_key"),
             (AccessLevel::Registered, closed, None, "missing_key"),
             (AccessLevel::Registered, window, None, "keyless"),

@@ -179,6 +179,7 @@ impl ApiError {
             Self::InvalidField(e) => match e.field {
                 "label" => "invalid_label",
                 "expires_in_days" => "invalid_expiry",
+                "datasets" => "invalid_datasets",
                 _ => "invalid_body",
             },
             Self::KeyLimitReached => "key_limit_reached",

@@ -367,6 +367,7 @@ async fn expired_keys_free_their_place() {
     let request = KeyRequest {
         label: "short".into(),
         expires_in_days: 1,
+        datasets: None,
     };
     let then = Utc::now() - chrono::Duration::days(2);
     for _ in 0..MAX_ACTIVE_KEYS {
@@ -402,6 +403,7 @@ async fn concurrent_creates_never_pass_the_limit() {
     let request = KeyRequest {
         label: "race".into(),
         expires_in_days: 90,
+        datasets: None,
     };
     let now = Utc::now();
     let attempts: Vec<_> = (0..2 * MAX_ACTIVE_KEYS)
@@ -682,6 +684,7 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
     let request = KeyRequest {
         label: "x".into(),
         expires_in_days: 1,
+        datasets: None,
     };
     let then = Utc::now() - chrono::Duration::days(2);
     for _ in 0..MAX_ACTIVE_KEYS {
