@@ -111,8 +111,8 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
                 .revoke_grants_of(&sub, &super::operator(), ctx.now)
                 .await?;
             println!(
-                "disabled {email} ({sub}): sign-in blocked, signed out, {revoked} key(s) and \
-                 {grants} grant(s) revoked"
+                "disabled {email} ({sub}): sign-in blocked, signed out, {revoked} key(s) \
+                 revoked, {grants} grant(s) revoked"
             );
         }
         Command::Enable { .. } => {
