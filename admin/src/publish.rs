@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+use catalog::access::AccessSettings;
 use catalog::input::{Description, Slug, Tag};
 use catalog::records::{ActiveVersion, Card, DatasetMeta, Discussion};
 use catalog::s3::object_key;
@@ -34,6 +35,10 @@ pub struct MetaInput {
     pub tags: Option<Vec<String>>,
     pub insights: Option<String>,
     pub discussions: Option<Vec<Discussion>>,
+    /// Who may read the data (`level`: `registered` or `approval`) and, for `approval`, how
+    /// requests are decided, the request form and the terms. Replaces the stored settings as a
+    /// whole when given; kept when not.
+    pub access: Option<AccessSettings>,
 }
 
 impl MetaInput {
@@ -48,6 +53,7 @@ impl MetaInput {
             tags: self.tags.or(base.tags),
             insights: self.insights.or(base.insights),
             discussions: self.discussions.or(base.discussions),
+            access: self.access.or(base.access),
         }
     }
 
@@ -77,6 +83,7 @@ impl MetaInput {
             tags: Some(m.card.tags),
             insights: Some(m.insights),
             discussions: Some(m.discussions),
+            access: Some(AccessSettings::new(m.card.access_level, m.access)),
         });
         let merged = self.over(base.unwrap_or_default());
         let required = |v: Option<String>, flag: &str| {
@@ -95,8 +102,12 @@ impl MetaInput {
         let license = required(merged.license, "license")?;
         let source = required(merged.source, "source")?;
         let category = required(merged.category, "category")?;
+        let access = merged.access.unwrap_or_default();
+        access.policy().check().map_err(PublishError::BadInput)?;
         Ok(DatasetMeta {
+            access: access.policy(),
             card: Card {
+                access_level: access.level,
                 name,
                 description,
                 category,

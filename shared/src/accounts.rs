@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
 
-use crate::input::echo;
-use crate::keys::{NewKey, Owner, Scope};
+use crate::input::{echo, Slug};
+use crate::keys::{NewKey, Owner, Scope, MAX_DATASETS};
 
 /// Active (neither revoked nor expired) keys an account may hold at once.
 pub const MAX_ACTIVE_KEYS: usize = 10;
@@ -68,6 +68,8 @@ impl FieldError {
 pub struct KeyRequest {
     pub label: String,
     pub expires_in_days: i64,
+    /// The only datasets the key reads (absent or null: not limited).
+    pub datasets: Option<Vec<Slug>>,
 }
 
 #[derive(Deserialize)]
@@ -75,11 +77,13 @@ pub struct KeyRequest {
 struct RawKeyRequest {
     label: Option<serde_json::Value>,
     expires_in_days: Option<serde_json::Value>,
+    datasets: Option<serde_json::Value>,
 }
 
 impl KeyRequest {
-    /// Parses a request body: a JSON object with `label` (required) and `expires_in_days`
-    /// (optional: absent or null is 90), nothing else.
+    /// Parses a request body: a JSON object with `label` (required), `expires_in_days`
+    /// (optional: absent or null is 90) and `datasets` (optional: 1 to [`MAX_DATASETS`] slugs
+    /// the key is limited to), nothing else.
     pub fn parse(body: &[u8]) -> Result<Self, FieldError> {
         let raw: RawKeyRequest = serde_json::from_slice(body).map_err(|e| {
             let text = e.to_string();
@@ -87,7 +91,7 @@ impl KeyRequest {
                 Some(rest) => FieldError::new(
                     "body",
                     format!(
-                        "unknown field {}; a key request has 'label' and 'expires_in_days'",
+                        "unknown field {}; a key request has 'label', 'expires_in_days' and 'datasets'",
                         echo(rest.split(',').next().unwrap_or(rest))
                     ),
                 ),
@@ -124,9 +128,14 @@ impl KeyRequest {
                     )
                 })?,
         };
+        let datasets = match raw.datasets {
+            None | Some(serde_json::Value::Null) => None,
+            Some(value) => Some(Self::check_datasets(value)?),
+        };
         Ok(Self {
             label,
             expires_in_days,
+            datasets,
         })
     }
 
@@ -134,6 +143,7 @@ impl KeyRequest {
     pub fn key_for(&self, secret: &str, owner: Owner, now: DateTime<Utc>) -> NewKey {
         NewKey {
             owner: Some(owner),
+            datasets: self.datasets.clone(),
             ..NewKey::for_secret(
                 secret,
                 vec![Scope::Read],
@@ -142,6 +152,32 @@ impl KeyRequest {
                 Some(now + Duration::days(self.expires_in_days)),
             )
         }
+    }
+
+    fn check_datasets(value: serde_json::Value) -> Result<Vec<Slug>, FieldError> {
+        let bad = || {
+            FieldError::new(
+                "datasets",
+                format!("datasets must be a list of 1 to {MAX_DATASETS} dataset slugs"),
+            )
+        };
+        let serde_json::Value::Array(items) = value else {
+            return Err(bad());
+        };
+        if items.is_empty() || items.len() > MAX_DATASETS {
+            return Err(bad());
+        }
+        let mut slugs: Vec<Slug> = Vec::new();
+        for item in items {
+            let slug = item
+                .as_str()
+                .and_then(|s| Slug::parse(s).ok())
+                .ok_or_else(bad)?;
+            if !slugs.contains(&slug) {
+                slugs.push(slug);
+            }
+        }
+        Ok(slugs)
     }
 
     fn check_label(label: String) -> Result<String, FieldError> {
@@ -213,12 +249,39 @@ mod tests {
     }
 
     #[test]
+    fn a_key_request_may_limit_the_key_to_datasets() {
+        let r = KeyRequest::parse(br#"{"label": "l", "datasets": ["b", "a", "b"]}"#).unwrap();
+        let names: Vec<&str> = r.datasets.iter().flatten().map(Slug::as_str).collect();
+        assert_eq!(names, ["b", "a"]);
+        let null = KeyRequest::parse(br#"{"label": "l", "datasets": null}"#).unwrap();
+        assert_eq!(null.datasets, None);
+        let many = format!(
+            r#"{{"label": "l", "datasets": [{}]}}"#,
+            (0..=MAX_DATASETS)
+                .map(|i| format!("\"d{i}\""))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        for bad in [
+            r#"{"label": "l", "datasets": []}"#,
+            r#"{"label": "l", "datasets": "a"}"#,
+            r#"{"label": "l", "datasets": ["Not A Slug"]}"#,
+            r#"{"label": "l", "datasets": [1]}"#,
+            many.as_str(),
+        ] {
+            let e = KeyRequest::parse(bad.as_bytes()).unwrap_err();
+            assert_eq!(e.field, "datasets", "{bad}");
+        }
+    }
+
+    #[test]
     fn a_key_request_has_a_label_and_an_expiry_in_days() {
         assert_eq!(
             KeyRequest::parse(br#"{"label": "laptop"}"#).unwrap(),
             KeyRequest {
                 label: "laptop".into(),
-                expires_in_days: 90
+                expires_in_days: 90,
+                datasets: None,
             }
         );
         let r =
@@ -286,9 +349,11 @@ mod tests {
         let request = KeyRequest {
             label: "laptop".into(),
             expires_in_days: 30,
+            datasets: Some(vec![Slug::parse("river-levels").unwrap()]),
         };
         let key = request.key_for(&secret, owner.clone(), now);
         assert_eq!(key.owner, Some(owner));
+        assert_eq!(key.datasets, request.datasets);
         assert_eq!(key.scopes, vec![Scope::Read]);
         assert_eq!(key.expires_at, Some(now + Duration::days(30)));
         assert_eq!(key.hash, KeyHash::of(&secret));

@@ -40,6 +40,10 @@ pub enum ApiError {
     InvalidKey,
     #[error("the API key does not have the read scope required to download data")]
     InsufficientScope,
+    #[error("this API key is limited to other datasets: it cannot read '{0}'")]
+    KeyNotForDataset(String),
+    #[error("dataset '{0}' is shared by approval, and this key's account holds no active grant for it: ask the catalog's operators for access")]
+    AccessRequired(String),
     #[error("no dataset {0}")]
     DatasetNotFound(String),
     #[error("dataset {0} has no active version to download")]
@@ -139,7 +143,9 @@ impl ApiError {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::MissingKey | Self::InvalidKey => StatusCode::UNAUTHORIZED,
-            Self::InsufficientScope => StatusCode::FORBIDDEN,
+            Self::InsufficientScope | Self::KeyNotForDataset(_) | Self::AccessRequired(_) => {
+                StatusCode::FORBIDDEN
+            }
             Self::DatasetNotFound(_)
             | Self::NoActiveVersion(_)
             | Self::VersionNotActive { .. }
@@ -162,6 +168,8 @@ impl ApiError {
             Self::MissingKey => "missing_key",
             Self::InvalidKey => "invalid_key",
             Self::InsufficientScope => "insufficient_scope",
+            Self::KeyNotForDataset(_) => "key_not_for_dataset",
+            Self::AccessRequired(_) => "access_required",
             Self::DatasetNotFound(_) | Self::VersionNotActive { .. } | Self::RouteNotFound(_) => {
                 "not_found"
             }
@@ -171,6 +179,7 @@ impl ApiError {
             Self::InvalidField(e) => match e.field {
                 "label" => "invalid_label",
                 "expires_in_days" => "invalid_expiry",
+                "datasets" => "invalid_datasets",
                 _ => "invalid_body",
             },
             Self::KeyLimitReached => "key_limit_reached",

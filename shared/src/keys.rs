@@ -10,6 +10,8 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
+use crate::input::Slug;
+
 /// How the keys this service issues begin ([`generate_key`]).
 pub const KEY_PREFIX: &str = "dcat_";
 
@@ -126,6 +128,10 @@ pub struct KeyRecord {
     pub revoked_at: Option<DateTime<Utc>>,
     /// When it last opened a download, to [`LAST_USED_GRANULARITY`].
     pub last_used_at: Option<DateTime<Utc>>,
+    /// The account that minted it; `None` for an operator's key.
+    pub owner: Option<Owner>,
+    /// The only datasets it reads, when limited to some ([`MAX_DATASETS`] at most).
+    pub datasets: Option<Vec<Slug>>,
 }
 
 impl KeyRecord {
@@ -145,7 +151,15 @@ impl KeyRecord {
     pub fn has_scope(&self, scope: &Scope) -> bool {
         self.scopes.contains(scope)
     }
+
+    /// Whether its dataset limit, if any, names this dataset.
+    pub fn may_read(&self, slug: &Slug) -> bool {
+        self.datasets.as_ref().is_none_or(|d| d.contains(slug))
+    }
 }
+
+/// Most datasets a key can be limited to.
+pub const MAX_DATASETS: usize = 20;
 
 /// An account: the Cognito user's `sub`, stable for the user's life (an email can change).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -183,6 +197,8 @@ pub struct NewKey {
     pub expires_at: Option<DateTime<Utc>>,
     /// The account that minted it; `None` for an operator's key.
     pub owner: Option<Owner>,
+    /// The only datasets it reads, when limited to some.
+    pub datasets: Option<Vec<Slug>>,
 }
 
 impl NewKey {
@@ -204,6 +220,7 @@ impl NewKey {
             created_at,
             expires_at,
             owner: None,
+            datasets: None,
         }
     }
 
@@ -219,6 +236,7 @@ impl NewKey {
             last_used_at: None,
             revoked_at: None,
             owner: self.owner.as_ref().map(|o| o.as_str().to_owned()),
+            datasets: self.datasets.clone(),
         }
     }
 }
@@ -259,6 +277,8 @@ pub struct KeyInfo {
     pub revoked_at: Option<DateTime<Utc>>,
     #[serde(skip)]
     pub owner: Option<String>,
+    /// The only datasets it reads; `null` when it is not limited.
+    pub datasets: Option<Vec<Slug>>,
 }
 
 /// Whether a key opens downloads right now.
@@ -349,6 +369,7 @@ mod tests {
     fn status_follows_revocation_then_expiry() {
         let now = Utc::now();
         let mut key = KeyInfo {
+            datasets: None,
             id: "key_0123456789abcdef".into(),
             prefix: "dcat_0123".into(),
             label: "x".into(),

@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use chrono::{DateTime, Duration, Utc};
 
+use crate::access::Grant;
 use crate::accounts::MAX_ACTIVE_KEYS;
 
 use crate::error::StoreError;
@@ -13,8 +14,8 @@ use crate::input::DatasetRef;
 use crate::keys::{KeyHash, KeyInfo, KeyRecord, KeyStatus, NewKey, Owner};
 use crate::lock;
 use crate::ports::{
-    AccountKeyStore, CatalogPager, Created, DatasetReader, DownloadReader, KeyUsage, SignedUrl,
-    UrlSigner,
+    AccountKeyStore, CatalogPager, Created, DatasetReader, DownloadReader, GrantReader, KeyUsage,
+    SignedUrl, UrlSigner,
 };
 use crate::query::{Indexed, ListQuery};
 use crate::records::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget};
@@ -24,6 +25,7 @@ use crate::records::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget}
 pub struct MemoryCatalog {
     datasets: Mutex<Vec<DatasetRecord>>,
     keys: Mutex<HashMap<KeyHash, KeyRecord>>,
+    grants: Mutex<HashMap<(Owner, uuid::Uuid), Grant>>,
     /// Set to make every read fail as the store would when throttled.
     pub unavailable: std::sync::atomic::AtomicBool,
     /// Set to make every read fail as it would on a malformed record.
@@ -37,6 +39,10 @@ impl MemoryCatalog {
 
     pub fn insert_key(&self, hash: KeyHash, record: KeyRecord) {
         lock(&self.keys).insert(hash, record);
+    }
+
+    pub fn insert_grant(&self, owner: Owner, dataset: uuid::Uuid, grant: Grant) {
+        lock(&self.grants).insert((owner, dataset), grant);
     }
 
     /// A stored key's record (to see what the data endpoint wrote to it).
@@ -116,11 +122,24 @@ impl DownloadReader for MemoryCatalog {
         self.check()?;
         let target = self.find(dataset).map(|d| DownloadTarget {
             slug: d.slug,
+            id: d.id,
+            level: d.meta.card.access_level,
             keyless_until: d.keyless_until,
             active: d.active,
         });
         let key = key.and_then(|h| lock(&self.keys).get(h).cloned());
         Ok((target, key))
+    }
+}
+
+impl GrantReader for MemoryCatalog {
+    async fn grant(
+        &self,
+        owner: &Owner,
+        dataset: &uuid::Uuid,
+    ) -> Result<Option<Grant>, StoreError> {
+        self.check()?;
+        Ok(lock(&self.grants).get(&(owner.clone(), *dataset)).cloned())
     }
 }
 

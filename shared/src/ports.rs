@@ -5,6 +5,9 @@ use std::future::Future;
 
 use chrono::{DateTime, Utc};
 
+use uuid::Uuid;
+
+use crate::access::Grant;
 use crate::error::StoreError;
 use crate::input::DatasetRef;
 use crate::keys::{KeyHash, KeyInfo, KeyRecord, NewKey, Owner};
@@ -39,6 +42,16 @@ pub trait DownloadReader: Send + Sync {
         dataset: &DatasetRef,
         key: Option<&KeyHash>,
     ) -> impl Future<Output = Result<(Option<DownloadTarget>, Option<KeyRecord>), StoreError>> + Send;
+}
+
+/// Reads an account's grant for a dataset, strongly consistent (a revocation shows on the next
+/// request).
+pub trait GrantReader: Send + Sync {
+    fn grant(
+        &self,
+        owner: &Owner,
+        dataset: &Uuid,
+    ) -> impl Future<Output = Result<Option<Grant>, StoreError>> + Send;
 }
 
 /// A URL that grants a GET of one object until `expires_at`.

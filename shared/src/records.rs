@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use uuid::Uuid;
 
+use crate::access::{AccessLevel, ApprovalPolicy};
 use crate::input::Slug;
 
 /// The version of a dataset that the data endpoint serves, with everything the download
@@ -31,6 +32,9 @@ pub struct Card {
     pub category: String,
     pub tags: Vec<String>,
     pub license: String,
+    /// Who may read the data outside keyless windows: lists badge it.
+    #[serde(default)]
+    pub access_level: AccessLevel,
 }
 
 /// A dataset's descriptive metadata, as an operator gives it and the metadata endpoint shows
@@ -42,6 +46,9 @@ pub struct DatasetMeta {
     pub source: String,
     pub insights: String,
     pub discussions: Vec<Discussion>,
+    /// At the `approval` level: how requests are decided, the form and the terms.
+    #[serde(default)]
+    pub access: ApprovalPolicy,
 }
 
 /// A discussion ([API reference: Discussion](../../docs/api.md#discussion)).
@@ -73,6 +80,8 @@ pub struct DatasetRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DownloadTarget {
     pub slug: Slug,
+    pub id: Uuid,
+    pub level: AccessLevel,
     pub keyless_until: Option<DateTime<Utc>>,
     pub active: Option<ActiveVersion>,
 }

@@ -54,7 +54,9 @@ fn catalog() -> MemoryCatalog {
         id: uuid::Uuid::new_v4(),
         slug: Slug::parse("d").unwrap(),
         meta: DatasetMeta {
+            access: Default::default(),
             card: Card {
+                access_level: Default::default(),
                 name: "D".into(),
                 description: None,
                 category: "c".into(),
@@ -82,6 +84,8 @@ fn catalog() -> MemoryCatalog {
     c.insert_key(
         KeyHash::of(KEY),
         KeyRecord {
+            owner: None,
+            datasets: None,
             id: "key_public_id".into(),
             scopes: vec![Scope::Read],
             expires_at: None,

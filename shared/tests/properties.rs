@@ -40,7 +40,9 @@ fn record(slug: &str, keyless: bool) -> DatasetRecord {
         id: Uuid::from_u128(0x6f1c2a9e_3b7d_4c5e_9a8f_0d1e2f3a4b5c),
         slug: Slug::parse(slug).unwrap(),
         meta: DatasetMeta {
+            access: Default::default(),
             card: Card {
+                access_level: Default::default(),
                 name: format!("Dataset {slug}"),
                 description: None,
                 category: "testing".into(),
@@ -74,6 +76,8 @@ fn catalog() -> MemoryCatalog {
     c.insert_key(
         KeyHash::of(READ_KEY),
         KeyRecord {
+            owner: None,
+            datasets: None,
             id: "k".into(),
             scopes: vec![Scope::Read],
             expires_at: None,

@@ -8,7 +8,9 @@ use catalog::ports::AccountKeyStore;
 use catalog::time::format_time;
 use chrono::{DateTime, Utc};
 
-use super::{CliError, Context};
+use aws_sdk_cognitoidentityprovider::operation::admin_get_user::AdminGetUserOutput;
+
+use super::{Aws, CliError, Context};
 
 /// Show, disable and enable accounts (by email). Needs USER_POOL_ID.
 ///
@@ -20,7 +22,7 @@ pub enum Command {
     /// Example: catalog-admin accounts show someone@example.com
     Show { email: String },
     /// Blocks sign-in (Cognito), signs the account out everywhere, refuses its new keys and
-    /// revokes all of its keys.
+    /// revokes all of its keys and grants.
     ///
     /// Example: catalog-admin accounts disable someone@example.com
     Disable { email: String },
@@ -41,6 +43,27 @@ where
     CliError::Cognito(Box::new(err))
 }
 
+/// An account by its email: its id (Cognito `sub`) and the user as Cognito holds it.
+pub(super) async fn find(aws: &Aws, email: &str) -> Result<(Owner, AdminGetUserOutput), CliError> {
+    let pool = aws.config.user_pool_id()?.to_owned();
+    let user = aws
+        .cognito()
+        .admin_get_user()
+        .user_pool_id(&pool)
+        .username(email)
+        .send()
+        .await
+        .map_err(|e| cognito_error(email, e))?;
+    let sub = user
+        .user_attributes()
+        .iter()
+        .find(|a| a.name() == "sub")
+        .and_then(|a| a.value())
+        .and_then(Owner::parse)
+        .ok_or_else(|| CliError::Usage(format!("the account {email} has no sub attribute")))?;
+    Ok((sub, user))
+}
+
 pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
     let aws = ctx.aws().await?;
     let pool = aws.config.user_pool_id()?.to_owned();
@@ -51,20 +74,7 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
             email.clone()
         }
     };
-    let user = cognito
-        .admin_get_user()
-        .user_pool_id(&pool)
-        .username(&email)
-        .send()
-        .await
-        .map_err(|e| cognito_error(&email, e))?;
-    let sub = user
-        .user_attributes()
-        .iter()
-        .find(|a| a.name() == "sub")
-        .and_then(|a| a.value())
-        .and_then(Owner::parse)
-        .ok_or_else(|| CliError::Usage(format!("the account {email} has no sub attribute")))?;
+    let (sub, user) = find(&aws, &email).await?;
     let username = user.username().to_owned();
     match command {
         Command::Show { .. } => {
@@ -96,8 +106,13 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
             // the account's item refuses its new keys from now on.
             accounts.set_disabled(&sub, Some(ctx.now)).await?;
             let revoked = accounts.revoke_all(&sub, ctx.now).await?;
+            let grants = aws
+                .writer()
+                .revoke_grants_of(&sub, &super::operator(), ctx.now)
+                .await?;
             println!(
-                "disabled {email} ({sub}): sign-in blocked, signed out, {revoked} key(s) revoked"
+                "disabled {email} ({sub}): sign-in blocked, signed out, {revoked} key(s) \
+                 revoked, {grants} grant(s) revoked"
             );
         }
         Command::Enable { .. } => {

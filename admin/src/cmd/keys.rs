@@ -1,6 +1,6 @@
 //! `catalog-admin keys`: API keys, of which only the hash is stored.
 
-use catalog::keys::Scope;
+use catalog::keys::{Scope, MAX_DATASETS};
 use catalog::time::format_time;
 use catalog_writer::{generate_key, NewKey};
 use chrono::{DateTime, Utc};
@@ -25,6 +25,9 @@ pub enum Command {
         /// Expiry: RFC 3339 time or +<n><s|m|h|d>.
         #[arg(long)]
         expires: Option<String>,
+        /// Limit the key to this dataset (repeatable, at most 20): it reads nothing else.
+        #[arg(long = "dataset")]
+        datasets: Vec<String>,
     },
     /// List keys: id, prefix, scopes, created, expiry, revoked, last used, owner (an account's
     /// id, or `-` for an operator's key), label. Never the secret.
@@ -45,6 +48,7 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
             scopes,
             label,
             expires,
+            datasets,
         } => {
             let expires_at = expires
                 .map(|e| parse_when(&e, now).map_err(CliError::Usage))
@@ -57,14 +61,31 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
                     "unknown scope '{bad}': the only scope is 'read'"
                 )));
             }
+            if datasets.len() > MAX_DATASETS {
+                return Err(CliError::Usage(format!(
+                    "a key can be limited to at most {MAX_DATASETS} datasets"
+                )));
+            }
+            let mut limit = Vec::new();
+            for raw in &datasets {
+                let slug = super::slug(raw)?;
+                // A typo would make a key that reads nothing: the dataset must exist.
+                if writer.dataset_meta(&slug).await?.is_none() {
+                    return Err(CliError::Usage(format!("no dataset '{slug}'")));
+                }
+                if !limit.contains(&slug) {
+                    limit.push(slug);
+                }
+            }
             let secret = generate_key();
-            let key = NewKey::for_secret(
+            let mut key = NewKey::for_secret(
                 &secret,
                 scopes.iter().map(|s| Scope::parse(s)).collect(),
                 &label,
                 now,
                 expires_at,
             );
+            key.datasets = (!limit.is_empty()).then_some(limit);
             let id = key.id.clone();
             writer.put_key(&key).await?;
             eprintln!("created {id}; the key is shown once, store it now:");

@@ -5,6 +5,7 @@
 // are meant literally there.
 #![allow(rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 
+pub mod access;
 pub mod accounts;
 pub mod datasets;
 pub mod download;
@@ -50,6 +51,8 @@ pub enum Command {
     #[command(subcommand)]
     Accounts(accounts::Command),
     #[command(subcommand)]
+    Access(access::Command),
+    #[command(subcommand)]
     Datasets(datasets::Command),
     #[command(subcommand)]
     Versions(versions::Command),
@@ -65,6 +68,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Keys(command) => keys::run(command, &ctx).await,
         Command::Keyless(command) => keyless::run(command, &ctx).await,
         Command::Accounts(command) => accounts::run(command, &ctx).await,
+        Command::Access(command) => access::run(command, &ctx).await,
         Command::Datasets(command) => datasets::run(command, &ctx).await,
         Command::Versions(command) => versions::run(command, &ctx).await,
         Command::Download(args) => download::run(args, &ctx).await,
@@ -115,13 +119,22 @@ impl CliError {
                 WriteError::NoSuchDataset(_)
                 | WriteError::NoSuchVersion(..)
                 | WriteError::NoSuchKey(_)
-                | WriteError::TooLarge(_),
+                | WriteError::TooLarge(_)
+                | WriteError::Invalid(_),
             )
             | CliError::Publish(PublishError::BadInput(_) | PublishError::BadFile(_))
             | CliError::Download(crate::download::DownloadError::Usage(_)) => 2,
             _ => 1,
         }
     }
+}
+
+/// Who an operator's decision is recorded as: `CATALOG_OPERATOR`, else the login name.
+pub(crate) fn operator() -> String {
+    ["CATALOG_OPERATOR", "USER", "USERNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.trim().is_empty()))
+        .unwrap_or_else(|| "catalog-admin".to_owned())
 }
 
 /// A slug given on the command line.

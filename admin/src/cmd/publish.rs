@@ -66,6 +66,7 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
         tags: (!args.tags.is_empty()).then_some(args.tags),
         insights: args.insights,
         discussions: None::<Vec<Discussion>>,
+        access: None,
     };
     let publisher = Publisher {
         writer: aws.writer(),

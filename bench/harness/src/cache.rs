@@ -28,6 +28,7 @@ fn entry(list: usize, i: usize) -> Indexed {
         slug: Slug::parse(&format!("dataset-{list}-{i:06}")).expect("a slug"),
         id: uuid::Uuid::new_v4(),
         card: Card {
+            access_level: Default::default(),
             name: format!("Measurements, station {i:06}-{list}"),
             description: Some(format!(
                 "Hourly readings from station {i} of network {list}: temperature, humidity, \

@@ -50,7 +50,9 @@ fn record(i: usize) -> DatasetRecord {
         id: Uuid::new_v4(),
         slug: Slug::parse(&format!("dataset-{i}")).expect("a slug"),
         meta: DatasetMeta {
+            access: Default::default(),
             card: Card {
+                access_level: Default::default(),
                 name: format!("Dataset {i}"),
                 description: Some("A dataset for the handler benchmark.".into()),
                 category: "bench".into(),
@@ -89,6 +91,8 @@ pub async fn run(requests: usize) -> Result<(), String> {
     catalog.insert_key(
         KeyHash::of(EVENTS_READ_KEY),
         KeyRecord {
+            owner: None,
+            datasets: None,
             id: "bench".into(),
             scopes: vec![Scope::parse("read")],
             expires_at: None,

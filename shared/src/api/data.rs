@@ -8,11 +8,11 @@ use serde::Serialize;
 
 use super::http::{finish, json_response, preflight};
 use super::request::{accept, presented_key, single_param, Endpoint};
-use crate::access::is_keyless;
+use crate::access::{authorize, verify_key, Allowed, Guarded};
 use crate::error::ApiError;
 use crate::input::{DatasetRef, Format, Slug, VersionPin};
-use crate::keys::{ApiKey, Scope};
-use crate::ports::{DownloadReader, KeyUsage, UrlSigner};
+use crate::keys::ApiKey;
+use crate::ports::{DownloadReader, GrantReader, KeyUsage, UrlSigner};
 
 /// The download descriptor ([docs/api.md, Data](../../../docs/api.md#data-get-datasetsslugdata)),
 /// plus the version the URL serves: its number, the file's SHA-256 and size, and when
@@ -36,7 +36,7 @@ struct DownloadDescriptor<'a> {
 /// `GET /api/v1/datasets/{slug}/data`
 pub async fn data(
     req: &Request,
-    reader: &(impl DownloadReader + KeyUsage),
+    reader: &(impl DownloadReader + KeyUsage + GrantReader),
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Response<Body> {
@@ -53,7 +53,7 @@ pub async fn data(
 
 async fn data_inner(
     req: &Request,
-    reader: &(impl DownloadReader + KeyUsage),
+    reader: &(impl DownloadReader + KeyUsage + GrantReader),
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Result<Response<Body>, ApiError> {
@@ -67,25 +67,23 @@ async fn data_inner(
     let (target, key_record) = reader.get_download(&dataset, hash.as_ref()).await?;
 
     // A presented key is always verified, whatever the dataset's window says.
-    let (key_id, record_use) = match (&key, key_record) {
-        (None, _) => (None, false),
-        (Some(_), Some(record)) if record.is_usable_at(now) => {
-            if !record.has_scope(&Scope::Read) {
-                return Err(ApiError::InsufficientScope);
-            }
-            let record_use = record.use_worth_recording(now);
-            (Some(record.id), record_use)
-        }
-        (Some(_), _) => return Err(ApiError::InvalidKey),
+    let key_record = match key {
+        Some(_) => Some(verify_key(key_record, now)?),
+        None => None,
     };
     let target = target.ok_or_else(|| ApiError::DatasetNotFound(dataset.to_string()))?;
     let active = target
         .active
+        .as_ref()
         .ok_or_else(|| ApiError::NoActiveVersion(format!("'{}'", target.slug)))?;
-    let keyless = is_keyless(target.keyless_until, now);
-    if key_id.is_none() && !keyless {
-        return Err(ApiError::MissingKey);
-    }
+    let guarded = Guarded {
+        slug: &target.slug,
+        id: target.id,
+        level: target.level,
+        keyless_until: target.keyless_until,
+    };
+    let allowed = authorize(&guarded, key_record.as_ref(), reader, now).await?;
+    let key_id = key_record.as_ref().map(|k| k.id.as_str());
     // Only the active version is ever served: a pinned client whose version was replaced gets
     // a 404 naming the active one, never the newer file under the old number.
     if let Some(requested) = pin.map(VersionPin::get) {
@@ -99,17 +97,21 @@ async fn data_inner(
     }
 
     let signed = signer.sign(&active.s3_key, now).await?;
+    let record_use = key_record
+        .as_ref()
+        .is_some_and(|k| k.use_worth_recording(now));
     if let (true, Some(hash)) = (record_use, &hash) {
-        // A second round trip, at most once an hour per key; the download does not depend on it.
+        // One more round trip, at most once an hour per key; the download does not depend on it.
         if let Err(e) = reader.record_use(hash, now).await {
-            tracing::warn!(key_id = key_id.as_deref().unwrap_or("-"), error = %e, "could not record the key's use");
+            tracing::warn!(key_id = key_id.unwrap_or("-"), error = %e, "could not record the key's use");
         }
     }
     tracing::info!(
         slug = %target.slug,
         version = active.version,
-        key_id = key_id.as_deref().unwrap_or("-"),
-        keyless,
+        key_id = key_id.unwrap_or("-"),
+        keyless = allowed == Allowed::Keyless,
+        allowed = allowed.as_str(),
         expires_at = %signed.expires_at,
         "issued download URL"
     );

@@ -99,7 +99,12 @@ async fn metadata_inner(
             version: active.version,
             sha256: &active.sha256,
             published_at: active.published_at,
-            access: Access::at(record.keyless_until, now),
+            access: Access::at(
+                record.keyless_until,
+                record.meta.card.access_level,
+                &record.meta.access,
+                now,
+            ),
         },
         Some(changed_at(record.updated_at, record.keyless_until, now)),
         seconds_to_next_window_end([record.keyless_until], now),

@@ -10,7 +10,7 @@
 use chrono::{DateTime, Utc};
 use lambda_http::{Body, Request, Response};
 
-use crate::ports::{CatalogPager, DatasetReader, DownloadReader, KeyUsage, UrlSigner};
+use crate::ports::{CatalogPager, DatasetReader, DownloadReader, GrantReader, KeyUsage, UrlSigner};
 
 pub mod account;
 mod data;
@@ -35,7 +35,7 @@ pub async fn dispatch<C>(
     now: DateTime<Utc>,
 ) -> Response<Body>
 where
-    C: CatalogPager + DatasetReader + DownloadReader + KeyUsage,
+    C: CatalogPager + DatasetReader + DownloadReader + KeyUsage + GrantReader,
 {
     match Route::parse(request_path(req)) {
         Some(Route::Metadata(_)) => metadata(req, catalog, now).await,

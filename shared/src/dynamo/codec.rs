@@ -15,9 +15,10 @@ use super::attr::{
 use super::layout::{
     alias_pk, api_key_key, dataset_pk, key_of, name, position_of, version_sk, Item, DATASET_SK,
 };
+use crate::access::{AccessLevel, ApprovalPolicy, Grant};
 use crate::error::StoreError;
 use crate::input::Slug;
-use crate::keys::{KeyRecord, NewKey, Scope};
+use crate::keys::{KeyRecord, NewKey, Owner, Scope};
 use crate::records::{
     ActiveVersion, Card, DatasetMeta, DatasetRecord, DatasetSummary, Discussion, DownloadTarget,
 };
@@ -79,7 +80,16 @@ impl TryFrom<&Item> for Card {
             category: get_s(item, name::CATEGORY)?,
             tags: get_strings(item, name::TAGS)?,
             license: get_s(item, name::LICENSE)?,
+            access_level: get_level(item)?,
         })
+    }
+}
+
+/// A dataset's (or list entry's) access level: `registered` when the item predates levels.
+fn get_level(item: &Item) -> Result<AccessLevel, StoreError> {
+    match get_s_opt(item, name::ACCESS_LEVEL)? {
+        None => Ok(AccessLevel::Registered),
+        Some(raw) => AccessLevel::parse(&raw).ok_or_else(|| corrupt(name::ACCESS_LEVEL)),
     }
 }
 
@@ -92,6 +102,7 @@ impl Card {
             (name::CATEGORY, s(&self.category)),
             (name::TAGS, strings(&self.tags)),
             (name::LICENSE, s(&self.license)),
+            (name::ACCESS_LEVEL, s(self.access_level.as_str())),
         ]
     }
 }
@@ -106,6 +117,12 @@ impl TryFrom<&Item> for DatasetMeta {
             source: get_s(item, name::SOURCE)?,
             insights: get_s(item, name::INSIGHTS)?,
             discussions: stored_discussions(&get_s(item, name::DISCUSSIONS)?)?,
+            access: match get_s_opt(item, name::ACCESS_POLICY)? {
+                Some(text) => {
+                    serde_json::from_str(&text).map_err(|_| corrupt(name::ACCESS_POLICY))?
+                }
+                None => ApprovalPolicy::default(),
+            },
         })
     }
 }
@@ -145,6 +162,9 @@ impl DatasetMeta {
             (name::INSIGHTS, s(&self.insights)),
             (name::DISCUSSIONS, s(discussions)),
         ]);
+        // Plain enums, strings and numbers always serialize.
+        let policy = serde_json::to_string(&self.access).unwrap_or_else(|_| "{}".into());
+        attributes.push((name::ACCESS_POLICY, s(policy)));
         attributes
     }
 }
@@ -236,12 +256,14 @@ fn value_size(value: &AttributeValue) -> usize {
 
 /// What the data endpoint reads of a dataset item: every attribute [`DownloadTarget`] needs,
 /// and nothing else (the schema may be large).
-pub const DOWNLOAD_PROJECTION: &str = "#slug, #until, #active";
+pub const DOWNLOAD_PROJECTION: &str = "#slug, #id, #level, #until, #active";
 
 /// The names behind [`DOWNLOAD_PROJECTION`].
 pub fn download_projection_names() -> HashMap<String, String> {
     HashMap::from([
         ("#slug".to_owned(), name::SLUG.to_owned()),
+        ("#id".to_owned(), name::ID.to_owned()),
+        ("#level".to_owned(), name::ACCESS_LEVEL.to_owned()),
         ("#until".to_owned(), name::KEYLESS_UNTIL.to_owned()),
         ("#active".to_owned(), ACTIVE.to_owned()),
     ])
@@ -253,6 +275,8 @@ impl TryFrom<&Item> for DownloadTarget {
     fn try_from(item: &Item) -> Result<Self, StoreError> {
         Ok(Self {
             slug: get_slug(item)?,
+            id: get_uuid(item, name::ID)?,
+            level: get_level(item)?,
             keyless_until: get_time_opt(item, name::KEYLESS_UNTIL)?,
             active: ActiveVersion::from_item(item)?,
         })
@@ -323,8 +347,38 @@ impl TryFrom<&Item> for crate::keys::KeyInfo {
             last_used_at: get_time_opt(item, name::LAST_USED_AT)?,
             revoked_at: get_time_opt(item, name::REVOKED_AT)?,
             owner: get_s_opt(item, name::OWNER)?,
+            datasets: get_slugs_opt(item)?,
         })
     }
+}
+
+impl TryFrom<&Item> for Grant {
+    type Error = StoreError;
+
+    /// What the data path needs of a grant item.
+    fn try_from(item: &Item) -> Result<Self, StoreError> {
+        Ok(Self {
+            granted: get_s(item, name::STATUS)? == GRANTED,
+            expires_at: get_time_opt(item, name::EXPIRES_AT)?,
+        })
+    }
+}
+
+/// The `status` of a grant in force (unless past `expires_at`).
+pub const GRANTED: &str = "granted";
+/// The `status` of a revoked grant.
+pub const REVOKED: &str = "revoked";
+
+/// A key's dataset limit: `None` when it has none.
+fn get_slugs_opt(item: &Item) -> Result<Option<Vec<Slug>>, StoreError> {
+    if !item.contains_key(name::DATASETS) {
+        return Ok(None);
+    }
+    get_strings(item, name::DATASETS)?
+        .iter()
+        .map(|raw| Slug::parse(raw).map_err(|_| corrupt(name::DATASETS)))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
 }
 
 impl TryFrom<&Item> for KeyRecord {
@@ -340,6 +394,10 @@ impl TryFrom<&Item> for KeyRecord {
             expires_at: get_time_opt(item, name::EXPIRES_AT)?,
             revoked_at: get_time_opt(item, name::REVOKED_AT)?,
             last_used_at: get_time_opt(item, name::LAST_USED_AT)?,
+            owner: get_s_opt(item, name::OWNER)?
+                .map(|o| Owner::parse(&o).ok_or_else(|| corrupt(name::OWNER)))
+                .transpose()?,
+            datasets: get_slugs_opt(item)?,
         })
     }
 }
@@ -427,6 +485,10 @@ impl NewKey {
         item.extend(attributes.into_iter().map(|(k, v)| (k.to_owned(), v)));
         if let Some(owner) = &self.owner {
             item.insert(name::OWNER.to_owned(), s(owner.as_str()));
+        }
+        if let Some(datasets) = &self.datasets {
+            let slugs: Vec<String> = datasets.iter().map(|d| d.as_str().to_owned()).collect();
+            item.insert(name::DATASETS.to_owned(), strings(&slugs));
         }
         item
     }

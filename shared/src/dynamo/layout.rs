@@ -19,6 +19,7 @@
 //! |---|---|---|
 //! | API key | SHA-256 of the key, 64 hex digits | `id`, `prefix`, `label`, `scopes`, `created_at`, `expires_at`, `revoked_at`, `last_used_at`; `owner` (a Cognito `sub`) for an account's key |
 //! | account | `ACCOUNT#<sub>` | `owner`; `active_keys`: one `<expiry, unix seconds>/<key id>` per active key, at most [`crate::accounts::MAX_ACTIVE_KEYS`] |
+//! | grant | `GRANT#<dataset uuid>#<sub>` | `dataset`, `slug`, `grantee`, `email`, `status` (`granted`, `revoked`), `expires_at`, `decided_by`, `decided_at`: an account's access to an `approval` dataset |
 //!
 //! Indexes: [`KEYS_BY_ID_INDEX`] (`id`, keys only) for operators' revocation by id;
 //! [`KEYS_BY_OWNER_INDEX`] (`owner`, `id`, all attributes) for an account's list. Account
@@ -72,6 +73,11 @@ pub mod name {
     pub const SIZE: &str = "size";
     pub const ROW_COUNT: &str = "row_count";
     pub const COLUMN_COUNT: &str = "column_count";
+    /// Who may read the data (`approval`; absent: `registered`), on the dataset, its alias and
+    /// its list entries.
+    pub const ACCESS_LEVEL: &str = "access_level";
+    /// An `approval` dataset's policy (approval mode, request form, terms), as JSON text.
+    pub const ACCESS_POLICY: &str = "access_policy";
     // Counters.
     /// How many entries a list holds.
     pub const TOTAL: &str = "total";
@@ -90,6 +96,20 @@ pub mod name {
     pub const EXPIRES_AT: &str = "expires_at";
     pub const REVOKED_AT: &str = "revoked_at";
     pub const LAST_USED_AT: &str = "last_used_at";
+    /// The only datasets a key reads (their slugs), when it is limited to some.
+    pub const DATASETS: &str = "datasets";
+    // Grants, in the keys table.
+    /// The dataset's UUID.
+    pub const DATASET: &str = "dataset";
+    /// The account (a Cognito `sub`) the grant is for.
+    pub const GRANTEE: &str = "grantee";
+    /// The account's email when the decision was made, for operators' reports.
+    pub const EMAIL: &str = "email";
+    /// `granted` or `revoked`.
+    pub const STATUS: &str = "status";
+    /// Who made the last decision (an operator's name or `catalog-admin`), and when.
+    pub const DECIDED_BY: &str = "decided_by";
+    pub const DECIDED_AT: &str = "decided_at";
     /// An account key's owner (a Cognito `sub`); on an account's item, the account.
     pub const OWNER: &str = "owner";
     /// On an account item: the string set of its active keys' slots ([`super::key_slot`]).
@@ -150,6 +170,16 @@ pub fn api_key_key(hash: &str) -> Item {
 /// The key of an account's item in the keys table (never a hash: it is not 64 hex digits).
 pub fn account_key(owner: &str) -> Item {
     api_key_key(&format!("ACCOUNT#{owner}"))
+}
+
+/// The key of an account's grant for a dataset in the keys table (never a hash either).
+pub fn grant_key(owner: &str, dataset: &Uuid) -> Item {
+    api_key_key(&format!("{}{owner}", grant_prefix(dataset)))
+}
+
+/// What every grant for `dataset` begins with in the keys table.
+pub fn grant_prefix(dataset: &Uuid) -> String {
+    format!("GRANT#{dataset}#")
 }
 
 /// A key's element of its account's [`name::ACTIVE_KEYS`] set: its expiry (unix seconds) and id, so

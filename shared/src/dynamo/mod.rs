@@ -27,21 +27,23 @@ use std::sync::{Arc, Mutex};
 
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 use aws_sdk_dynamodb::Client;
+use uuid::Uuid;
 
 use crate::input::DatasetRef;
 
+use crate::access::Grant;
 use crate::error::StoreError;
-use crate::keys::{KeyHash, KeyRecord};
+use crate::keys::{KeyHash, KeyRecord, Owner};
 use crate::lock;
-use crate::ports::{CatalogPager, DatasetReader, DownloadReader, KeyUsage};
+use crate::ports::{CatalogPager, DatasetReader, DownloadReader, GrantReader, KeyUsage};
 use crate::query::{Facet, Indexed, ListQuery, Plan};
 use crate::records::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget};
 use attr::{get_u64, s};
 use codec::{download_projection_names, DOWNLOAD_PROJECTION};
 use layout::name::{FACETS_INDEXED, KEY_HASH, LAST_USED_AT, PK, REV, SK, TOTAL};
 use layout::{
-    alias_pk, api_key_key, counter_key, dataset_pk, facet_counter_pk, facet_list_pk, key_of,
-    list_sk, Item, COUNTER_PK, DATASET_SK, LIST_PK,
+    alias_pk, api_key_key, counter_key, dataset_pk, facet_counter_pk, facet_list_pk, grant_key,
+    key_of, list_sk, Item, COUNTER_PK, DATASET_SK, LIST_PK,
 };
 use requests::{batch_get_all, classify, for_each_in_partition, query_all};
 use snapshots::SnapshotCache;
@@ -180,6 +182,18 @@ impl DownloadReader for DynamoCatalog {
                 .transpose()?,
             key_item.as_ref().map(KeyRecord::try_from).transpose()?,
         ))
+    }
+}
+
+impl GrantReader for DynamoCatalog {
+    /// One strongly consistent GetItem: a revocation shows on the next request.
+    async fn grant(&self, owner: &Owner, dataset: &Uuid) -> Result<Option<Grant>, StoreError> {
+        let key = grant_key(owner.as_str(), dataset);
+        requests::get_consistent(&self.client, self.keys_table()?, key)
+            .await?
+            .as_ref()
+            .map(Grant::try_from)
+            .transpose()
     }
 }
 

@@ -96,6 +96,7 @@ mod tests {
                         slug: Slug::parse(&format!("d-{i}")).unwrap(),
                         id: uuid::Uuid::nil(),
                         card: Card {
+                            access_level: Default::default(),
                             name: format!("Dataset {i}"),
                             description: Some("x".repeat(100)),
                             category: "c".into(),

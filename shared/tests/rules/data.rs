@@ -143,6 +143,8 @@ async fn a_revoked_key_is_refused_whatever_the_revokers_clock_said() {
     c.insert_key(
         KeyHash::of(ahead),
         KeyRecord {
+            owner: None,
+            datasets: None,
             id: "k-ahead".into(),
             scopes: vec![Scope::Read],
             expires_at: None,

@@ -112,13 +112,13 @@ async fn metadata_names_the_active_version_and_what_the_data_endpoint_requires()
     assert_eq!(b["published_at"], "2026-05-31T12:00:00Z");
     assert_eq!(
         b["access"],
-        json!({"mode": "key_required", "keyless_until": null, "required_scope": "read"})
+        json!({"mode": "key_required", "keyless_until": null, "required_scope": "read", "level": "registered"})
     );
 
     let b = body(&metadata("/api/v1/datasets/open-window").await);
     assert_eq!(
         b["access"],
-        json!({"mode": "keyless", "keyless_until": "2026-06-01T13:00:00Z", "required_scope": null})
+        json!({"mode": "keyless", "keyless_until": "2026-06-01T13:00:00Z", "required_scope": null, "level": "registered"})
     );
     let b = body(&metadata("/api/v1/datasets/closed-window").await);
     assert_eq!(b["access"]["mode"], "key_required");

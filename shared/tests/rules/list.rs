@@ -36,6 +36,7 @@ async fn list_items_are_summaries_without_schema() {
     assert_eq!(
         keys,
         [
+            "access_level",
             "category",
             "column_count",
             "description",

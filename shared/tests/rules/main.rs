@@ -30,7 +30,9 @@ fn record(slug: &str, keyless_until: Option<DateTime<Utc>>, active: bool) -> Dat
         id: Uuid::new_v4(),
         slug: Slug::parse(slug).unwrap(),
         meta: DatasetMeta {
+            access: Default::default(),
             card: Card {
+                access_level: Default::default(),
                 name: format!("Dataset {slug}"),
                 description: None,
                 category: "testing".into(),
@@ -82,6 +84,8 @@ fn catalog() -> MemoryCatalog {
     ));
     c.insert_dataset(record("unpublished", None, false));
     let key = |id: &str, scopes: Vec<Scope>| KeyRecord {
+        owner: None,
+        datasets: None,
         id: id.into(),
         scopes,
         expires_at: None,
@@ -96,6 +100,8 @@ fn catalog() -> MemoryCatalog {
     c.insert_key(
         KeyHash::of(REVOKED_KEY),
         KeyRecord {
+            owner: None,
+            datasets: None,
             revoked_at: Some(now() - Duration::minutes(1)),
             ..key("k-revoked", vec![Scope::Read])
         },
@@ -103,6 +109,8 @@ fn catalog() -> MemoryCatalog {
     c.insert_key(
         KeyHash::of(EXPIRED_KEY),
         KeyRecord {
+            owner: None,
+            datasets: None,
             expires_at: Some(now()),
             ..key("k-expired", vec![Scope::Read])
         },

@@ -11,15 +11,17 @@
 //!
 //! - [`publish`]: the publish sequence, what it checks first, and reading what is stored.
 //! - [`activate`]: activation, planned without I/O ([`activate::Activation::plan`]), then sent.
-//! - [`keyless`]: keyless windows, planned the same way.
+//! - [`change`]: keyless windows and access levels, planned the same way.
+//! - [`grants`]: accounts' access to `approval` datasets.
 //! - [`facets`]: rewrites of the per-category, per-tag and per-license lists, and `reindex`.
 //! - [`keys`]: API keys.
 //! - [`tables`]: creating the tables.
 //! - `tx`: writes as data, and their DynamoDB transaction items.
 
 pub mod activate;
+pub mod change;
 pub mod facets;
-pub mod keyless;
+pub mod grants;
 pub mod keys;
 pub mod publish;
 pub mod tables;
@@ -61,6 +63,9 @@ pub enum WriteError {
     /// The dataset cannot be stored or served as given (checked before anything is written).
     #[error("dataset too large to publish: {0}")]
     TooLarge(String),
+    /// Input the writer refuses (the message names what is wrong).
+    #[error("{0}")]
+    Invalid(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

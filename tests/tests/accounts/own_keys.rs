@@ -248,6 +248,7 @@ async fn expired_keys_free_their_place() {
     let request = KeyRequest {
         label: "short".into(),
         expires_in_days: 1,
+        datasets: None,
     };
     let then = Utc::now() - chrono::Duration::days(2);
     for _ in 0..MAX_ACTIVE_KEYS {
@@ -283,6 +284,7 @@ async fn concurrent_creates_never_pass_the_limit() {
     let request = KeyRequest {
         label: "race".into(),
         expires_in_days: 90,
+        datasets: None,
     };
     let now = Utc::now();
     let attempts: Vec<_> = (0..2 * MAX_ACTIVE_KEYS)

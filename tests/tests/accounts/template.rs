@@ -58,6 +58,7 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
     let request = KeyRequest {
         label: "x".into(),
         expires_in_days: 1,
+        datasets: None,
     };
     let then = Utc::now() - chrono::Duration::days(2);
     for _ in 0..MAX_ACTIVE_KEYS {

@@ -42,7 +42,9 @@ fn spec(i: usize) -> Spec {
 
 fn meta(s: &Spec) -> DatasetMeta {
     DatasetMeta {
+        access: Default::default(),
         card: Card {
+            access_level: Default::default(),
             name: s.name.clone(),
             description: s.description.clone(),
             category: s.category.clone(),

@@ -159,7 +159,9 @@ pub(super) async fn must_fail(stack: &Stack, now: DateTime<Utc>) -> Result<(), S
         .await;
     stack.add_key(NO_READ, &["write"], now, None).await;
     let unpublished = catalog::records::DatasetMeta {
+        access: Default::default(),
         card: catalog::records::Card {
+            access_level: Default::default(),
             name: "Reserved, never activated".into(),
             description: None,
             category: "bench".into(),

@@ -183,7 +183,9 @@ mod tests {
 
     fn meta(category: &str, tags: &[&str]) -> DatasetMeta {
         DatasetMeta {
+            access: Default::default(),
             card: Card {
+                access_level: Default::default(),
                 name: "River levels".into(),
                 description: None,
                 license: "CC0-1.0".into(),

@@ -1,11 +1,13 @@
-//! Keyless windows: the dataset item, its alias, its list entry and its facet list entries
-//! change together.
+//! Changes to a published dataset's answers without a new version: its keyless window and its
+//! access level. The dataset item, its alias, its list entry and its facet list entries change
+//! together, in one transaction (facet entries whose position moved are put back by a rewrite).
 
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use catalog::dynamo::attr::{opt_time, time};
-use catalog::dynamo::layout::name::{KEYLESS_UNTIL, UPDATED_AT};
+use catalog::access::{AccessLevel, ApprovalPolicy};
+use catalog::dynamo::attr::{opt_time, s, time};
+use catalog::dynamo::layout::name::{ACCESS_LEVEL, ACCESS_POLICY, KEYLESS_UNTIL, UPDATED_AT};
 use catalog::dynamo::layout::{
     alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, DATASET_SK, LIST_PK,
 };
@@ -18,16 +20,50 @@ use crate::publish::StoredDataset;
 use crate::tx::{Condition, Plan, Write};
 use crate::{DynamoWriter, WriteError};
 
-/// A keyless window opened until `until`, or closed (`None`).
+type Attributes = Vec<(&'static str, AttributeValue)>;
+
+/// What changes: attributes of the dataset item and its alias, and those of its list entries.
+/// The dataset's answers change, so `updated_at` is set on all of them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// A keyless window opened until then, or closed (`None`).
+    Keyless(Option<DateTime<Utc>>),
+    /// Who may read the data, and an `approval` dataset's policy.
+    Access(AccessLevel, ApprovalPolicy),
+}
+
+impl Change {
+    /// The dataset item's (and alias's) new attributes, then its list entries'.
+    fn attributes(&self, now: DateTime<Utc>) -> (Attributes, Attributes) {
+        let updated = (UPDATED_AT, time(&now));
+        match self {
+            Self::Keyless(until) => {
+                let set = vec![(KEYLESS_UNTIL, opt_time(until.as_ref())), updated];
+                (set.clone(), set)
+            }
+            Self::Access(level, policy) => {
+                let level = (ACCESS_LEVEL, s(level.as_str()));
+                // Plain enums, strings and numbers always serialize.
+                let policy = serde_json::to_string(policy).unwrap_or_else(|_| "{}".into());
+                (
+                    vec![level.clone(), (ACCESS_POLICY, s(policy)), updated.clone()],
+                    vec![level, updated],
+                )
+            }
+        }
+    }
+}
+
+/// A change to one stored dataset, at `now`.
 #[derive(Debug, Clone)]
-pub(crate) struct KeylessChange<'a> {
+pub(crate) struct Changing<'a> {
     pub slug: &'a Slug,
     pub stored: &'a StoredDataset,
-    pub until: Option<DateTime<Utc>>,
+    pub change: &'a Change,
     pub now: DateTime<Utc>,
 }
 
-impl KeylessChange<'_> {
+impl Changing<'_> {
     /// Facets whose list position the plan needs: all of a listed dataset's.
     pub fn to_locate(&self) -> Vec<Facet> {
         match self.stored.seq {
@@ -37,13 +73,9 @@ impl KeylessChange<'_> {
     }
 
     /// Every write, decided without I/O. A dataset missing from a facet list it belongs in is
-    /// put back by a rewrite (with the new window).
+    /// put back by a rewrite (with the change).
     pub fn plan(&self, positions: &HashMap<Facet, u64>) -> Plan {
-        // The dataset's answers change (keyless, access): it counts as an update.
-        let set: Vec<(&'static str, AttributeValue)> = vec![
-            (KEYLESS_UNTIL, opt_time(self.until.as_ref())),
-            (UPDATED_AT, time(&self.now)),
-        ];
+        let (set, entry) = self.change.attributes(self.now);
         let mut writes = vec![
             Write::Set {
                 key: key_of(dataset_pk(self.slug.as_str()), DATASET_SK),
@@ -60,7 +92,7 @@ impl KeylessChange<'_> {
         if let Some(seq) = self.stored.seq {
             writes.push(Write::Set {
                 key: key_of(LIST_PK, &list_sk(seq)),
-                set: set.clone(),
+                set: entry.clone(),
                 condition: Condition::Exists,
             });
             for facet in self.to_locate() {
@@ -68,7 +100,7 @@ impl KeylessChange<'_> {
                     Some(pos) => {
                         writes.push(Write::Set {
                             key: key_of(facet_list_pk(&facet), &list_sk(*pos)),
-                            set: set.clone(),
+                            set: entry.clone(),
                             condition: Condition::Holds(self.slug.clone()),
                         });
                         writes.push(Write::FacetUnmarked(facet));
@@ -82,19 +114,43 @@ impl KeylessChange<'_> {
 }
 
 impl DynamoWriter {
-    /// Opens a keyless window until `until`, or closes it (`None`). Retried, with backoff,
-    /// when a concurrent write moved an entry or a facet list is being rebuilt.
+    /// Opens a keyless window until `until`, or closes it (`None`).
     pub async fn set_keyless(
         &self,
         slug: &Slug,
         until: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
+        self.change(slug, &Change::Keyless(until), now).await
+    }
+
+    /// Sets who may read the dataset's data (and an `approval` dataset's policy); the next
+    /// data request follows it.
+    pub async fn set_access(
+        &self,
+        slug: &Slug,
+        level: AccessLevel,
+        policy: &ApprovalPolicy,
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
+        policy.check().map_err(WriteError::Invalid)?;
+        self.change(slug, &Change::Access(level, policy.clone()), now)
+            .await
+    }
+
+    /// Applies `change`. Retried, with backoff, when a concurrent write moved an entry or a
+    /// facet list is being rebuilt.
+    async fn change(
+        &self,
+        slug: &Slug,
+        change: &Change,
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
         Backoff::CONFLICT
             .run(
                 (),
                 |()| async {
-                    match self.set_keyless_once(slug, until, now).await {
+                    match self.change_once(slug, change, now).await {
                         Err(WriteError::Conflict(_)) => Ok(Attempt::Retry(())),
                         other => other.map(Attempt::Done),
                     }
@@ -104,17 +160,17 @@ impl DynamoWriter {
             .await
     }
 
-    async fn set_keyless_once(
+    async fn change_once(
         &self,
         slug: &Slug,
-        until: Option<DateTime<Utc>>,
+        change: &Change,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
         let stored = self.stored_dataset(slug).await?;
-        let change = KeylessChange {
+        let change = Changing {
             slug,
             stored: &stored,
-            until,
+            change,
             now,
         };
         let mut positions = HashMap::new();
