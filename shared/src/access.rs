@@ -381,7 +381,12 @@ mod tests {
     }
 
     /// Level, keyless window, key, and the outcome: what let the request through, or the code.
-    type Case<'a> = (AccessLevel, Option<DateTime<Utc>>, Option<&'a KeyRecord>, &'a str);
+    type Case<'a> = (
+        AccessLevel,
+        Option<DateTime<Utc>>,
+        Option<&'a KeyRecord>,
+        &'a str,
+    );
 
     /// Every case of the rule, as one table: level, keyless window, key, grant -> outcome.
     #[tokio::test]

@@ -36,6 +36,7 @@ async fn a_person_mints_uses_lists_and_revokes_their_own_key() {
     assert!(
         key.get("key_hash").is_none() && key.get("hash").is_none() && key.get("owner").is_none()
     );
+    assert_eq!(key["datasets"], Value::Null, "not limited");
 
     // An account's key is a read key like any other.
     let (status, rows) = site.download(GATED, secret).await;
@@ -357,4 +358,42 @@ async fn last_use_is_written_at_most_once_an_hour_by_the_condition() {
         .await
         .unwrap();
     assert!(none.is_none(), "recording a use creates no item");
+}
+
+#[tokio::test]
+async fn a_person_limits_a_key_to_named_datasets() {
+    let site = Site::start().await;
+    let (_, tokens) = site.person("lin@example.com").await;
+    let token = &tokens.access_token;
+    // WHEN a person asks for a key limited to one dataset
+    let (status, created) = site
+        .call(
+            "POST",
+            "/account/keys",
+            token,
+            &format!(r#"{{"label": "one dataset", "datasets": ["{GATED}"]}}"#),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["key"]["datasets"], json!([GATED]));
+    let secret = created["secret"].as_str().unwrap();
+    // THEN it reads that dataset and nothing else, even a dataset every read key reads
+    assert_eq!(site.download(GATED, secret).await.0, 200);
+    assert_eq!(site.download("bird-sightings", secret).await.0, 403);
+    let (status, listed) = site.call("GET", "/account/keys", token, "").await;
+    assert_eq!(status, 200);
+    assert_eq!(listed["keys"][0]["datasets"], json!([GATED]));
+    // AND a bad list is refused, naming the field
+    for body in [
+        r#"{"label": "x", "datasets": []}"#,
+        r#"{"label": "x", "datasets": ["Not a slug"]}"#,
+        r#"{"label": "x", "datasets": "air-quality-hourly"}"#,
+    ] {
+        let (status, error) = site.call("POST", "/account/keys", token, body).await;
+        assert_eq!(
+            (status, error["code"].as_str()),
+            (400, Some("invalid_datasets")),
+            "{body}"
+        );
+    }
 }

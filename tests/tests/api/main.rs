@@ -3,6 +3,8 @@
 //! sample datasets seeded.
 //!
 //! - `listing`, `downloads`: the three endpoints, each download fetched and read back;
+//! - `access_rule`: who may read what (levels, grants, dataset-limited keys) as one matrix, its
+//!   cost, and the operators' `access` commands;
 //! - `storage_failures`, `transport_faults`: DynamoDB unreachable, throttling, failing, hanging;
 //!   a malformed record;
 //! - `finding` (`semantics`, `filter_cost`): filters, words and sort, and what they cost;
@@ -81,6 +83,7 @@ fn slugs(page: &Value) -> Vec<String> {
 
 const UNAVAILABLE: &str = "the catalog is temporarily unavailable, retry shortly";
 
+mod access_rule;
 mod captured_logs;
 mod clients;
 mod contract;
