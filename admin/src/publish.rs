@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
-use catalog::access::AccessSettings;
 use catalog::input::{Description, Slug, Tag};
+use catalog::policy::AccessSettings;
 use catalog::records::{ActiveVersion, Card, DatasetMeta, Discussion};
 use catalog::s3::object_key;
 use catalog_writer::{DynamoWriter, NewVersion, Publication, Staged, WriteError};

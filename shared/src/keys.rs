@@ -10,7 +10,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use crate::input::Slug;
+use crate::slug::Slug;
 
 /// How the keys this service issues begin ([`generate_key`]).
 pub const KEY_PREFIX: &str = "dcat_";

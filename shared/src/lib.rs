@@ -1,11 +1,13 @@
 //! The dataset catalog's library crate: everything the four Lambda functions (list, metadata,
 //! data, keys) share, and what the write side (`catalog-writer`) builds on.
 //!
+//! - [`slug`]: a dataset's slug, its public name.
 //! - [`input`]: types for outside input (slug, page, format, version pin), parsed once.
 //! - [`keys`]: API keys, from the presented secret to the stored record.
 //! - [`accounts`]: accounts and the rules for the read keys they mint (the keys function).
 //! - [`records`]: datasets as the store holds them.
-//! - [`access`]: what the data endpoint requires of a request right now.
+//! - [`policy`]: a dataset's access policy as stored and shown (keyless window, level, grants).
+//! - [`access`]: who may read a dataset's data: the one rule every route applies.
 //! - [`time`]: how times are written, in answers and stored items.
 //! - [`query`]: list filters, words and sort order, and which access path serves them.
 //! - [`ports`]: one small trait per capability; [`dynamo`] and [`s3`] implement them.
@@ -26,10 +28,12 @@ pub mod keys;
 pub mod lambda;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
+pub mod policy;
 pub mod ports;
 pub mod query;
 pub mod records;
 pub mod s3;
+pub mod slug;
 #[cfg(any(test, feature = "memory"))]
 pub mod testing;
 pub mod time;

@@ -6,8 +6,8 @@ use std::sync::Mutex;
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::access::Grant;
 use crate::accounts::MAX_ACTIVE_KEYS;
+use crate::policy::Grant;
 
 use crate::error::StoreError;
 use crate::input::DatasetRef;

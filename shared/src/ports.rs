@@ -7,10 +7,10 @@ use chrono::{DateTime, Utc};
 
 use uuid::Uuid;
 
-use crate::access::Grant;
 use crate::error::StoreError;
 use crate::input::DatasetRef;
 use crate::keys::{KeyHash, KeyInfo, KeyRecord, NewKey, Owner};
+use crate::policy::Grant;
 use crate::query::ListQuery;
 use crate::records::{CatalogPage, DatasetRecord, DownloadTarget};
 

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use uuid::Uuid;
 
-use crate::access::{AccessLevel, ApprovalPolicy};
-use crate::input::Slug;
+use crate::policy::{AccessLevel, ApprovalPolicy};
+use crate::slug::Slug;
 
 /// The version of a dataset that the data endpoint serves, with everything the download
 /// descriptor needs. It is stored inside the dataset record, so one read yields a consistent

@@ -3,7 +3,7 @@
 //! grants, by email. Decisions are recorded with who made them (`CATALOG_OPERATOR`, else the
 //! login name) and when.
 
-use catalog::access::{AccessLevel, Approval};
+use catalog::policy::{AccessLevel, Approval};
 use catalog::time::format_time;
 
 use super::{accounts, operator, slug, CliError, Context};

@@ -6,9 +6,9 @@ use serde::Serialize;
 
 use super::http::{cacheable, changed_at, finish, preflight, seconds_to_next_window_end};
 use super::request::{accept, all_params, single_param, Endpoint};
-use crate::access::is_keyless;
 use crate::error::ApiError;
 use crate::input::PageRequest;
+use crate::policy::is_keyless;
 use crate::ports::CatalogPager;
 use crate::query::{ListParams, ListQuery};
 use crate::records::DatasetSummary;

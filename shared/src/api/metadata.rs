@@ -8,9 +8,9 @@ use uuid::Uuid;
 
 use super::http::{cacheable, changed_at, finish, preflight, seconds_to_next_window_end};
 use super::request::{accept, Endpoint};
-use crate::access::{is_keyless, Access};
 use crate::error::ApiError;
 use crate::input::{DatasetRef, Slug};
+use crate::policy::{is_keyless, Access};
 use crate::ports::DatasetReader;
 use crate::records::Discussion;
 

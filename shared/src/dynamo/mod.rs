@@ -31,10 +31,10 @@ use uuid::Uuid;
 
 use crate::input::DatasetRef;
 
-use crate::access::Grant;
 use crate::error::StoreError;
 use crate::keys::{KeyHash, KeyRecord, Owner};
 use crate::lock;
+use crate::policy::Grant;
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader, GrantReader, KeyUsage};
 use crate::query::{Facet, Indexed, ListQuery, Plan};
 use crate::records::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget};

@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use catalog::access::{AccessLevel, ApprovalPolicy};
 use catalog::dynamo::attr::{opt_time, s, time};
 use catalog::dynamo::layout::name::{ACCESS_LEVEL, ACCESS_POLICY, KEYLESS_UNTIL, UPDATED_AT};
 use catalog::dynamo::layout::{
@@ -13,6 +12,7 @@ use catalog::dynamo::layout::{
 };
 use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::input::Slug;
+use catalog::policy::{AccessLevel, ApprovalPolicy};
 use catalog::query::Facet;
 use chrono::{DateTime, Utc};
 

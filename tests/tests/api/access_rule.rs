@@ -3,9 +3,9 @@
 //! SHA-256 checked), what it costs on the wire, and the operators' commands that set levels,
 //! grant and revoke.
 
-use catalog::access::{AccessLevel, ApprovalPolicy};
 use catalog::input::Slug;
 use catalog::keys::{NewKey, Owner, Scope};
+use catalog::policy::{AccessLevel, ApprovalPolicy};
 use catalog_dev::cognito::sign_up_confirmed;
 use catalog_tests::{admin_command, run_admin, Wire};
 use sha2::{Digest, Sha256};

@@ -1,0 +1,107 @@
+//! The keys table's records: API keys (what the data endpoint reads, what owners and operators
+//! see, what a new key stores) and grants.
+
+use super::super::attr::{
+    corrupt, get_s, get_s_opt, get_strings, get_time, get_time_opt, opt_time, s, strings, time,
+};
+use super::super::layout::{api_key_key, name, Item};
+use super::Attributes;
+use crate::error::StoreError;
+use crate::keys::{KeyInfo, KeyRecord, NewKey, Owner, Scope};
+use crate::policy::Grant;
+use crate::slug::Slug;
+
+impl TryFrom<&Item> for KeyInfo {
+    type Error = StoreError;
+
+    fn try_from(item: &Item) -> Result<Self, StoreError> {
+        Ok(Self {
+            id: get_s(item, name::ID)?,
+            prefix: get_s(item, name::PREFIX)?,
+            label: get_s(item, name::LABEL)?,
+            scopes: get_strings(item, name::SCOPES)?,
+            created_at: get_time(item, name::CREATED_AT)?,
+            expires_at: get_time_opt(item, name::EXPIRES_AT)?,
+            last_used_at: get_time_opt(item, name::LAST_USED_AT)?,
+            revoked_at: get_time_opt(item, name::REVOKED_AT)?,
+            owner: get_s_opt(item, name::OWNER)?,
+            datasets: get_slugs_opt(item)?,
+        })
+    }
+}
+
+impl TryFrom<&Item> for Grant {
+    type Error = StoreError;
+
+    /// What the data path needs of a grant item.
+    fn try_from(item: &Item) -> Result<Self, StoreError> {
+        Ok(Self {
+            granted: get_s(item, name::STATUS)? == GRANTED,
+            expires_at: get_time_opt(item, name::EXPIRES_AT)?,
+        })
+    }
+}
+
+/// The `status` of a grant in force (unless past `expires_at`).
+pub const GRANTED: &str = "granted";
+/// The `status` of a revoked grant.
+pub const REVOKED: &str = "revoked";
+
+/// A key's dataset limit: `None` when it has none.
+fn get_slugs_opt(item: &Item) -> Result<Option<Vec<Slug>>, StoreError> {
+    if !item.contains_key(name::DATASETS) {
+        return Ok(None);
+    }
+    get_strings(item, name::DATASETS)?
+        .iter()
+        .map(|raw| Slug::parse(raw).map_err(|_| corrupt(name::DATASETS)))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+impl TryFrom<&Item> for KeyRecord {
+    type Error = StoreError;
+
+    fn try_from(item: &Item) -> Result<Self, StoreError> {
+        Ok(Self {
+            id: get_s(item, name::ID)?,
+            scopes: get_strings(item, name::SCOPES)?
+                .iter()
+                .map(|s| Scope::parse(s))
+                .collect(),
+            expires_at: get_time_opt(item, name::EXPIRES_AT)?,
+            revoked_at: get_time_opt(item, name::REVOKED_AT)?,
+            last_used_at: get_time_opt(item, name::LAST_USED_AT)?,
+            owner: get_s_opt(item, name::OWNER)?
+                .map(|o| Owner::parse(&o).ok_or_else(|| corrupt(name::OWNER)))
+                .transpose()?,
+            datasets: get_slugs_opt(item)?,
+        })
+    }
+}
+
+impl NewKey {
+    /// The keys-table item of a new key: its hash (never the secret) and its record, with its
+    /// owner for an account's key only (the owner index holds account keys alone).
+    pub fn to_item(&self) -> Item {
+        let scopes: Vec<String> = self.scopes.iter().map(|s| s.as_str().to_owned()).collect();
+        let mut item = api_key_key(self.hash.as_str());
+        let attributes: Attributes = vec![
+            (name::ID, s(&self.id)),
+            (name::PREFIX, s(&self.prefix)),
+            (name::LABEL, s(&self.label)),
+            (name::SCOPES, strings(&scopes)),
+            (name::CREATED_AT, time(&self.created_at)),
+            (name::EXPIRES_AT, opt_time(self.expires_at.as_ref())),
+        ];
+        item.extend(attributes.into_iter().map(|(k, v)| (k.to_owned(), v)));
+        if let Some(owner) = &self.owner {
+            item.insert(name::OWNER.to_owned(), s(owner.as_str()));
+        }
+        if let Some(datasets) = &self.datasets {
+            let slugs: Vec<String> = datasets.iter().map(|d| d.as_str().to_owned()).collect();
+            item.insert(name::DATASETS.to_owned(), strings(&slugs));
+        }
+        item
+    }
+}

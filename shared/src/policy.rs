@@ -1,0 +1,248 @@
+//! A dataset's access policy as stored and shown: its keyless window, its access level
+//! (`registered` or `approval`) and an `approval` dataset's request policy, an account's grant,
+//! and the metadata's `access` object. The rule that applies them is [`crate::access`].
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::keys::Scope;
+
+/// A dataset is keyless while the current time is before the end of its window.
+pub fn is_keyless(keyless_until: Option<DateTime<Utc>>, now: DateTime<Utc>) -> bool {
+    keyless_until.is_some_and(|until| now < until)
+}
+
+/// Who may read a dataset's data outside its keyless window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccessLevel {
+    /// Any valid read key (the default).
+    #[default]
+    Registered,
+    /// A valid read key whose account holds an active grant for the dataset (or an
+    /// operator's key: operators decide whom they give one to).
+    Approval,
+}
+
+impl AccessLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Registered => "registered",
+            Self::Approval => "approval",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        match raw {
+            "registered" => Some(Self::Registered),
+            "approval" => Some(Self::Approval),
+            _ => None,
+        }
+    }
+}
+
+/// How an `approval` dataset's requests are decided.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approval {
+    /// By an operator (the default).
+    #[default]
+    Manual,
+    /// At once; still recorded as a request.
+    Automatic,
+}
+
+/// One question of an `approval` dataset's request form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormField {
+    /// The answer's key: 1 to 40 lowercase letters, digits and underscores.
+    pub name: String,
+    /// The question as the page shows it: 1 to 200 characters.
+    pub label: String,
+    /// Longest answer, in characters: 1 to [`FormField::MAX_ANSWER`] (default 500).
+    #[serde(default = "FormField::default_max_length")]
+    pub max_length: usize,
+    /// Whether an answer is needed (default true).
+    #[serde(default = "FormField::default_required")]
+    pub required: bool,
+}
+
+impl FormField {
+    pub const MAX_ANSWER: usize = 2000;
+
+    fn default_max_length() -> usize {
+        500
+    }
+
+    fn default_required() -> bool {
+        true
+    }
+}
+
+/// What an `approval` dataset asks of a request: how it is decided, the form's questions and
+/// the terms a requester accepts. Ignored at the `registered` level.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalPolicy {
+    #[serde(default)]
+    pub approval: Approval,
+    #[serde(default)]
+    pub form: Vec<FormField>,
+    #[serde(default)]
+    pub terms: Option<String>,
+}
+
+impl ApprovalPolicy {
+    /// Most questions in a form.
+    pub const MAX_FIELDS: usize = 10;
+    /// Longest terms text, in characters.
+    pub const MAX_TERMS: usize = 10_000;
+
+    /// The policy as publish accepts it; the message names what is wrong.
+    pub fn check(&self) -> Result<(), String> {
+        if self.form.len() > Self::MAX_FIELDS {
+            return Err(format!(
+                "access.form has at most {} questions",
+                Self::MAX_FIELDS
+            ));
+        }
+        let mut names = std::collections::HashSet::new();
+        for field in &self.form {
+            let name_ok = (1..=40).contains(&field.name.len())
+                && field
+                    .name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+            if !name_ok {
+                return Err(format!(
+                    "access.form: a question's name is 1 to 40 lowercase letters, digits and \
+                     underscores, got '{}'",
+                    crate::input::echo(&field.name)
+                ));
+            }
+            if !names.insert(field.name.as_str()) {
+                return Err(format!("access.form: '{}' is asked twice", field.name));
+            }
+            if !(1..=200).contains(&field.label.trim().chars().count()) {
+                return Err(format!(
+                    "access.form: the label of '{}' is 1 to 200 characters",
+                    field.name
+                ));
+            }
+            if !(1..=FormField::MAX_ANSWER).contains(&field.max_length) {
+                return Err(format!(
+                    "access.form: max_length of '{}' is 1 to {}",
+                    field.name,
+                    FormField::MAX_ANSWER
+                ));
+            }
+        }
+        if self
+            .terms
+            .as_ref()
+            .is_some_and(|t| t.trim().is_empty() || t.chars().count() > Self::MAX_TERMS)
+        {
+            return Err(format!(
+                "access.terms is 1 to {} characters",
+                Self::MAX_TERMS
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A dataset's access settings as a metadata file gives them (`access:`), as a whole.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccessSettings {
+    #[serde(default)]
+    pub level: AccessLevel,
+    #[serde(default)]
+    pub approval: Approval,
+    #[serde(default)]
+    pub form: Vec<FormField>,
+    #[serde(default)]
+    pub terms: Option<String>,
+}
+
+impl AccessSettings {
+    pub fn new(level: AccessLevel, policy: ApprovalPolicy) -> Self {
+        Self {
+            level,
+            approval: policy.approval,
+            form: policy.form,
+            terms: policy.terms,
+        }
+    }
+
+    pub fn policy(&self) -> ApprovalPolicy {
+        ApprovalPolicy {
+            approval: self.approval,
+            form: self.form.clone(),
+            terms: self.terms.clone(),
+        }
+    }
+}
+
+/// Whether the data endpoint needs a key: serialized as `keyless` or `key_required`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccessMode {
+    Keyless,
+    KeyRequired,
+}
+
+/// What the data endpoint requires right now (a presented key is verified in either mode).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Access {
+    pub mode: AccessMode,
+    #[serde(serialize_with = "crate::time::rfc3339_opt")]
+    pub keyless_until: Option<DateTime<Utc>>,
+    /// The scope a key needs; `null` while no key is needed.
+    pub required_scope: Option<Scope>,
+    /// Who may read outside the keyless window.
+    pub level: AccessLevel,
+    /// At the `approval` level: how requests are decided, the form and the terms (`null` at
+    /// the `registered` level).
+    #[serde(flatten)]
+    pub policy: Option<ApprovalPolicy>,
+}
+
+impl Access {
+    pub fn at(
+        keyless_until: Option<DateTime<Utc>>,
+        level: AccessLevel,
+        policy: &ApprovalPolicy,
+        now: DateTime<Utc>,
+    ) -> Self {
+        let keyless = is_keyless(keyless_until, now);
+        Self {
+            policy: (level == AccessLevel::Approval).then(|| policy.clone()),
+            mode: if keyless {
+                AccessMode::Keyless
+            } else {
+                AccessMode::KeyRequired
+            },
+            keyless_until,
+            required_scope: (!keyless).then_some(Scope::Read),
+            level,
+        }
+    }
+}
+
+/// An account's standing for one dataset, as the data path reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grant {
+    pub granted: bool,
+    /// When a grant ends (`None`: until revoked).
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+impl Grant {
+    /// Granted, and not past its expiry. Revocation clears `granted` itself, so it takes effect
+    /// on the next request whatever the clocks say.
+    pub fn is_active_at(&self, now: DateTime<Utc>) -> bool {
+        self.granted && self.expires_at.is_none_or(|t| now < t)
+    }
+}
