@@ -8,7 +8,8 @@ Usage:
 Writes DIR/<slug>.parquet and DIR/<slug>.meta.json for each dataset, and DIR/plan.tsv: one line
 per publication, in order: slug, Parquet file, metadata file, end of the keyless window in hours
 from now (`-` for none; negative: a window that ended). A dataset published twice (a corrected
-file) has two lines; the second publication activates version 2.
+file) has two lines; the second publication activates version 2. Two datasets are shared by
+approval (`ACCESS`): their metadata files carry an `access` setting.
 
 Deterministic: every dataset has its own random seed. Only pyarrow, numpy and the standard
 library are used.
@@ -208,9 +209,31 @@ def column(rng, kind, arg, n, version):
     raise ValueError(kind)
 
 
+# Datasets shared by approval (any other is `registered`: any read key): the `access` setting of
+# their metadata file, as an operator would write it.
+ACCESS = {
+    "clinical-trial-registry": {
+        "level": "approval",
+        "approval": "manual",
+        "form": [
+            {"name": "affiliation", "label": "Your organisation", "max_length": 200},
+            {"name": "purpose", "label": "What will you use the data for?", "max_length": 1000},
+        ],
+        "terms": "For research use only. Do not attempt to re-identify trial sites or participants.",
+    },
+    "small-business-survey": {
+        "level": "approval",
+        "approval": "automatic",
+        "form": [{"name": "purpose", "label": "What will you use the data for?", "max_length": 500,
+                  "required": False}],
+        "terms": None,
+    },
+}
+
+
 def metadata(slug, name, category, license_, tags, columns, version):
     described = ", ".join(c[0] for c in columns)
-    return {
+    meta = {
         "name": name,
         "description": f"{name}: {described}." + (" Corrected re-publication." if version > 1 else ""),
         "license": license_,
@@ -223,6 +246,9 @@ def metadata(slug, name, category, license_, tags, columns, version):
              "slug": "questions", "path": f"/datasets/{slug}/discussions/questions"},
         ] if len(tags) > 2 else [],
     }
+    if slug in ACCESS:
+        meta["access"] = ACCESS[slug]
+    return meta
 
 
 def main(argv=None) -> int:
