@@ -30,7 +30,8 @@ pub enum Command {
         datasets: Vec<String>,
     },
     /// List keys: id, prefix, scopes, created, expiry, revoked, last used, owner (an account's
-    /// id, or `-` for an operator's key), label. Never the secret.
+    /// id, or `-` for an operator's key), the datasets it is limited to (`-`: none), label.
+    /// Never the secret.
     ///
     /// Example: catalog-admin keys list
     List,
@@ -93,13 +94,21 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
         }
         Command::List => {
             println!(
-                "{:<22} {:<10} {:<6} {:<21} {:<21} {:<21} {:<21} {:<36} label",
-                "id", "prefix", "scopes", "created", "expires", "revoked", "last used", "owner"
+                "{:<22} {:<10} {:<6} {:<21} {:<21} {:<21} {:<21} {:<36} {:<24} label",
+                "id",
+                "prefix",
+                "scopes",
+                "created",
+                "expires",
+                "revoked",
+                "last used",
+                "owner",
+                "datasets"
             );
             let t = |t: Option<DateTime<Utc>>| t.map_or("-".to_owned(), |t| format_time(&t));
             for k in writer.list_keys().await? {
                 println!(
-                    "{:<22} {:<10} {:<6} {:<21} {:<21} {:<21} {:<21} {:<36} {}",
+                    "{:<22} {:<10} {:<6} {:<21} {:<21} {:<21} {:<21} {:<36} {:<24} {}",
                     k.id,
                     k.prefix,
                     k.scopes.join(","),
@@ -108,6 +117,11 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
                     t(k.revoked_at),
                     t(k.last_used_at),
                     k.owner.as_deref().unwrap_or("-"),
+                    k.datasets.as_ref().map_or("-".to_owned(), |d| d
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(",")),
                     k.label
                 );
             }

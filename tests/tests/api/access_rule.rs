@@ -336,6 +336,10 @@ async fn operators_set_levels_grant_revoke_and_list_with_the_cli() {
         "air-quality-hourly",
     ]));
     let secret = out.trim();
+    let prefix = &secret[..9];
+    let keys = ok(&admin(&["keys", "list"]));
+    let line = keys.lines().find(|l| l.contains(prefix)).expect(&keys);
+    assert!(line.contains(" air-quality-hourly "), "{line}");
     assert_eq!(outcome(&g, "air-quality-hourly", Some(secret)).await, "ok");
     assert_eq!(
         outcome(&g, "river-levels", Some(secret)).await,
