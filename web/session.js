@@ -111,7 +111,7 @@ export async function signOut() {
   const raw = sessionStorage.getItem(SESSION);
   signOutLocally();
   if (!raw) return;
-  // Ends the account's sessions (its refresh tokens); an access token lapses within the hour.
+  // Ends the account's sessions (its refresh tokens); an access token lapses within 15 minutes.
   await cognito("GlobalSignOut", { AccessToken: JSON.parse(raw).accessToken }).catch(() => {});
 }
 

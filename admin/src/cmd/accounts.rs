@@ -102,7 +102,7 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
                 .send()
                 .await
                 .map_err(|e| cognito_error(&email, e))?;
-            // An access token issued before stays valid until it expires (an hour at most):
+            // An access token issued before stays valid until it expires (15 minutes at most):
             // the account's item refuses its new keys from now on.
             accounts.set_disabled(&sub, Some(ctx.now)).await?;
             let revoked = accounts.revoke_all(&sub, ctx.now).await?;

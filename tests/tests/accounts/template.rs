@@ -130,3 +130,55 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
         .collect();
     assert_eq!(attributes, ["key_hash", "last_used_at"]);
 }
+
+/// Sessions are short and every answer through the distribution is hardened: access (and ID)
+/// tokens live 15 minutes, and the `/api/*` behaviour sends HSTS and `nosniff` as the site's
+/// pages do.
+#[test]
+fn tokens_live_fifteen_minutes_and_api_answers_carry_hsts_and_nosniff() {
+    let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
+    let template: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let resources = &template["Resources"];
+    let client = resources
+        .as_mapping()
+        .unwrap()
+        .values()
+        .find(|r| r["Type"].as_str() == Some("AWS::Cognito::UserPoolClient"))
+        .expect("a user pool client");
+    let p = &client["Properties"];
+    assert_eq!(
+        p["TokenValidityUnits"]["AccessToken"].as_str(),
+        Some("minutes")
+    );
+    assert_eq!(p["AccessTokenValidity"].as_u64(), Some(15));
+    assert_eq!(p["TokenValidityUnits"]["IdToken"].as_str(), Some("minutes"));
+    assert_eq!(p["IdTokenValidity"].as_u64(), Some(15));
+
+    let behaviours = resources["SiteDistribution"]["Properties"]["DistributionConfig"]
+        ["CacheBehaviors"]
+        .as_sequence()
+        .unwrap();
+    let api = behaviours
+        .iter()
+        .find(|b| b["PathPattern"].as_str() == Some("/api/*"))
+        .expect("the /api/* behaviour");
+    // `!Ref Name`: a tagged value.
+    let policy = match &api["ResponseHeadersPolicyId"] {
+        serde_norway::Value::Tagged(tagged) if tagged.tag == "Ref" => tagged.value.as_str(),
+        _ => None,
+    }
+    .expect("a response headers policy of this template");
+    let headers =
+        &resources[policy]["Properties"]["ResponseHeadersPolicyConfig"]["SecurityHeadersConfig"];
+    assert!(
+        headers["StrictTransportSecurity"]["AccessControlMaxAgeSec"].as_u64() >= Some(31_536_000)
+    );
+    assert_eq!(
+        headers["StrictTransportSecurity"]["Override"].as_bool(),
+        Some(true)
+    );
+    assert_eq!(
+        headers["ContentTypeOptions"]["Override"].as_bool(),
+        Some(true)
+    );
+}
