@@ -100,6 +100,10 @@ async fn serve(
     // Routed as the deployed API routes it (each function's route, the list function for the
     // rest, like the `$default` route in template.yaml).
     let response = match (&app.accounts, AccountRoute::parse(req.uri().path())) {
+        // API Gateway answers CORS preflights itself, before the authorizer.
+        (Some(_), Some(_)) if req.method() == lambda_http::http::Method::OPTIONS => {
+            catalog::api::preflight_answer()
+        }
         (Some((authorizer, accounts)), Some(_)) => {
             match authorizer.authorize(req.headers(), now.timestamp()) {
                 Ok(claims) => {

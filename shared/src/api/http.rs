@@ -167,6 +167,12 @@ pub(super) fn preflight(req: &Request) -> Option<Response<Body>> {
     if req.method() != Method::OPTIONS || Route::parse(request_path(req)).is_none() {
         return None;
     }
+    Some(preflight_answer())
+}
+
+/// The preflight answer itself, as the HTTP API's `CorsConfiguration` gives it on every path,
+/// before any authorizer (the local API answers the account routes' preflights with it too).
+pub fn preflight_answer() -> Response<Body> {
     let mut response = Response::new(Body::Empty);
     *response.status_mut() = StatusCode::NO_CONTENT;
     let headers = response.headers_mut();
@@ -189,7 +195,7 @@ pub(super) fn preflight(req: &Request) -> Option<Response<Body>> {
             headers.insert(name, v);
         }
     }
-    Some(with_cors(response))
+    with_cors(response)
 }
 
 /// A public, cacheable 200: a strong `ETag` (a digest of the exact body), `Last-Modified` when

@@ -20,7 +20,7 @@ mod metadata;
 pub mod request;
 
 pub use data::data;
-pub use http::{cors, entity_tag, error_response, PUBLIC_MAX_AGE_SECONDS};
+pub use http::{cors, entity_tag, error_response, preflight_answer, PUBLIC_MAX_AGE_SECONDS};
 pub use list::list;
 pub use metadata::metadata;
 pub use request::{pick_request_id, presented_key, request_id, request_path, Endpoint, Route};

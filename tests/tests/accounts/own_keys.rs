@@ -397,3 +397,32 @@ async fn a_person_limits_a_key_to_named_datasets() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_preflight_on_the_account_routes_is_answered_before_the_authorizer() {
+    // GIVEN the local API with its account routes behind the JWT authorizer
+    let site = Site::start().await;
+    for path in ["/account/keys", "/account/keys/key_0123456789abcdef"] {
+        // WHEN a browser sends a CORS preflight (no token: browsers never send one)
+        let (status, headers, body) = http_send(
+            "OPTIONS",
+            &format!("{}{path}", site.base),
+            &[
+                ("origin", "https://example.org"),
+                ("access-control-request-method", "GET"),
+                ("access-control-request-headers", "authorization"),
+            ],
+            b"",
+        )
+        .await;
+        // THEN it gets the CORS answer every path gets, not the authorizer's 401
+        assert_eq!(status, 204, "{path}: {}", String::from_utf8_lossy(&body));
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        assert_eq!(header("access-control-allow-origin"), Some("*"), "{path}");
+        assert!(
+            header("access-control-allow-headers").is_some_and(|h| h.contains("authorization")),
+            "{path}"
+        );
+        assert!(body.is_empty());
+    }
+}
