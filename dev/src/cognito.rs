@@ -2,8 +2,9 @@
 //! declares it, and the steps a person takes on the web page: sign up, confirm, sign in.
 
 use aws_sdk_cognitoidentityprovider::types::{
-    AttributeType, AuthFlowType, ExplicitAuthFlowsType, PasswordPolicyType, UserPoolPolicyType,
-    UsernameAttributeType, VerifiedAttributeType,
+    AttributeType, AuthFlowType, ExplicitAuthFlowsType, PasswordPolicyType, TimeUnitsType,
+    TokenValidityUnitsType, UserPoolMfaType, UserPoolPolicyType, UsernameAttributeType,
+    VerifiedAttributeType,
 };
 use aws_sdk_cognitoidentityprovider::Client;
 
@@ -40,6 +41,8 @@ pub async fn ensure_user_pool(cognito: &Client, name: &str) -> Result<UserPool, 
             .pool_name(name)
             .username_attributes(UsernameAttributeType::Email)
             .auto_verified_attributes(VerifiedAttributeType::Email)
+            // As template.yaml's default (AccountMfa): each person may turn an app on.
+            .mfa_configuration(UserPoolMfaType::Optional)
             .policies(
                 UserPoolPolicyType::builder()
                     .password_policy(
@@ -80,6 +83,15 @@ pub async fn ensure_user_pool(cognito: &Client, name: &str) -> Result<UserPool, 
             .explicit_auth_flows(ExplicitAuthFlowsType::AllowUserPasswordAuth)
             .explicit_auth_flows(ExplicitAuthFlowsType::AllowUserSrpAuth)
             .explicit_auth_flows(ExplicitAuthFlowsType::AllowRefreshTokenAuth)
+            // As template.yaml's web client: 15-minute access and ID tokens.
+            .access_token_validity(15)
+            .id_token_validity(15)
+            .token_validity_units(
+                TokenValidityUnitsType::builder()
+                    .access_token(TimeUnitsType::Minutes)
+                    .id_token(TimeUnitsType::Minutes)
+                    .build(),
+            )
             .send()
             .await?
             .user_pool_client()

@@ -182,3 +182,37 @@ fn tokens_live_fifteen_minutes_and_api_answers_carry_hsts_and_nosniff() {
         Some(true)
     );
 }
+
+/// The local user pool (dev/run's, the tests') is the template's: MFA as `AccountMfa`'s default,
+/// and the web client's 15-minute access and ID tokens.
+#[tokio::test]
+async fn the_local_user_pool_is_set_up_as_the_template_declares_it() {
+    let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
+    let template: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let mfa = template["Parameters"]["AccountMfa"]["Default"]
+        .as_str()
+        .expect("AccountMfa's default");
+    let stack = Stack::start().await;
+    let pool = stack.user_pool().await;
+    let cognito = stack.cognito();
+    let described = cognito
+        .describe_user_pool()
+        .user_pool_id(&pool.pool_id)
+        .send()
+        .await
+        .expect("describe the pool");
+    let configured = described.user_pool().and_then(|p| p.mfa_configuration());
+    assert_eq!(configured.map(|m| m.as_str()), Some(mfa));
+    let client = cognito
+        .describe_user_pool_client()
+        .user_pool_id(&pool.pool_id)
+        .client_id(&pool.client_id)
+        .send()
+        .await
+        .expect("describe the client");
+    let client = client.user_pool_client().expect("the client");
+    assert_eq!(client.access_token_validity(), Some(15));
+    assert_eq!(client.id_token_validity(), Some(15));
+    let units = client.token_validity_units().expect("units");
+    assert_eq!(units.access_token().map(|u| u.as_str()), Some("minutes"));
+}
