@@ -25,6 +25,8 @@ pub enum Fault {
     Throttling,
     Hang,
     DropConnection,
+    /// A 502 whose body is an HTML error page, as a proxy or load balancer in the way sends.
+    ErrorPage,
 }
 
 pub struct Proxy {
@@ -145,6 +147,13 @@ pub async fn start_proxy(upstream: String) -> Proxy {
                                 Ok(dynamo_error(500, "InternalServerError"))
                             }
                             Fault::Throttling => Ok(dynamo_error(400, "ThrottlingException")),
+                            Fault::ErrorPage => Ok(hyper::Response::builder()
+                                .status(502)
+                                .header("content-type", "text/html")
+                                .body(Full::new(Bytes::from_static(
+                                    b"<html><body><h1>502 Bad Gateway</h1></body></html>",
+                                )))
+                                .unwrap()),
                             Fault::Hang => {
                                 tokio::time::sleep(Duration::from_secs(30)).await;
                                 Ok(dynamo_error(500, "InternalServerError"))

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder;
@@ -15,11 +16,11 @@ use super::retry::{Attempt, Backoff};
 use crate::error::{BoxError, StoreError};
 
 /// Sorts an SDK error into "the backend throttled us" (a rate limit), "retry later" (timeouts,
-/// connection failures, server errors) and everything else.
-pub fn classify<E, R>(err: SdkError<E, R>) -> StoreError
+/// connection failures, server errors, and any 5xx answer, even one that is not DynamoDB's JSON:
+/// an error page from something in the way) and everything else.
+pub fn classify<E>(err: SdkError<E, HttpResponse>) -> StoreError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-    R: std::fmt::Debug + Send + Sync + 'static,
 {
     enum Kind {
         Throttled,
@@ -38,6 +39,7 @@ where
                 | "LimitExceededException",
             ) => Kind::Throttled,
             Some("InternalServerError" | "ServiceUnavailable") => Kind::Transient,
+            _ if e.raw().status().is_server_error() => Kind::Transient,
             _ => Kind::Other,
         },
         _ => Kind::Other,

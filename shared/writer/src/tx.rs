@@ -1,6 +1,7 @@
 //! Conditional writes as data ([`Write`], [`Condition`]) and their translation into DynamoDB
 //! transaction items: the planning steps decide what to write; this module only spells it.
 
+use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Put, TransactWriteItem, Update};
 use catalog::dynamo::attr::{n, s, time};
@@ -73,13 +74,12 @@ pub(crate) fn is_condition_failure(code: Option<&str>) -> bool {
 }
 
 /// The outcome of a conditional write: a failed condition means a concurrent writer won.
-pub(crate) fn settle<T, E, R>(
-    result: Result<T, SdkError<E, R>>,
+pub(crate) fn settle<T, E>(
+    result: Result<T, SdkError<E, HttpResponse>>,
     slug: &Slug,
 ) -> Result<(), WriteError>
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-    R: std::fmt::Debug + Send + Sync + 'static,
 {
     match result {
         Ok(_) => Ok(()),

@@ -55,6 +55,7 @@ async fn injected_faults_give_a_prompt_503_and_the_next_healthy_request_succeeds
         Fault::Throttling,
         Fault::Hang,
         Fault::DropConnection,
+        Fault::ErrorPage,
     ] {
         // WHEN DynamoDB misbehaves
         proxy.set(fault);
