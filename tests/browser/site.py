@@ -163,10 +163,13 @@ def sign_up(page, ctx):
     expect(page.locator("#account-nav")).to_contain_text(EMAIL)
 
 
-@step("create a key: shown once")
+@step("create a key: shown once; kept in the tab only when asked (unticked by default)")
 def create_key(page, ctx):
     page.fill("#label", "browser test")
     page.select_option("#expiry", "30")
+    use_here = page.get_by_label(re.compile("use it for downloads in this browser tab"))
+    expect(use_here).not_to_be_checked()
+    use_here.check()
     page.get_by_role("button", name="Create key").click()
     secret = page.locator("#new-secret")
     expect(secret).to_have_value(re.compile(r"^dcat_[0-9a-f]{64}$"))
