@@ -258,7 +258,8 @@ impl DynamoAccounts {
 
     /// Revokes every key of the owner not yet revoked; how many. The owner index is eventually
     /// consistent, so the account's slots (read strongly) name every active key: one the index
-    /// does not show yet is looked for again until it does.
+    /// does not show yet is looked for again until it does. One it never shows is an error that
+    /// names it: nothing reports success while a key may still work.
     pub async fn revoke_all(&self, owner: &Owner, at: DateTime<Utc>) -> Result<usize, StoreError> {
         let account = self.account_item(owner).await?;
         let mut active: Vec<String> = match account.get(ACTIVE_KEYS) {
@@ -277,10 +278,24 @@ impl DynamoAccounts {
                 revoked += 1;
             }
         }
+        let mut unresolved = Vec::new();
         for id in active {
             if self.revoke_key(owner, &id, at).await? {
                 revoked += 1;
+            } else {
+                unresolved.push(id);
             }
+        }
+        if !unresolved.is_empty() {
+            // Never a success while an active key may still work.
+            return Err(StoreError::Unavailable(
+                format!(
+                    "{revoked} key(s) revoked, but the account's active key(s) {} could not be \
+                     found to revoke (the owner index may be behind): run the command again",
+                    unresolved.join(", ")
+                )
+                .into(),
+            ));
         }
         Ok(revoked)
     }

@@ -202,3 +202,50 @@ async fn a_disabled_account_loses_its_keys_and_its_sign_in() {
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("no account with the email nobody@example.com"));
 }
+
+#[tokio::test]
+async fn disabling_an_account_never_reports_success_while_an_active_key_was_not_revoked() {
+    // GIVEN an account with a key, and a second active key on the account's item that the
+    // owner index does not show (as while the index lags behind a creation)
+    let site = Site::start().await;
+    let (sub, tokens) = site.person("mallory@example.com").await;
+    let (_, created) = site.create(&tokens.access_token, "mallory's").await;
+    let secret = created["secret"].as_str().unwrap().to_owned();
+    let unseen = "key_00000000deadbeef";
+    site.stack
+        .dynamo
+        .update_item()
+        .table_name(&site.stack.target.keys_table)
+        .set_key(Some(catalog::dynamo::layout::account_key(&sub)))
+        .update_expression(format!(
+            "ADD {} :slot",
+            catalog::dynamo::layout::name::ACTIVE_KEYS
+        ))
+        .expression_attribute_values(
+            ":slot",
+            aws_sdk_dynamodb::types::AttributeValue::Ss(vec![format!("{}/{unseen}", i64::MAX)]),
+        )
+        .send()
+        .await
+        .expect("add a slot");
+    // WHEN an operator disables the account
+    let mut cmd = admin_command();
+    cmd.envs(site.stack.function_env())
+        .env("USER_POOL_ID", &site.pool.pool_id)
+        .env(
+            "AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER",
+            &site.stack.dynamo_url,
+        )
+        .args(["accounts", "disable", "mallory@example.com"]);
+    let out = run_admin(&mut cmd);
+    // THEN the command fails, naming the key it could not revoke, and says no success
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(unseen), "{stderr}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("disabled"),
+        "no success line"
+    );
+    // AND the key it could resolve is revoked all the same
+    assert_eq!(site.download(GATED, &secret).await.0, 401);
+}
