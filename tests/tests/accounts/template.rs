@@ -216,3 +216,28 @@ async fn the_local_user_pool_is_set_up_as_the_template_declares_it() {
     let units = client.token_validity_units().expect("units");
     assert_eq!(units.access_token().map(|u| u.as_str()), Some("minutes"));
 }
+
+/// What the pool lets a token or a setting do to an account: an email change waits for the new
+/// address's code, and MFA cannot be set to ON (the site cannot take a person through setting an
+/// app up at sign-in, so ON would lock everyone out).
+#[test]
+fn an_email_change_needs_its_code_and_mfa_cannot_lock_everyone_out() {
+    let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
+    let template: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let pool = &template["Resources"]["UserPool"]["Properties"];
+    let verified: Vec<&str> = pool["UserAttributeUpdateSettings"]
+        ["AttributesRequireVerificationBeforeUpdate"]
+        .as_sequence()
+        .expect("AttributesRequireVerificationBeforeUpdate")
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert_eq!(verified, ["email"]);
+    let allowed: Vec<&str> = template["Parameters"]["AccountMfa"]["AllowedValues"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert_eq!(allowed, ["OFF", "OPTIONAL"]);
+}
