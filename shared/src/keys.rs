@@ -15,6 +15,11 @@ use crate::slug::Slug;
 /// How the keys this service issues begin ([`generate_key`]).
 pub const KEY_PREFIX: &str = "dcat_";
 
+/// How long a key's item stays in the keys table once the key stopped working (expired or
+/// revoked): then DynamoDB's time to live deletes it (`purge_at`). A deleted key is unknown,
+/// which the data endpoint answers as it answers a revoked one (401 `invalid_key`).
+pub const RETENTION: Duration = Duration::days(90);
+
 /// `last_used_at` is written at most this often per key, so that the data endpoint stays at one
 /// DynamoDB round trip in the steady state.
 pub const LAST_USED_GRANULARITY: Duration = Duration::hours(1);

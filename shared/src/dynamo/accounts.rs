@@ -13,7 +13,10 @@ use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 
 use super::attr::{get_s, get_time_opt, s, time};
-use super::layout::name::{ACTIVE_KEYS, DISABLED_AT, EXPIRES_AT, ID, KEY_HASH, OWNER, REVOKED_AT};
+use super::codec::purge_at;
+use super::layout::name::{
+    ACTIVE_KEYS, DISABLED_AT, EXPIRES_AT, ID, KEY_HASH, OWNER, PURGE_AT, REVOKED_AT,
+};
 use super::layout::{account_key, api_key_key, key_slot, slot_expiry, Item, KEYS_BY_OWNER_INDEX};
 use super::requests::{classify, get_consistent, query_all};
 use super::retry::Backoff;
@@ -207,10 +210,11 @@ impl DynamoAccounts {
             .table_name(&self.keys_table)
             .set_key(Some(api_key_key(&hash)))
             .update_expression(format!(
-                "SET {REVOKED_AT} = if_not_exists({REVOKED_AT}, :at)"
+                "SET {REVOKED_AT} = if_not_exists({REVOKED_AT}, :at), {PURGE_AT} = :purge"
             ))
             .condition_expression(format!("attribute_exists({KEY_HASH})"))
-            .expression_attribute_values(":at", time(&at));
+            .expression_attribute_values(":at", time(&at))
+            .expression_attribute_values(":purge", purge_at(&at));
         let mut items = vec![TransactWriteItem::builder()
             .update(build(mark.build())?)
             .build()];

@@ -96,6 +96,8 @@ pub mod name {
     pub const EXPIRES_AT: &str = "expires_at";
     pub const REVOKED_AT: &str = "revoked_at";
     pub const LAST_USED_AT: &str = "last_used_at";
+    /// When DynamoDB's time to live deletes a key that stopped working (unix seconds).
+    pub const PURGE_AT: &str = "purge_at";
     /// The only datasets a key reads (their slugs), when it is limited to some.
     pub const DATASETS: &str = "datasets";
     // Grants, in the keys table.

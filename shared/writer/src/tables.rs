@@ -1,11 +1,12 @@
-//! Creating the two tables (the local stack and the tests; template.yaml declares them on AWS).
+//! Creating the two tables (the local stack and the tests; template.yaml declares them on AWS),
+//! with the keys table's time to live.
 
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
-    ProjectionType, ScalarAttributeType,
+    ProjectionType, ScalarAttributeType, TimeToLiveSpecification,
 };
 use aws_sdk_dynamodb::Client;
-use catalog::dynamo::layout::name::{ID, KEY_HASH, OWNER, PK, SK};
+use catalog::dynamo::layout::name::{ID, KEY_HASH, OWNER, PK, PURGE_AT, SK};
 use catalog::dynamo::layout::{KEYS_BY_ID_INDEX, KEYS_BY_OWNER_INDEX};
 use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
@@ -71,6 +72,20 @@ pub async fn create_tables(
         .key_schema(key(KEY_HASH, KeyType::Hash)?)
         .global_secondary_indexes(by_id)
         .global_secondary_indexes(by_owner)
+        .send()
+        .await
+        .map_err(classify)?;
+    // Keys that stopped working leave the table after the retention (as template.yaml says).
+    client
+        .update_time_to_live()
+        .table_name(keys_table)
+        .time_to_live_specification(
+            TimeToLiveSpecification::builder()
+                .attribute_name(PURGE_AT)
+                .enabled(true)
+                .build()
+                .map_err(|e| StoreError::Other(Box::new(e)))?,
+        )
         .send()
         .await
         .map_err(classify)?;

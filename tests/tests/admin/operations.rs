@@ -377,3 +377,62 @@ async fn keyless_set_until_a_past_time_says_the_window_is_already_closed() {
     assert!(!out.contains("closed"), "{out}");
     assert_eq!(data(&stack, "river", None).await.status(), 200);
 }
+
+#[tokio::test]
+async fn keys_that_stopped_working_carry_when_they_leave_the_table() {
+    use catalog::dynamo::layout::{api_key_key, name::PURGE_AT};
+    use catalog::keys::{KeyHash, Scope, RETENTION};
+    // GIVEN the keys table as the stack creates it, with its time to live on purge_at, as
+    // template.yaml declares it
+    let stack = Stack::start().await;
+    let ttl = stack
+        .dynamo
+        .describe_time_to_live()
+        .table_name(&stack.target.keys_table)
+        .send()
+        .await
+        .expect("describe the time to live");
+    let ttl = ttl.time_to_live_description().expect("a time to live");
+    assert_eq!(ttl.attribute_name(), Some(PURGE_AT));
+    let template = std::fs::read_to_string(repo_root().join("template.yaml")).unwrap();
+    assert!(template.contains(&format!("AttributeName: {PURGE_AT}\n        Enabled: true")));
+    let writer = stack.writer();
+    let accounts = writer.accounts();
+    let purge_of = |secret: &'static str| {
+        let accounts = accounts.clone();
+        async move {
+            let item = accounts
+                .read_item(api_key_key(KeyHash::of(secret).as_str()))
+                .await
+                .unwrap()
+                .expect("the key's item");
+            item.get(PURGE_AT)
+                .map(|v| v.as_n().expect("a number").parse::<i64>().unwrap())
+        }
+    };
+    let now = Utc::now();
+    // WHEN a key that expires and one that does not are stored
+    let expiring = "dcat_purge_expiring_00000000000000000000000000000000000000000000";
+    let lasting = "dcat_purge_lasting_000000000000000000000000000000000000000000000";
+    let expires_at = now + chrono::Duration::days(30);
+    for (secret, expiry) in [(expiring, Some(expires_at)), (lasting, None)] {
+        let key = catalog_writer::NewKey::for_secret(secret, vec![Scope::Read], "t", now, expiry);
+        writer.put_key(&key).await.expect("put key");
+    }
+    // THEN the expiring one leaves RETENTION after its expiry, the lasting one not yet
+    assert_eq!(
+        purge_of(expiring).await,
+        Some((expires_at + RETENTION).timestamp())
+    );
+    assert_eq!(purge_of(lasting).await, None);
+    // AND once revoked, RETENTION after its revocation
+    let revoked_at = now + chrono::Duration::minutes(5);
+    writer
+        .revoke_key(&KeyHash::of(lasting), revoked_at)
+        .await
+        .expect("revoke");
+    assert_eq!(
+        purge_of(lasting).await,
+        Some((revoked_at + RETENTION).timestamp())
+    );
+}

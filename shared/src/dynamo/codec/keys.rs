@@ -5,9 +5,12 @@ use super::super::attr::{
     corrupt, get_s, get_s_opt, get_strings, get_time, get_time_opt, opt_time, s, strings, time,
 };
 use super::super::layout::{api_key_key, name, Item};
+use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, Utc};
+
 use super::Attributes;
 use crate::error::StoreError;
-use crate::keys::{KeyInfo, KeyRecord, NewKey, Owner, Scope};
+use crate::keys::{KeyInfo, KeyRecord, NewKey, Owner, Scope, RETENTION};
 use crate::policy::Grant;
 use crate::slug::Slug;
 
@@ -98,10 +101,19 @@ impl NewKey {
         if let Some(owner) = &self.owner {
             item.insert(name::OWNER.to_owned(), s(owner.as_str()));
         }
+        if let Some(expires_at) = &self.expires_at {
+            item.insert(name::PURGE_AT.to_owned(), purge_at(expires_at));
+        }
         if let Some(datasets) = &self.datasets {
             let slugs: Vec<String> = datasets.iter().map(|d| d.as_str().to_owned()).collect();
             item.insert(name::DATASETS.to_owned(), strings(&slugs));
         }
         item
     }
+}
+
+/// When a key that stops working at `t` leaves the table: `t` + [`RETENTION`], in unix seconds
+/// (DynamoDB's time to live reads a number).
+pub fn purge_at(t: &DateTime<Utc>) -> AttributeValue {
+    AttributeValue::N((*t + RETENTION).timestamp().to_string())
 }
