@@ -16,7 +16,6 @@ function cognitoSentence(error) {
     NotAuthorizedException: "Wrong email or password.",
     UserNotFoundException: "Wrong email or password.",
     UserNotConfirmedException: "Confirm your email first: enter the code we sent you.",
-    UsernameExistsException: "An account with this email exists. Sign in instead.",
     CodeMismatchException: "That code is not right. Check it and try again.",
     ExpiredCodeException: "That code has expired. Sign up again to get a new one.",
     LimitExceededException: "Too many attempts. Wait a few minutes and try again.",
@@ -66,13 +65,19 @@ document.getElementById("sign-up").addEventListener("submit", async (event) => {
   const f = event.target;
   const email = f.elements.email.value.trim();
   say("Creating your account…");
+  // A new address and one that already has an account get the same answer, so that the form
+  // does not tell anyone who has an account.
+  const codeSent = () => {
+    document.getElementById("in-email").value = email;
+    say("If this email can be used for a new account, we emailed it a code. Enter it to confirm.");
+    showConfirm(email);
+  };
   try {
     await signUp(email, f.elements.password.value);
-    document.getElementById("in-email").value = email;
-    say("Account created. Enter the code we emailed you to confirm it.");
-    showConfirm(email);
+    codeSent();
   } catch (error) {
-    say(cognitoSentence(error), true);
+    if (error.type === "UsernameExistsException") codeSent();
+    else say(cognitoSentence(error), true);
   }
 });
 

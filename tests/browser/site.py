@@ -147,12 +147,20 @@ def gated_without_key(page, ctx):
     expect(page.get_by_role("alert")).to_have_text("That API key was refused: it is mistyped, expired or revoked.")
 
 
-@step("sign up, confirm, sign in")
+@step("sign up, confirm, sign in; signing up again says nothing of who has an account")
 def sign_up(page, ctx):
     page.goto(BASE + "/account.html#sign-up")
     page.fill("#up-email", EMAIL)
     page.fill("#up-password", PASSWORD)
     page.get_by_role("button", name="Sign up").click()
+    expect(page.locator("#confirm")).to_be_visible()
+    new_account = page.locator("#status").inner_text()
+    # The same email again (the account exists now): the very same answer.
+    page.fill("#up-email", EMAIL)
+    page.fill("#up-password", PASSWORD)
+    page.get_by_role("button", name="Sign up").click()
+    expect(page.locator("#status")).to_have_text(new_account)
+    expect(page.get_by_role("alert")).to_have_count(0)
     expect(page.locator("#confirm")).to_be_visible()
     page.fill("#confirm-code", "123456")  # the emulator sends no email and takes any code
     page.get_by_role("button", name="Confirm").click()
