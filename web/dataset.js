@@ -12,6 +12,19 @@ const article = document.getElementById("dataset");
 // ---------------------------------------------------------------------------------------------
 // Charts: small inline SVG, drawn from the statistics the metadata carries
 
+// Whether a discussion's path stays on this site once the browser resolves it (a URL parser
+// drops tabs and newlines and reads a backslash as "/", so "/<backslash>evil.example" would be
+// another site).
+// Publish refuses such paths; this guards anything stored before it did.
+function onThisSite(path) {
+  if (typeof path !== "string" || !/^\/(?![\/\\])/.test(path) || /[\s\\]/.test(path)) return false;
+  try {
+    return new URL(path, location.origin).origin === location.origin;
+  } catch {
+    return false;
+  }
+}
+
 const WIDTH = 320;
 const HEIGHT = 120;
 const SVG = "http://www.w3.org/2000/svg";
@@ -186,7 +199,7 @@ function render(d) {
     h("h2", {}, "Insights"), h("p", {}, d.insights || "–"),
     h("h2", {}, "Discussions"),
     d.discussions.length
-      ? h("ul", {}, ...d.discussions.map((x) => h("li", {}, /^\/(?!\/)/.test(x.path) ? h("a", { href: x.path }, x.title) : x.title)))
+      ? h("ul", {}, ...d.discussions.map((x) => h("li", {}, onThisSite(x.path) ? h("a", { href: x.path }, x.title) : x.title)))
       : h("p", {}, "No discussions yet."),
     h("h2", { id: "download-heading" }, "Download"),
     h("div", { id: "download-slot" }),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
-use catalog::input::{Description, Slug, Tag};
+use catalog::input::{echo, is_site_path, Description, Slug, Tag, SITE_PATH_MAX};
 use catalog::policy::AccessSettings;
 use catalog::records::{ActiveVersion, Card, DatasetMeta, Discussion};
 use catalog::s3::object_key;
@@ -93,6 +93,15 @@ impl MetaInput {
         };
         let tags = merged.tags.unwrap_or_default();
         Tag::parse_all(&tags).map_err(|e| PublishError::BadInput(e.to_string()))?;
+        let discussions = merged.discussions.unwrap_or_default();
+        if let Some(d) = discussions.iter().find(|d| !is_site_path(&d.path)) {
+            return Err(PublishError::BadInput(format!(
+                "discussion '{}': path {:?} is not a path on this site (one leading '/', no \
+                 backslash, whitespace or control character, at most {SITE_PATH_MAX} bytes)",
+                echo(&d.id),
+                echo(&d.path)
+            )));
+        }
         let description = merged.description.filter(|d| !d.is_empty());
         if let Some(d) = &description {
             Description::parse(d).map_err(|e| PublishError::BadInput(e.to_string()))?;
@@ -116,7 +125,7 @@ impl MetaInput {
             },
             source,
             insights: merged.insights.unwrap_or_default(),
-            discussions: merged.discussions.unwrap_or_default(),
+            discussions,
         })
     }
 }

@@ -167,6 +167,23 @@ impl PageRequest {
 /// Longest part of a client's value that an error message or a log line repeats.
 pub const ECHO_CHARS: usize = 40;
 
+/// A discussion's `path`, as publish accepts it: a path on the catalog's own site, which the
+/// dataset page links to. It starts with one `/` and holds no backslash, whitespace or control
+/// character, so that no browser reads it as another site (`//evil.example`, `/\evil.example`,
+/// and `/<TAB>/evil.example` all are, once a URL parser drops or turns those characters); at
+/// most [`SITE_PATH_MAX`] bytes.
+pub fn is_site_path(raw: &str) -> bool {
+    raw.len() <= SITE_PATH_MAX
+        && raw.starts_with('/')
+        && !raw.starts_with("//")
+        && !raw
+            .chars()
+            .any(|c| c == '\\' || c.is_whitespace() || c.is_control())
+}
+
+/// Longest discussion path, in bytes.
+pub const SITE_PATH_MAX: usize = 512;
+
 /// What an error message repeats of a value a client sent: at most [`ECHO_CHARS`] characters,
 /// then `…`, so that a huge value never makes a huge answer or log line; and nothing of a value
 /// that holds an API key (sent in the wrong place by mistake), since messages are logged.
@@ -244,6 +261,29 @@ impl VersionPin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_discussion_path_stays_on_this_site() {
+        for good in ["/datasets/a/discussions/q", "/", "/d?x=1#y", "/é"] {
+            assert!(is_site_path(good), "{good:?}");
+        }
+        let long = format!("/{}", "a".repeat(SITE_PATH_MAX));
+        for bad in [
+            "",
+            "datasets/a",
+            "//evil.example",
+            "/\\evil.example",
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "/ /evil.example",
+            "/\u{0}x",
+            "https://evil.example/",
+            "javascript:alert(1)",
+            long.as_str(),
+        ] {
+            assert!(!is_site_path(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn echoes_are_bounded() {

@@ -150,6 +150,56 @@ async fn bad_input_is_refused_with_a_message_and_nothing_is_written() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--name is required"));
+    // A discussion whose path a browser would read as another site, and access settings that
+    // are not allowed: refused, naming the discussion or the setting.
+    for (name, meta, why) in [
+        (
+            "backslash.json",
+            r#"{"discussions": [{"id": "7", "title": "t", "slug": "s", "path": "/\\evil.example"}]}"#,
+            "discussion '7'",
+        ),
+        (
+            "tab.json",
+            r#"{"discussions": [{"id": "8", "title": "t", "slug": "s", "path": "/\t/evil.example"}]}"#,
+            "discussion '8'",
+        ),
+        (
+            "two-slashes.json",
+            r#"{"discussions": [{"id": "9", "title": "t", "slug": "s", "path": "//evil.example"}]}"#,
+            "discussion '9'",
+        ),
+        (
+            "form.json",
+            r#"{"access": {"level": "approval", "form": [{"name": "Bad Name", "label": "x"}]}}"#,
+            "access.form",
+        ),
+    ] {
+        let file = dir.join(name);
+        std::fs::write(&file, meta).unwrap();
+        let out = admin(
+            &stack,
+            &[
+                "publish",
+                sample("city-bikes").to_str().unwrap(),
+                "--slug",
+                "ok-slug",
+                "--metadata",
+                file.to_str().unwrap(),
+                "--name",
+                "n",
+                "--license",
+                "l",
+                "--source",
+                "s",
+                "--category",
+                "c",
+            ],
+            &[],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(why), "{name}: {err}");
+    }
 
     assert_eq!(list(&stack).await["total"], 0);
     assert_eq!(metadata(&stack, "ok-slug").await.status(), 404);
