@@ -17,6 +17,7 @@ function cognitoSentence(error) {
     UserNotFoundException: "Wrong email or password.",
     UserNotConfirmedException: "Confirm your email first: enter the code we sent you.",
     CodeMismatchException: "That code is not right. Check it and try again.",
+    InvalidPasswordException: "That password is too weak: use at least 12 characters, with upper and lower case letters and a digit.",
     ExpiredCodeException: "That code has expired. Sign up again to get a new one.",
     LimitExceededException: "Too many attempts. Wait a few minutes and try again.",
   };
@@ -53,6 +54,7 @@ document.getElementById("sign-in").addEventListener("submit", async (event) => {
     pendingMfa = null;
     document.getElementById("mfa").hidden = true;
     f.reset();
+    say("Signed in.");
     await start();
   } catch (error) {
     say(cognitoSentence(error), true);

@@ -150,6 +150,14 @@ def gated_without_key(page, ctx):
 @step("sign up, confirm, sign in; signing up again says nothing of who has an account")
 def sign_up(page, ctx):
     page.goto(BASE + "/account.html#sign-up")
+    # A password the pool refuses: the page says what it lacks, not Cognito's words.
+    page.fill("#up-email", "weak@example.com")
+    page.fill("#up-password", "weakpassword")
+    page.get_by_role("button", name="Sign up").click()
+    expect(page.get_by_role("alert")).to_have_text(
+        "That password is too weak: use at least 12 characters, with upper and lower case "
+        "letters and a digit."
+    )
     page.fill("#up-email", EMAIL)
     page.fill("#up-password", PASSWORD)
     page.get_by_role("button", name="Sign up").click()
@@ -169,6 +177,7 @@ def sign_up(page, ctx):
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="API keys")).to_be_visible()
     expect(page.locator("#account-nav")).to_contain_text(EMAIL)
+    expect(page.locator("#status")).to_have_text("Signed in.")
 
 
 @step("create a key: shown once; kept in the tab only when asked (unticked by default)")
@@ -240,6 +249,7 @@ def two_factor(page, ctx):
     page.keyboard.type("654321")
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="API keys")).to_be_visible()
+    expect(page.locator("#status")).to_have_text("Signed in.")
     page.get_by_role("button", name="Turn off two-factor sign-in").click()
     expect(page.locator("#mfa-state")).to_contain_text("Off")
 
