@@ -29,7 +29,7 @@ function href(params, page) {
 
 function entry(d) {
   return h("li", {},
-    h("h2", {}, h("a", { href: `dataset.html?slug=${encodeURIComponent(d.slug)}` }, d.name), " ", accessBadge(d.keyless_until)),
+    h("h2", {}, h("a", { href: `dataset.html?slug=${encodeURIComponent(d.slug)}` }, d.name), " ", accessBadge(d.keyless_until, d.access_level)),
     d.description ? h("p", {}, d.description) : null,
     h("p", { class: "meta" },
       h("span", {}, "Category: ", h("a", { href: href(new URLSearchParams({ category: d.category }), 1) }, d.category)),

@@ -193,7 +193,7 @@ function render(d) {
     ["Access", d.access.mode === "keyless" ? `No key needed until ${humanDate(d.access.keyless_until)}` : "A read-scoped API key is required"],
   ];
   article.replaceChildren(
-    h("h1", {}, d.name, " ", accessBadge(d.keyless_until)),
+    h("h1", {}, d.name, " ", accessBadge(d.keyless_until, d.access?.level)),
     d.description ? h("p", {}, d.description) : null,
     h("dl", { class: "facts" }, ...facts.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
     h("h2", {}, "Insights"), h("p", {}, d.insights || "–"),

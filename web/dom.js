@@ -39,12 +39,16 @@ export async function header() {
   }
 }
 
-/** The keyless badge, or the "key required" one. */
-export function accessBadge(keylessUntil, now = Date.now()) {
+/** The access badge: keyless while the window is open, else "approval needed" or "key required". */
+export function accessBadge(keylessUntil, level = "registered", now = Date.now()) {
   const until = keylessUntil ? Date.parse(keylessUntil) : 0;
   if (until > now) {
     return h("span", { class: "badge", title: `keyless until ${humanDate(keylessUntil)}` },
       `Keyless · ${humanDuration(until - now)} left`);
+  }
+  if (level === "approval") {
+    return h("span", { class: "badge gated", title: "read with a key of an account granted access" },
+      "Approval needed");
   }
   return h("span", { class: "badge gated" }, "Key required");
 }

@@ -87,6 +87,16 @@ def search(page, ctx):
     expect(page.locator("ul.datasets h2", has_text="Air Quality (Hourly)")).to_have_count(1)
     for text in page.locator("ul.datasets > li").all_inner_texts():
         assert "air" in text.lower() and "quality" in text.lower(), text
+    # A dataset shared by approval is badged as such in the list and on its page.
+    page.fill("#q", "clinical trial registry")
+    page.keyboard.press("Enter")
+    settled(page)
+    card = page.locator("ul.datasets > li", has_text="Clinical Trial Registry")
+    expect(card.locator(".badge")).to_have_text("Approval needed")
+    card.get_by_role("link", name=re.compile("Clinical Trial Registry")).click()
+    expect(page.locator("h1 .badge")).to_have_text("Approval needed")
+    page.goto(BASE + "/")
+    settled(page)
     page.fill("#q", "no such words anywhere")
     page.keyboard.press("Enter")
     settled(page)
