@@ -55,6 +55,8 @@ export function explain(error) {
     missing_key: "This dataset needs an API key. Sign in and create one under API keys, or paste a key you already have.",
     invalid_key: "That API key was refused: it is mistyped, expired or revoked.",
     insufficient_scope: "That API key is not allowed to download data (it has no read scope).",
+    access_required: "This dataset is shared by approval, and your account has not been granted access to it. Ask the catalog's operators for access.",
+    key_not_for_dataset: "That API key is limited to other datasets, so it cannot download this one.",
     not_found: "This dataset does not exist (any more).",
     no_active_version: "This dataset has no published version to download yet.",
     rate_limited: "The catalog is busy right now. Please try again in a moment.",

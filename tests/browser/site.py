@@ -218,6 +218,14 @@ def gated_with_key(page, ctx):
     expect(link).to_be_visible()
     assert sha256_of(page, link.get_attribute("href")) == page.locator("#sha256").inner_text()
     expect(page.locator("#download-sha256")).to_have_text(page.locator("#sha256").inner_text())
+    # A dataset shared by approval: the panel says in a sentence why the key is refused.
+    page.goto(BASE + "/dataset.html?slug=clinical-trial-registry")
+    page.get_by_label("My key “browser test”").check()
+    page.get_by_role("button", name="Get a download link").click()
+    expect(page.get_by_role("alert")).to_have_text(
+        "This dataset is shared by approval, and your account has not been granted access to "
+        "it. Ask the catalog's operators for access."
+    )
     page.goto(BASE + "/account.html")
     expect(page.locator("#keys")).not_to_contain_text("never")  # last used: now
 
