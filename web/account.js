@@ -134,10 +134,13 @@ function keyRow(key) {
     },
   }, "Revoke");
   const statusText = { active: "Active", expired: "Expired", revoked: `Revoked ${humanDate(key.revoked_at)}` }[key.status];
+  // data-label names each cell where a narrow screen shows a row as a card (style.css).
   return h("tr", {},
-    h("td", {}, key.label), h("td", {}, h("code", {}, `${key.prefix}…`)), h("td", {}, humanDate(key.created_at)),
-    h("td", {}, humanDate(key.expires_at)), h("td", {}, key.last_used_at ? humanDate(key.last_used_at) : "never"),
-    h("td", {}, statusText), h("td", {}, revoke));
+    h("td", { "data-label": "Name" }, key.label), h("td", { "data-label": "Key" }, h("code", {}, `${key.prefix}…`)),
+    h("td", { "data-label": "Created" }, humanDate(key.created_at)),
+    h("td", { "data-label": "Expires" }, humanDate(key.expires_at)),
+    h("td", { "data-label": "Last used" }, key.last_used_at ? humanDate(key.last_used_at) : "never"),
+    h("td", { "data-label": "Status" }, statusText), h("td", {}, revoke));
 }
 
 async function list() {

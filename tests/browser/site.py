@@ -207,6 +207,15 @@ def create_key(page, ctx):
     page.reload()
     expect(page.locator("#keys")).to_contain_text("browser test")
     assert ctx["secret"] not in page.content(), "the secret is shown once only"
+    # On a 390 px phone nothing lies off-screen, the Revoke button included.
+    page.set_viewport_size({"width": 390, "height": 844})
+    revoke = page.get_by_role("button", name="Revoke browser test")
+    expect(revoke).to_be_visible()
+    box = revoke.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width} px wide on a 390 px screen"
+    page.set_viewport_size({"width": 1200, "height": 900})
 
 
 @step("download a gated dataset with the new key: the file's SHA-256 is the page's")
