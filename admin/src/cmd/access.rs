@@ -3,7 +3,7 @@
 //! grants, by email. Decisions are recorded with who made them (`CATALOG_OPERATOR`, else the
 //! login name) and when.
 
-use catalog::policy::{AccessLevel, Approval};
+use catalog::policy::{AccessLevel, Approval, GRANTED};
 use catalog::time::format_time;
 
 use super::{accounts, operator, slug, CliError, Context};
@@ -128,7 +128,7 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
                 "email", "account", "status", "expires", "decided"
             );
             for g in writer.grants_of(&slug).await? {
-                let status = if g.status == "granted" && !g.is_active_at(now) {
+                let status = if g.status == GRANTED && !g.is_active_at(now) {
                     "expired"
                 } else {
                     g.status.as_str()

@@ -2,60 +2,18 @@
 //! account and dataset, `GRANT#<dataset uuid>#<sub>`). The data path reads the item strongly
 //! consistent, so a revocation takes effect on the next request, whatever the clocks say.
 
-use catalog::dynamo::attr::{
-    get_s, get_s_opt, get_time, get_time_opt, get_uuid, opt_time, s, time,
-};
+use catalog::dynamo::attr::{get_s, s, time};
 use catalog::dynamo::codec::{GRANTED, REVOKED};
-use catalog::dynamo::layout::name::{
-    DATASET, DECIDED_AT, DECIDED_BY, EMAIL, EXPIRES_AT, GRANTEE, KEY_HASH, SLUG, STATUS,
-};
+use catalog::dynamo::layout::name::{DECIDED_AT, DECIDED_BY, GRANTEE, KEY_HASH, STATUS};
 use catalog::dynamo::layout::{api_key_key, grant_key, grant_prefix, Item};
 use catalog::dynamo::requests::{classify, scan_all};
-use catalog::error::StoreError;
 use catalog::input::Slug;
 use catalog::keys::Owner;
 use chrono::{DateTime, Utc};
-use uuid::Uuid;
+
+pub use catalog::policy::GrantInfo;
 
 use crate::{DynamoWriter, WriteError};
-
-/// A grant as operators see it: who has (or had) access, until when, and who decided.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GrantInfo {
-    pub slug: String,
-    pub dataset: Uuid,
-    pub grantee: String,
-    pub email: Option<String>,
-    /// `granted` or `revoked`.
-    pub status: String,
-    pub expires_at: Option<DateTime<Utc>>,
-    pub decided_by: String,
-    pub decided_at: DateTime<Utc>,
-}
-
-impl GrantInfo {
-    /// In force at `now`: granted and not past its expiry.
-    pub fn is_active_at(&self, now: DateTime<Utc>) -> bool {
-        self.status == GRANTED && self.expires_at.is_none_or(|t| now < t)
-    }
-}
-
-impl TryFrom<&Item> for GrantInfo {
-    type Error = StoreError;
-
-    fn try_from(item: &Item) -> Result<Self, StoreError> {
-        Ok(Self {
-            slug: get_s(item, SLUG)?,
-            dataset: get_uuid(item, DATASET)?,
-            grantee: get_s(item, GRANTEE)?,
-            email: get_s_opt(item, EMAIL)?,
-            status: get_s(item, STATUS)?,
-            expires_at: get_time_opt(item, EXPIRES_AT)?,
-            decided_by: get_s(item, DECIDED_BY)?,
-            decided_at: get_time(item, DECIDED_AT)?,
-        })
-    }
-}
 
 impl DynamoWriter {
     /// Grants `grantee` access to the dataset until `expires_at` (`None`: until revoked),
@@ -70,24 +28,20 @@ impl DynamoWriter {
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
         let dataset = self.stored_dataset(slug).await?;
-        let mut item = grant_key(grantee.as_str(), &dataset.id);
-        item.extend(
-            [
-                (SLUG, s(slug.as_str())),
-                (DATASET, s(dataset.id.to_string())),
-                (GRANTEE, s(grantee.as_str())),
-                (EMAIL, s(email)),
-                (STATUS, s(GRANTED)),
-                (EXPIRES_AT, opt_time(expires_at.as_ref())),
-                (DECIDED_BY, s(by)),
-                (DECIDED_AT, time(&now)),
-            ]
-            .map(|(k, v)| (k.to_owned(), v)),
-        );
+        let grant = GrantInfo {
+            slug: slug.to_string(),
+            dataset: dataset.id,
+            grantee: grantee.to_string(),
+            email: Some(email.to_owned()),
+            status: GRANTED.to_owned(),
+            expires_at,
+            decided_by: by.to_owned(),
+            decided_at: now,
+        };
         self.client
             .put_item()
             .table_name(&self.keys_table)
-            .set_item(Some(item))
+            .set_item(Some(grant.to_item()))
             .send()
             .await
             .map_err(classify)?;

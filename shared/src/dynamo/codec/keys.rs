@@ -2,16 +2,17 @@
 //! see, what a new key stores) and grants.
 
 use super::super::attr::{
-    corrupt, get_s, get_s_opt, get_strings, get_time, get_time_opt, opt_time, s, strings, time,
+    corrupt, get_s, get_s_opt, get_strings, get_time, get_time_opt, get_uuid, opt_s, opt_time, s,
+    strings, time,
 };
-use super::super::layout::{api_key_key, name, Item};
+use super::super::layout::{api_key_key, grant_key, name, Item};
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
 use super::Attributes;
 use crate::error::StoreError;
 use crate::keys::{KeyInfo, KeyRecord, NewKey, Owner, Scope, RETENTION};
-use crate::policy::Grant;
+use crate::policy::{Grant, GrantInfo, GRANTED};
 use crate::slug::Slug;
 
 impl TryFrom<&Item> for KeyInfo {
@@ -45,10 +46,42 @@ impl TryFrom<&Item> for Grant {
     }
 }
 
-/// The `status` of a grant in force (unless past `expires_at`).
-pub const GRANTED: &str = "granted";
-/// The `status` of a revoked grant.
-pub const REVOKED: &str = "revoked";
+impl TryFrom<&Item> for GrantInfo {
+    type Error = StoreError;
+
+    /// A grant item as operators see it.
+    fn try_from(item: &Item) -> Result<Self, StoreError> {
+        Ok(Self {
+            slug: get_s(item, name::SLUG)?,
+            dataset: get_uuid(item, name::DATASET)?,
+            grantee: get_s(item, name::GRANTEE)?,
+            email: get_s_opt(item, name::EMAIL)?,
+            status: get_s(item, name::STATUS)?,
+            expires_at: get_time_opt(item, name::EXPIRES_AT)?,
+            decided_by: get_s(item, name::DECIDED_BY)?,
+            decided_at: get_time(item, name::DECIDED_AT)?,
+        })
+    }
+}
+
+impl GrantInfo {
+    /// The grant's item in the keys table.
+    pub fn to_item(&self) -> Item {
+        let mut item = grant_key(&self.grantee, &self.dataset);
+        let attributes: Attributes = vec![
+            (name::SLUG, s(&self.slug)),
+            (name::DATASET, s(self.dataset.to_string())),
+            (name::GRANTEE, s(&self.grantee)),
+            (name::EMAIL, opt_s(self.email.as_deref())),
+            (name::STATUS, s(&self.status)),
+            (name::EXPIRES_AT, opt_time(self.expires_at.as_ref())),
+            (name::DECIDED_BY, s(&self.decided_by)),
+            (name::DECIDED_AT, time(&self.decided_at)),
+        ];
+        item.extend(attributes.into_iter().map(|(k, v)| (k.to_owned(), v)));
+        item
+    }
+}
 
 /// A key's dataset limit: `None` when it has none.
 fn get_slugs_opt(item: &Item) -> Result<Option<Vec<Slug>>, StoreError> {

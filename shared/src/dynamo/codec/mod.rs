@@ -15,7 +15,8 @@ use super::attr::{
 };
 mod keys;
 
-pub use keys::{purge_at, GRANTED, REVOKED};
+pub use crate::policy::{GRANTED, REVOKED};
+pub use keys::purge_at;
 
 use super::layout::{
     alias_pk, dataset_pk, key_of, name, position_of, version_sk, Item, DATASET_SK,
