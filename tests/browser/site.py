@@ -215,6 +215,7 @@ def create_key(page, ctx):
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page is {width} px wide on a 390 px screen"
+    page.screenshot(path=f"{SHOTS}/keys-phone.png")
     page.set_viewport_size({"width": 1200, "height": 900})
 
 
