@@ -98,7 +98,37 @@ pub async fn ensure_user_pool(cognito: &Client, name: &str) -> Result<UserPool, 
             .and_then(|c| c.client_id().map(str::to_owned))
             .ok_or("CreateUserPoolClient returned no id")?,
     };
+    // The operators' group (template.yaml's OperatorsGroup), once.
+    let groups = cognito.list_groups().user_pool_id(&pool_id).send().await?;
+    if !groups
+        .groups()
+        .iter()
+        .any(|g| g.group_name() == Some(OPERATORS_GROUP))
+    {
+        cognito
+            .create_group()
+            .user_pool_id(&pool_id)
+            .group_name(OPERATORS_GROUP)
+            .description("May decide access requests on the site")
+            .send()
+            .await?;
+    }
     Ok(UserPool { pool_id, client_id })
+}
+
+/// The operators' group of the local stack (template.yaml's default `OperatorsGroupName`).
+pub const OPERATORS_GROUP: &str = "operators";
+
+/// Adds an account to the operators' group, as `catalog-admin accounts operator` does.
+pub async fn make_operator(cognito: &Client, pool_id: &str, email: &str) -> Result<(), DevError> {
+    cognito
+        .admin_add_user_to_group()
+        .user_pool_id(pool_id)
+        .username(email)
+        .group_name(OPERATORS_GROUP)
+        .send()
+        .await?;
+    Ok(())
 }
 
 /// Signs a user up as the web page does, then confirms the account as the emailed code would

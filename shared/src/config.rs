@@ -24,10 +24,15 @@ pub struct CatalogConfig {
     pub datasets_table: String,
 }
 
-/// Configuration of the keys function.
+/// Configuration of the keys (accounts) function.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeysConfig {
     pub keys_table: String,
+    /// Read for a dataset's access policy when someone asks for access.
+    pub datasets_table: String,
+    /// The Cognito group whose members use the operators' routes (`OPERATORS_GROUP`; unset or
+    /// blank: nobody).
+    pub operators_group: Option<String>,
 }
 
 /// Configuration of the data function.
@@ -144,6 +149,8 @@ impl KeysConfig {
     pub fn from_lookup(lookup: Lookup) -> Result<Self, ConfigError> {
         Ok(Self {
             keys_table: required(lookup, "KEYS_TABLE")?,
+            datasets_table: required(lookup, "DATASETS_TABLE")?,
+            operators_group: optional(lookup, "OPERATORS_GROUP").map(|g| g.trim().to_owned()),
         })
     }
 }

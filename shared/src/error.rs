@@ -64,10 +64,31 @@ pub enum ApiError {
     InvalidField(FieldError),
     #[error("an account may hold at most {MAX_ACTIVE_KEYS} active keys: revoke one before creating another")]
     KeyLimitReached,
-    #[error("this account is disabled: it cannot create keys")]
+    #[error("this account is disabled: it cannot create keys or ask for access")]
     AccountDisabled,
     #[error("no key {0} in this account")]
     KeyNotFound(String),
+    #[error("dataset '{0}' is open to every registered account: there is no access to ask for")]
+    RequestNotNeeded(String),
+    #[error("a request for '{0}' is already pending: withdraw it to ask again")]
+    RequestPending(String),
+    #[error("this account already has access to '{0}'")]
+    AlreadyGranted(String),
+    #[error("no pending request for '{0}' in this account")]
+    RequestNotFound(String),
+    #[error("no access record for account {grantee} on '{slug}'")]
+    RecordNotFound { slug: String, grantee: String },
+    #[error("cannot {verb}: the record of {grantee} on '{slug}' is {status} (revision {rev}), not {expected}")]
+    DecisionConflict {
+        verb: &'static str,
+        slug: String,
+        grantee: String,
+        status: &'static str,
+        rev: u64,
+        expected: String,
+    },
+    #[error("these routes are for members of the operators' group")]
+    NotAnOperator,
     #[error("the catalog is receiving more requests than it can serve right now, retry shortly")]
     RateLimited(#[source] StoreError),
     #[error("the catalog is temporarily unavailable, retry shortly")]
@@ -109,22 +130,34 @@ pub enum Allowed {
     KeyCollection,
     /// `/account/keys/{id}`.
     Key,
+    /// `/account/access`.
+    AccessCollection,
+    /// `/account/access/{slug}`.
+    AccessItem,
+    /// `/operator/access`.
+    OperatorCollection,
+    /// `/operator/access/{slug}/{account}`.
+    OperatorItem,
 }
 
 impl Allowed {
     pub fn header(self) -> &'static str {
         match self {
             Self::Catalog => ALLOWED_METHODS,
-            Self::KeyCollection => "GET, POST",
-            Self::Key => "DELETE",
+            Self::KeyCollection | Self::AccessCollection => "GET, POST",
+            Self::Key | Self::AccessItem => "DELETE",
+            Self::OperatorCollection => "GET",
+            Self::OperatorItem => "POST",
         }
     }
 
     fn hint(self) -> &'static str {
         match self {
             Self::Catalog => "GET or HEAD",
-            Self::KeyCollection => "GET or POST",
-            Self::Key => "DELETE",
+            Self::KeyCollection | Self::AccessCollection => "GET or POST",
+            Self::Key | Self::AccessItem => "DELETE",
+            Self::OperatorCollection => "GET",
+            Self::OperatorItem => "POST",
         }
     }
 }
@@ -155,7 +188,14 @@ impl ApiError {
             Self::InvalidField(_) => StatusCode::BAD_REQUEST,
             Self::KeyLimitReached => StatusCode::CONFLICT,
             Self::AccountDisabled => StatusCode::FORBIDDEN,
-            Self::KeyNotFound(_) => StatusCode::NOT_FOUND,
+            Self::KeyNotFound(_) | Self::RequestNotFound(_) | Self::RecordNotFound { .. } => {
+                StatusCode::NOT_FOUND
+            }
+            Self::RequestNotNeeded(_)
+            | Self::RequestPending(_)
+            | Self::AlreadyGranted(_)
+            | Self::DecisionConflict { .. } => StatusCode::CONFLICT,
+            Self::NotAnOperator => StatusCode::FORBIDDEN,
             Self::RateLimited(_) | Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -180,11 +220,22 @@ impl ApiError {
                 "label" => "invalid_label",
                 "expires_in_days" => "invalid_expiry",
                 "datasets" => "invalid_datasets",
+                "dataset" => "invalid_dataset",
+                "answers" => "invalid_answers",
+                "accept_terms" => "terms_not_accepted",
+                "decision" | "reason" | "expires_at" | "rev" => "invalid_decision",
+                "status" => "invalid_status",
                 _ => "invalid_body",
             },
             Self::KeyLimitReached => "key_limit_reached",
             Self::AccountDisabled => "account_disabled",
             Self::KeyNotFound(_) => "key_not_found",
+            Self::RequestNotNeeded(_) => "request_not_needed",
+            Self::RequestPending(_) => "request_pending",
+            Self::AlreadyGranted(_) => "already_granted",
+            Self::RequestNotFound(_) | Self::RecordNotFound { .. } => "request_not_found",
+            Self::DecisionConflict { .. } => "decision_conflict",
+            Self::NotAnOperator => "not_an_operator",
             Self::RateLimited(_) => "rate_limited",
             Self::Unavailable(_) => "unavailable",
             Self::Internal(_) => "internal",

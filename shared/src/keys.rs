@@ -218,7 +218,10 @@ impl NewKey {
     ) -> Self {
         Self {
             hash: KeyHash::of(secret),
-            id: format!("key_{}", &Uuid::new_v4().simple().to_string()[..16]),
+            id: format!(
+                "{KEY_ID_PREFIX}{}",
+                &Uuid::new_v4().simple().to_string()[..16]
+            ),
             prefix: secret.chars().take(9).collect(),
             label: label.to_owned(),
             scopes,
@@ -246,9 +249,12 @@ impl NewKey {
     }
 }
 
+/// What every key id begins with.
+pub const KEY_ID_PREFIX: &str = "key_";
+
 /// A public key id as [`NewKey`] makes them: `key_` and 16 lowercase hex digits.
 pub fn is_key_id(id: &str) -> bool {
-    id.strip_prefix("key_").is_some_and(|hex| {
+    id.strip_prefix(KEY_ID_PREFIX).is_some_and(|hex| {
         hex.len() == 16 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
     })
 }

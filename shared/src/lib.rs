@@ -7,6 +7,7 @@
 //! - [`accounts`]: accounts and the rules for the read keys they mint (the keys function).
 //! - [`records`]: datasets as the store holds them.
 //! - [`policy`]: a dataset's access policy as stored and shown (keyless window, level, grants).
+//! - [`grants`]: access requests and grants, from the request to its decisions.
 //! - [`access`]: who may read a dataset's data: the one rule every route applies.
 //! - [`time`]: how times are written, in answers and stored items.
 //! - [`query`]: list filters, words and sort order, and which access path serves them.
@@ -20,9 +21,12 @@ pub mod access;
 pub mod accounts;
 pub mod api;
 pub mod aws;
+#[cfg(feature = "cognito")]
+pub mod cognito;
 pub mod config;
 pub mod dynamo;
 pub mod error;
+pub mod grants;
 pub mod input;
 pub mod keys;
 pub mod lambda;

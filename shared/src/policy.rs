@@ -4,7 +4,6 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 use crate::keys::Scope;
 
@@ -247,38 +246,3 @@ impl Grant {
         self.granted && self.expires_at.is_none_or(|t| now < t)
     }
 }
-
-/// A grant as operators see it: who has (or had) access, until when, and who decided. Its item
-/// is built and read in `dynamo::codec` (`GRANT#<dataset uuid>#<sub>` in the keys table).
-#[derive(Debug, Clone, PartialEq)]
-pub struct GrantInfo {
-    pub slug: String,
-    pub dataset: Uuid,
-    pub grantee: String,
-    pub email: Option<String>,
-    /// `granted` or `revoked`.
-    pub status: String,
-    pub expires_at: Option<DateTime<Utc>>,
-    pub decided_by: String,
-    pub decided_at: DateTime<Utc>,
-}
-
-impl GrantInfo {
-    /// What the data path reads of it.
-    pub fn grant(&self) -> Grant {
-        Grant {
-            granted: self.status == GRANTED,
-            expires_at: self.expires_at,
-        }
-    }
-
-    /// In force at `now`, by the data path's own rule ([`Grant::is_active_at`]).
-    pub fn is_active_at(&self, now: DateTime<Utc>) -> bool {
-        self.grant().is_active_at(now)
-    }
-}
-
-/// The `status` of a grant in force (unless past `expires_at`).
-pub const GRANTED: &str = "granted";
-/// The `status` of a revoked grant.
-pub const REVOKED: &str = "revoked";

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::error::StoreError;
+use crate::grants::{AccessRecord, AccessStatus, Decision};
 use crate::input::DatasetRef;
 use crate::keys::{KeyHash, KeyInfo, KeyRecord, NewKey, Owner};
 use crate::policy::Grant;
@@ -114,4 +115,99 @@ pub trait AccountKeyStore: Send + Sync {
         id: &str,
         at: DateTime<Utc>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+}
+
+/// What the access routes need of a dataset: its identity and its access policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DatasetAccess {
+    pub id: Uuid,
+    pub slug: crate::slug::Slug,
+    pub level: crate::policy::AccessLevel,
+    pub policy: crate::policy::ApprovalPolicy,
+}
+
+/// What asking for access came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Asked {
+    /// Recorded as given (pending, or granted at once by an automatic approval).
+    Recorded,
+    /// A request for the dataset is already pending.
+    AlreadyPending,
+    /// The account already holds a grant in force.
+    AlreadyGranted,
+    /// An operator disabled the account.
+    AccountDisabled,
+}
+
+/// What a decision came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decided {
+    /// Made: the record as it now stands.
+    Done(AccessRecord),
+    /// The record is not in the state the decision applies to (or not at the revision given):
+    /// as it stands.
+    Conflict(AccessRecord),
+    /// The account has no record for the dataset.
+    NotFound,
+}
+
+/// Access requests and grants ([`crate::grants`]): the accounts function's and the operators'
+/// storage. Reads of one record are strongly consistent; lists come from indexes.
+pub trait AccessStore: Send + Sync {
+    /// A dataset's identity and policy, by slug (`None`: no such dataset).
+    fn dataset_access(
+        &self,
+        slug: &crate::slug::Slug,
+    ) -> impl Future<Output = Result<Option<DatasetAccess>, StoreError>> + Send;
+
+    /// Records a request (replacing a rejected, withdrawn, revoked or expired record), unless
+    /// one is pending or a grant is in force, or the account is disabled.
+    fn ask(
+        &self,
+        record: &AccessRecord,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Asked, StoreError>> + Send;
+
+    /// An account's records, every dataset and status.
+    fn access_of(
+        &self,
+        owner: &Owner,
+    ) -> impl Future<Output = Result<Vec<AccessRecord>, StoreError>> + Send;
+
+    /// Withdraws the account's pending request for the dataset: `false` when none is pending.
+    fn withdraw(
+        &self,
+        owner: &Owner,
+        dataset: &Uuid,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Records in one status, of one dataset or of all, newest first.
+    fn access_by_status(
+        &self,
+        status: AccessStatus,
+        dataset: Option<&Uuid>,
+    ) -> impl Future<Output = Result<Vec<AccessRecord>, StoreError>> + Send;
+
+    /// Applies an operator's decision, on the condition that the record is in the state it
+    /// applies to (and, given `rev`, still at that revision): concurrent decisions cannot both
+    /// apply to one state.
+    fn decide(
+        &self,
+        dataset: &Uuid,
+        grantee: &Owner,
+        decision: &Decision,
+        rev: Option<u64>,
+        by: &str,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Decided, StoreError>> + Send;
+}
+
+/// Who a signed-in person is, beyond the token's `sub`: their verified email, from the user
+/// pool (asked with their own access token, so no permission is needed).
+pub trait Directory: Send + Sync {
+    fn email(
+        &self,
+        access_token: &str,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
 }

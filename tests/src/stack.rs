@@ -172,6 +172,16 @@ impl Stack {
         )
     }
 
+    /// Access requests and grants, as the accounts function and `catalog-admin access` keep
+    /// them.
+    pub fn access(&self) -> catalog::dynamo::access::DynamoAccess {
+        catalog::dynamo::access::DynamoAccess::new(
+            self.dynamo.clone(),
+            &self.target.keys_table,
+            &self.target.datasets_table,
+        )
+    }
+
     /// A DynamoDB client of the emulator that records every request it sends in `wire`.
     pub fn dynamo_client(&self, wire: &Wire) -> aws_sdk_dynamodb::Client {
         aws_sdk_dynamodb::Client::from_conf(
@@ -279,6 +289,11 @@ impl Stack {
             ("S3_FORCE_PATH_STYLE", "true"),
             ("AWS_ENDPOINT_URL_DYNAMODB", self.dynamo_url.as_str()),
             ("AWS_ENDPOINT_URL_S3", self.s3_url.as_str()),
+            (
+                "AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER",
+                self.dynamo_url.as_str(),
+            ),
+            ("OPERATORS_GROUP", catalog_dev::cognito::OPERATORS_GROUP),
             ("AWS_REGION", REGION),
             ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
             ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),

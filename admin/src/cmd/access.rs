@@ -1,12 +1,16 @@
 //! `catalog-admin access`: who may read a dataset's data. A dataset's level (`registered`: any
-//! read key; `approval`: an account's key with a grant, or an operator's key) and accounts'
-//! grants, by email. Decisions are recorded with who made them (`CATALOG_OPERATOR`, else the
+//! read key; `approval`: an account's key with a grant, or an operator's key), accounts'
+//! requests and grants, by email. Decisions are recorded with who made them (`CATALOG_OPERATOR`, else the
 //! login name) and when.
 
-use catalog::policy::{AccessLevel, Approval, GRANTED};
+use catalog::dynamo::access::DynamoAccess;
+use catalog::grants::{AccessRecord, AccessStatus, Decision};
+use catalog::policy::{AccessLevel, Approval};
+use catalog::ports::{AccessStore, DatasetAccess, Decided};
 use catalog::time::format_time;
+use chrono::{DateTime, Utc};
 
-use super::{accounts, operator, slug, CliError, Context};
+use super::{accounts, operator, slug, Aws, CliError, Context};
 use crate::parse_when;
 
 /// Set a dataset's access level; grant, revoke and list accounts' access (by email).
@@ -28,8 +32,8 @@ pub enum Command {
         #[arg(long)]
         approval: Option<String>,
     },
-    /// Grant an account access to a dataset (replacing an earlier decision). Needs
-    /// USER_POOL_ID.
+    /// Grant an account access to a dataset directly, with or without a request (replacing
+    /// an earlier decision). Needs USER_POOL_ID.
     ///
     /// Example: catalog-admin access grant river-levels someone@example.com --expires +90d
     Grant {
@@ -39,11 +43,41 @@ pub enum Command {
         #[arg(long)]
         expires: Option<String>,
     },
+    /// Approve an account's pending request (optionally until a time). Needs USER_POOL_ID.
+    ///
+    /// Example: catalog-admin access approve river-levels someone@example.com --expires +90d
+    Approve {
+        slug: String,
+        email: String,
+        /// Expiry: RFC 3339 time or +<n><s|m|h|d> (default: until revoked).
+        #[arg(long)]
+        expires: Option<String>,
+    },
+    /// Reject an account's pending request, with a reason the person sees. Needs USER_POOL_ID.
+    ///
+    /// Example: catalog-admin access reject river-levels someone@example.com --reason "partners only"
+    Reject {
+        slug: String,
+        email: String,
+        /// Why (1 to 500 characters).
+        #[arg(long)]
+        reason: String,
+    },
     /// Revoke an account's access to a dataset: its next data request is refused. Needs
     /// USER_POOL_ID.
     ///
     /// Example: catalog-admin access revoke river-levels someone@example.com
     Revoke { slug: String, email: String },
+    /// Access requests in one status (default: pending), of one dataset or all, newest first,
+    /// with the form's answers or the rejection's reason.
+    ///
+    /// Example: catalog-admin access requests river-levels --status rejected
+    Requests {
+        slug: Option<String>,
+        /// pending, granted, rejected, revoked or withdrawn.
+        #[arg(long)]
+        status: Option<String>,
+    },
     /// Who has (or had) access to a dataset: email, account id, status, expiry, and who
     /// decided when.
     ///
@@ -54,6 +88,7 @@ pub enum Command {
 pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
     let aws = ctx.aws().await?;
     let writer = aws.writer();
+    let access = aws.access();
     let now = ctx.now;
     match command {
         Command::Level {
@@ -91,59 +126,157 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
             email,
             expires,
         } => {
-            let slug = slug(&raw)?;
-            let expires_at = expires
-                .map(|e| parse_when(&e, now).map_err(CliError::Usage))
-                .transpose()?;
-            if expires_at.is_some_and(|t| t <= now) {
-                return Err(CliError::Usage("--expires must be in the future".into()));
-            }
+            let dataset = dataset_of(&access, &raw).await?;
+            let expires_at = expiry(expires, now)?;
             let (sub, _) = accounts::find(&aws, &email).await?;
-            writer
-                .grant(&slug, &sub, &email, expires_at, &operator(), now)
+            access
+                .grant(&dataset, &sub, &email, expires_at, &operator(), now)
                 .await?;
-            let until = expires_at.map_or("until revoked".to_owned(), |t| {
-                format!("until {}", format_time(&t))
-            });
-            println!("granted {email} ({sub}) access to {slug} {until}");
+            println!(
+                "granted {email} ({sub}) access to {} {}",
+                dataset.slug,
+                until(expires_at)
+            );
+        }
+        Command::Approve {
+            slug: raw,
+            email,
+            expires,
+        } => {
+            let expires_at = expiry(expires, now)?;
+            let decision =
+                Decision::approve(expires_at, now).map_err(|e| CliError::Usage(e.message))?;
+            let record = decide(&aws, &access, &raw, &email, &decision, now).await?;
+            println!(
+                "approved {email}'s request for {} {}",
+                record.slug,
+                until(expires_at)
+            );
+        }
+        Command::Reject {
+            slug: raw,
+            email,
+            reason,
+        } => {
+            let decision = Decision::reject(&reason).map_err(|e| CliError::Usage(e.message))?;
+            let record = decide(&aws, &access, &raw, &email, &decision, now).await?;
+            println!("rejected {email}'s request for {}", record.slug);
         }
         Command::Revoke { slug: raw, email } => {
-            let slug = slug(&raw)?;
-            let (sub, _) = accounts::find(&aws, &email).await?;
-            if writer.revoke_grant(&slug, &sub, &operator(), now).await? {
-                println!("revoked {email}'s access to {slug}");
-            } else {
-                return Err(CliError::Usage(format!(
-                    "{email} holds no grant in force for {slug}"
-                )));
-            }
+            let record = decide(&aws, &access, &raw, &email, &Decision::Revoke, now).await?;
+            println!("revoked {email}'s access to {}", record.slug);
+        }
+        Command::Requests { slug, status } => {
+            let status = match status.as_deref() {
+                None => AccessStatus::Pending,
+                Some(raw) => AccessStatus::parse(raw).ok_or_else(|| {
+                    CliError::Usage(format!(
+                        "unknown status '{raw}': use pending, granted, rejected, revoked or withdrawn"
+                    ))
+                })?,
+            };
+            let dataset = match slug {
+                Some(raw) => Some(dataset_of(&access, &raw).await?),
+                None => None,
+            };
+            let records = access
+                .access_by_status(status, dataset.as_ref().map(|d| &d.id))
+                .await?;
+            print_records(&records, now);
         }
         Command::List { slug: raw } => {
-            let slug = slug(&raw)?;
-            let t = |t: Option<chrono::DateTime<chrono::Utc>>| {
-                t.map_or("-".to_owned(), |t| format_time(&t))
-            };
-            println!(
-                "{:<32} {:<36} {:<8} {:<21} {:<21} decided by",
-                "email", "account", "status", "expires", "decided"
-            );
-            for g in writer.grants_of(&slug).await? {
-                let status = if g.status == GRANTED && !g.is_active_at(now) {
-                    "expired"
-                } else {
-                    g.status.as_str()
-                };
-                println!(
-                    "{:<32} {:<36} {:<8} {:<21} {:<21} {}",
-                    g.email.as_deref().unwrap_or("-"),
-                    g.grantee,
-                    status,
-                    t(g.expires_at),
-                    t(Some(g.decided_at)),
-                    g.decided_by
-                );
-            }
+            let dataset = dataset_of(&access, &raw).await?;
+            let records = access
+                .records_of(&dataset.id, &[AccessStatus::Granted, AccessStatus::Revoked])
+                .await?;
+            print_records(&records, now);
         }
     }
     Ok(())
+}
+
+/// The dataset a slug names, with its policy.
+async fn dataset_of(access: &DynamoAccess, raw: &str) -> Result<DatasetAccess, CliError> {
+    access
+        .dataset_access(&slug(raw)?)
+        .await?
+        .ok_or_else(|| CliError::Usage(format!("no dataset '{raw}'")))
+}
+
+fn expiry(expires: Option<String>, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>, CliError> {
+    let expires_at = expires
+        .map(|e| parse_when(&e, now).map_err(CliError::Usage))
+        .transpose()?;
+    if expires_at.is_some_and(|t| t <= now) {
+        return Err(CliError::Usage("--expires must be in the future".into()));
+    }
+    Ok(expires_at)
+}
+
+fn until(expires_at: Option<DateTime<Utc>>) -> String {
+    expires_at.map_or("until revoked".to_owned(), |t| {
+        format!("until {}", format_time(&t))
+    })
+}
+
+/// Applies an operator's decision to an account's record (by email), or says why it does not
+/// apply.
+async fn decide(
+    aws: &Aws,
+    access: &DynamoAccess,
+    raw: &str,
+    email: &str,
+    decision: &Decision,
+    now: DateTime<Utc>,
+) -> Result<AccessRecord, CliError> {
+    let dataset = dataset_of(access, raw).await?;
+    let (sub, _) = accounts::find(aws, email).await?;
+    match access
+        .decide(&dataset.id, &sub, decision, None, &operator(), now)
+        .await?
+    {
+        Decided::Done(record) => Ok(record),
+        Decided::Conflict(record) => Err(CliError::Usage(format!(
+            "cannot {} : {email}'s record for {} is {}, not {}",
+            decision.verb(),
+            dataset.slug,
+            record.shown_status(now),
+            decision.applies_to().as_str()
+        ))),
+        Decided::NotFound => Err(CliError::Usage(format!(
+            "{email} has neither asked for nor been granted access to {}",
+            dataset.slug
+        ))),
+    }
+}
+
+fn print_records(records: &[AccessRecord], now: DateTime<Utc>) {
+    let t = |t: Option<DateTime<Utc>>| t.map_or("-".to_owned(), |t| format_time(&t));
+    println!(
+        "{:<24} {:<32} {:<36} {:<9} {:<20} {:<20} {:<20} {:<16} answers / reason",
+        "dataset", "email", "account", "status", "requested", "expires", "decided", "decided by"
+    );
+    for r in records {
+        let detail = match &r.reason {
+            Some(reason) => format!("reason: {reason}"),
+            None => r
+                .answers
+                .iter()
+                .map(|(k, v)| format!("{k}={v:?}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        println!(
+            "{:<24} {:<32} {:<36} {:<9} {:<20} {:<20} {:<20} {:<16} {}",
+            r.slug,
+            r.email.as_deref().unwrap_or("-"),
+            r.grantee,
+            r.shown_status(now),
+            t(r.requested_at),
+            t(r.expires_at),
+            t(r.decided_at),
+            r.decided_by.as_deref().unwrap_or("-"),
+            detail
+        );
+    }
 }

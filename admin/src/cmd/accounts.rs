@@ -12,7 +12,7 @@ use aws_sdk_cognitoidentityprovider::operation::admin_get_user::AdminGetUserOutp
 
 use super::{Aws, CliError, Context};
 
-/// Show, disable and enable accounts (by email). Needs USER_POOL_ID.
+/// Show, disable and enable accounts, and name operators (by email). Needs USER_POOL_ID.
 ///
 /// Example: catalog-admin accounts disable someone@example.com
 #[derive(clap::Subcommand)]
@@ -30,6 +30,24 @@ pub enum Command {
     ///
     /// Example: catalog-admin accounts enable someone@example.com
     Enable { email: String },
+    /// Adds the account to the operators' group (OPERATORS_GROUP, default `operators`, the
+    /// template's OperatorsGroupName): it decides access requests on the site once it signs
+    /// in again. `--remove` takes it out.
+    ///
+    /// Example: catalog-admin accounts operator someone@example.com
+    Operator {
+        email: String,
+        #[arg(long)]
+        remove: bool,
+    },
+}
+
+/// The operators' group: OPERATORS_GROUP, else the template's default.
+fn operators_group() -> String {
+    std::env::var("OPERATORS_GROUP")
+        .ok()
+        .filter(|g| !g.trim().is_empty())
+        .unwrap_or_else(|| "operators".to_owned())
 }
 
 fn cognito_error<E, R>(email: &str, err: SdkError<E, R>) -> CliError
@@ -70,9 +88,10 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
     let cognito = aws.cognito();
     let accounts: DynamoAccounts = aws.writer().accounts();
     let email = match &command {
-        Command::Show { email } | Command::Disable { email } | Command::Enable { email } => {
-            email.clone()
-        }
+        Command::Show { email }
+        | Command::Disable { email }
+        | Command::Enable { email }
+        | Command::Operator { email, .. } => email.clone(),
     };
     let (sub, user) = find(&aws, &email).await?;
     let username = user.username().to_owned();
@@ -107,8 +126,8 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
             accounts.set_disabled(&sub, Some(ctx.now)).await?;
             let revoked = accounts.revoke_all(&sub, ctx.now).await?;
             let grants = aws
-                .writer()
-                .revoke_grants_of(&sub, &super::operator(), ctx.now)
+                .access()
+                .revoke_all(&sub, &super::operator(), ctx.now)
                 .await?;
             println!(
                 "disabled {email} ({sub}): sign-in blocked, signed out, {revoked} key(s) \
@@ -125,6 +144,33 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
                 .map_err(|e| cognito_error(&email, e))?;
             accounts.set_disabled(&sub, None).await?;
             println!("enabled {email} ({sub}); its revoked keys stay revoked");
+        }
+        Command::Operator { remove, .. } => {
+            let group = operators_group();
+            if remove {
+                cognito
+                    .admin_remove_user_from_group()
+                    .user_pool_id(&pool)
+                    .username(&username)
+                    .group_name(&group)
+                    .send()
+                    .await
+                    .map_err(|e| cognito_error(&email, e))?;
+                println!("removed {email} ({sub}) from the group {group}");
+            } else {
+                cognito
+                    .admin_add_user_to_group()
+                    .user_pool_id(&pool)
+                    .username(&username)
+                    .group_name(&group)
+                    .send()
+                    .await
+                    .map_err(|e| cognito_error(&email, e))?;
+                println!(
+                    "added {email} ({sub}) to the group {group}: it decides access requests \
+                     once it signs in again"
+                );
+            }
         }
     }
     Ok(())

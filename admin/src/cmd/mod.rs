@@ -177,6 +177,15 @@ impl Aws {
         )
     }
 
+    /// Access requests and grants, as the accounts function keeps them.
+    pub fn access(&self) -> catalog::dynamo::access::DynamoAccess {
+        catalog::dynamo::access::DynamoAccess::new(
+            self.dynamo.clone(),
+            &self.config.keys_table,
+            &self.config.datasets_table,
+        )
+    }
+
     /// The reader the list and metadata functions use.
     pub fn catalog(&self) -> DynamoCatalog {
         DynamoCatalog::new(self.dynamo.clone(), &self.config.datasets_table)

@@ -9,15 +9,19 @@
 //!
 //! With USER_POOL_ID and USER_POOL_CLIENT_ID (and AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER,
 //! where the pool's JWKS is), the account routes are served too, behind the same checks as
-//! API Gateway's JWT authorizer ([`catalog_dev::authorizer`]).
+//! API Gateway's JWT authorizer ([`catalog_dev::authorizer`]): the keys, access requests and,
+//! for members of OPERATORS_GROUP, operators' decisions.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use catalog::api::account::AccountRoute;
+use catalog::api::access::AccessService;
+use catalog::api::account::{account_routes, is_account_path};
 use catalog::aws::DataClients;
+use catalog::cognito::CognitoDirectory;
 use catalog::config::DataConfig;
+use catalog::dynamo::access::DynamoAccess;
 use catalog::dynamo::accounts::DynamoAccounts;
 use catalog::dynamo::DynamoCatalog;
 use catalog::s3::S3Signer;
@@ -37,13 +41,22 @@ use lambda_http::request::RequestContext;
 use lambda_http::RequestExt;
 use tokio::net::TcpListener;
 
+/// The routes behind the JWT authorizer, as the accounts function serves them.
+struct Accounts {
+    authorizer: JwtAuthorizer,
+    keys: DynamoAccounts,
+    access: DynamoAccess,
+    directory: CognitoDirectory,
+    operators: Option<String>,
+}
+
 struct App {
     catalog: DynamoCatalog,
     signer: S3Signer,
     /// The API's OpenAPI document (openapi.yaml), served as JSON at /api/v1/openapi.json.
     openapi: Bytes,
     /// The account routes, when a user pool is configured.
-    accounts: Option<(JwtAuthorizer, DynamoAccounts)>,
+    accounts: Option<Accounts>,
     /// The web site, at `/`.
     site: Site,
 }
@@ -99,16 +112,24 @@ async fn serve(
     let now = chrono::Utc::now();
     // Routed as the deployed API routes it (each function's route, the list function for the
     // rest, like the `$default` route in template.yaml).
-    let response = match (&app.accounts, AccountRoute::parse(req.uri().path())) {
+    let response = match (&app.accounts, is_account_path(req.uri().path())) {
         // API Gateway answers CORS preflights itself, before the authorizer.
-        (Some(_), Some(_)) if req.method() == lambda_http::http::Method::OPTIONS => {
+        (Some(_), true) if req.method() == lambda_http::http::Method::OPTIONS => {
             catalog::api::preflight_answer()
         }
-        (Some((authorizer, accounts)), Some(_)) => {
-            match authorizer.authorize(req.headers(), now.timestamp()) {
+        (Some(accounts), true) => {
+            match accounts
+                .authorizer
+                .authorize(req.headers(), now.timestamp())
+            {
                 Ok(claims) => {
                     let req = with_claims(req, claims);
-                    catalog::api::account::account_keys(&req, accounts, now).await
+                    let access = AccessService {
+                        store: &accounts.access,
+                        directory: &accounts.directory,
+                        operators: accounts.operators.as_deref(),
+                    };
+                    account_routes(&req, &accounts.keys, &access, now).await
                 }
                 Err(denied) => unauthorized(denied),
             }
@@ -152,11 +173,12 @@ fn unauthorized(denied: Denied) -> lambda_http::Response<lambda_http::Body> {
     response
 }
 
-/// The authorizer and the accounts' store, when USER_POOL_ID and USER_POOL_CLIENT_ID are set.
+/// The authorizer and the accounts' stores, when USER_POOL_ID and USER_POOL_CLIENT_ID are set
+/// (OPERATORS_GROUP names the operators' group, as in the template).
 async fn accounts(
     sdk: &aws_config::SdkConfig,
-    keys_table: &str,
-) -> Result<Option<(JwtAuthorizer, DynamoAccounts)>, DevError> {
+    config: &DataConfig,
+) -> Result<Option<Accounts>, DevError> {
     let (Ok(pool), Ok(client)) = (
         std::env::var("USER_POOL_ID"),
         std::env::var("USER_POOL_CLIENT_ID"),
@@ -169,8 +191,16 @@ async fn accounts(
         .region()
         .map_or("us-east-1".to_owned(), |r| r.to_string());
     let authorizer = JwtAuthorizer::for_user_pool(&endpoint, &region, &pool, &client).await?;
-    let accounts = DynamoAccounts::new(aws_sdk_dynamodb::Client::new(sdk), keys_table);
-    Ok(Some((authorizer, accounts)))
+    let dynamodb = aws_sdk_dynamodb::Client::new(sdk);
+    Ok(Some(Accounts {
+        authorizer,
+        keys: DynamoAccounts::new(dynamodb.clone(), &config.keys_table),
+        access: DynamoAccess::new(dynamodb, &config.keys_table, &config.datasets_table),
+        directory: CognitoDirectory::new(aws_sdk_cognitoidentityprovider::Client::new(sdk)),
+        operators: std::env::var("OPERATORS_GROUP")
+            .ok()
+            .filter(|g| !g.trim().is_empty()),
+    }))
 }
 
 #[tokio::main]
@@ -194,7 +224,7 @@ async fn main() -> Result<(), DevError> {
             &format!("{}/", cognito_endpoint.trim_end_matches('/')),
             &client_id,
         ),
-        accounts: accounts(&sdk, &config.keys_table).await?,
+        accounts: accounts(&sdk, &config).await?,
         openapi: openapi_json()?,
         signer,
         catalog,

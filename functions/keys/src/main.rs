@@ -1,15 +1,32 @@
-//! `POST|GET /api/v1/account/keys`, `DELETE /api/v1/account/keys/{id}`: composition root only;
-//! the logic is in `catalog::api::account`. API Gateway's JWT authorizer verifies the caller's
-//! token before this function runs; it reads the verified claims from the request context.
+//! The routes behind the JWT authorizer: `/api/v1/account/keys[/{id}]` (an account's own read
+//! keys), `/api/v1/account/access[/{slug}]` (its access requests) and
+//! `/api/v1/operator/access[/{slug}/{account}]` (operators' decisions). Composition root only:
+//! the logic is in `catalog::api::account` and `catalog::api::access`. API Gateway's JWT
+//! authorizer verifies the caller's token before this function runs.
 
 use std::convert::Infallible;
 
+use catalog::api::access::AccessService;
+use catalog::cognito::CognitoDirectory;
 use catalog::config::KeysConfig;
+use catalog::dynamo::access::DynamoAccess;
 use catalog::dynamo::accounts::DynamoAccounts;
 use lambda_http::{service_fn, Body, Error, Request, Response};
 
-async fn handle(accounts: &DynamoAccounts, req: Request) -> Result<Response<Body>, Infallible> {
-    Ok(catalog::api::account::account_keys(&req, accounts, chrono::Utc::now()).await)
+struct App {
+    keys: DynamoAccounts,
+    access: DynamoAccess,
+    directory: CognitoDirectory,
+    operators: Option<String>,
+}
+
+async fn handle(app: &App, req: Request) -> Result<Response<Body>, Infallible> {
+    let access = AccessService {
+        store: &app.access,
+        directory: &app.directory,
+        operators: app.operators.as_deref(),
+    };
+    Ok(catalog::api::account::account_routes(&req, &app.keys, &access, chrono::Utc::now()).await)
 }
 
 #[tokio::main]
@@ -17,6 +34,12 @@ async fn main() -> Result<(), Error> {
     lambda_http::tracing::init_default_subscriber();
     let config = KeysConfig::from_env()?;
     let sdk = catalog::aws::load_sdk_config().await;
-    let accounts = DynamoAccounts::new(aws_sdk_dynamodb::Client::new(&sdk), config.keys_table);
-    catalog::lambda::run(service_fn(|req| handle(&accounts, req))).await
+    let dynamodb = aws_sdk_dynamodb::Client::new(&sdk);
+    let app = App {
+        keys: DynamoAccounts::new(dynamodb.clone(), &config.keys_table),
+        access: DynamoAccess::new(dynamodb, config.keys_table, config.datasets_table),
+        directory: CognitoDirectory::new(aws_sdk_cognitoidentityprovider::Client::new(&sdk)),
+        operators: config.operators_group,
+    };
+    catalog::lambda::run(service_fn(|req| handle(&app, req))).await
 }

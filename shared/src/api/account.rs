@@ -1,4 +1,5 @@
-//! The account routes: a signed-in user's own read keys.
+//! The routes behind the JWT authorizer: a signed-in user's own read keys here, access requests
+//! and operators' decisions in [`super::access`].
 //!
 //! - `POST /api/v1/account/keys` `{"label": "...", "expires_in_days": 90}`: 201, the secret
 //!   (this once) and the key's record.
@@ -16,13 +17,14 @@ use lambda_http::request::RequestContext;
 use lambda_http::{Body, Request, RequestExt, Response};
 use serde::Serialize;
 
+use super::access::{AccessRoute, AccessService};
 use super::http::{error_answer, json_response};
 use super::request::{request_id, request_path};
 use crate::accounts::{caller, KeyRequest, MAX_ACTIVE_KEYS};
 use crate::error::{Allowed, ApiError};
 use crate::input::echo;
-use crate::keys::{generate_key, is_key_id, KeyInfo, KeyStatus};
-use crate::ports::{AccountKeyStore, Created};
+use crate::keys::{generate_key, is_key_id, KeyInfo, KeyStatus, Owner};
+use crate::ports::{AccessStore, AccountKeyStore, Created, Directory};
 
 /// The account routes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,13 +82,57 @@ pub fn verified_claims(req: &Request) -> Option<&HashMap<String, String>> {
     }
 }
 
-/// Answers an account route. Every answer is private to its caller: never stored by a cache.
-pub async fn account_keys(
+/// Whether a path is one of the routes behind the JWT authorizer (keys and access).
+pub fn is_account_path(path: &str) -> bool {
+    AccountRoute::parse(path).is_some() || AccessRoute::parse(path).is_some()
+}
+
+/// Answers a route behind the JWT authorizer: an account's keys, its access requests, and the
+/// operators' decisions (the accounts function, and the local API).
+pub async fn account_routes<S: AccessStore, D: Directory>(
     req: &Request,
-    store: &impl AccountKeyStore,
+    keys: &impl AccountKeyStore,
+    access: &AccessService<'_, S, D>,
     now: DateTime<Utc>,
 ) -> Response<Body> {
-    let mut response = match account_inner(req, store, now).await {
+    let path = request_path(req);
+    private(req, async {
+        if let Some(route) = AccountRoute::parse(path) {
+            keys_route(req, route, the_caller(req)?, keys, now).await
+        } else if let Some(route) = AccessRoute::parse(path) {
+            access.answer(req, route, the_caller(req)?, now).await
+        } else {
+            Err(ApiError::RouteNotFound(echo(path)))
+        }
+    })
+    .await
+}
+
+/// Answers a key route alone (the benchmarks measure it).
+pub async fn account_keys(
+    req: &Request,
+    keys: &impl AccountKeyStore,
+    now: DateTime<Utc>,
+) -> Response<Body> {
+    let path = request_path(req);
+    private(req, async {
+        let route = AccountRoute::parse(path).ok_or_else(|| ApiError::RouteNotFound(echo(path)))?;
+        keys_route(req, route, the_caller(req)?, keys, now).await
+    })
+    .await
+}
+
+/// The caller, as API Gateway's authorizer verified it (it runs before anything else).
+fn the_caller(req: &Request) -> Result<Owner, ApiError> {
+    caller(verified_claims(req)).map_err(ApiError::Unauthenticated)
+}
+
+/// The answer, or its error's; private to its caller: never stored by a cache.
+async fn private(
+    req: &Request,
+    answer: impl std::future::Future<Output = Result<Response<Body>, ApiError>>,
+) -> Response<Body> {
+    let mut response = match answer.await {
         Ok(response) => response,
         Err(e) => error_answer(e, &request_id(req)),
     };
@@ -96,15 +142,13 @@ pub async fn account_keys(
     response
 }
 
-async fn account_inner(
+async fn keys_route(
     req: &Request,
+    route: AccountRoute,
+    owner: Owner,
     store: &impl AccountKeyStore,
     now: DateTime<Utc>,
 ) -> Result<Response<Body>, ApiError> {
-    let path = request_path(req);
-    let route = AccountRoute::parse(path).ok_or_else(|| ApiError::RouteNotFound(echo(path)))?;
-    // As API Gateway does: the authorizer runs before anything else.
-    let owner = caller(verified_claims(req)).map_err(ApiError::Unauthenticated)?;
     let method = req.method();
     match route {
         AccountRoute::Keys if method == Method::POST => {

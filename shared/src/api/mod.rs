@@ -1,7 +1,8 @@
 //! The HTTP API: one file per endpoint, on top of the ports.
 //!
 //! - [`request`]: what a request carries (route, request id, query parameters, presented key);
-//! - `list`, `metadata`, `data`: the three catalog endpoints; [`account`]: the account routes;
+//! - `list`, `metadata`, `data`: the three catalog endpoints; [`account`]: the account routes
+//!   (keys), [`access`]: access requests and operators' decisions;
 //! - `http`: how every answer is built (JSON bodies, errors, CORS, HTTP caching, HEAD).
 //!
 //! Handlers never fail: every outcome, including storage failures, is a [`Response`]. An `Err`
@@ -12,6 +13,7 @@ use lambda_http::{Body, Request, Response};
 
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader, GrantReader, KeyUsage, UrlSigner};
 
+pub mod access;
 pub mod account;
 mod data;
 mod http;

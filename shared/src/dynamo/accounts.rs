@@ -7,7 +7,6 @@
 //! never take an account past it. A revocation removes the slot in the same transaction that
 //! marks the key. Slots of expired keys are dropped when a creation finds the set full.
 
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
@@ -20,9 +19,10 @@ use super::layout::name::{
 use super::layout::{account_key, api_key_key, key_slot, slot_expiry, Item, KEYS_BY_OWNER_INDEX};
 use super::requests::{classify, get_consistent, query_all};
 use super::retry::Backoff;
+use super::tx::{build, other, transact_retrying};
 use crate::accounts::MAX_ACTIVE_KEYS;
 use crate::error::StoreError;
-use crate::keys::{KeyInfo, NewKey, Owner};
+use crate::keys::{KeyInfo, NewKey, Owner, KEY_ID_PREFIX};
 use crate::ports::{AccountKeyStore, Created};
 
 /// Accounts' keys, in the keys table.
@@ -32,91 +32,12 @@ pub struct DynamoAccounts {
     keys_table: String,
 }
 
-/// How a transaction ended, from its cancellation reasons.
-enum Outcome {
-    Done,
-    /// The condition of the write at this position failed.
-    ConditionFailed(usize),
-    /// Another transaction held an item: worth retrying.
-    Conflict,
-}
-
-fn other(message: &str) -> StoreError {
-    StoreError::Other(message.to_owned().into())
-}
-
-fn build<T, E: std::error::Error + Send + Sync + 'static>(
-    r: Result<T, E>,
-) -> Result<T, StoreError> {
-    r.map_err(|e| StoreError::Other(Box::new(e)))
-}
-
 impl DynamoAccounts {
     pub fn new(client: Client, keys_table: impl Into<String>) -> Self {
         Self {
             client,
             keys_table: keys_table.into(),
         }
-    }
-
-    async fn transact(&self, items: Vec<TransactWriteItem>) -> Result<Outcome, StoreError> {
-        let result = self
-            .client
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await;
-        let err = match result {
-            Ok(_) => return Ok(Outcome::Done),
-            Err(err) => err,
-        };
-        if let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
-            err.as_service_error()
-        {
-            let codes: Vec<Option<&str>> = cancelled
-                .cancellation_reasons()
-                .iter()
-                .map(|r| r.code())
-                .collect();
-            if let Some(at) = codes
-                .iter()
-                .position(|c| *c == Some("ConditionalCheckFailed"))
-            {
-                return Ok(Outcome::ConditionFailed(at));
-            }
-            if codes.contains(&Some("TransactionConflict")) {
-                return Ok(Outcome::Conflict);
-            }
-        }
-        if let Some(TransactWriteItemsError::TransactionInProgressException(_)) =
-            err.as_service_error()
-        {
-            return Ok(Outcome::Conflict);
-        }
-        Err(classify(err))
-    }
-
-    /// Runs a transaction, retrying conflicts (`Backoff::CONFLICT`). `Err(position)`: the
-    /// condition of the write at that position failed.
-    async fn transact_retrying(
-        &self,
-        items: Vec<TransactWriteItem>,
-    ) -> Result<Result<(), usize>, StoreError> {
-        let b = Backoff::CONFLICT;
-        for retry in 0..=b.retries {
-            if retry > 0 {
-                // Jittered: concurrent creations on one account must not retry in lockstep.
-                tokio::time::sleep(b.jittered(retry)).await;
-            }
-            match self.transact(items.clone()).await? {
-                Outcome::Conflict => continue,
-                Outcome::Done => return Ok(Ok(())),
-                Outcome::ConditionFailed(at) => return Ok(Err(at)),
-            }
-        }
-        Err(StoreError::Unavailable(
-            "the account's item stayed in conflict after retries".into(),
-        ))
     }
 
     /// Puts an account's new key (its owner named in the item), unless its hash exists.
@@ -232,7 +153,7 @@ impl DynamoAccounts {
                     .build(),
             );
         }
-        self.transact_retrying(items)
+        transact_retrying(&self.client, items)
             .await?
             .map_err(|_| other("the key's item is gone"))
     }
@@ -328,9 +249,12 @@ impl DynamoAccounts {
                 .query()
                 .table_name(&self.keys_table)
                 .index_name(KEYS_BY_OWNER_INDEX)
-                .key_condition_expression("#owner = :owner")
+                // The owner index holds the account's access records too (`id` `access#…`).
+                .key_condition_expression("#owner = :owner AND begins_with(#id, :key)")
                 .expression_attribute_names("#owner", OWNER)
-                .expression_attribute_values(":owner", s(owner.as_str())),
+                .expression_attribute_names("#id", ID)
+                .expression_attribute_values(":owner", s(owner.as_str()))
+                .expression_attribute_values(":key", s(KEY_ID_PREFIX)),
         )
         .await
     }
@@ -347,7 +271,7 @@ impl AccountKeyStore for DynamoAccounts {
         let items = vec![self.take_slot(key, owner)?, self.put_key(key)?];
         let mut dropped_expired = false;
         loop {
-            match self.transact_retrying(items.clone()).await? {
+            match transact_retrying(&self.client, items.clone()).await? {
                 Ok(()) => return Ok(Created::Created),
                 Err(0) if !dropped_expired => {
                     dropped_expired = true;

@@ -19,11 +19,13 @@
 //! |---|---|---|
 //! | API key | SHA-256 of the key, 64 hex digits | `id`, `prefix`, `label`, `scopes`, `created_at`, `expires_at`, `revoked_at`, `last_used_at`; `owner` (a Cognito `sub`) for an account's key |
 //! | account | `ACCOUNT#<sub>` | `owner`; `active_keys`: one `<expiry, unix seconds>/<key id>` per active key, at most [`crate::accounts::MAX_ACTIVE_KEYS`] |
-//! | grant | `GRANT#<dataset uuid>#<sub>` | `dataset`, `slug`, `grantee`, `email`, `status` (`granted`, `revoked`), `expires_at`, `decided_by`, `decided_at`: an account's access to an `approval` dataset |
+//! | access record | `GRANT#<dataset uuid>#<sub>` | `dataset`, `slug`, `grantee`, `owner` (the same `sub`), `id` (`access#<dataset uuid>`), `email`, `status`, `requested_at`, `answers`, `terms_accepted`, `expires_at`, `decided_by`, `decided_at`, `reason`, `rev`: an account's request for and grant of an `approval` dataset ([`crate::grants`]) |
 //!
 //! Indexes: [`KEYS_BY_ID_INDEX`] (`id`, keys only) for operators' revocation by id;
-//! [`KEYS_BY_OWNER_INDEX`] (`owner`, `id`, all attributes) for an account's list. Account
-//! items have no `id`, so neither index holds them.
+//! [`KEYS_BY_OWNER_INDEX`] (`owner`, `id`, all attributes) for an account's keys (ids
+//! `key_…`) and its access records (ids `access#…`), each in one Query;
+//! [`ACCESS_BY_STATUS_INDEX`] (`status`, `dataset`, all attributes) for operators' lists of
+//! requests and grants. Account items have no `id` and no `status`, so no index holds them.
 
 use std::collections::HashMap;
 
@@ -81,7 +83,8 @@ pub mod name {
     // Counters.
     /// How many entries a list holds.
     pub const TOTAL: &str = "total";
-    /// The catalog's revision, bumped by every write to a list.
+    /// The catalog's revision, bumped by every write to a list; on an access record, bumped by
+    /// every write to it.
     pub const REV: &str = "rev";
     /// On the catalog counter: the facet lists were built (first listing, or `reindex`).
     pub const FACETS_INDEXED: &str = "facets_indexed";
@@ -107,8 +110,16 @@ pub mod name {
     pub const GRANTEE: &str = "grantee";
     /// The account's email when the decision was made, for operators' reports.
     pub const EMAIL: &str = "email";
-    /// `granted` or `revoked`.
+    /// `pending`, `granted`, `rejected`, `revoked` or `withdrawn` ([`crate::grants::AccessStatus`]).
     pub const STATUS: &str = "status";
+    /// When the account asked (absent on a grant made without a request).
+    pub const REQUESTED_AT: &str = "requested_at";
+    /// The answers to the dataset's request form: a map of strings.
+    pub const ANSWERS: &str = "answers";
+    /// Whether the dataset's terms were accepted when asking.
+    pub const TERMS_ACCEPTED: &str = "terms_accepted";
+    /// Why a request was rejected.
+    pub const REASON: &str = "reason";
     /// Who made the last decision (an operator's name or `catalog-admin`), and when.
     pub const DECIDED_BY: &str = "decided_by";
     pub const DECIDED_AT: &str = "decided_at";
@@ -129,6 +140,17 @@ pub const KEYS_BY_ID_INDEX: &str = "by-id";
 /// The keys table's index by owner (`owner`, then `id`), all attributes: an account's keys in
 /// one Query.
 pub const KEYS_BY_OWNER_INDEX: &str = "by-owner";
+/// The keys table's index of access records by status (`status`, then `dataset`), all
+/// attributes: the requests pending, the grants of a dataset. Only access records have a
+/// `status`.
+pub const ACCESS_BY_STATUS_INDEX: &str = "by-status";
+/// What an access record's `id` begins with in the owner index (a key's is `key_`).
+pub const ACCESS_ID_PREFIX: &str = "access#";
+
+/// An access record's `id`: its dataset, within the account's records.
+pub fn access_id(dataset: &Uuid) -> String {
+    format!("{ACCESS_ID_PREFIX}{dataset}")
+}
 
 pub fn dataset_pk(slug: &str) -> String {
     format!("DS#{slug}")
@@ -174,7 +196,7 @@ pub fn account_key(owner: &str) -> Item {
     api_key_key(&format!("ACCOUNT#{owner}"))
 }
 
-/// The key of an account's grant for a dataset in the keys table (never a hash either).
+/// The key of an account's access record for a dataset in the keys table (never a hash either).
 pub fn grant_key(owner: &str, dataset: &Uuid) -> Item {
     api_key_key(&format!("{}{owner}", grant_prefix(dataset)))
 }

@@ -14,6 +14,7 @@
 //! each function instance keeps the last few such lists, keyed by `rev`, so until the catalog
 //! changes they cost one read of the counters.
 
+pub mod access;
 pub mod accounts;
 pub mod attr;
 pub mod codec;
@@ -21,6 +22,7 @@ pub mod layout;
 pub mod requests;
 pub mod retry;
 pub mod snapshots;
+mod tx;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -12,7 +12,6 @@
 //! - [`publish`]: the publish sequence, what it checks first, and reading what is stored.
 //! - [`activate`]: activation, planned without I/O ([`activate::Activation::plan`]), then sent.
 //! - [`change`]: keyless windows and access levels, planned the same way.
-//! - [`grants`]: accounts' access to `approval` datasets.
 //! - [`facets`]: rewrites of the per-category, per-tag and per-license lists, and `reindex`.
 //! - [`keys`]: API keys.
 //! - [`tables`]: creating the tables.
@@ -21,7 +20,6 @@
 pub mod activate;
 pub mod change;
 pub mod facets;
-pub mod grants;
 pub mod keys;
 pub mod publish;
 pub mod tables;

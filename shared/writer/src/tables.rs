@@ -6,8 +6,8 @@ use aws_sdk_dynamodb::types::{
     ProjectionType, ScalarAttributeType, TimeToLiveSpecification,
 };
 use aws_sdk_dynamodb::Client;
-use catalog::dynamo::layout::name::{ID, KEY_HASH, OWNER, PK, PURGE_AT, SK};
-use catalog::dynamo::layout::{KEYS_BY_ID_INDEX, KEYS_BY_OWNER_INDEX};
+use catalog::dynamo::layout::name::{DATASET, ID, KEY_HASH, OWNER, PK, PURGE_AT, SK, STATUS};
+use catalog::dynamo::layout::{ACCESS_BY_STATUS_INDEX, KEYS_BY_ID_INDEX, KEYS_BY_OWNER_INDEX};
 use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
 
@@ -62,6 +62,17 @@ pub async fn create_tables(
         )
         .build()
         .map_err(|e| StoreError::Other(Box::new(e)))?;
+    let by_status = GlobalSecondaryIndex::builder()
+        .index_name(ACCESS_BY_STATUS_INDEX)
+        .key_schema(key(STATUS, KeyType::Hash)?)
+        .key_schema(key(DATASET, KeyType::Range)?)
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
+        .build()
+        .map_err(|e| StoreError::Other(Box::new(e)))?;
     client
         .create_table()
         .table_name(keys_table)
@@ -69,9 +80,12 @@ pub async fn create_tables(
         .attribute_definitions(attr(KEY_HASH)?)
         .attribute_definitions(attr(ID)?)
         .attribute_definitions(attr(OWNER)?)
+        .attribute_definitions(attr(STATUS)?)
+        .attribute_definitions(attr(DATASET)?)
         .key_schema(key(KEY_HASH, KeyType::Hash)?)
         .global_secondary_indexes(by_id)
         .global_secondary_indexes(by_owner)
+        .global_secondary_indexes(by_status)
         .send()
         .await
         .map_err(classify)?;

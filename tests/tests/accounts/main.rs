@@ -123,6 +123,7 @@ impl Site {
 /// The gated sample (no keyless window) the downloads ask for.
 const GATED: &str = "air-quality-hourly";
 
+mod access_requests;
 mod own_keys;
 mod template;
 mod tokens;

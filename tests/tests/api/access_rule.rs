@@ -3,9 +3,11 @@
 //! SHA-256 checked), what it costs on the wire, and the operators' commands that set levels,
 //! grant and revoke.
 
+use catalog::grants::Decision;
 use catalog::input::Slug;
 use catalog::keys::{NewKey, Owner, Scope};
 use catalog::policy::{AccessLevel, ApprovalPolicy};
+use catalog::ports::{AccessStore, Decided};
 use catalog_dev::cognito::sign_up_confirmed;
 use catalog_tests::{admin_command, run_admin, Wire};
 use sha2::{Digest, Sha256};
@@ -79,12 +81,17 @@ async fn given_levels() -> Given {
             .await
             .expect("set access");
     }
-    let birds = slug("bird-sightings");
-    writer
+    let access = g.stack.access();
+    let birds = access
+        .dataset_access(&slug("bird-sightings"))
+        .await
+        .expect("read the dataset")
+        .expect("bird-sightings");
+    access
         .grant(&birds, &account(1), "one@example.com", None, "ops", now)
         .await
         .expect("grant");
-    writer
+    access
         .grant(
             &birds,
             &account(3),
@@ -158,22 +165,28 @@ async fn the_access_rule_holds_on_every_dataset_and_key_as_one_matrix() {
 async fn a_revoked_grant_and_a_changed_level_take_effect_on_the_next_request() {
     let g = given_levels().await;
     let writer = g.stack.writer();
+    let access = g.stack.access();
     let birds = slug("bird-sightings");
+    let id = access
+        .dataset_access(&birds)
+        .await
+        .expect("read the dataset")
+        .expect("bird-sightings")
+        .id;
+    let one = account(1);
+    let revoke = || access.decide(&id, &one, &Decision::Revoke, None, "ops", Utc::now());
     assert_eq!(outcome(&g, "bird-sightings", Some(GRANTED)).await, "ok");
     // WHEN the grant is revoked, THEN the very next request is refused
-    assert!(writer
-        .revoke_grant(&birds, &account(1), "ops", Utc::now())
-        .await
-        .expect("revoke"));
+    assert!(matches!(revoke().await.expect("revoke"), Decided::Done(_)));
     assert_eq!(
         outcome(&g, "bird-sightings", Some(GRANTED)).await,
         "403 access_required"
     );
     // Revoking again finds nothing in force
-    assert!(!writer
-        .revoke_grant(&birds, &account(1), "ops", Utc::now())
-        .await
-        .expect("revoke again"));
+    assert!(matches!(
+        revoke().await.expect("revoke again"),
+        Decided::Conflict(_)
+    ));
     // WHEN the dataset goes back to registered, THEN any read key reads it at once
     writer
         .set_access(

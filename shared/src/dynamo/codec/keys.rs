@@ -2,17 +2,20 @@
 //! see, what a new key stores) and grants.
 
 use super::super::attr::{
-    corrupt, get_s, get_s_opt, get_strings, get_time, get_time_opt, get_uuid, opt_s, opt_time, s,
-    strings, time,
+    corrupt, get_s, get_s_opt, get_strings, get_time, get_time_opt, get_u64, get_uuid, opt_s,
+    opt_time, s, strings, time,
 };
-use super::super::layout::{api_key_key, grant_key, name, Item};
+use std::collections::BTreeMap;
+
+use super::super::layout::{access_id, api_key_key, grant_key, name, Item};
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
 use super::Attributes;
 use crate::error::StoreError;
+use crate::grants::{AccessRecord, AccessStatus};
 use crate::keys::{KeyInfo, KeyRecord, NewKey, Owner, Scope, RETENTION};
-use crate::policy::{Grant, GrantInfo, GRANTED};
+use crate::policy::Grant;
 use crate::slug::Slug;
 
 impl TryFrom<&Item> for KeyInfo {
@@ -40,46 +43,89 @@ impl TryFrom<&Item> for Grant {
     /// What the data path needs of a grant item.
     fn try_from(item: &Item) -> Result<Self, StoreError> {
         Ok(Self {
-            granted: get_s(item, name::STATUS)? == GRANTED,
+            granted: get_s(item, name::STATUS)? == AccessStatus::Granted.as_str(),
             expires_at: get_time_opt(item, name::EXPIRES_AT)?,
         })
     }
 }
 
-impl TryFrom<&Item> for GrantInfo {
+impl TryFrom<&Item> for AccessRecord {
     type Error = StoreError;
 
-    /// A grant item as operators see it.
+    /// An access record as stored (a grant written before requests existed has no request
+    /// fields and no `rev`: it reads as revision 0).
     fn try_from(item: &Item) -> Result<Self, StoreError> {
+        let answers = match item.get(name::ANSWERS) {
+            None | Some(AttributeValue::Null(_)) => BTreeMap::new(),
+            Some(AttributeValue::M(map)) => map
+                .iter()
+                .map(|(k, v)| match v {
+                    AttributeValue::S(text) => Ok((k.clone(), text.clone())),
+                    _ => Err(corrupt(name::ANSWERS)),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(corrupt(name::ANSWERS)),
+        };
         Ok(Self {
             slug: get_s(item, name::SLUG)?,
             dataset: get_uuid(item, name::DATASET)?,
             grantee: get_s(item, name::GRANTEE)?,
             email: get_s_opt(item, name::EMAIL)?,
-            status: get_s(item, name::STATUS)?,
+            status: AccessStatus::parse(&get_s(item, name::STATUS)?)
+                .ok_or_else(|| corrupt(name::STATUS))?,
+            requested_at: get_time_opt(item, name::REQUESTED_AT)?,
+            answers,
+            terms_accepted: matches!(
+                item.get(name::TERMS_ACCEPTED),
+                Some(AttributeValue::Bool(true))
+            ),
             expires_at: get_time_opt(item, name::EXPIRES_AT)?,
-            decided_by: get_s(item, name::DECIDED_BY)?,
-            decided_at: get_time(item, name::DECIDED_AT)?,
+            decided_by: get_s_opt(item, name::DECIDED_BY)?,
+            decided_at: get_time_opt(item, name::DECIDED_AT)?,
+            reason: get_s_opt(item, name::REASON)?,
+            rev: if item.contains_key(name::REV) {
+                get_u64(item, name::REV)?
+            } else {
+                0
+            },
         })
     }
 }
 
-impl GrantInfo {
-    /// The grant's item in the keys table.
-    pub fn to_item(&self) -> Item {
-        let mut item = grant_key(&self.grantee, &self.dataset);
-        let attributes: Attributes = vec![
+impl AccessRecord {
+    /// Every attribute of the record's item but its key and `rev` (absent values as NULL), so
+    /// that one write replaces a record whole. `owner` and `id` put it in the owner index.
+    pub fn attributes(&self) -> Attributes {
+        let answers = self
+            .answers
+            .iter()
+            .map(|(k, v)| (k.clone(), s(v)))
+            .collect();
+        vec![
             (name::SLUG, s(&self.slug)),
             (name::DATASET, s(self.dataset.to_string())),
             (name::GRANTEE, s(&self.grantee)),
+            (name::OWNER, s(&self.grantee)),
+            (name::ID, s(access_id(&self.dataset))),
             (name::EMAIL, opt_s(self.email.as_deref())),
-            (name::STATUS, s(&self.status)),
+            (name::STATUS, s(self.status.as_str())),
+            (name::REQUESTED_AT, opt_time(self.requested_at.as_ref())),
+            (name::ANSWERS, AttributeValue::M(answers)),
+            (
+                name::TERMS_ACCEPTED,
+                AttributeValue::Bool(self.terms_accepted),
+            ),
             (name::EXPIRES_AT, opt_time(self.expires_at.as_ref())),
-            (name::DECIDED_BY, s(&self.decided_by)),
-            (name::DECIDED_AT, time(&self.decided_at)),
-        ];
-        item.extend(attributes.into_iter().map(|(k, v)| (k.to_owned(), v)));
-        item
+            (name::DECIDED_BY, opt_s(self.decided_by.as_deref())),
+            (name::DECIDED_AT, opt_time(self.decided_at.as_ref())),
+            (name::REASON, opt_s(self.reason.as_deref())),
+        ]
+    }
+
+    /// The record's key in the keys table.
+    pub fn key(&self) -> Result<Item, StoreError> {
+        let grantee = Owner::parse(&self.grantee).ok_or_else(|| corrupt(name::GRANTEE))?;
+        Ok(grant_key(grantee.as_str(), &self.dataset))
     }
 }
 

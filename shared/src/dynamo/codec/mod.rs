@@ -15,7 +15,6 @@ use super::attr::{
 };
 mod keys;
 
-pub use crate::policy::{GRANTED, REVOKED};
 pub use keys::purge_at;
 
 use super::layout::{
@@ -24,6 +23,7 @@ use super::layout::{
 use crate::error::StoreError;
 use crate::input::Slug;
 use crate::policy::{AccessLevel, ApprovalPolicy};
+use crate::ports::DatasetAccess;
 use crate::records::{
     ActiveVersion, Card, DatasetMeta, DatasetRecord, DatasetSummary, Discussion, DownloadTarget,
 };
@@ -112,6 +112,24 @@ impl Card {
     }
 }
 
+/// The access routes' view of a dataset item: its id, level and policy (`slug` as asked).
+pub fn dataset_access(item: &Item, slug: &Slug) -> Result<DatasetAccess, StoreError> {
+    Ok(DatasetAccess {
+        id: get_uuid(item, name::ID)?,
+        slug: slug.clone(),
+        level: get_level(item)?,
+        policy: get_policy(item)?,
+    })
+}
+
+/// A dataset item's approval policy (the default when it has none).
+fn get_policy(item: &Item) -> Result<ApprovalPolicy, StoreError> {
+    match get_s_opt(item, name::ACCESS_POLICY)? {
+        Some(text) => serde_json::from_str(&text).map_err(|_| corrupt(name::ACCESS_POLICY)),
+        None => Ok(ApprovalPolicy::default()),
+    }
+}
+
 impl TryFrom<&Item> for DatasetMeta {
     type Error = StoreError;
 
@@ -122,12 +140,7 @@ impl TryFrom<&Item> for DatasetMeta {
             source: get_s(item, name::SOURCE)?,
             insights: get_s(item, name::INSIGHTS)?,
             discussions: stored_discussions(&get_s(item, name::DISCUSSIONS)?)?,
-            access: match get_s_opt(item, name::ACCESS_POLICY)? {
-                Some(text) => {
-                    serde_json::from_str(&text).map_err(|_| corrupt(name::ACCESS_POLICY))?
-                }
-                None => ApprovalPolicy::default(),
-            },
+            access: get_policy(item)?,
         })
     }
 }

@@ -1,0 +1,730 @@
+//! Access requests and grants for `approval` datasets: one record per account and dataset, from
+//! the request to its decisions. A person asks (answering the dataset's form, accepting its
+//! terms); an operator approves (optionally until a time), rejects with a reason, or revokes; the
+//! person may withdraw a pending request. An automatic approval is recorded as a request too.
+//!
+//! The record holds the latest request and the latest decision: a new request, allowed once the
+//! last one was rejected, withdrawn, revoked or has expired, replaces it. Every write increments
+//! `rev`, so a decision can be made on the condition that nothing changed since it was read.
+//! Storage is [`crate::ports::AccessStore`]; the data path reads only [`Grant`].
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::accounts::FieldError;
+use crate::input::echo;
+use crate::keys::Owner;
+use crate::policy::{ApprovalPolicy, Grant};
+use crate::slug::Slug;
+
+/// Where a record stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccessStatus {
+    /// Asked, not decided.
+    Pending,
+    /// Approved or granted directly: the account's keys read the dataset (until `expires_at`).
+    Granted,
+    /// Refused, with a reason.
+    Rejected,
+    /// A grant an operator (or `accounts disable`) ended.
+    Revoked,
+    /// A pending request its author took back.
+    Withdrawn,
+}
+
+impl AccessStatus {
+    pub const ALL: [Self; 5] = [
+        Self::Pending,
+        Self::Granted,
+        Self::Rejected,
+        Self::Revoked,
+        Self::Withdrawn,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Granted => "granted",
+            Self::Rejected => "rejected",
+            Self::Revoked => "revoked",
+            Self::Withdrawn => "withdrawn",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == raw)
+    }
+}
+
+/// Who decided an automatic approval.
+pub const AUTOMATIC: &str = "automatic";
+
+/// One account's access to one `approval` dataset: its latest request and decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccessRecord {
+    pub slug: String,
+    pub dataset: Uuid,
+    /// The account (a Cognito `sub`).
+    pub grantee: String,
+    /// The account's verified email when it asked (or when an operator granted by email).
+    pub email: Option<String>,
+    pub status: AccessStatus,
+    /// When the person asked; `None` for a grant an operator made without a request.
+    pub requested_at: Option<DateTime<Utc>>,
+    /// The answers to the dataset's form, by question name.
+    pub answers: BTreeMap<String, String>,
+    /// Whether the person accepted the dataset's terms when asking.
+    pub terms_accepted: bool,
+    /// When a grant ends (`None`: until revoked).
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Who made the latest decision (an operator, `automatic`, or the person for a withdrawal),
+    /// and when; `None` while pending.
+    pub decided_by: Option<String>,
+    pub decided_at: Option<DateTime<Utc>>,
+    /// Why a request was rejected.
+    pub reason: Option<String>,
+    /// Bumped by every write.
+    pub rev: u64,
+}
+
+impl AccessRecord {
+    /// What the data path reads of it.
+    pub fn grant(&self) -> Grant {
+        Grant {
+            granted: self.status == AccessStatus::Granted,
+            expires_at: self.expires_at,
+        }
+    }
+
+    /// In force at `now`, by the data path's own rule ([`Grant::is_active_at`]).
+    pub fn is_active_at(&self, now: DateTime<Utc>) -> bool {
+        self.grant().is_active_at(now)
+    }
+
+    /// The status as people see it: a grant past its expiry is `expired`.
+    pub fn shown_status(&self, now: DateTime<Utc>) -> &'static str {
+        if self.status == AccessStatus::Granted && !self.is_active_at(now) {
+            "expired"
+        } else {
+            self.status.as_str()
+        }
+    }
+
+    /// Whether a new request may replace this record: not while one is pending or a grant is
+    /// in force.
+    pub fn may_ask_again(&self, now: DateTime<Utc>) -> bool {
+        match self.status {
+            AccessStatus::Pending => false,
+            AccessStatus::Granted => !self.is_active_at(now),
+            _ => true,
+        }
+    }
+
+    /// The account's view of its own record (operators' names are not shown to it).
+    pub fn own_view(&self, now: DateTime<Utc>) -> OwnView<'_> {
+        OwnView {
+            dataset: &self.slug,
+            status: self.shown_status(now),
+            requested_at: self.requested_at,
+            answers: &self.answers,
+            terms_accepted: self.terms_accepted,
+            expires_at: self.expires_at,
+            decided_at: self.decided_at,
+            reason: self.reason.as_deref(),
+        }
+    }
+
+    /// Operators' view: the account's record, with who it is and who decided.
+    pub fn operator_view(&self, now: DateTime<Utc>) -> OperatorView<'_> {
+        OperatorView {
+            own: self.own_view(now),
+            grantee: &self.grantee,
+            email: self.email.as_deref(),
+            decided_by: self.decided_by.as_deref(),
+            rev: self.rev,
+        }
+    }
+}
+
+/// A record as its account sees it.
+#[derive(Debug, Serialize)]
+pub struct OwnView<'a> {
+    pub dataset: &'a str,
+    /// `pending`, `granted`, `expired`, `rejected`, `revoked` or `withdrawn`.
+    pub status: &'static str,
+    #[serde(serialize_with = "crate::time::rfc3339_opt")]
+    pub requested_at: Option<DateTime<Utc>>,
+    pub answers: &'a BTreeMap<String, String>,
+    pub terms_accepted: bool,
+    #[serde(serialize_with = "crate::time::rfc3339_opt")]
+    pub expires_at: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "crate::time::rfc3339_opt")]
+    pub decided_at: Option<DateTime<Utc>>,
+    pub reason: Option<&'a str>,
+}
+
+/// A record as operators see it.
+#[derive(Debug, Serialize)]
+pub struct OperatorView<'a> {
+    #[serde(flatten)]
+    pub own: OwnView<'a>,
+    pub grantee: &'a str,
+    pub email: Option<&'a str>,
+    pub decided_by: Option<&'a str>,
+    pub rev: u64,
+}
+
+/// What `POST /account/access` asks for, checked against the dataset's form later
+/// ([`AccessAsk::answers_for`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessAsk {
+    pub dataset: Slug,
+    pub answers: BTreeMap<String, String>,
+    pub accept_terms: bool,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAsk {
+    dataset: Option<serde_json::Value>,
+    answers: Option<serde_json::Value>,
+    accept_terms: Option<serde_json::Value>,
+}
+
+fn field(field: &'static str, message: impl Into<String>) -> FieldError {
+    FieldError {
+        field,
+        message: message.into(),
+    }
+}
+
+/// Parses a JSON object body with no fields beyond `known` (named in the message).
+fn object<T: serde::de::DeserializeOwned>(body: &[u8], known: &str) -> Result<T, FieldError> {
+    serde_json::from_slice(body).map_err(|e| {
+        let text = e.to_string();
+        match text.strip_prefix("unknown field ") {
+            Some(rest) => field(
+                "body",
+                format!(
+                    "unknown field {}; the body has {known}",
+                    echo(rest.split(',').next().unwrap_or(rest))
+                ),
+            ),
+            None => field(
+                "body",
+                format!("the body must be a JSON object with {known}"),
+            ),
+        }
+    })
+}
+
+impl AccessAsk {
+    /// Longest answer accepted before the form is known, in characters (a form's own limits
+    /// are at most this).
+    pub const MAX_ANSWER: usize = crate::policy::FormField::MAX_ANSWER;
+
+    /// Parses `{"dataset": "<slug>", "answers": {"<name>": "<text>"}, "accept_terms": true}`:
+    /// `answers` and `accept_terms` are optional.
+    pub fn parse(body: &[u8]) -> Result<Self, FieldError> {
+        let raw: RawAsk = object(body, "'dataset', 'answers' and 'accept_terms'")?;
+        let dataset = match raw.dataset {
+            Some(serde_json::Value::String(s)) => Slug::parse(&s).map_err(|_| {
+                field(
+                    "dataset",
+                    format!("dataset must be a dataset's slug, got '{}'", echo(&s)),
+                )
+            })?,
+            _ => return Err(field("dataset", "dataset (a slug) is required")),
+        };
+        let answers = match raw.answers {
+            None | Some(serde_json::Value::Null) => BTreeMap::new(),
+            Some(serde_json::Value::Object(map)) => {
+                let mut answers = BTreeMap::new();
+                for (name, value) in map {
+                    let serde_json::Value::String(text) = value else {
+                        return Err(field(
+                            "answers",
+                            format!("the answer to '{}' must be a string", echo(&name)),
+                        ));
+                    };
+                    answers.insert(name, text);
+                }
+                answers
+            }
+            Some(_) => {
+                return Err(field(
+                    "answers",
+                    "answers must be an object of the form's question names and texts",
+                ))
+            }
+        };
+        let accept_terms = match raw.accept_terms {
+            None | Some(serde_json::Value::Null) => false,
+            Some(serde_json::Value::Bool(b)) => b,
+            Some(_) => return Err(field("accept_terms", "accept_terms must be true or false")),
+        };
+        Ok(Self {
+            dataset,
+            answers,
+            accept_terms,
+        })
+    }
+
+    /// The answers as the dataset's form takes them: every required question answered, none
+    /// longer than its limit, no question the form does not ask, and the terms accepted if
+    /// there are any. Answers are trimmed; an empty one is no answer.
+    pub fn answers_for(
+        &self,
+        policy: &ApprovalPolicy,
+    ) -> Result<BTreeMap<String, String>, FieldError> {
+        if let Some(name) = self
+            .answers
+            .keys()
+            .find(|name| !policy.form.iter().any(|f| &f.name == *name))
+        {
+            return Err(field(
+                "answers",
+                format!("the form has no question '{}'", echo(name)),
+            ));
+        }
+        let mut answers = BTreeMap::new();
+        for question in &policy.form {
+            let text = self
+                .answers
+                .get(&question.name)
+                .map(|t| t.trim())
+                .unwrap_or("");
+            if text.is_empty() {
+                if question.required {
+                    return Err(field(
+                        "answers",
+                        format!("'{}' needs an answer ({})", question.name, question.label),
+                    ));
+                }
+                continue;
+            }
+            let chars = text.chars().count();
+            if chars > question.max_length {
+                return Err(field(
+                    "answers",
+                    format!(
+                        "the answer to '{}' is {chars} characters: at most {}",
+                        question.name, question.max_length
+                    ),
+                ));
+            }
+            if text
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t')
+            {
+                return Err(field(
+                    "answers",
+                    format!("the answer to '{}' holds control characters", question.name),
+                ));
+            }
+            answers.insert(question.name.clone(), text.to_owned());
+        }
+        if policy.terms.is_some() && !self.accept_terms {
+            return Err(field(
+                "accept_terms",
+                "this dataset's terms must be accepted (\"accept_terms\": true) to ask for access",
+            ));
+        }
+        Ok(answers)
+    }
+
+    /// The record of this request by `grantee`, decided at once when the dataset's approval is
+    /// automatic.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(
+        &self,
+        dataset: Uuid,
+        grantee: &Owner,
+        email: Option<String>,
+        answers: BTreeMap<String, String>,
+        automatic: bool,
+        terms: bool,
+        now: DateTime<Utc>,
+    ) -> AccessRecord {
+        AccessRecord {
+            slug: self.dataset.to_string(),
+            dataset,
+            grantee: grantee.to_string(),
+            email,
+            status: if automatic {
+                AccessStatus::Granted
+            } else {
+                AccessStatus::Pending
+            },
+            requested_at: Some(now),
+            answers,
+            terms_accepted: terms && self.accept_terms,
+            expires_at: None,
+            decided_by: automatic.then(|| AUTOMATIC.to_owned()),
+            decided_at: automatic.then_some(now),
+            reason: None,
+            rev: 0,
+        }
+    }
+}
+
+/// An operator's decision on an account's access.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// A pending request becomes a grant, until `expires_at` (`None`: until revoked).
+    Approve { expires_at: Option<DateTime<Utc>> },
+    /// A pending request is refused, with a reason the person sees.
+    Reject { reason: String },
+    /// A grant in force ends: the account's next data request is refused.
+    Revoke,
+}
+
+impl Decision {
+    /// Longest reason, in characters.
+    pub const MAX_REASON: usize = 500;
+
+    /// The status a record must have for this decision.
+    pub fn applies_to(&self) -> AccessStatus {
+        match self {
+            Self::Approve { .. } | Self::Reject { .. } => AccessStatus::Pending,
+            Self::Revoke => AccessStatus::Granted,
+        }
+    }
+
+    pub fn verb(&self) -> &'static str {
+        match self {
+            Self::Approve { .. } => "approve",
+            Self::Reject { .. } => "reject",
+            Self::Revoke => "revoke",
+        }
+    }
+
+    /// A rejection's reason, checked: 1 to [`Self::MAX_REASON`] characters.
+    pub fn reject(reason: &str) -> Result<Self, FieldError> {
+        let reason = reason.trim();
+        if reason.is_empty() || reason.chars().count() > Self::MAX_REASON {
+            return Err(field(
+                "reason",
+                format!(
+                    "a rejection needs a reason of 1 to {} characters",
+                    Self::MAX_REASON
+                ),
+            ));
+        }
+        Ok(Self::Reject {
+            reason: reason.to_owned(),
+        })
+    }
+
+    /// An approval until `expires_at`, which must be in the future.
+    pub fn approve(
+        expires_at: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
+    ) -> Result<Self, FieldError> {
+        if expires_at.is_some_and(|t| t <= now) {
+            return Err(field("expires_at", "expires_at must be in the future"));
+        }
+        Ok(Self::Approve { expires_at })
+    }
+}
+
+/// An operator's decision as the operators' route takes it:
+/// `{"decision": "approve"|"reject"|"revoke", "expires_at": "<RFC 3339>", "reason": "...",
+/// "rev": <n>}` (`rev`: decide only if the record is still at that revision).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionRequest {
+    pub decision: Decision,
+    pub rev: Option<u64>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDecision {
+    decision: Option<serde_json::Value>,
+    expires_at: Option<serde_json::Value>,
+    reason: Option<serde_json::Value>,
+    rev: Option<serde_json::Value>,
+}
+
+impl DecisionRequest {
+    pub fn parse(body: &[u8], now: DateTime<Utc>) -> Result<Self, FieldError> {
+        let raw: RawDecision = object(body, "'decision', 'expires_at', 'reason' and 'rev'")?;
+        let text = |v: Option<serde_json::Value>, name: &'static str| match v {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(serde_json::Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(field(name, format!("{name} must be a string"))),
+        };
+        let expires_at = text(raw.expires_at, "expires_at")?
+            .map(|t| {
+                DateTime::parse_from_rfc3339(&t)
+                    .map(|t| t.with_timezone(&Utc))
+                    .map_err(|_| {
+                        field(
+                            "expires_at",
+                            format!("expires_at must be an RFC 3339 time, got '{}'", echo(&t)),
+                        )
+                    })
+            })
+            .transpose()?;
+        let reason = text(raw.reason, "reason")?;
+        let decision = match text(raw.decision, "decision")?.as_deref() {
+            Some("approve") if reason.is_none() => Decision::approve(expires_at, now)?,
+            Some("reject") if expires_at.is_none() => {
+                Decision::reject(reason.as_deref().unwrap_or(""))?
+            }
+            Some("revoke") if expires_at.is_none() && reason.is_none() => Decision::Revoke,
+            Some("approve" | "reject" | "revoke") => {
+                return Err(field(
+                    "body",
+                    "expires_at goes with approve only, reason with reject only",
+                ))
+            }
+            _ => {
+                return Err(field(
+                    "decision",
+                    "decision must be 'approve', 'reject' or 'revoke'",
+                ))
+            }
+        };
+        let rev = match raw.rev {
+            None | Some(serde_json::Value::Null) => None,
+            Some(v) => Some(
+                v.as_u64()
+                    .ok_or_else(|| field("rev", "rev must be a whole number"))?,
+            ),
+        };
+        Ok(Self { decision, rev })
+    }
+}
+
+/// Whether the claims' `cognito:groups` (as API Gateway passes an array: `[a b]`) name `group`.
+pub fn in_group(claims: &std::collections::HashMap<String, String>, group: &str) -> bool {
+    claims.get("cognito:groups").is_some_and(|groups| {
+        let inner = groups
+            .strip_prefix('[')
+            .and_then(|g| g.strip_suffix(']'))
+            .unwrap_or(groups);
+        inner
+            .split([' ', ','])
+            .any(|g| g.trim_matches('"') == group)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::FormField;
+
+    fn now() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-11-25T10:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    fn policy() -> ApprovalPolicy {
+        ApprovalPolicy {
+            form: vec![
+                FormField {
+                    name: "affiliation".into(),
+                    label: "Your organisation".into(),
+                    max_length: 10,
+                    required: true,
+                },
+                FormField {
+                    name: "purpose".into(),
+                    label: "What for".into(),
+                    max_length: 500,
+                    required: false,
+                },
+            ],
+            terms: Some("Be nice.".into()),
+            ..ApprovalPolicy::default()
+        }
+    }
+
+    fn ask(body: &str) -> Result<BTreeMap<String, String>, FieldError> {
+        AccessAsk::parse(body.as_bytes())?.answers_for(&policy())
+    }
+
+    #[test]
+    fn a_request_answers_the_form_within_its_limits_and_accepts_the_terms() {
+        let answers = ask(
+            r#"{"dataset": "trials", "answers": {"affiliation": " Acme "}, "accept_terms": true}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            answers,
+            BTreeMap::from([("affiliation".into(), "Acme".into())])
+        );
+        let field_of = |body: &str| ask(body).unwrap_err().field;
+        assert_eq!(
+            field_of(r#"{"dataset": "trials", "answers": {}, "accept_terms": true}"#),
+            "answers"
+        );
+        assert_eq!(
+            field_of(
+                r#"{"dataset": "trials", "answers": {"affiliation": "   "}, "accept_terms": true}"#
+            ),
+            "answers"
+        );
+        assert_eq!(
+            field_of(
+                r#"{"dataset": "trials", "answers": {"affiliation": "12345678901"}, "accept_terms": true}"#
+            ),
+            "answers"
+        );
+        assert_eq!(
+            field_of(
+                r#"{"dataset": "trials", "answers": {"affiliation": "A", "other": "x"}, "accept_terms": true}"#
+            ),
+            "answers"
+        );
+        assert_eq!(
+            field_of(
+                r#"{"dataset": "trials", "answers": {"affiliation": 5}, "accept_terms": true}"#
+            ),
+            "answers"
+        );
+        assert_eq!(
+            field_of(r#"{"dataset": "trials", "answers": {"affiliation": "A"}}"#),
+            "accept_terms"
+        );
+        assert_eq!(
+            field_of(
+                r#"{"dataset": "trials", "answers": {"affiliation": "A"}, "accept_terms": "yes"}"#
+            ),
+            "accept_terms"
+        );
+        assert_eq!(field_of(r#"{"answers": {}}"#), "dataset");
+        assert_eq!(field_of(r#"{"dataset": "Not A Slug"}"#), "dataset");
+        assert_eq!(field_of(r#"{"dataset": "t", "extra": 1}"#), "body");
+        assert_eq!(field_of("[]"), "body");
+        // Ten characters is the limit, counted as characters, not bytes.
+        assert!(ask(
+            r#"{"dataset": "t", "answers": {"affiliation": "éééééééééé"}, "accept_terms": true}"#
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn an_automatic_approval_is_recorded_as_a_decided_request() {
+        let request = AccessAsk::parse(br#"{"dataset": "trials", "accept_terms": true}"#).unwrap();
+        let owner = Owner::parse("abc").unwrap();
+        let id = Uuid::nil();
+        let auto = request.record(id, &owner, None, BTreeMap::new(), true, true, now());
+        assert_eq!(auto.status, AccessStatus::Granted);
+        assert_eq!(auto.requested_at, Some(now()));
+        assert_eq!(auto.decided_by.as_deref(), Some(AUTOMATIC));
+        assert!(auto.is_active_at(now()));
+        let manual = request.record(id, &owner, None, BTreeMap::new(), false, false, now());
+        assert_eq!(manual.status, AccessStatus::Pending);
+        assert!(
+            !manual.terms_accepted,
+            "a dataset without terms records none accepted"
+        );
+        assert_eq!((&manual.decided_by, manual.decided_at), (&None, None));
+        assert!(!manual.is_active_at(now()));
+    }
+
+    #[test]
+    fn one_open_request_per_dataset() {
+        let request = AccessAsk::parse(br#"{"dataset": "trials"}"#).unwrap();
+        let owner = Owner::parse("abc").unwrap();
+        let mut r = request.record(
+            Uuid::nil(),
+            &owner,
+            None,
+            BTreeMap::new(),
+            false,
+            false,
+            now(),
+        );
+        assert!(!r.may_ask_again(now()), "pending");
+        r.status = AccessStatus::Granted;
+        assert!(!r.may_ask_again(now()), "granted until revoked");
+        r.expires_at = Some(now());
+        assert!(r.may_ask_again(now()), "expired");
+        assert_eq!(r.shown_status(now()), "expired");
+        for status in [
+            AccessStatus::Rejected,
+            AccessStatus::Revoked,
+            AccessStatus::Withdrawn,
+        ] {
+            r.status = status;
+            assert!(r.may_ask_again(now()), "{status:?}");
+        }
+    }
+
+    #[test]
+    fn decisions_are_parsed_and_checked() {
+        let parse = |body: &str| DecisionRequest::parse(body.as_bytes(), now());
+        assert_eq!(
+            parse(r#"{"decision": "approve", "rev": 3}"#).unwrap(),
+            DecisionRequest {
+                decision: Decision::Approve { expires_at: None },
+                rev: Some(3)
+            }
+        );
+        assert_eq!(
+            parse(r#"{"decision": "approve", "expires_at": "2027-01-01T00:00:00Z"}"#)
+                .unwrap()
+                .decision,
+            Decision::Approve {
+                expires_at: Some("2027-01-01T00:00:00Z".parse().unwrap())
+            }
+        );
+        assert_eq!(
+            parse(r#"{"decision": "reject", "reason": " not a partner "}"#)
+                .unwrap()
+                .decision,
+            Decision::Reject {
+                reason: "not a partner".into()
+            }
+        );
+        assert_eq!(
+            parse(r#"{"decision": "revoke"}"#).unwrap().decision,
+            Decision::Revoke
+        );
+        let field_of = |body: &str| parse(body).unwrap_err().field;
+        assert_eq!(field_of(r#"{"decision": "reject"}"#), "reason");
+        assert_eq!(
+            field_of(&format!(
+                r#"{{"decision": "reject", "reason": "{}"}}"#,
+                "x".repeat(501)
+            )),
+            "reason"
+        );
+        assert_eq!(
+            field_of(r#"{"decision": "approve", "expires_at": "2020-01-01T00:00:00Z"}"#),
+            "expires_at"
+        );
+        assert_eq!(
+            field_of(r#"{"decision": "approve", "expires_at": "tomorrow"}"#),
+            "expires_at"
+        );
+        assert_eq!(
+            field_of(r#"{"decision": "approve", "reason": "x"}"#),
+            "body"
+        );
+        assert_eq!(field_of(r#"{"decision": "grant"}"#), "decision");
+        assert_eq!(field_of(r#"{"decision": "approve", "rev": -1}"#), "rev");
+        assert_eq!(field_of(r#"{"decision": "approve", "who": 1}"#), "body");
+    }
+
+    #[test]
+    fn the_operators_group_is_read_from_the_claim_as_api_gateway_passes_it() {
+        let claims = |groups: &str| {
+            std::collections::HashMap::from([("cognito:groups".to_owned(), groups.to_owned())])
+        };
+        assert!(in_group(&claims("[operators]"), "operators"));
+        assert!(in_group(&claims("[readers operators]"), "operators"));
+        assert!(in_group(&claims("operators"), "operators"));
+        assert!(!in_group(&claims("[operators-x]"), "operators"));
+        assert!(!in_group(&claims("[readers]"), "operators"));
+        assert!(!in_group(&std::collections::HashMap::new(), "operators"));
+    }
+}

@@ -1,0 +1,530 @@
+//! Access requests and grants for `approval` datasets, through the local API (the JWT
+//! authorizer, then the accounts function's handler) and `catalog-admin access`: a person asks,
+//! an operator decides on the site's routes or on the command line, the data endpoint follows
+//! at once.
+
+use catalog::grants::Decision;
+use catalog::policy::{AccessLevel, Approval, ApprovalPolicy, FormField};
+use catalog::ports::{AccessStore, Decided};
+use sha2::{Digest, Sha256};
+
+use super::*;
+
+/// The approval dataset the journeys ask for (a sample, set to `approval` by the test).
+const TRIALS: &str = "bird-sightings";
+
+impl Site {
+    /// `catalog-admin` against this stack and its user pool.
+    fn admin(&self) -> Command {
+        let mut cmd = admin_command();
+        cmd.envs(self.stack.function_env())
+            .env("USER_POOL_ID", &self.pool.pool_id)
+            .env("CATALOG_OPERATOR", "ops@example.com");
+        cmd
+    }
+
+    fn admin_ok(&self, args: &[&str]) -> String {
+        let out = run_admin(self.admin().args(args));
+        assert!(
+            out.status.success(),
+            "catalog-admin {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Sets a sample dataset's level and policy, as `access level` and publish do.
+    async fn set_level(&self, slug: &str, level: AccessLevel, policy: ApprovalPolicy) {
+        self.stack
+            .writer()
+            .set_access(
+                &catalog::input::Slug::parse(slug).unwrap(),
+                level,
+                &policy,
+                Utc::now(),
+            )
+            .await
+            .expect("set access");
+    }
+
+    /// A person with a read key of their own: (sub, tokens, key).
+    async fn reader(&self, email: &str) -> (String, Tokens, String) {
+        let (sub, tokens) = self.person(email).await;
+        let (status, created) = self.create(&tokens.access_token, "notebook").await;
+        assert_eq!(status, 201, "{created}");
+        let secret = created["secret"].as_str().unwrap().to_owned();
+        (sub, tokens, secret)
+    }
+
+    /// An operator: signed up, added to the operators' group with the CLI, signed in again (the
+    /// group is in tokens issued after).
+    async fn operator(&self, email: &str) -> Tokens {
+        self.person(email).await;
+        let said = self.admin_ok(&["accounts", "operator", email]);
+        assert!(said.contains("operators"), "{said}");
+        sign_in(&self.stack.cognito(), &self.pool, email, PASSWORD)
+            .await
+            .expect("sign in again")
+    }
+
+    /// The data endpoint's status for this key and, on 200, whether the downloaded file's
+    /// SHA-256 is the one the answer names.
+    async fn fetch(&self, slug: &str, key: &str) -> u16 {
+        let (status, _, body) = http_request(
+            "GET",
+            &format!("{}/datasets/{slug}/data", self.base),
+            &[("x-api-key", key)],
+        )
+        .await;
+        if status == 200 {
+            let descriptor: Value = serde_json::from_slice(&body).expect("JSON");
+            let (file_status, bytes) =
+                catalog_tests::http_get(descriptor["url"].as_str().unwrap()).await;
+            assert_eq!(file_status, 200);
+            assert_eq!(
+                hex::encode(Sha256::digest(&bytes)),
+                descriptor["sha256"].as_str().unwrap(),
+                "the file downloaded is the one published"
+            );
+        } else {
+            let error: Value = serde_json::from_slice(&body).expect("JSON");
+            assert!(error["code"].is_string(), "{error}");
+        }
+        status
+    }
+
+    /// The caller's record for a dataset, from `GET /account/access` (the owner index may be a
+    /// moment behind: asked again for up to two seconds).
+    async fn own_record(&self, token: &str, slug: &str, status: &str) -> Value {
+        let mut last = Value::Null;
+        for _ in 0..20 {
+            let (code, listed) = self.call("GET", "/account/access", token, "").await;
+            assert_eq!(code, 200, "{listed}");
+            last = listed["access"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["dataset"] == slug)
+                .cloned()
+                .unwrap_or(Value::Null);
+            if last["status"] == status {
+                return last;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("no {status} record for {slug}: {last}");
+    }
+}
+
+fn form() -> ApprovalPolicy {
+    ApprovalPolicy {
+        approval: Approval::Manual,
+        form: vec![FormField {
+            name: "affiliation".into(),
+            label: "Your organisation".into(),
+            max_length: 40,
+            required: true,
+        }],
+        terms: Some("No redistribution.".into()),
+    }
+}
+
+fn code(body: &Value) -> &str {
+    body["code"].as_str().unwrap_or("")
+}
+
+#[tokio::test]
+async fn a_person_asks_an_operator_approves_on_the_site_they_download_and_a_revocation_refuses_the_next_request(
+) {
+    let site = Site::start().await;
+    site.set_level(TRIALS, AccessLevel::Approval, form()).await;
+    let (sub, tokens, key) = site.reader("ada@example.com").await;
+    let token = &tokens.access_token;
+    let ops = site.operator("olga@example.com").await;
+
+    // Without a grant, the key is refused with the code that says how to ask.
+    assert_eq!(site.fetch(TRIALS, &key).await, 403);
+
+    // The form is checked: a required answer, its limit, the terms.
+    for (body, expected) in [
+        (
+            json!({"dataset": TRIALS, "accept_terms": true}),
+            "invalid_answers",
+        ),
+        (
+            json!({"dataset": TRIALS, "answers": {"affiliation": "x".repeat(41)}, "accept_terms": true}),
+            "invalid_answers",
+        ),
+        (
+            json!({"dataset": TRIALS, "answers": {"affiliation": "Acme"}}),
+            "terms_not_accepted",
+        ),
+        (json!({"dataset": "no-such-dataset"}), "not_found"),
+        (json!({"dataset": GATED}), "request_not_needed"),
+    ] {
+        let (status, body) = site
+            .call("POST", "/account/access", token, &body.to_string())
+            .await;
+        assert!(status == 400 || status == 404 || status == 409, "{body}");
+        assert_eq!(code(&body), expected, "{body}");
+    }
+
+    // WHEN they ask properly, THEN the request is pending, once.
+    let ask =
+        json!({"dataset": TRIALS, "answers": {"affiliation": " Acme Labs "}, "accept_terms": true})
+            .to_string();
+    let (status, created) = site.call("POST", "/account/access", token, &ask).await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["access"]["status"], "pending");
+    assert_eq!(
+        created["access"]["answers"],
+        json!({"affiliation": "Acme Labs"})
+    );
+    assert_eq!(created["access"]["terms_accepted"], true);
+    let (status, again) = site.call("POST", "/account/access", token, &ask).await;
+    assert_eq!((status, code(&again)), (409, "request_pending"), "{again}");
+    site.own_record(token, TRIALS, "pending").await;
+    assert_eq!(
+        site.fetch(TRIALS, &key).await,
+        403,
+        "pending is not granted"
+    );
+
+    // Nobody outside the operators' group sees or decides requests.
+    let (status, refused) = site.call("GET", "/operator/access", token, "").await;
+    assert_eq!((status, code(&refused)), (403, "not_an_operator"));
+    let decide_path = format!("/operator/access/{TRIALS}/{sub}");
+    let (status, refused) = site
+        .call("POST", &decide_path, token, r#"{"decision": "approve"}"#)
+        .await;
+    assert_eq!((status, code(&refused)), (403, "not_an_operator"));
+
+    // THEN the operator sees it, with who asked and what they answered.
+    let ops_token = &ops.access_token;
+    let mut pending = Value::Null;
+    for _ in 0..20 {
+        let (status, listed) = site
+            .call(
+                "GET",
+                &format!("/operator/access?dataset={TRIALS}"),
+                ops_token,
+                "",
+            )
+            .await;
+        assert_eq!(status, 200, "{listed}");
+        if let Some(r) = listed["access"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["grantee"] == sub.as_str())
+        {
+            pending = r.clone();
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(pending["status"], "pending", "{pending}");
+    assert_eq!(pending["email"], "ada@example.com");
+    assert_eq!(pending["answers"]["affiliation"], "Acme Labs");
+    let rev = pending["rev"].as_u64().unwrap();
+
+    // A decision on a revision that is not the record's is refused, and changes nothing.
+    let (status, stale) = site
+        .call(
+            "POST",
+            &decide_path,
+            ops_token,
+            &json!({"decision": "approve", "rev": rev + 7}).to_string(),
+        )
+        .await;
+    assert_eq!(
+        (status, code(&stale)),
+        (409, "decision_conflict"),
+        "{stale}"
+    );
+
+    // WHEN the operator approves on the site, THEN the very next download works.
+    let (status, approved) = site
+        .call(
+            "POST",
+            &decide_path,
+            ops_token,
+            &json!({"decision": "approve", "rev": rev}).to_string(),
+        )
+        .await;
+    assert_eq!(status, 200, "{approved}");
+    assert_eq!(approved["access"]["status"], "granted");
+    assert_eq!(approved["access"]["decided_by"], "olga@example.com");
+    assert_eq!(site.fetch(TRIALS, &key).await, 200);
+    let mine = site.own_record(token, TRIALS, "granted").await;
+    assert!(
+        mine.get("decided_by").is_none(),
+        "operators' names stay with operators"
+    );
+    let (status, again) = site.call("POST", "/account/access", token, &ask).await;
+    assert_eq!((status, code(&again)), (409, "already_granted"), "{again}");
+
+    // The CLI reports who has access, and who decided.
+    let report = site.admin_ok(&["access", "list", TRIALS]);
+    assert!(
+        report.contains("ada@example.com")
+            && report.contains("granted")
+            && report.contains("olga@example.com"),
+        "{report}"
+    );
+
+    // WHEN the grant is revoked with the CLI, THEN the next request is refused.
+    site.admin_ok(&["access", "revoke", TRIALS, "ada@example.com"]);
+    assert_eq!(site.fetch(TRIALS, &key).await, 403);
+    site.own_record(token, TRIALS, "revoked").await;
+
+    // A revoked person may ask again, and withdraw: once.
+    let (status, _) = site.call("POST", "/account/access", token, &ask).await;
+    assert_eq!(status, 201);
+    let (status, _) = site
+        .call("DELETE", &format!("/account/access/{TRIALS}"), token, "")
+        .await;
+    assert_eq!(status, 204);
+    let (status, gone) = site
+        .call("DELETE", &format!("/account/access/{TRIALS}"), token, "")
+        .await;
+    assert_eq!((status, code(&gone)), (404, "request_not_found"));
+    site.own_record(token, TRIALS, "withdrawn").await;
+
+    // Another account never sees Ada's records.
+    let (_, eve, _) = site.reader("eve@example.com").await;
+    let (status, listed) = site
+        .call("GET", "/account/access", &eve.access_token, "")
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(listed["access"], json!([]));
+}
+
+#[tokio::test]
+async fn the_cli_approves_with_an_expiry_rejects_with_a_reason_and_says_what_it_cannot_decide() {
+    let site = Site::start().await;
+    site.set_level(TRIALS, AccessLevel::Approval, form()).await;
+    let (_, tokens, key) = site.reader("bo@example.com").await;
+    let token = &tokens.access_token;
+    let ask = json!({"dataset": TRIALS, "answers": {"affiliation": "Uni"}, "accept_terms": true})
+        .to_string();
+
+    // Rejected, with a reason the person reads.
+    assert_eq!(
+        site.call("POST", "/account/access", token, &ask).await.0,
+        201
+    );
+    let pending = site.admin_ok(&["access", "requests", TRIALS]);
+    assert!(
+        pending.contains("bo@example.com") && pending.contains("affiliation=\"Uni\""),
+        "{pending}"
+    );
+    site.admin_ok(&[
+        "access",
+        "reject",
+        TRIALS,
+        "bo@example.com",
+        "--reason",
+        "partners only",
+    ]);
+    let mine = site.own_record(token, TRIALS, "rejected").await;
+    assert_eq!(mine["reason"], "partners only");
+    assert_eq!(site.fetch(TRIALS, &key).await, 403);
+    // Nothing is pending now: the CLI says so, and fails.
+    let out = run_admin(
+        site.admin()
+            .args(["access", "approve", TRIALS, "bo@example.com"]),
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("rejected"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Asked again, approved until two seconds from now: then expired, and asked for again.
+    assert_eq!(
+        site.call("POST", "/account/access", token, &ask).await.0,
+        201
+    );
+    site.admin_ok(&[
+        "access",
+        "approve",
+        TRIALS,
+        "bo@example.com",
+        "--expires",
+        "+2s",
+    ]);
+    assert_eq!(site.fetch(TRIALS, &key).await, 200);
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(
+        site.fetch(TRIALS, &key).await,
+        403,
+        "an expired grant reads nothing"
+    );
+    site.own_record(token, TRIALS, "expired").await;
+    assert_eq!(
+        site.call("POST", "/account/access", token, &ask).await.0,
+        201,
+        "an expired grant may be asked for again"
+    );
+}
+
+#[tokio::test]
+async fn an_automatic_dataset_grants_at_once_and_records_the_request() {
+    let site = Site::start().await;
+    site.set_level(
+        TRIALS,
+        AccessLevel::Approval,
+        ApprovalPolicy {
+            approval: Approval::Automatic,
+            ..ApprovalPolicy::default()
+        },
+    )
+    .await;
+    let (sub, tokens, key) = site.reader("cy@example.com").await;
+    assert_eq!(site.fetch(TRIALS, &key).await, 403);
+    let (status, created) = site
+        .call(
+            "POST",
+            "/account/access",
+            &tokens.access_token,
+            &json!({"dataset": TRIALS}).to_string(),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["access"]["status"], "granted");
+    assert!(created["access"]["requested_at"].is_string());
+    assert_eq!(site.fetch(TRIALS, &key).await, 200);
+    // A key limited to another dataset still reads nothing else, grant or not.
+    let (_, limited) = site
+        .call(
+            "POST",
+            "/account/keys",
+            &tokens.access_token,
+            &json!({"label": "air only", "datasets": [GATED]}).to_string(),
+        )
+        .await;
+    assert_eq!(
+        site.fetch(TRIALS, limited["secret"].as_str().unwrap())
+            .await,
+        403
+    );
+    // Operators see it as a decided request.
+    let granted = site.admin_ok(&["access", "requests", TRIALS, "--status", "granted"]);
+    assert!(
+        granted.contains(&sub) && granted.contains("automatic"),
+        "{granted}"
+    );
+}
+
+#[tokio::test]
+async fn a_disabled_account_cannot_ask_and_its_grants_end() {
+    let site = Site::start().await;
+    site.set_level(
+        TRIALS,
+        AccessLevel::Approval,
+        ApprovalPolicy {
+            approval: Approval::Automatic,
+            ..ApprovalPolicy::default()
+        },
+    )
+    .await;
+    let (_, tokens, key) = site.reader("dee@example.com").await;
+    let ask = json!({"dataset": TRIALS}).to_string();
+    assert_eq!(
+        site.call("POST", "/account/access", &tokens.access_token, &ask)
+            .await
+            .0,
+        201
+    );
+    assert_eq!(site.fetch(TRIALS, &key).await, 200);
+    let said = site.admin_ok(&["accounts", "disable", "dee@example.com"]);
+    assert!(said.contains("1 grant(s) revoked"), "{said}");
+    // The access token stays valid until it expires; the account's item refuses the request.
+    let (status, refused) = site
+        .call("POST", "/account/access", &tokens.access_token, &ask)
+        .await;
+    assert_eq!(
+        (status, code(&refused)),
+        (403, "account_disabled"),
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn an_approval_and_a_revocation_racing_leave_one_consistent_state() {
+    let site = Site::start().await;
+    site.set_level(TRIALS, AccessLevel::Approval, form()).await;
+    let access = site.stack.access();
+    let dataset = access
+        .dataset_access(&catalog::input::Slug::parse(TRIALS).unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    for round in 0..3 {
+        let (sub, tokens, key) = site.reader(&format!("race{round}@example.com")).await;
+        let ask = json!({"dataset": TRIALS, "answers": {"affiliation": "R"}, "accept_terms": true})
+            .to_string();
+        assert_eq!(
+            site.call("POST", "/account/access", &tokens.access_token, &ask)
+                .await
+                .0,
+            201
+        );
+        let grantee = Owner::parse(&sub).unwrap();
+        // WHEN five approvals and five revocations run at once
+        let mut tasks = Vec::new();
+        for i in 0..10 {
+            let access = access.clone();
+            let grantee = grantee.clone();
+            let id = dataset.id;
+            tasks.push(tokio::spawn(async move {
+                let decision = if i % 2 == 0 {
+                    Decision::Approve { expires_at: None }
+                } else {
+                    Decision::Revoke
+                };
+                let decided = access
+                    .decide(
+                        &id,
+                        &grantee,
+                        &decision,
+                        None,
+                        &format!("op{i}"),
+                        Utc::now(),
+                    )
+                    .await
+                    .expect("decide");
+                (decision, decided)
+            }));
+        }
+        let mut approvals = 0;
+        let mut revocations = 0;
+        for task in tasks {
+            match task.await.unwrap() {
+                (Decision::Revoke, Decided::Done(_)) => revocations += 1,
+                (_, Decided::Done(_)) => approvals += 1,
+                (_, Decided::Conflict(_)) => {}
+                (_, Decided::NotFound) => panic!("the record exists"),
+            }
+        }
+        // THEN exactly one approval applied, at most one revocation (after it), and the stored
+        // record, its revision and the data endpoint all agree.
+        assert_eq!(approvals, 1, "round {round}");
+        assert!(revocations <= 1, "round {round}");
+        let record = access.record(&grantee, &dataset.id).await.unwrap().unwrap();
+        assert_eq!(
+            record.rev,
+            1 + approvals + revocations,
+            "one revision per applied write"
+        );
+        let expected = if revocations == 1 {
+            (catalog::grants::AccessStatus::Revoked, 403)
+        } else {
+            (catalog::grants::AccessStatus::Granted, 200)
+        };
+        assert_eq!(record.status, expected.0, "round {round}");
+        assert_eq!(site.fetch(TRIALS, &key).await, expected.1, "round {round}");
+    }
+}
