@@ -189,16 +189,17 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
             }
             AccessRoute::OperatorFor(raw, account) if method == Method::POST => {
                 self.operator(req, &owner)?;
-                let request = DecisionRequest::parse(req.body().as_ref(), now)
-                    .map_err(ApiError::InvalidField)?;
+                // What the path names comes first (a 404), then the body (a 400).
                 let not_found = || ApiError::RecordNotFound {
                     slug: echo(&raw),
                     grantee: echo(&account),
                 };
-                let grantee = Owner::parse(&account).ok_or_else(not_found)?;
                 let dataset = self
                     .dataset_or(&raw, ApiError::DatasetNotFound(format!("'{}'", echo(&raw))))
                     .await?;
+                let grantee = Owner::parse(&account).ok_or_else(not_found)?;
+                let request = DecisionRequest::parse(req.body().as_ref(), now)
+                    .map_err(ApiError::InvalidField)?;
                 let by = match bearer(req) {
                     Some(token) => self.directory.email(token).await?,
                     None => None,

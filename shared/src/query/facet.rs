@@ -207,9 +207,10 @@ mod tests {
     #[test]
     fn the_documents_pattern_names_exactly_the_whitespace_a_filter_value_is_trimmed_of() {
         assert_eq!(Facet::NOT_BLANK_PATTERN, whitespace_class());
-        // category, license and each tag of the list endpoint carry it in openapi.yaml.
+        // category, license and each tag of the list endpoint carry it in openapi.yaml, and so
+        // does a rejection's reason (trimmed the same way: crate::grants::Decision::reject).
         let doc = include_str!("../../../openapi.yaml");
         let quoted = format!("pattern: '{}'", Facet::NOT_BLANK_PATTERN);
-        assert_eq!(doc.matches(&quoted).count(), 3, "{quoted}");
+        assert_eq!(doc.matches(&quoted).count(), 4, "{quoted}");
     }
 }

@@ -2,6 +2,7 @@
 //! mint their own through the keys function (`catalog::dynamo::accounts`), whose revocation
 //! this shares so that a revoked account key always frees its slot.
 
+use aws_sdk_dynamodb::types::AttributeValue;
 use catalog::dynamo::accounts::DynamoAccounts;
 use catalog::dynamo::attr::{get_s, s};
 use catalog::dynamo::layout::name::{ID, KEY_HASH};
@@ -10,6 +11,7 @@ use catalog::dynamo::requests::{classify, query_all, scan_all};
 use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::error::StoreError;
 use catalog::keys::KeyHash;
+use catalog::keys::KEY_ID_PREFIX;
 use chrono::{DateTime, Utc};
 
 use crate::{DynamoWriter, WriteError};
@@ -42,8 +44,11 @@ impl DynamoWriter {
         .await?;
         let mut keys = items
             .iter()
-            // Accounts' items (their active keys' slots) have no id.
-            .filter(|item| item.contains_key(ID))
+            // Accounts' items (their active keys' slots) have no id; access records' ids are
+            // `access#…`: only keys' ids are `key_…`.
+            .filter(|item| {
+                matches!(item.get(ID), Some(AttributeValue::S(id)) if id.starts_with(KEY_ID_PREFIX))
+            })
             .map(KeyInfo::try_from)
             .collect::<Result<Vec<_>, StoreError>>()?;
         keys.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));

@@ -2,13 +2,18 @@
 
 use super::*;
 
-/// template.yaml against what the keys function does: its two routes are the ones its router
-/// accepts, both behind the JWT authorizer (and no catalog route is); its policy allows every
-/// DynamoDB operation it sends, over create (a full account included), list and revoke; the
-/// data function may update `last_used_at` alone.
+/// template.yaml against what the keys function does: its six routes are the ones its routers
+/// accept, all behind the JWT authorizer (and no catalog route is); its policy allows every
+/// DynamoDB operation it sends, over the keys' create (a full account included), list and revoke
+/// and the access requests' ask, list, decide and withdraw; the data function may update
+/// `last_used_at` alone.
 #[tokio::test]
 async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations() {
+    use catalog::api::access::AccessRoute;
     use catalog::api::account::AccountRoute;
+    use catalog::dynamo::access::DynamoAccess;
+    use catalog::grants::{AccessAsk, AccessStatus, Decision};
+    use catalog::ports::AccessStore;
     let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
     let template: serde_norway::Value = serde_norway::from_str(&text).unwrap();
     let resources = &template["Resources"];
@@ -21,12 +26,36 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
         assert_eq!(p["Method"].as_str(), Some("ANY"));
         assert_eq!(p["Auth"]["Authorizer"].as_str(), Some("AccountJwt"));
         let path = p["Path"].as_str().unwrap();
-        let concrete = path.replace("{id}", "key_0123456789abcdef");
-        assert!(AccountRoute::parse(&concrete).is_some(), "{path}");
+        let concrete = path
+            .replace("{id}", "key_0123456789abcdef")
+            .replace("{slug}", "river-levels")
+            .replace("{account}", "7a0c2e4f-1111-4222-8333-944455556666");
+        assert!(
+            AccountRoute::parse(&concrete).is_some() || AccessRoute::parse(&concrete).is_some(),
+            "{path}"
+        );
         paths.push(path.to_owned());
     }
     paths.sort();
-    assert_eq!(paths, ["/api/v1/account/keys", "/api/v1/account/keys/{id}"]);
+    assert_eq!(
+        paths,
+        [
+            "/api/v1/account/access",
+            "/api/v1/account/access/{slug}",
+            "/api/v1/account/keys",
+            "/api/v1/account/keys/{id}",
+            "/api/v1/operator/access",
+            "/api/v1/operator/access/{slug}/{account}",
+        ]
+    );
+    // The operators' group the function checks is the group the template creates.
+    let group = &resources["CatalogKeysFunction"]["Properties"]["Environment"]["Variables"]
+        ["OPERATORS_GROUP"];
+    assert!(!group.is_null());
+    assert_eq!(
+        group,
+        &resources["OperatorsGroup"]["Properties"]["GroupName"]
+    );
     for function in [
         "CatalogListFunction",
         "CatalogMetadataFunction",
@@ -73,6 +102,37 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
     );
     accounts.list_keys(&owner).await.unwrap();
     assert!(accounts.revoke_key(&owner, &key.id, now).await.unwrap());
+    // ...and every operation the access store sends (ask twice: the refusal reads the record)
+    stack.seed_samples(now).await;
+    let access = DynamoAccess::new(
+        stack.dynamo_client(&wire),
+        &stack.target.keys_table,
+        &stack.target.datasets_table,
+    );
+    let river = catalog::input::Slug::parse("river-levels").unwrap();
+    let dataset = access.dataset_access(&river).await.unwrap().unwrap();
+    let ask = AccessAsk::parse(br#"{"dataset": "river-levels"}"#).unwrap();
+    let record = ask.record(
+        dataset.id,
+        &owner,
+        None,
+        Default::default(),
+        false,
+        false,
+        now,
+    );
+    access.ask(&record, now).await.unwrap();
+    access.ask(&record, now).await.unwrap();
+    access.access_of(&owner).await.unwrap();
+    access
+        .access_by_status(AccessStatus::Pending, Some(&dataset.id))
+        .await
+        .unwrap();
+    access
+        .decide(&dataset.id, &owner, &Decision::Revoke, None, "op", now)
+        .await
+        .unwrap();
+    access.withdraw(&owner, &dataset.id, now).await.unwrap();
     let mut sent: Vec<String> = wire
         .take_calls()
         .into_iter()
@@ -84,7 +144,7 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
         sent,
         ["GetItem", "Query", "TransactWriteItems", "UpdateItem"]
     );
-    // ...is allowed: a transaction needs the actions of its parts (Put, Update).
+    // ...is allowed: a transaction needs the actions of its parts (Put, Update, ConditionCheck).
     let mut allowed = Vec::new();
     for policy in resources["CatalogKeysFunction"]["Properties"]["Policies"]
         .as_sequence()
@@ -96,7 +156,13 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
             }
         }
     }
-    for needed in ["GetItem", "Query", "PutItem", "UpdateItem"] {
+    for needed in [
+        "GetItem",
+        "Query",
+        "PutItem",
+        "UpdateItem",
+        "ConditionCheckItem",
+    ] {
         assert!(
             allowed.contains(&format!("dynamodb:{needed}")),
             "dynamodb:{needed} is not in the keys function's policy: {allowed:?}"

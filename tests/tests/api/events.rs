@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use catalog::policy::{AccessLevel, Approval, ApprovalPolicy};
 use catalog_tests::{
     built_binary, free_port, http_get, read_parquet, repo_root, wait_for_port, Guard, Stack,
     EVENTS_READ_KEY,
@@ -50,6 +51,14 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     // An ID token's claims, and a request with no verified claims at all: 401
     ("account-id-token.json", "catalog-keys", 401),
     ("account-no-authorizer.json", "catalog-keys", 401),
+    // Access requests (bird-sightings at the approval level, approved automatically), and the
+    // operators' routes with and without the operators' group in the claims
+    ("account-ask-access.json", "catalog-keys", 201),
+    ("account-list-access.json", "catalog-keys", 200),
+    ("account-withdraw-none.json", "catalog-keys", 404),
+    ("operator-list-granted.json", "catalog-keys", 200),
+    ("operator-decide-not-member.json", "catalog-keys", 403),
+    ("operator-revoke.json", "catalog-keys", 200),
 ];
 
 const FUNCTIONS: [&str; 4] = [
@@ -124,6 +133,19 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
     let now = Utc::now();
     stack.seed_samples(now).await;
     stack.add_key(EVENTS_READ_KEY, &["read"], now, None).await;
+    stack
+        .writer()
+        .set_access(
+            &catalog::input::Slug::parse("bird-sightings").unwrap(),
+            AccessLevel::Approval,
+            &ApprovalPolicy {
+                approval: Approval::Automatic,
+                ..ApprovalPolicy::default()
+            },
+            now,
+        )
+        .await
+        .expect("bird-sightings at the approval level");
 
     // AND cargo-lambda's runtime emulator with the three binaries attached
     let port = free_port();
@@ -221,6 +243,21 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
                 "{file}: {body}"
             );
             assert_eq!(body["keys"][0]["label"], "notebook", "{file}");
+        }
+        if *file == "account-ask-access.json" {
+            assert_eq!(body["access"]["status"], "granted", "{file}: {body}");
+        }
+        if *file == "account-list-access.json" || *file == "operator-list-granted.json" {
+            // the grant account-ask-access.json made, for the sub the claims name
+            assert_eq!(
+                body["access"].as_array().map(Vec::len),
+                Some(1),
+                "{file}: {body}"
+            );
+            assert_eq!(body["access"][0]["dataset"], "bird-sightings", "{file}");
+        }
+        if *file == "operator-revoke.json" {
+            assert_eq!(body["access"]["status"], "revoked", "{file}: {body}");
         }
         // AND every download URL fetches the Parquet file it describes
         if *function == "catalog-data" && status == 200 {
