@@ -1,8 +1,9 @@
 // Sign up, confirm, sign in, and the API keys settings: create (the secret shown once), list,
-// revoke.
+// revoke; and the account's access to datasets shared by approval.
 import { api, explain } from "./api.js";
 import { copy, h, header } from "./dom.js";
 import { humanDate } from "./format.js";
+import { myAccess, standing } from "./request.js";
 import {
   CognitoError, answerMfa, confirmSignUp, finishMfa, forgetKey, mfaEnabled, rememberKey, session,
   signIn, signUp, startMfa, stopMfa,
@@ -152,6 +153,15 @@ async function list() {
   return body;
 }
 
+/** The account's requests and grants, each with its standing in a sentence. */
+async function listAccess() {
+  const records = (await myAccess()) ?? [];
+  const items = records.map((r) => h("li", {},
+    h("a", { href: `dataset.html?slug=${encodeURIComponent(r.dataset)}` }, r.dataset), ": ", standing(r)));
+  document.getElementById("access-list").replaceChildren(
+    ...(items.length ? items : [h("li", {}, "You have not asked for access to any dataset.")]));
+}
+
 document.getElementById("create").addEventListener("submit", async (event) => {
   event.preventDefault();
   const f = event.target;
@@ -243,6 +253,7 @@ async function start() {
   }
   try {
     await list();
+    await listAccess();
     await showMfa();
   } catch (error) {
     say(error instanceof CognitoError ? cognitoSentence(error) : explain(error), true);

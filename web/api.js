@@ -55,7 +55,7 @@ export function explain(error) {
     missing_key: "This dataset needs an API key. Sign in and create one under API keys, or paste a key you already have.",
     invalid_key: "That API key was refused: it is mistyped, expired or revoked.",
     insufficient_scope: "That API key is not allowed to download data (it has no read scope).",
-    access_required: "This dataset is shared by approval, and your account has not been granted access to it. Ask the catalog's operators for access.",
+    access_required: "This dataset is shared by approval, and your account has not been granted access to it. Ask for access in the Access section of this page.",
     key_not_for_dataset: "That API key is limited to other datasets, so it cannot download this one.",
     not_found: "This dataset does not exist (any more).",
     no_active_version: "This dataset has no published version to download yet.",
@@ -67,6 +67,12 @@ export function explain(error) {
     session: "Your session has ended. Please sign in again.",
     invalid_token: "Your session has ended. Please sign in again.",
     key_not_found: "That key does not exist (any more).",
+    request_pending: "You have already asked for access to this dataset: an operator will decide.",
+    already_granted: "You already have access to this dataset.",
+    request_not_needed: "This dataset needs no request: any account's read key reads it.",
+    request_not_found: "There is no pending request to withdraw (any more).",
+    terms_not_accepted: "Accept the dataset's terms to ask for access.",
+    not_an_operator: "This page is for the catalog's operators.",
     network: error.message,
   };
   return sentences[error.code] ?? error.message ?? "Something went wrong.";

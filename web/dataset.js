@@ -1,8 +1,9 @@
 // A dataset's page: everything the metadata endpoint returns (one request), a chart per
-// column, and the download panel.
+// column, the access section of a dataset shared by approval, and the download panel.
 import { api, explain } from "./api.js";
 import { accessBadge, copy, h, header } from "./dom.js";
 import { humanBytes, humanDate, humanDuration, humanNumber } from "./format.js";
+import { accessPanel } from "./request.js";
 import { session, tabKeys } from "./session.js";
 
 const slug = new URLSearchParams(location.search).get("slug") ?? "";
@@ -190,7 +191,8 @@ function render(d) {
     ["Size", humanBytes(d.size)], ["Rows × columns", `${humanNumber(d.row_count)} × ${humanNumber(d.column_count)}`],
     ["Version", `${d.version}, published ${humanDate(d.published_at)}`], ["SHA-256", h("code", { id: "sha256" }, d.sha256)],
     ["Created", humanDate(d.created_at)], ["Updated", humanDate(d.updated_at)],
-    ["Access", d.access.mode === "keyless" ? `No key needed until ${humanDate(d.access.keyless_until)}` : "A read-scoped API key is required"],
+    ["Access", d.access.mode === "keyless" ? `No key needed until ${humanDate(d.access.keyless_until)}`
+      : d.access.level === "approval" ? "A read key of an account granted access" : "A read-scoped API key is required"],
   ];
   article.replaceChildren(
     h("h1", {}, d.name, " ", accessBadge(d.keyless_until, d.access?.level)),
@@ -201,6 +203,7 @@ function render(d) {
     d.discussions.length
       ? h("ul", {}, ...d.discussions.map((x) => h("li", {}, onThisSite(x.path) ? h("a", { href: x.path }, x.title) : x.title)))
       : h("p", {}, "No discussions yet."),
+    d.access.level === "approval" ? h("div", { id: "access-slot" }) : null,
     h("h2", { id: "download-heading" }, "Download"),
     h("div", { id: "download-slot" }),
     h("h2", {}, `Columns (${d.column_count})`),
@@ -208,6 +211,9 @@ function render(d) {
   article.hidden = false;
   status.textContent = "";
   downloadPanel(d).then((panel) => document.getElementById("download-slot").replaceWith(panel));
+  if (d.access.level === "approval") {
+    accessPanel(d).then((panel) => document.getElementById("access-slot").replaceWith(panel));
+  }
 }
 
 header();

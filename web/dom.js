@@ -1,6 +1,6 @@
 // Building the page: elements, the header's account links, the access badge, a copy button.
 import { humanDate, humanDuration } from "./format.js";
-import { session, signOut } from "./session.js";
+import { isOperator, session, signOut } from "./session.js";
 
 /** Builds an element: `h("a", {href: "/"}, "text", child, ...)`. Text is never parsed as HTML. */
 export function h(tag, attributes = {}, ...children) {
@@ -17,14 +17,15 @@ export function h(tag, attributes = {}, ...children) {
   return element;
 }
 
-/** The header's account links: the page's own "Sign in" and "Sign up", or (signed in) "API
- * keys", the email and "Sign out". */
+/** The header's account links: the page's own "Sign in" and "Sign up", or (signed in) "Access
+ * requests" for operators, "API keys", the email and "Sign out". */
 export async function header() {
   const slot = document.getElementById("account-nav");
   if (!slot) return;
   const s = await session();
   if (s) {
     slot.replaceChildren(
+      (await isOperator(s)) ? h("a", { href: "operators.html" }, "Access requests") : "",
       h("a", { href: "account.html" }, "API keys"),
       h("span", { class: "who" }, s.email),
       h("button", {

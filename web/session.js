@@ -115,6 +115,20 @@ export async function signOut() {
   await cognito("GlobalSignOut", { AccessToken: JSON.parse(raw).accessToken }).catch(() => {});
 }
 
+/** Whether a session's access token names the operators' group (its `cognito:groups` claim;
+ * the API checks the same claim, so this only decides which links to show). */
+export async function isOperator(s) {
+  const { operatorsGroup } = await config();
+  if (!s || !operatorsGroup) return false;
+  try {
+    const payload = s.accessToken.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    const claims = JSON.parse(atob(payload.padEnd(Math.ceil(payload.length / 4) * 4, "=")));
+    return (claims["cognito:groups"] ?? []).includes(operatorsGroup);
+  } catch {
+    return false;
+  }
+}
+
 /** Whether the signed-in account signs in with an authenticator code. */
 export async function mfaEnabled(accessToken) {
   const user = await cognito("GetUser", { AccessToken: accessToken });

@@ -13,6 +13,7 @@ const FILES: &[(&str, &str)] = &[
     ("index.html", "text/html; charset=utf-8"),
     ("dataset.html", "text/html; charset=utf-8"),
     ("account.html", "text/html; charset=utf-8"),
+    ("operators.html", "text/html; charset=utf-8"),
     ("api.js", "text/javascript; charset=utf-8"),
     ("session.js", "text/javascript; charset=utf-8"),
     ("dom.js", "text/javascript; charset=utf-8"),
@@ -20,6 +21,8 @@ const FILES: &[(&str, &str)] = &[
     ("catalog.js", "text/javascript; charset=utf-8"),
     ("dataset.js", "text/javascript; charset=utf-8"),
     ("account.js", "text/javascript; charset=utf-8"),
+    ("request.js", "text/javascript; charset=utf-8"),
+    ("operators.js", "text/javascript; charset=utf-8"),
     ("style.css", "text/css; charset=utf-8"),
     ("favicon.svg", "image/svg+xml"),
 ];
@@ -44,12 +47,14 @@ pub fn content_security_policy(cognito_endpoint: &str) -> String {
 
 impl Site {
     /// `dir`: the `web/` folder; `cognito_endpoint`: where the page signs in;
-    /// `client_id`: the user pool's web client.
-    pub fn new(dir: &Path, cognito_endpoint: &str, client_id: &str) -> Self {
+    /// `client_id`: the user pool's web client; `operators_group`: whose members see the
+    /// operators' page link.
+    pub fn new(dir: &Path, cognito_endpoint: &str, client_id: &str, operators_group: &str) -> Self {
         let config = serde_json::json!({
             "apiBase": "/api/v1",
             "cognitoEndpoint": cognito_endpoint,
             "userPoolClientId": client_id,
+            "operatorsGroup": operators_group,
         });
         Self {
             dir: dir.to_path_buf(),
@@ -151,7 +156,7 @@ mod tests {
 
     fn site() -> Site {
         let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web");
-        Site::new(&web, "http://127.0.0.1:8000/", "client-1")
+        Site::new(&web, "http://127.0.0.1:8000/", "client-1", "operators")
     }
 
     #[test]
@@ -185,6 +190,7 @@ mod tests {
         let config = site().answer("/config.json", false).unwrap();
         let value: serde_json::Value = serde_json::from_slice(config.body()).unwrap();
         assert_eq!(value["userPoolClientId"], "client-1");
+        assert_eq!(value["operatorsGroup"], "operators");
         assert_eq!(value["apiBase"], "/api/v1");
     }
 

@@ -6,7 +6,10 @@ local stack (tests/tests/site.rs starts it and runs this file).
 
 Browse, filter, search, open a dataset (its charts drawn), download a keyless dataset without a
 key, sign up, confirm, sign in, create a key (shown once), download a gated dataset with it (the
-file's SHA-256 equals the page's), revoke it, and see the download refused with a sentence.
+file's SHA-256 equals the page's), ask for access to a dataset shared by approval, have an
+operator (OPERATOR_EMAIL, OPERATOR_PASSWORD) approve it on the Access requests page with the
+keyboard, download, have it revoked and be refused; revoke the key, and see the download refused
+with a sentence.
 Then keyboard navigation on every page. Screenshots: SHOTS_DIR/catalog.png and dataset.png
 (the README's), and SHOTS_DIR/failure-*.png for a failed step. Exits non-zero on any failure.
 """
@@ -21,6 +24,12 @@ from playwright.sync_api import expect, sync_playwright
 
 BASE, SHOTS = sys.argv[1].rstrip("/"), sys.argv[2]
 EMAIL, PASSWORD = f"ada-{os.getpid()}@example.com", "Browser-test-password-1"
+# An account in the operators' group (tests/tests/site.rs makes it).
+OPERATOR_EMAIL, OPERATOR_PASSWORD = os.environ["OPERATOR_EMAIL"], os.environ["OPERATOR_PASSWORD"]
+REFUSED_WITHOUT_GRANT = (
+    "This dataset is shared by approval, and your account has not been granted access to it. "
+    "Ask for access in the Access section of this page."
+)
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 os.makedirs(SHOTS, exist_ok=True)
 steps = []
@@ -232,12 +241,86 @@ def gated_with_key(page, ctx):
     page.goto(BASE + "/dataset.html?slug=clinical-trial-registry")
     page.get_by_label("My key “browser test”").check()
     page.get_by_role("button", name="Get a download link").click()
-    expect(page.get_by_role("alert")).to_have_text(
-        "This dataset is shared by approval, and your account has not been granted access to "
-        "it. Ask the catalog's operators for access."
-    )
+    expect(page.get_by_role("alert")).to_have_text(REFUSED_WITHOUT_GRANT)
     page.goto(BASE + "/account.html")
     expect(page.locator("#keys")).not_to_contain_text("never")  # last used: now
+
+
+def operator_page(ctx):
+    """The operator's own browser tab (a second context: its own session), signed in."""
+    if "operator" not in ctx:
+        other = ctx["browser"].new_context(viewport={"width": 1200, "height": 900})
+        op = other.new_page()
+        op.on("pageerror", lambda e: ctx["errors"].append(str(e)))
+        op.goto(BASE + "/account.html")
+        op.fill("#in-email", OPERATOR_EMAIL)
+        op.fill("#in-password", OPERATOR_PASSWORD)
+        op.get_by_role("button", name="Sign in").click()
+        expect(op.get_by_role("heading", name="API keys")).to_be_visible()
+        ctx["operator"] = op
+    return ctx["operator"]
+
+
+@step("ask for access; an operator approves on the Access requests page (keyboard only); download; revoked, refused")
+def request_approve_download_revoke(page, ctx):
+    slug = "clinical-trial-registry"
+    page.goto(BASE + f"/dataset.html?slug={slug}")
+    expect(page.locator("#access-state")).to_have_text("You have not asked for access yet.")
+    expect(page.locator(".terms")).to_contain_text("For research use only")
+    page.fill("#answer-affiliation", "Browser Test Lab")
+    page.fill("#answer-purpose", "Checking the request journey")
+    page.get_by_label("I accept these terms").check()
+    page.locator("#access").screenshot(path=f"{SHOTS}/access-request.png")
+    page.get_by_role("button", name="Ask for access").click()
+    expect(page.locator("#access-state")).to_contain_text("Your request is pending")
+    page.goto(BASE + "/account.html")
+    expect(page.locator("#access-list")).to_contain_text(f"{slug}: Your request is pending")
+
+    # The operator: the header links the page; the request is listed with its answers.
+    op = operator_page(ctx)
+    op.get_by_role("link", name="Access requests").click()
+    card = op.locator("li.record", has_text=EMAIL)
+    expect(card).to_contain_text("Browser Test Lab")
+    expect(card).to_contain_text("terms accepted")
+    op.screenshot(path=f"{SHOTS}/operators.png")
+    visited = tab_through(op, 30)
+    assert all(v["outline"] for v in visited), [v for v in visited if not v["outline"]]
+    approve = op.get_by_role("button", name=f"Approve {EMAIL} for {slug}")
+    approve.focus()
+    op.keyboard.press("Enter")
+    expect(op.locator("#status")).to_have_text(f"Approved {EMAIL} for {slug}.")
+    expect(op.locator("li.record", has_text=EMAIL)).to_contain_text("Granted until revoked")
+
+    # The person downloads; the file's SHA-256 is the page's.
+    page.goto(BASE + f"/dataset.html?slug={slug}")
+    expect(page.locator("#access-state")).to_have_text("You have access.")
+    page.get_by_label("My key “browser test”").check()
+    page.get_by_role("button", name="Get a download link").click()
+    link = page.locator("#download-link")
+    expect(link).to_be_visible()
+    assert sha256_of(page, link.get_attribute("href")) == page.locator("#sha256").inner_text()
+
+    # The operator revokes (keyboard only); the person's next request is refused.
+    op.select_option("#status-filter", "granted")
+    op.focus("#dataset-filter")
+    op.keyboard.type(slug)
+    op.keyboard.press("Enter")
+    revoke = op.get_by_role("button", name=f"Revoke {EMAIL}'s access to {slug}")
+    revoke.focus()
+    op.keyboard.press("Enter")
+    expect(op.locator("#status")).to_have_text(f"Revoked {EMAIL}'s access to {slug}.")
+    page.get_by_role("button", name="Get a download link").click()
+    expect(page.get_by_role("alert")).to_have_text(REFUSED_WITHOUT_GRANT)
+    page.reload()
+    expect(page.locator("#access-state")).to_have_text("Your access was revoked. You may ask again.")
+
+
+@step("the Access requests page is for operators only")
+def operators_only(page, ctx):
+    page.goto(BASE + "/operators.html")
+    expect(page.get_by_role("alert")).to_have_text("This page is for the catalog's operators.")
+    expect(page.locator("#records li")).to_have_count(0)
+    expect(page.get_by_role("link", name="Access requests")).to_have_count(0)
 
 
 @step("revoke the key (confirmed), then its download is refused")
@@ -370,6 +453,7 @@ def main():
         context = browser.new_context(viewport={"width": 1200, "height": 900})
         page = context.new_page()
         errors = []
+        ctx = {"browser": browser, "errors": errors}
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" and "Failed to load resource" not in m.text else None)
         failures = []
@@ -388,7 +472,6 @@ def main():
                 failures.append(f"{response.status} {response.request.headers['x-amz-target']} {(response.request.post_data or '')[:200]}")
 
         page.on("response", on_response)
-        ctx = {}
         for i, (name, fn) in enumerate(steps, 1):
             try:
                 fn(page, ctx)

@@ -70,6 +70,15 @@ async fn the_site_works_end_to_end_in_a_real_browser() {
     // AND the local API serving the site, with the account routes behind the JWT checks
     let pool = stack.user_pool().await;
     let (base, _api) = start_local_api_with(&stack, Some(&pool));
+    // AND an operator's account (in the operators' group)
+    let cognito = stack.cognito();
+    let (operator, password) = ("olga@example.com", "Operator-password-1");
+    catalog_dev::cognito::sign_up_confirmed(&cognito, &pool, operator, password)
+        .await
+        .expect("sign the operator up");
+    catalog_dev::cognito::make_operator(&cognito, &pool.pool_id, operator)
+        .await
+        .expect("add to the operators' group");
     let site = base.trim_end_matches("/api/v1").to_owned();
     let shots = std::env::var_os("SCREENSHOTS_DIR")
         .map(PathBuf::from)
@@ -80,6 +89,8 @@ async fn the_site_works_end_to_end_in_a_real_browser() {
         .arg(repo_root().join("tests/browser/site.py"))
         .arg(&site)
         .arg(&shots)
+        .env("OPERATOR_EMAIL", operator)
+        .env("OPERATOR_PASSWORD", password)
         .env(
             "CHROMIUM",
             std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()),
@@ -95,6 +106,6 @@ async fn the_site_works_end_to_end_in_a_real_browser() {
 
     // THEN every step passed, with no error in the pages' console
     assert!(out.status.success(), "the browser test failed:\n{report}");
-    assert!(report.contains("14 of 14 steps passed"), "{report}");
+    assert!(report.contains("16 of 16 steps passed"), "{report}");
     assert!(shots.join("catalog.png").exists() && shots.join("dataset.png").exists());
 }

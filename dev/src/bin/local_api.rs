@@ -223,6 +223,7 @@ async fn main() -> Result<(), DevError> {
             &site_dir,
             &format!("{}/", cognito_endpoint.trim_end_matches('/')),
             &client_id,
+            &std::env::var("OPERATORS_GROUP").unwrap_or_else(|_| "operators".to_owned()),
         ),
         accounts: accounts(&sdk, &config).await?,
         openapi: openapi_json()?,
