@@ -1,6 +1,6 @@
 //! `catalog-local-init`: creates the tables and the bucket on the local emulators, as
 //! template.yaml declares them, unless they exist; then the accounts' user pool and its web
-//! client on the local Cognito, and a confirmed demo account. Configured like the functions:
+//! client on the local Cognito, its operators' group, and a confirmed demo account in that group. Configured like the functions:
 //! DATASETS_TABLE, KEYS_TABLE, DATA_BUCKET and the SDK's own variables
 //! (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER,
 //! ...); DEMO_EMAIL and DEMO_PASSWORD name the demo account. Datasets and keys are then written
@@ -9,7 +9,7 @@
 //! Prints `USER_POOL_ID=...` and `USER_POOL_CLIENT_ID=...` lines for the shell to export.
 
 use catalog::config::DataConfig;
-use catalog_dev::cognito::{ensure_user_pool, sign_up_confirmed};
+use catalog_dev::cognito::{ensure_user_pool, make_operator, sign_up_confirmed};
 use catalog_dev::{ensure_resources, DevError, Target};
 
 #[tokio::main]
@@ -39,6 +39,8 @@ async fn main() -> Result<(), DevError> {
             .is_ok();
         if !exists {
             sign_up_confirmed(&cognito, &pool, &email, &password).await?;
+            // The demo account decides access requests too (the site's Access requests page).
+            make_operator(&cognito, &pool.pool_id, &email).await?;
         }
     }
     println!("USER_POOL_ID={}", pool.pool_id);

@@ -10,7 +10,7 @@
 //! With USER_POOL_ID and USER_POOL_CLIENT_ID (and AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER,
 //! where the pool's JWKS is), the account routes are served too, behind the same checks as
 //! API Gateway's JWT authorizer ([`catalog_dev::authorizer`]): the keys, access requests and,
-//! for members of OPERATORS_GROUP, operators' decisions.
+//! for members of OPERATORS_GROUP (default `operators`), operators' decisions.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -197,9 +197,13 @@ async fn accounts(
         keys: DynamoAccounts::new(dynamodb.clone(), &config.keys_table),
         access: DynamoAccess::new(dynamodb, &config.keys_table, &config.datasets_table),
         directory: CognitoDirectory::new(aws_sdk_cognitoidentityprovider::Client::new(sdk)),
-        operators: std::env::var("OPERATORS_GROUP")
-            .ok()
-            .filter(|g| !g.trim().is_empty()),
+        // As the template's default when unset.
+        operators: Some(
+            std::env::var("OPERATORS_GROUP")
+                .ok()
+                .filter(|g| !g.trim().is_empty())
+                .unwrap_or_else(|| catalog_dev::cognito::OPERATORS_GROUP.to_owned()),
+        ),
     }))
 }
 
@@ -223,7 +227,8 @@ async fn main() -> Result<(), DevError> {
             &site_dir,
             &format!("{}/", cognito_endpoint.trim_end_matches('/')),
             &client_id,
-            &std::env::var("OPERATORS_GROUP").unwrap_or_else(|_| "operators".to_owned()),
+            &std::env::var("OPERATORS_GROUP")
+                .unwrap_or_else(|_| catalog_dev::cognito::OPERATORS_GROUP.to_owned()),
         ),
         accounts: accounts(&sdk, &config).await?,
         openapi: openapi_json()?,

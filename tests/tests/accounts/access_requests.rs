@@ -528,3 +528,84 @@ async fn an_approval_and_a_revocation_racing_leave_one_consistent_state() {
         assert_eq!(site.fetch(TRIALS, &key).await, expected.1, "round {round}");
     }
 }
+
+/// The DynamoDB requests behind each access route, counted on the wire (docs/data-model.md's
+/// table): the dataset's policy is one GetItem; asking is one transaction; listing one Query of
+/// an index; withdrawing and deciding one UpdateItem each. None grows with the catalog.
+#[tokio::test]
+async fn each_access_route_costs_the_requests_the_cost_table_states() {
+    let stack = Stack::start().await;
+    let now = Utc::now();
+    stack.seed_samples(now).await;
+    let wire = catalog_tests::Wire::default();
+    let access = catalog::dynamo::access::DynamoAccess::new(
+        stack.dynamo_client(&wire),
+        &stack.target.keys_table,
+        &stack.target.datasets_table,
+    );
+    let owner = Owner::parse("7a0c2e4f-1111-4222-8333-944455556666").unwrap();
+    let mut count = |what: &str, expected: &[&str]| {
+        let sent: Vec<String> = wire
+            .take_calls()
+            .into_iter()
+            .map(|c| c.operation.replace("DynamoDB.", ""))
+            .collect();
+        assert_eq!(sent, expected, "{what}");
+    };
+    let slug = catalog::input::Slug::parse(TRIALS).unwrap();
+    let dataset = access.dataset_access(&slug).await.unwrap().unwrap();
+    count("a dataset's policy", &["GetItem"]);
+    let ask = catalog::grants::AccessAsk::parse(br#"{"dataset": "bird-sightings"}"#).unwrap();
+    let record = ask.record(
+        dataset.id,
+        &owner,
+        None,
+        Default::default(),
+        false,
+        false,
+        now,
+    );
+    access.ask(&record, now).await.unwrap();
+    count("ask", &["TransactWriteItems"]);
+    access.ask(&record, now).await.unwrap();
+    count(
+        "ask again: refused, then the record read to say why",
+        &["TransactWriteItems", "GetItem"],
+    );
+    access.access_of(&owner).await.unwrap();
+    count("an account's records", &["Query"]);
+    access
+        .access_by_status(catalog::grants::AccessStatus::Pending, Some(&dataset.id))
+        .await
+        .unwrap();
+    count("operators' list", &["Query"]);
+    access
+        .decide(
+            &dataset.id,
+            &owner,
+            &Decision::Approve { expires_at: None },
+            Some(1),
+            "op",
+            now,
+        )
+        .await
+        .unwrap();
+    count("a decision", &["UpdateItem"]);
+    access
+        .decide(
+            &dataset.id,
+            &owner,
+            &Decision::Reject { reason: "x".into() },
+            None,
+            "op",
+            now,
+        )
+        .await
+        .unwrap();
+    count(
+        "a decision that does not apply: the record read to say why",
+        &["UpdateItem", "GetItem"],
+    );
+    assert!(!access.withdraw(&owner, &dataset.id, now).await.unwrap());
+    count("withdraw", &["UpdateItem"]);
+}
