@@ -1,11 +1,11 @@
 // Sign up, confirm, sign in, and the API keys settings: create (the secret shown once), list,
 // revoke; and the account's access to datasets shared by approval.
-import { api, explain } from "./api.js";
+import { api, config, explain } from "./api.js";
 import { copy, h, header } from "./dom.js";
 import { humanDate } from "./format.js";
 import { myAccess, standing } from "./request.js";
 import {
-  CognitoError, answerMfa, confirmSignUp, finishMfa, forgetKey, mfaEnabled, rememberKey, session,
+  CognitoError, answerMfa, answerNewPassword, confirmSignUp, finishMfa, forgetKey, mfaEnabled, rememberKey, session,
   signIn, signUp, startMfa, stopMfa,
 } from "./session.js";
 
@@ -21,6 +21,7 @@ function cognitoSentence(error) {
     InvalidPasswordException: "That password is too weak: use at least 12 characters, with upper and lower case letters and a digit.",
     ExpiredCodeException: "That code has expired. Sign up again to get a new one.",
     LimitExceededException: "Too many attempts. Wait a few minutes and try again.",
+    UserLambdaValidationException: "Sign-up is limited to email addresses at the organisations this catalog serves.",
   };
   if (error instanceof CognitoError) return sentences[error.type] ?? error.message;
   return explain(error);
@@ -29,7 +30,9 @@ function cognitoSentence(error) {
 // ---------------------------------------------------------------------------------------------
 // Signed out
 
-let pendingMfa = null;
+// A sign-in Cognito answered with a challenge: an authenticator code (SOFTWARE_TOKEN_MFA) or,
+// at an invited account's first sign-in, its own password (NEW_PASSWORD_REQUIRED).
+let pending = null;
 
 function showConfirm(email) {
   document.getElementById("confirm").hidden = false;
@@ -42,18 +45,27 @@ document.getElementById("sign-in").addEventListener("submit", async (event) => {
   const f = event.target;
   say("Signing in…");
   try {
-    const result = pendingMfa
-      ? await answerMfa(pendingMfa, f.elements.code.value.trim())
-      : await signIn(f.elements.email.value.trim(), f.elements.password.value);
+    let result;
+    if (pending?.challenge === "NEW_PASSWORD_REQUIRED") result = await answerNewPassword(pending, f.elements.newPassword.value);
+    else if (pending) result = await answerMfa(pending, f.elements.code.value.trim());
+    else result = await signIn(f.elements.email.value.trim(), f.elements.password.value);
+    document.getElementById("new-password-step").hidden = true;
+    document.getElementById("mfa").hidden = true;
+    if (result.challenge === "NEW_PASSWORD_REQUIRED") {
+      pending = result;
+      document.getElementById("new-password-step").hidden = false;
+      document.getElementById("in-new-password").focus();
+      say("Welcome: you were invited. Choose your own password to finish signing in.");
+      return;
+    }
     if (result.challenge) {
-      pendingMfa = result;
+      pending = result;
       document.getElementById("mfa").hidden = false;
       document.getElementById("in-code").focus();
       say("Enter the code from your authenticator app.");
       return;
     }
-    pendingMfa = null;
-    document.getElementById("mfa").hidden = true;
+    pending = null;
     f.reset();
     say("Signed in.");
     await start();
@@ -242,8 +254,23 @@ document.getElementById("mfa-verify").addEventListener("submit", async (event) =
 
 // ---------------------------------------------------------------------------------------------
 
+/** The sign-up form as the stack's sign-up mode has it: by invitation, no form. */
+async function signUpMode() {
+  const { signUpMode: mode = "open" } = await config();
+  const note = document.getElementById("sign-up-note");
+  const form = document.getElementById("sign-up");
+  if (mode === "invite") {
+    form.replaceChildren(h("h2", { id: "sign-up-title" }, "Create an account"),
+      h("p", { id: "sign-up-note" }, "Accounts here are by invitation: ask the catalog's operators for one. The invitation email holds a temporary password; sign in with it and choose your own."));
+  } else if (mode === "domains") {
+    note.textContent = "Sign-up is open to email addresses at the organisations this catalog serves.";
+    note.hidden = false;
+  }
+}
+
 async function start() {
   await header();
+  await signUpMode();
   const s = await session();
   document.getElementById("signed-out").hidden = Boolean(s);
   document.getElementById("signed-in").hidden = !s;

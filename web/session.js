@@ -58,7 +58,9 @@ function keep(result, email, refreshToken) {
   return session;
 }
 
-/** Signs in; returns the session, or `{challenge, ...}` when Cognito asks for an MFA code. */
+/** Signs in; returns the session, or `{challenge, ...}` when Cognito asks for an MFA code
+ * (`SOFTWARE_TOKEN_MFA`) or, at an invited account's first sign-in, a new password
+ * (`NEW_PASSWORD_REQUIRED`). */
 export async function signIn(email, password) {
   const { userPoolClientId } = await config();
   const out = await cognito("InitiateAuth", {
@@ -70,16 +72,27 @@ export async function signIn(email, password) {
   return keep(out.AuthenticationResult, email);
 }
 
-/** Answers the MFA challenge of `signIn` with the authenticator app's code. */
-export async function answerMfa(pending, code) {
+async function answer(pending, responses) {
   const { userPoolClientId } = await config();
   const out = await cognito("RespondToAuthChallenge", {
     ClientId: userPoolClientId,
     ChallengeName: pending.challenge,
     Session: pending.session,
-    ChallengeResponses: { USERNAME: pending.email, SOFTWARE_TOKEN_MFA_CODE: code },
+    ChallengeResponses: { USERNAME: pending.email, ...responses },
   });
+  if (out.ChallengeName) return { challenge: out.ChallengeName, session: out.Session, email: pending.email };
   return keep(out.AuthenticationResult, pending.email);
+}
+
+/** Answers the MFA challenge of `signIn` with the authenticator app's code. */
+export function answerMfa(pending, code) {
+  return answer(pending, { SOFTWARE_TOKEN_MFA_CODE: code });
+}
+
+/** Answers the first sign-in of an invited account (NEW_PASSWORD_REQUIRED): its own password
+ * replaces the emailed temporary one. May be followed by the MFA challenge. */
+export function answerNewPassword(pending, password) {
+  return answer(pending, { NEW_PASSWORD: password });
 }
 
 /** The signed-in session with a fresh access token, or null. */

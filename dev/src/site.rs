@@ -27,6 +27,31 @@ const FILES: &[(&str, &str)] = &[
     ("favicon.svg", "image/svg+xml"),
 ];
 
+/// What the site's `config.json` says of accounts (the template's outputs when deployed).
+#[derive(Debug, Clone)]
+pub struct SiteAccounts {
+    /// Whose members see the Access requests link (`OperatorsGroupName`).
+    pub operators_group: String,
+    /// `open`, `invite` or `domains` (`SignUpMode`): the sign-up form follows it.
+    pub sign_up_mode: String,
+}
+
+impl SiteAccounts {
+    /// OPERATORS_GROUP and SIGN_UP_MODE, else the template's defaults.
+    pub fn from_env() -> Self {
+        let var = |name: &str, default: &str| {
+            std::env::var(name)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .unwrap_or_else(|| default.to_owned())
+        };
+        Self {
+            operators_group: var("OPERATORS_GROUP", crate::cognito::OPERATORS_GROUP),
+            sign_up_mode: var("SIGN_UP_MODE", "open"),
+        }
+    }
+}
+
 /// The site's configuration and where its files are.
 pub struct Site {
     dir: PathBuf,
@@ -47,14 +72,20 @@ pub fn content_security_policy(cognito_endpoint: &str) -> String {
 
 impl Site {
     /// `dir`: the `web/` folder; `cognito_endpoint`: where the page signs in;
-    /// `client_id`: the user pool's web client; `operators_group`: whose members see the
-    /// operators' page link.
-    pub fn new(dir: &Path, cognito_endpoint: &str, client_id: &str, operators_group: &str) -> Self {
+    /// `client_id`: the user pool's web client; `accounts`: the operators' group and the
+    /// sign-up mode.
+    pub fn new(
+        dir: &Path,
+        cognito_endpoint: &str,
+        client_id: &str,
+        accounts: &SiteAccounts,
+    ) -> Self {
         let config = serde_json::json!({
             "apiBase": "/api/v1",
             "cognitoEndpoint": cognito_endpoint,
             "userPoolClientId": client_id,
-            "operatorsGroup": operators_group,
+            "operatorsGroup": accounts.operators_group,
+            "signUpMode": accounts.sign_up_mode,
         });
         Self {
             dir: dir.to_path_buf(),
@@ -156,7 +187,15 @@ mod tests {
 
     fn site() -> Site {
         let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web");
-        Site::new(&web, "http://127.0.0.1:8000/", "client-1", "operators")
+        Site::new(
+            &web,
+            "http://127.0.0.1:8000/",
+            "client-1",
+            &SiteAccounts {
+                operators_group: "operators".into(),
+                sign_up_mode: "invite".into(),
+            },
+        )
     }
 
     #[test]
@@ -191,6 +230,7 @@ mod tests {
         let value: serde_json::Value = serde_json::from_slice(config.body()).unwrap();
         assert_eq!(value["userPoolClientId"], "client-1");
         assert_eq!(value["operatorsGroup"], "operators");
+        assert_eq!(value["signUpMode"], "invite");
         assert_eq!(value["apiBase"], "/api/v1");
     }
 

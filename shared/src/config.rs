@@ -35,6 +35,29 @@ pub struct KeysConfig {
     pub operators_group: Option<String>,
 }
 
+/// Configuration of the sign-up function (the user pool's pre-sign-up trigger).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignUpConfig {
+    /// `ALLOWED_DOMAINS`: the email domains that may sign up, comma-separated.
+    pub allowed_domains: crate::signup::AllowedDomains,
+}
+
+impl SignUpConfig {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(&env_lookup)
+    }
+
+    pub fn from_lookup(lookup: Lookup) -> Result<Self, ConfigError> {
+        let raw = required(lookup, "ALLOWED_DOMAINS")?;
+        let allowed_domains =
+            crate::signup::AllowedDomains::parse(&raw).map_err(|reason| ConfigError::Invalid {
+                name: "ALLOWED_DOMAINS",
+                reason,
+            })?;
+        Ok(Self { allowed_domains })
+    }
+}
+
 /// Configuration of the data function.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataConfig {

@@ -15,6 +15,7 @@
 //! - [`api`]: the endpoints' rules, on top of the ports.
 //! - [`error`]: the one error type and its mapping to HTTP.
 //! - [`lambda`]: the Lambda entry point, with a guard against events lambda_http cannot convert.
+//! - [`signup`]: who may sign up in the `domains` mode (the sign-up function).
 //! - [`config`], [`aws`]: typed configuration and SDK setup, read once per cold start.
 
 pub mod access;
@@ -37,6 +38,7 @@ pub mod ports;
 pub mod query;
 pub mod records;
 pub mod s3;
+pub mod signup;
 pub mod slug;
 #[cfg(any(test, feature = "memory"))]
 pub mod testing;

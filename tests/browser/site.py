@@ -26,6 +26,9 @@ BASE, SHOTS = sys.argv[1].rstrip("/"), sys.argv[2]
 EMAIL, PASSWORD = f"ada-{os.getpid()}@example.com", "Browser-test-password-1"
 # An account in the operators' group (tests/tests/site.rs makes it).
 OPERATOR_EMAIL, OPERATOR_PASSWORD = os.environ["OPERATOR_EMAIL"], os.environ["OPERATOR_PASSWORD"]
+# An account `catalog-admin accounts invite` made, with the temporary password its email holds.
+INVITED_EMAIL = os.environ["INVITED_EMAIL"]
+INVITED_TEMPORARY_PASSWORD = os.environ["INVITED_TEMPORARY_PASSWORD"]
 REFUSED_WITHOUT_GRANT = (
     "This dataset is shared by approval, and your account has not been granted access to it. "
     "Ask for access in the Access section of this page."
@@ -363,6 +366,43 @@ def two_factor(page, ctx):
     expect(page.locator("#status")).to_have_text("Signed in.")
     page.get_by_role("button", name="Turn off two-factor sign-in").click()
     expect(page.locator("#mfa-state")).to_contain_text("Off")
+
+
+@step("an invited person: no sign-up form in the invite mode; the first sign-in asks for their own password")
+def invited_first_sign_in(page, ctx):
+    # The page follows config.json's signUpMode: by invitation, no sign-up form.
+    page.goto(BASE + "/account.html")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Sign out").click()
+
+    def invite_mode(route):
+        config = route.fetch().json()
+        route.fulfill(json={**config, "signUpMode": "invite"})
+
+    page.route("**/config.json", invite_mode)
+    page.reload()
+    expect(page.locator("#sign-up-note")).to_contain_text("Accounts here are by invitation")
+    expect(page.get_by_role("button", name="Sign up")).to_have_count(0)
+    page.unroute("**/config.json")
+    # The invitation's temporary password, then the person's own.
+    page.fill("#in-email", INVITED_EMAIL)
+    page.fill("#in-password", INVITED_TEMPORARY_PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#status")).to_have_text(
+        "Welcome: you were invited. Choose your own password to finish signing in."
+    )
+    expect(page.locator("#in-new-password")).to_be_focused()
+    page.keyboard.type("Invited-own-password-9")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="API keys")).to_be_visible()
+    expect(page.locator("#account-nav")).to_contain_text(INVITED_EMAIL)
+    # Signed out and in again: the new password is the one that works.
+    with page.expect_navigation():
+        page.get_by_role("button", name="Sign out").click()
+    page.fill("#in-email", INVITED_EMAIL)
+    page.fill("#in-password", "Invited-own-password-9")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="API keys")).to_be_visible()
 
 
 def tab_through(page, count):

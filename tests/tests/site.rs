@@ -79,6 +79,29 @@ async fn the_site_works_end_to_end_in_a_real_browser() {
     catalog_dev::cognito::make_operator(&cognito, &pool.pool_id, operator)
         .await
         .expect("add to the operators' group");
+    // AND an invited person: `catalog-admin accounts invite`, then the temporary password the
+    // invitation email would carry (the emulator sends none)
+    let (invited, temporary) = ("guest@example.com", "Temporary-password-1");
+    let out = run_admin(
+        admin_command()
+            .envs(stack.function_env())
+            .env("USER_POOL_ID", &pool.pool_id)
+            .args(["accounts", "invite", invited]),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    cognito
+        .admin_set_user_password()
+        .user_pool_id(&pool.pool_id)
+        .username(invited)
+        .password(temporary)
+        .permanent(false)
+        .send()
+        .await
+        .expect("set the temporary password");
     let site = base.trim_end_matches("/api/v1").to_owned();
     let shots = std::env::var_os("SCREENSHOTS_DIR")
         .map(PathBuf::from)
@@ -91,6 +114,8 @@ async fn the_site_works_end_to_end_in_a_real_browser() {
         .arg(&shots)
         .env("OPERATOR_EMAIL", operator)
         .env("OPERATOR_PASSWORD", password)
+        .env("INVITED_EMAIL", invited)
+        .env("INVITED_TEMPORARY_PASSWORD", temporary)
         .env(
             "CHROMIUM",
             std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()),
@@ -106,6 +131,6 @@ async fn the_site_works_end_to_end_in_a_real_browser() {
 
     // THEN every step passed, with no error in the pages' console
     assert!(out.status.success(), "the browser test failed:\n{report}");
-    assert!(report.contains("16 of 16 steps passed"), "{report}");
+    assert!(report.contains("17 of 17 steps passed"), "{report}");
     assert!(shots.join("catalog.png").exists() && shots.join("dataset.png").exists());
 }

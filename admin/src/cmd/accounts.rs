@@ -12,7 +12,7 @@ use aws_sdk_cognitoidentityprovider::operation::admin_get_user::AdminGetUserOutp
 
 use super::{Aws, CliError, Context};
 
-/// Show, disable and enable accounts, and name operators (by email). Needs USER_POOL_ID.
+/// Show, invite, disable and enable accounts, and name operators (by email). Needs USER_POOL_ID.
 ///
 /// Example: catalog-admin accounts disable someone@example.com
 #[derive(clap::Subcommand)]
@@ -30,6 +30,18 @@ pub enum Command {
     ///
     /// Example: catalog-admin accounts enable someone@example.com
     Enable { email: String },
+    /// Invites a person (SignUpMode invite, or any mode): creates the account with its email
+    /// verified, and Cognito emails a temporary password. The first sign-in on the site asks
+    /// for a new password.
+    ///
+    /// Example: catalog-admin accounts invite someone@example.com
+    Invite {
+        email: String,
+        /// Send the invitation again (a new temporary password) to an account that has not
+        /// signed in yet.
+        #[arg(long)]
+        resend: bool,
+    },
     /// Adds the account to the operators' group (OPERATORS_GROUP, default `operators`, the
     /// template's OperatorsGroupName): it decides access requests on the site once it signs
     /// in again. `--remove` takes it out.
@@ -40,6 +52,53 @@ pub enum Command {
         #[arg(long)]
         remove: bool,
     },
+}
+
+/// `accounts invite`: AdminCreateUser with the email verified (the person proves it by
+/// signing in with the emailed password), Cognito's invitation email.
+async fn invite(aws: &Aws, pool: &str, email: &str, resend: bool) -> Result<(), CliError> {
+    use aws_sdk_cognitoidentityprovider::types::{
+        AttributeType, DeliveryMediumType, MessageActionType,
+    };
+    let attribute = |name: &str, value: &str| {
+        AttributeType::builder()
+            .name(name)
+            .value(value)
+            .build()
+            .map_err(|e| CliError::Usage(e.to_string()))
+    };
+    let mut request = aws
+        .cognito()
+        .admin_create_user()
+        .user_pool_id(pool)
+        .username(email)
+        .user_attributes(attribute("email", email)?)
+        .user_attributes(attribute("email_verified", "true")?)
+        .desired_delivery_mediums(DeliveryMediumType::Email);
+    if resend {
+        request = request.message_action(MessageActionType::Resend);
+    }
+    let created = request.send().await.map_err(|e| {
+        if e.code() == Some("UsernameExistsException") {
+            CliError::Usage(format!(
+                "{email} already has an account (--resend sends a new temporary password to one that has not signed in yet)"
+            ))
+        } else {
+            cognito_error(email, e)
+        }
+    })?;
+    let sub = created
+        .user()
+        .into_iter()
+        .flat_map(|u| u.attributes())
+        .find(|a| a.name() == "sub")
+        .and_then(|a| a.value())
+        .unwrap_or("-");
+    println!(
+        "invited {email} ({sub}): Cognito emailed a temporary password, valid for 3 days; the \
+         first sign-in on the site asks for a new one"
+    );
+    Ok(())
 }
 
 /// The operators' group: OPERATORS_GROUP, else the template's default.
@@ -88,6 +147,8 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
     let cognito = aws.cognito();
     let accounts: DynamoAccounts = aws.writer().accounts();
     let email = match &command {
+        // The one command for an account that does not exist yet.
+        Command::Invite { email, resend } => return invite(&aws, &pool, email, *resend).await,
         Command::Show { email }
         | Command::Disable { email }
         | Command::Enable { email }
@@ -145,6 +206,7 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
             accounts.set_disabled(&sub, None).await?;
             println!("enabled {email} ({sub}); its revoked keys stay revoked");
         }
+        Command::Invite { .. } => unreachable!("answered before the account is looked up"),
         Command::Operator { remove, .. } => {
             let group = operators_group();
             if remove {

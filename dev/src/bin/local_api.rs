@@ -227,8 +227,7 @@ async fn main() -> Result<(), DevError> {
             &site_dir,
             &format!("{}/", cognito_endpoint.trim_end_matches('/')),
             &client_id,
-            &std::env::var("OPERATORS_GROUP")
-                .unwrap_or_else(|_| catalog_dev::cognito::OPERATORS_GROUP.to_owned()),
+            &catalog_dev::site::SiteAccounts::from_env(),
         ),
         accounts: accounts(&sdk, &config).await?,
         openapi: openapi_json()?,

@@ -307,3 +307,101 @@ fn an_email_change_needs_its_code_and_mfa_cannot_lock_everyone_out() {
         .collect();
     assert_eq!(allowed, ["OFF", "OPTIONAL"]);
 }
+
+/// What a `!Tag value` holds, when the value is that tag.
+fn tagged<'v>(value: &'v serde_norway::Value, tag: &str) -> Option<&'v serde_norway::Value> {
+    match value {
+        serde_norway::Value::Tagged(t) if t.tag == tag => Some(&t.value),
+        _ => None,
+    }
+}
+
+/// The sign-up modes, as the template sets them up: `open` by default; `invite` turns on the
+/// pool's AllowAdminCreateUserOnly; `domains` wires the sign-up function (the compiled binary
+/// events.rs drives with Cognito's event) as the pool's pre-sign-up trigger, with its domains
+/// and Cognito's permission to invoke it. Each mode changes the pool in place (CloudFormation
+/// updates AdminCreateUserConfig and LambdaConfig without replacing a pool).
+#[test]
+fn the_sign_up_mode_parameter_sets_up_open_invite_and_domains() {
+    let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
+    let template: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let mode = &template["Parameters"]["SignUpMode"];
+    assert_eq!(mode["Default"].as_str(), Some("open"));
+    let values: Vec<&str> = mode["AllowedValues"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(values, ["open", "invite", "domains"]);
+    let condition = |name: &str| {
+        let equals = tagged(&template["Conditions"][name], "Equals").expect(name);
+        let [left, right] = equals.as_sequence().unwrap().as_slice() else {
+            panic!("{name}")
+        };
+        assert_eq!(
+            tagged(left, "Ref").and_then(|v| v.as_str()),
+            Some("SignUpMode")
+        );
+        right.as_str().unwrap().to_owned()
+    };
+    assert_eq!(condition("InviteOnly"), "invite");
+    assert_eq!(condition("DomainsOnly"), "domains");
+
+    let resources = &template["Resources"];
+    let pool = &resources["UserPool"]["Properties"];
+    let admin_only = tagged(
+        &pool["AdminCreateUserConfig"]["AllowAdminCreateUserOnly"],
+        "If",
+    )
+    .and_then(|v| v.as_sequence())
+    .expect("AllowAdminCreateUserOnly: !If");
+    assert_eq!(admin_only[0].as_str(), Some("InviteOnly"));
+    assert_eq!(
+        (admin_only[1].as_bool(), admin_only[2].as_bool()),
+        (Some(true), Some(false))
+    );
+    let trigger = tagged(&pool["LambdaConfig"], "If")
+        .and_then(|v| v.as_sequence())
+        .expect("LambdaConfig: !If");
+    assert_eq!(trigger[0].as_str(), Some("DomainsOnly"));
+    assert_eq!(
+        tagged(&trigger[1]["PreSignUp"], "GetAtt").and_then(|v| v.as_str()),
+        Some("CatalogSignUpFunction.Arn")
+    );
+
+    let function = &resources["CatalogSignUpFunction"];
+    assert_eq!(function["Condition"].as_str(), Some("DomainsOnly"));
+    assert_eq!(
+        function["Metadata"]["BuildProperties"]["Binary"].as_str(),
+        Some("catalog-signup")
+    );
+    let domains = tagged(
+        &function["Properties"]["Environment"]["Variables"]["ALLOWED_DOMAINS"],
+        "Join",
+    )
+    .and_then(|v| v.as_sequence())
+    .expect("ALLOWED_DOMAINS: !Join");
+    assert_eq!(
+        tagged(&domains[1], "Ref").and_then(|v| v.as_str()),
+        Some("SignUpDomains")
+    );
+    assert!(
+        function["Properties"]["Events"].is_null(),
+        "no route: Cognito invokes it"
+    );
+    assert!(
+        function["Properties"]["Policies"].is_null(),
+        "it calls nothing"
+    );
+    let permission = &resources["CatalogSignUpPermission"];
+    assert_eq!(permission["Condition"].as_str(), Some("DomainsOnly"));
+    assert_eq!(
+        permission["Properties"]["Principal"].as_str(),
+        Some("cognito-idp.amazonaws.com")
+    );
+    assert_eq!(
+        tagged(&permission["Properties"]["SourceArn"], "GetAtt").and_then(|v| v.as_str()),
+        Some("UserPool.Arn")
+    );
+}

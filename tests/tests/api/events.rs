@@ -59,13 +59,19 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     ("operator-list-granted.json", "catalog-keys", 200),
     ("operator-decide-not-member.json", "catalog-keys", 403),
     ("operator-revoke.json", "catalog-keys", 200),
+    // The user pool's pre-sign-up trigger (ALLOWED_DOMAINS=example.com), with Cognito's event:
+    // 200 is "accepted" (the event back, unchanged), 400 "refused" (an error Cognito passes on)
+    ("signup-allowed-domain.json", "catalog-signup", 200),
+    ("signup-other-domain.json", "catalog-signup", 400),
+    ("signup-invited.json", "catalog-signup", 200),
 ];
 
-const FUNCTIONS: [&str; 4] = [
+const FUNCTIONS: [&str; 5] = [
     "catalog-list",
     "catalog-metadata",
     "catalog-data",
     "catalog-keys",
+    "catalog-signup",
 ];
 
 fn cargo_lambda() -> PathBuf {
@@ -104,6 +110,24 @@ fn invoke(port: u16, function: &str, event: &str) -> Value {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// Invokes an event the function refuses (after an accepted one reached the same function, so
+/// it is attached): what `cargo lambda invoke` printed of the error.
+fn invoke_refused(port: u16, function: &str, event: &str) -> String {
+    let out = Command::new(cargo_lambda())
+        .args(["lambda", "invoke", function, "--data-file", event])
+        .args(["-A", "127.0.0.1", "-P", &port.to_string(), "-o", "json"])
+        .current_dir(repo_root())
+        .output()
+        .expect("run cargo lambda invoke");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{event}: accepted: {text}");
+    text
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -168,6 +192,7 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
                 "AWS_LAMBDA_RUNTIME_API",
                 format!("http://127.0.0.1:{port}/.rt/{name}"),
             )
+            .env("ALLOWED_DOMAINS", "example.com")
             .env("AWS_LAMBDA_FUNCTION_NAME", name)
             .env("AWS_LAMBDA_FUNCTION_VERSION", "1")
             .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
@@ -181,6 +206,25 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
     let mut statuses = BTreeMap::new();
     for (file, function, expected) in EXPECTED {
         let event = format!("events/{file}");
+        if *function == "catalog-signup" {
+            let sent: Value = serde_json::from_str(
+                &std::fs::read_to_string(repo_root().join(&event)).expect("event file"),
+            )
+            .expect("JSON event");
+            if *expected == 200 {
+                // Accepted: Cognito's event back, unchanged (the person still confirms).
+                assert_eq!(invoke(port, function, &event), sent, "{file}");
+            } else {
+                let refusal = invoke_refused(port, function, &event);
+                assert!(
+                    refusal.contains("sign-up is limited to the email domains this catalog serves"),
+                    "{file}: {refusal}"
+                );
+                assert!(!refusal.contains("example.com"), "{file}: names no domain");
+            }
+            statuses.insert(*file, *expected);
+            continue;
+        }
         let response = invoke(port, function, &event);
         let status = response["statusCode"].as_u64().unwrap_or(0) as u16;
         if status == 204 {

@@ -1,0 +1,37 @@
+//! Cognito's pre-sign-up trigger when the stack's `SignUpMode` is `domains`: accepts an email
+//! only at one of `ALLOWED_DOMAINS`. Composition root only: the rule is `catalog::signup`. Not an
+//! HTTP function: Cognito invokes it with its own event and reads the event back (accepted) or
+//! an error (refused; the person sees its message).
+
+use catalog::config::SignUpConfig;
+use catalog::signup::{email_of, pre_sign_up, AllowedDomains};
+use lambda_http::lambda_runtime::{self, service_fn, Error, LambdaEvent};
+use serde_json::Value;
+
+async fn handle(domains: &AllowedDomains, event: LambdaEvent<Value>) -> Result<Value, Error> {
+    let payload = event.payload;
+    // The domain alone is logged, never the address.
+    let domain = email_of(&payload)
+        .and_then(|e| e.rsplit_once('@'))
+        .map(|(_, d)| d.to_lowercase())
+        .unwrap_or_default();
+    let source = payload["triggerSource"].as_str().unwrap_or("").to_owned();
+    match pre_sign_up(payload, domains) {
+        Ok(accepted) => {
+            lambda_http::tracing::info!(%domain, trigger = %source, "sign-up accepted");
+            Ok(accepted)
+        }
+        Err(refused) => {
+            lambda_http::tracing::info!(%domain, trigger = %source, reason = %refused, "sign-up refused");
+            Err(refused.into())
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    lambda_http::tracing::init_default_subscriber();
+    let config = SignUpConfig::from_env()?;
+    let domains = config.allowed_domains;
+    lambda_runtime::run(service_fn(|event| handle(&domains, event))).await
+}

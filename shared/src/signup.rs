@@ -1,0 +1,151 @@
+//! Who may sign up when the stack's `SignUpMode` is `domains`: the user pool's pre-sign-up
+//! trigger (the sign-up function) accepts an email only at one of the listed domains.
+//!
+//! The other modes need no code: `open` is Cognito's own sign-up, and `invite` is the pool's
+//! `AllowAdminCreateUserOnly` (`catalog-admin accounts invite`).
+
+use serde_json::Value;
+
+/// The email domains that may sign up (`ALLOWED_DOMAINS`, comma-separated), lowercase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowedDomains(Vec<String>);
+
+/// Why a sign-up is refused. The message reaches the person (Cognito passes it on): it names
+/// no domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SignUpRefused {
+    #[error("sign-up is limited to the email domains this catalog serves")]
+    Domain,
+    #[error("the sign-up names no email address")]
+    NoEmail,
+}
+
+impl AllowedDomains {
+    /// `example.com, Partner.org`: at least one domain, each made of letters, digits, hyphens
+    /// and dots, with a dot, at most 253 characters.
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        let mut domains = Vec::new();
+        for part in raw.split(',') {
+            let domain = part.trim().trim_start_matches('@').to_lowercase();
+            if domain.is_empty() {
+                continue;
+            }
+            let valid = domain.len() <= 253
+                && domain.contains('.')
+                && domain.split('.').all(|label| {
+                    !label.is_empty()
+                        && label.len() <= 63
+                        && !label.starts_with('-')
+                        && !label.ends_with('-')
+                        && label
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                });
+            if !valid {
+                return Err(format!("'{domain}' is not an email domain"));
+            }
+            if !domains.contains(&domain) {
+                domains.push(domain);
+            }
+        }
+        if domains.is_empty() {
+            return Err("no email domain is listed".into());
+        }
+        Ok(Self(domains))
+    }
+
+    /// Whether the address's domain (after its last `@`, any case) is one of the listed ones,
+    /// exactly: a subdomain is another domain.
+    pub fn allows(&self, email: &str) -> bool {
+        email.rsplit_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty() && self.0.iter().any(|d| d.eq_ignore_ascii_case(domain))
+        })
+    }
+
+    pub fn as_slice(&self) -> &[String] {
+        &self.0
+    }
+}
+
+/// The email a pre-sign-up event is for: its `email` attribute, else a user name that is one.
+pub fn email_of(event: &Value) -> Option<&str> {
+    event["request"]["userAttributes"]["email"]
+        .as_str()
+        .or_else(|| event["userName"].as_str().filter(|u| u.contains('@')))
+}
+
+/// Cognito's pre-sign-up event, judged: the event back (unchanged: the person still confirms
+/// their email) to accept, an error to refuse. An operator's invitation
+/// (`PreSignUp_AdminCreateUser`) is always accepted: operators decide whom they invite.
+pub fn pre_sign_up(event: Value, domains: &AllowedDomains) -> Result<Value, SignUpRefused> {
+    if event["triggerSource"].as_str() == Some("PreSignUp_AdminCreateUser") {
+        return Ok(event);
+    }
+    let email = email_of(&event).ok_or(SignUpRefused::NoEmail)?;
+    if domains.allows(email) {
+        Ok(event)
+    } else {
+        Err(SignUpRefused::Domain)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(source: &str, email: &str) -> Value {
+        json!({
+            "version": "1", "triggerSource": source, "region": "us-east-1",
+            "userPoolId": "us-east-1_Example00", "userName": "3c1f8e2a-7b4d-4e6f-9a0b-1c2d3e4f5a6b",
+            "callerContext": {"awsSdkVersion": "aws-sdk-unknown-unknown", "clientId": "client"},
+            "request": {"userAttributes": {"email": email}, "validationData": null},
+            "response": {"autoConfirmUser": false, "autoVerifyEmail": false, "autoVerifyPhone": false}
+        })
+    }
+
+    #[test]
+    fn only_listed_domains_sign_up_and_operators_invite_anyone() {
+        let domains = AllowedDomains::parse(" example.com, @Partner.ORG ,example.com").unwrap();
+        assert_eq!(domains.as_slice(), ["example.com", "partner.org"]);
+        for ok in ["ada@example.com", "Bo@PARTNER.org", "a.b+c@example.com"] {
+            let e = event("PreSignUp_SignUp", ok);
+            assert_eq!(pre_sign_up(e.clone(), &domains), Ok(e), "{ok}");
+        }
+        for refused in [
+            "eve@evil.example",
+            "eve@sub.example.com",
+            "eve@example.com.evil.net",
+            "@example.com",
+            "example.com",
+        ] {
+            assert_eq!(
+                pre_sign_up(event("PreSignUp_SignUp", refused), &domains),
+                Err(SignUpRefused::Domain),
+                "{refused}"
+            );
+        }
+        let invited = event("PreSignUp_AdminCreateUser", "guest@elsewhere.net");
+        assert_eq!(pre_sign_up(invited.clone(), &domains), Ok(invited));
+        let mut nameless = event("PreSignUp_SignUp", "x");
+        nameless["request"]["userAttributes"] = json!({});
+        assert_eq!(pre_sign_up(nameless, &domains), Err(SignUpRefused::NoEmail));
+        // The refusal names no domain.
+        assert!(!SignUpRefused::Domain.to_string().contains("example"));
+    }
+
+    #[test]
+    fn a_domain_list_is_checked() {
+        for bad in [
+            "",
+            " , ",
+            "localhost",
+            "exa mple.com",
+            "-a.com",
+            "a..com",
+            "ex_ample.com",
+        ] {
+            assert!(AllowedDomains::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
