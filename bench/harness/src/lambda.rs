@@ -137,6 +137,16 @@ pub async fn run(opts: Options) -> Result<(), String> {
             ),
             extra_env: vec![],
         },
+        Function {
+            name: "catalog-signup",
+            bootstrap: bootstrap("catalog-signup"),
+            // Cognito's pre-sign-up event, for an address at an allowed domain.
+            event: Bytes::from(
+                std::fs::read(catalog_tests::repo_root().join("events/signup-allowed-domain.json"))
+                    .map_err(|e| format!("events/signup-allowed-domain.json: {e}"))?,
+            ),
+            extra_env: vec![("ALLOWED_DOMAINS".into(), "example.com".into())],
+        },
     ];
     for f in &functions {
         if !f.bootstrap.exists() {

@@ -31,6 +31,7 @@ fn the_functions_do_not_link_the_writer() {
         "catalog-metadata",
         "catalog-data",
         "catalog-keys",
+        "catalog-signup",
     ] {
         let tree = dependency_tree(function);
         assert!(
@@ -42,6 +43,27 @@ fn the_functions_do_not_link_the_writer() {
             "{function} links catalog-writer"
         );
     }
+}
+
+/// Only the accounts (keys) function talks to Cognito: the others do not link its SDK.
+#[test]
+fn only_the_keys_function_links_the_cognito_sdk() {
+    for function in [
+        "catalog-list",
+        "catalog-metadata",
+        "catalog-data",
+        "catalog-signup",
+    ] {
+        assert!(
+            !dependency_tree(function)
+                .iter()
+                .any(|p| p == "aws-sdk-cognitoidentityprovider"),
+            "{function} links the Cognito SDK"
+        );
+    }
+    assert!(dependency_tree("catalog-keys")
+        .iter()
+        .any(|p| p == "aws-sdk-cognitoidentityprovider"));
 }
 
 #[test]
