@@ -5,7 +5,7 @@ import { copy, h, header } from "./dom.js";
 import { humanDate } from "./format.js";
 import { myAccess, standing } from "./request.js";
 import {
-  CognitoError, answerMfa, answerNewPassword, confirmSignUp, finishMfa, forgetKey, mfaEnabled, rememberKey, session,
+  CognitoError, answerMfa, answerNewPassword, confirmSignUp, endSession, finishMfa, forgetKey, mfaEnabled, rememberKey, session,
   signIn, signUp, startMfa, stopMfa,
 } from "./session.js";
 
@@ -142,7 +142,8 @@ function keyRow(key) {
         say(`Revoked “${key.label}”.`);
         await list();
       } catch (error) {
-        say(explain(error), true);
+        if (refusedToken(error)) await sessionRefused(error);
+        else say(explain(error), true);
       }
     },
   }, "Revoke");
@@ -197,7 +198,8 @@ document.getElementById("create").addEventListener("submit", async (event) => {
     say("");
     await list();
   } catch (error) {
-    say(explain(error), true);
+    if (refusedToken(error)) await sessionRefused(error);
+    else say(explain(error), true);
   }
 });
 
@@ -268,10 +270,29 @@ async function signUpMode() {
   }
 }
 
+/** The API refused the session's token (expired, revoked, or from another pool): the session
+ * ends in this tab, and the page offers to sign in again, saying why. */
+async function sessionRefused(error) {
+  endSession();
+  await start();
+  say(explain(error), true);
+}
+
+const refusedToken = (error) => error.code === "session" || error.code === "invalid_token";
+
 async function start() {
   await header();
   await signUpMode();
-  const s = await session();
+  let s;
+  try {
+    s = await session();
+  } catch (error) {
+    // Cognito could not be reached: still signed in, nothing to show until it can be.
+    document.getElementById("signed-out").hidden = true;
+    document.getElementById("signed-in").hidden = true;
+    say(cognitoSentence(error), true);
+    return;
+  }
   document.getElementById("signed-out").hidden = Boolean(s);
   document.getElementById("signed-in").hidden = !s;
   if (!s) {
@@ -283,7 +304,8 @@ async function start() {
     await listAccess();
     await showMfa();
   } catch (error) {
-    say(error instanceof CognitoError ? cognitoSentence(error) : explain(error), true);
+    if (refusedToken(error)) await sessionRefused(error);
+    else say(error instanceof CognitoError ? cognitoSentence(error) : explain(error), true);
   }
 }
 

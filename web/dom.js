@@ -1,6 +1,6 @@
 // Building the page: elements, the header's account links, the access badge, a copy button.
 import { humanDate, humanDuration } from "./format.js";
-import { isOperator, session, signOut } from "./session.js";
+import { isOperator, session, signOut, storedSession } from "./session.js";
 
 /** Builds an element: `h("a", {href: "/"}, "text", child, ...)`. Text is never parsed as HTML. */
 export function h(tag, attributes = {}, ...children) {
@@ -22,22 +22,31 @@ export function h(tag, attributes = {}, ...children) {
 export async function header() {
   const slot = document.getElementById("account-nav");
   if (!slot) return;
-  const s = await session();
-  if (s) {
-    slot.replaceChildren(
-      (await isOperator(s)) ? h("a", { href: "operators.html" }, "Access requests") : "",
-      h("a", { href: "account.html" }, "API keys"),
-      h("span", { class: "who" }, s.email),
-      h("button", {
-        class: "secondary",
-        type: "button",
-        onclick: async () => {
-          await signOut();
-          location.href = "account.html";
-        },
-      }, "Sign out"),
-    );
+  let s;
+  try {
+    s = await session();
+  } catch {
+    // Cognito could not be reached: the session is kept, and so is its header.
+    s = storedSession();
   }
+  if (!s) {
+    // No session, or one that has ended: the page's own links.
+    slot.replaceChildren(h("a", { href: "account.html" }, "Sign in"), h("a", { href: "account.html#sign-up" }, "Sign up"));
+    return;
+  }
+  slot.replaceChildren(
+    (await isOperator(s)) ? h("a", { href: "operators.html" }, "Access requests") : "",
+    h("a", { href: "account.html" }, "API keys"),
+    h("span", { class: "who" }, s.email),
+    h("button", {
+      class: "secondary",
+      type: "button",
+      onclick: async () => {
+        await signOut();
+        location.href = "account.html";
+      },
+    }, "Sign out"),
+  );
 }
 
 /** The access badge: keyless while the window is open, else "approval needed" or "key required". */

@@ -95,24 +95,51 @@ export function answerNewPassword(pending, password) {
   return answer(pending, { NEW_PASSWORD: password });
 }
 
-/** The signed-in session with a fresh access token, or null. */
-export async function session() {
+/** The session this tab holds, as stored (no network call): what the header shows. */
+export function storedSession() {
   const raw = sessionStorage.getItem(SESSION);
-  if (!raw) return null;
-  const s = JSON.parse(raw);
+  return raw ? JSON.parse(raw) : null;
+}
+
+// Cognito's answers to a refresh that mean the session is over (the refresh token expired or
+// was revoked, the account is gone or disabled); anything else (no network, a 5xx, throttling)
+// is worth retrying, and keeps the session.
+const ENDED = new Set(["NotAuthorizedException", "UserNotFoundException", "InvalidParameterException"]);
+
+/** The signed-in session with a fresh access token, or null when there is none or Cognito says
+ * it has ended. When Cognito cannot be reached (after three tries), the session is kept — with
+ * the keys this tab holds — and this throws a CognitoError of type `Unreachable`. */
+export async function session() {
+  const s = storedSession();
+  if (!s) return null;
   if (s.expiresAt - Date.now() > 60_000) return s;
-  try {
-    const { userPoolClientId } = await config();
-    const out = await cognito("InitiateAuth", {
-      ClientId: userPoolClientId,
-      AuthFlow: "REFRESH_TOKEN_AUTH",
-      AuthParameters: { REFRESH_TOKEN: s.refreshToken },
-    });
-    return keep(out.AuthenticationResult, s.email, s.refreshToken);
-  } catch {
-    signOutLocally();
-    return null;
+  const { userPoolClientId } = await config();
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      const out = await cognito("InitiateAuth", {
+        ClientId: userPoolClientId,
+        AuthFlow: "REFRESH_TOKEN_AUTH",
+        AuthParameters: { REFRESH_TOKEN: s.refreshToken },
+      });
+      return keep(out.AuthenticationResult, s.email, s.refreshToken);
+    } catch (error) {
+      if (ENDED.has(error.type)) {
+        signOutLocally();
+        return null;
+      }
+      // Still valid for a while: use it, and refresh on a later call.
+      if (s.expiresAt > Date.now()) return s;
+      if (attempt === 2) {
+        throw new CognitoError("Unreachable", "The sign-in service could not be reached. You are still signed in: try again in a moment.");
+      }
+      await new Promise((resolve) => setTimeout(resolve, 400 * 2 ** attempt));
+    }
   }
+}
+
+/** Ends the session in this tab only (the API refused its token): the keys it held go too. */
+export function endSession() {
+  signOutLocally();
 }
 
 function signOutLocally() {

@@ -405,6 +405,65 @@ def invited_first_sign_in(page, ctx):
     expect(page.get_by_role("heading", name="API keys")).to_be_visible()
 
 
+@step("sessions: a refresh Cognito cannot answer keeps the session; one it refuses, or a token the API refuses, ends it and offers to sign in")
+def sessions(page, ctx):
+    # Signed in as the invited person (the step before).
+    page.goto(BASE + "/account.html")
+    expect(page.get_by_role("heading", name="API keys")).to_be_visible()
+    cognito = page.request.get(BASE + "/config.json").json()["cognitoEndpoint"]
+    stored = "JSON.parse(sessionStorage.getItem('catalog.session'))"
+    expire = f"() => {{ const s = {stored}; s.expiresAt = Date.now() - 1000; sessionStorage.setItem('catalog.session', JSON.stringify(s)); }}"
+    page.evaluate(expire)
+    page.evaluate("() => sessionStorage.setItem('catalog.keys', JSON.stringify([{id: 'key_0000000000000000', label: 'kept', secret: 'dcat_x'}]))")
+
+    def refresh_fails(route):
+        request = route.request
+        if request.method == "POST" and "REFRESH_TOKEN_AUTH" in (request.post_data or ""):
+            route.fulfill(status=503, body="Service Unavailable")
+        else:
+            route.continue_()
+
+    page.route(lambda url: url.startswith(cognito), refresh_fails)
+    page.reload()
+    expect(page.get_by_role("alert")).to_have_text(
+        "The sign-in service could not be reached. You are still signed in: try again in a moment."
+    )
+    expect(page.locator("#account-nav")).to_contain_text(INVITED_EMAIL)
+    assert "kept" in page.evaluate("() => sessionStorage.getItem('catalog.keys')"), "the tab's keys are kept"
+    page.unroute(lambda url: url.startswith(cognito), refresh_fails)
+    page.unroute_all()
+    page.reload()
+    expect(page.get_by_role("heading", name="API keys")).to_be_visible()
+    expect(page.locator("#account-nav")).to_contain_text(INVITED_EMAIL)
+
+    # A token the API refuses (here, not a token at all): the key form goes, sign-in comes back.
+    page.evaluate(f"() => {{ const s = {stored}; s.accessToken = 'not.a.token'; sessionStorage.setItem('catalog.session', JSON.stringify(s)); }}")
+    page.reload()
+    expect(page.locator("#sign-in")).to_be_visible()
+    expect(page.locator("#create")).to_be_hidden()
+    expect(page.get_by_role("alert")).to_have_text("Your session has ended. Please sign in again.")
+    expect(page.locator("#account-nav")).not_to_contain_text(INVITED_EMAIL)
+    assert page.evaluate("() => sessionStorage.getItem('catalog.keys')") is None, "the tab's keys go"
+
+    # Signed in again, then signed out everywhere (the refresh token revoked) and the access
+    # token past its expiry: the header no longer shows the account.
+    page.fill("#in-email", INVITED_EMAIL)
+    page.fill("#in-password", "Invited-own-password-9")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="API keys")).to_be_visible()
+    access_token = page.evaluate(f"() => {stored}.accessToken")
+    revoked = page.request.post(cognito, headers={
+        "content-type": "application/x-amz-json-1.1",
+        "x-amz-target": "AWSCognitoIdentityProviderService.GlobalSignOut",
+    }, data=f'{{"AccessToken": "{access_token}"}}')
+    assert revoked.ok, revoked.status
+    page.evaluate(expire)
+    page.goto(BASE + "/")
+    expect(page.locator("#account-nav")).to_contain_text("Sign in")
+    expect(page.locator("#account-nav")).not_to_contain_text(INVITED_EMAIL)
+    expect(page.get_by_role("button", name="Sign out")).to_have_count(0)
+
+
 def tab_through(page, count):
     """The elements focus visits on up to `count` presses of Tab (until it leaves the page): tag,
     text and whether the focus is visible."""
@@ -457,10 +516,8 @@ def keyboard_dataset(page, ctx):
 
 @step("keyboard: the API keys page (sign in, create, revoke with the keyboard only)")
 def keyboard_account(page, ctx):
+    # The sessions step ended signed out.
     page.goto(BASE + "/account.html")
-    # Signing out reloads the page once Cognito has answered: wait for that page.
-    with page.expect_navigation():
-        page.get_by_role("button", name="Sign out").click()
     expect(page.locator("#sign-in")).to_be_visible()
     expect(page.locator("#signed-in")).to_be_hidden()
     visited = tab_through(page, 8)
