@@ -12,6 +12,23 @@ use crate::keys::{NewKey, Owner, Scope, MAX_DATASETS};
 
 /// Active (neither revoked nor expired) keys an account may hold at once.
 pub const MAX_ACTIVE_KEYS: usize = 10;
+/// Keys an account may create in a UTC day, whatever it revokes: a create–revoke loop cannot
+/// grow the keys table (or the account's list) without bound.
+pub const MAX_KEYS_PER_DAY: u32 = 50;
+
+/// The UTC day a creation counts against (`2026-11-25`).
+pub fn creation_day(now: DateTime<Utc>) -> String {
+    now.format("%Y-%m-%d").to_string()
+}
+
+/// Seconds from `now` to the next UTC midnight, when the day's count starts again (at least 1).
+pub fn seconds_to_next_day(now: DateTime<Utc>) -> u64 {
+    let next = (now.date_naive() + Duration::days(1))
+        .and_hms_opt(0, 0, 0)
+        .map(|t| t.and_utc());
+    next.map_or(86_400, |next| (next - now).num_seconds().max(1) as u64)
+}
+
 /// A label's length, in characters.
 pub const LABEL_MAX_CHARS: usize = 64;
 /// A key's lifetime, in days: every account key expires.
@@ -337,6 +354,16 @@ mod tests {
                 "{days}"
             );
         }
+    }
+
+    #[test]
+    fn the_daily_count_starts_again_at_utc_midnight() {
+        let at = |t: &str| DateTime::parse_from_rfc3339(t).unwrap().with_timezone(&Utc);
+        assert_eq!(creation_day(at("2026-11-25T23:59:59Z")), "2026-11-25");
+        assert_eq!(creation_day(at("2026-11-25T23:59:59-05:00")), "2026-11-26");
+        assert_eq!(seconds_to_next_day(at("2026-11-25T23:59:59Z")), 1);
+        assert_eq!(seconds_to_next_day(at("2026-11-25T00:00:00Z")), 86_400);
+        assert_eq!(seconds_to_next_day(at("2026-12-31T12:00:00Z")), 43_200);
     }
 
     #[test]

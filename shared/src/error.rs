@@ -6,7 +6,7 @@ use std::error::Error as StdError;
 
 use lambda_http::http::StatusCode;
 
-use crate::accounts::{ClaimsError, FieldError, MAX_ACTIVE_KEYS};
+use crate::accounts::{ClaimsError, FieldError, MAX_ACTIVE_KEYS, MAX_KEYS_PER_DAY};
 use crate::input::ParseError;
 use crate::query::QueryError;
 
@@ -66,6 +66,8 @@ pub enum ApiError {
     KeyLimitReached,
     #[error("this account is disabled: it cannot create keys or ask for access")]
     AccountDisabled,
+    #[error("an account may create at most {MAX_KEYS_PER_DAY} keys a day (UTC): try again in {retry_after} seconds")]
+    DailyKeyLimit { retry_after: u64 },
     #[error("no key {0} in this account")]
     KeyNotFound(String),
     #[error("dataset '{0}' is open to every registered account: there is no access to ask for")]
@@ -187,6 +189,7 @@ impl ApiError {
             Self::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
             Self::InvalidField(_) => StatusCode::BAD_REQUEST,
             Self::KeyLimitReached => StatusCode::CONFLICT,
+            Self::DailyKeyLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::AccountDisabled => StatusCode::FORBIDDEN,
             Self::KeyNotFound(_) | Self::RequestNotFound(_) | Self::RecordNotFound { .. } => {
                 StatusCode::NOT_FOUND
@@ -228,6 +231,7 @@ impl ApiError {
                 _ => "invalid_body",
             },
             Self::KeyLimitReached => "key_limit_reached",
+            Self::DailyKeyLimit { .. } => "daily_key_limit",
             Self::AccountDisabled => "account_disabled",
             Self::KeyNotFound(_) => "key_not_found",
             Self::RequestNotNeeded(_) => "request_not_needed",

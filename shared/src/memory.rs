@@ -182,6 +182,14 @@ impl AccountKeyStore for MemoryAccounts {
         if active >= MAX_ACTIVE_KEYS {
             return Ok(Created::LimitReached);
         }
+        let today = crate::accounts::creation_day(now);
+        let created_today = keys
+            .iter()
+            .filter(|k| k.owner == owner && crate::accounts::creation_day(k.created_at) == today)
+            .count();
+        if created_today >= crate::accounts::MAX_KEYS_PER_DAY as usize {
+            return Ok(Created::DailyLimitReached);
+        }
         keys.push(key.info());
         Ok(Created::Created)
     }

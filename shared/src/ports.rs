@@ -89,6 +89,8 @@ pub enum Created {
     LimitReached,
     /// An operator disabled the account.
     AccountDisabled,
+    /// The account created [`crate::accounts::MAX_KEYS_PER_DAY`] keys today (UTC).
+    DailyLimitReached,
 }
 
 /// An account's own keys: the keys function's storage.

@@ -20,7 +20,7 @@ use serde::Serialize;
 use super::access::{AccessRoute, AccessService};
 use super::http::{error_answer, json_response};
 use super::request::{request_id, request_path};
-use crate::accounts::{caller, KeyRequest, MAX_ACTIVE_KEYS};
+use crate::accounts::{caller, seconds_to_next_day, KeyRequest, MAX_ACTIVE_KEYS};
 use crate::error::{Allowed, ApiError};
 use crate::input::echo;
 use crate::keys::{generate_key, is_key_id, KeyInfo, KeyStatus, Owner};
@@ -165,6 +165,12 @@ async fn keys_route(
                 Created::AccountDisabled => {
                     tracing::info!(owner = %owner, "a disabled account asked for a key");
                     return Err(ApiError::AccountDisabled);
+                }
+                Created::DailyLimitReached => {
+                    tracing::info!(owner = %owner, "daily key limit reached");
+                    return Err(ApiError::DailyKeyLimit {
+                        retry_after: seconds_to_next_day(now),
+                    });
                 }
             }
             tracing::info!(owner = %owner, key_id = %key.id, expires_at = ?key.expires_at, "created account key");

@@ -111,6 +111,9 @@ pub(super) fn error_answer(error: ApiError, request_id: &str) -> Response<Body> 
         ApiError::MethodNotAllowed { allowed, .. } => {
             headers.insert(header::ALLOW, HeaderValue::from_static(allowed.header()));
         }
+        ApiError::DailyKeyLimit { retry_after } => {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+        }
         _ => {}
     }
     response

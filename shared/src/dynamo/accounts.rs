@@ -14,13 +14,15 @@ use chrono::{DateTime, Utc};
 use super::attr::{get_s, get_time_opt, s, time};
 use super::codec::purge_at;
 use super::layout::name::{
-    ACTIVE_KEYS, DISABLED_AT, EXPIRES_AT, ID, KEY_HASH, OWNER, PURGE_AT, REVOKED_AT,
+    ACTIVE_KEYS, CREATIONS, DISABLED_AT, EXPIRES_AT, ID, KEY_HASH, OWNER, PURGE_AT, REVOKED_AT,
 };
-use super::layout::{account_key, api_key_key, key_slot, slot_expiry, Item, KEYS_BY_OWNER_INDEX};
+use super::layout::{
+    account_key, api_key_key, creations_key, key_slot, slot_expiry, Item, KEYS_BY_OWNER_INDEX,
+};
 use super::requests::{classify, get_consistent, query_all};
 use super::retry::Backoff;
 use super::tx::{build, other, transact_retrying};
-use crate::accounts::MAX_ACTIVE_KEYS;
+use crate::accounts::{creation_day, MAX_ACTIVE_KEYS, MAX_KEYS_PER_DAY};
 use crate::error::StoreError;
 use crate::keys::{KeyInfo, NewKey, Owner, KEY_ID_PREFIX};
 use crate::ports::{AccountKeyStore, Created};
@@ -69,6 +71,31 @@ impl DynamoAccounts {
             )
             .expression_attribute_values(":owner", s(owner.as_str()))
             .expression_attribute_values(":max", AttributeValue::N(MAX_ACTIVE_KEYS.to_string()));
+        Ok(TransactWriteItem::builder()
+            .update(build(update.build())?)
+            .build())
+    }
+
+    /// Counts a creation against the account's day, if the day has room (its item leaves the
+    /// table two days later).
+    fn count_creation(
+        &self,
+        owner: &Owner,
+        now: DateTime<Utc>,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let update = Update::builder()
+            .table_name(&self.keys_table)
+            .set_key(Some(creations_key(owner.as_str(), &creation_day(now))))
+            .update_expression("ADD #count :one SET #purge = :purge")
+            .condition_expression("attribute_not_exists(#count) OR #count < :cap")
+            .expression_attribute_names("#count", CREATIONS)
+            .expression_attribute_names("#purge", PURGE_AT)
+            .expression_attribute_values(":one", AttributeValue::N("1".into()))
+            .expression_attribute_values(":cap", AttributeValue::N(MAX_KEYS_PER_DAY.to_string()))
+            .expression_attribute_values(
+                ":purge",
+                AttributeValue::N((now + chrono::Duration::days(2)).timestamp().to_string()),
+            );
         Ok(TransactWriteItem::builder()
             .update(build(update.build())?)
             .build())
@@ -261,14 +288,18 @@ impl DynamoAccounts {
 }
 
 impl AccountKeyStore for DynamoAccounts {
-    /// One TransactWriteItems: the account's slot and the key. Only when the account's set is
-    /// full does it read the set, drop expired keys' slots and try once more.
+    /// One TransactWriteItems: the account's slot, the key and the day's count. Only when the
+    /// account's set is full does it read the set, drop expired keys' slots and try once more.
     async fn create_key(&self, key: &NewKey, now: DateTime<Utc>) -> Result<Created, StoreError> {
         let owner = key
             .owner
             .as_ref()
             .ok_or_else(|| other("an account's key needs its owner"))?;
-        let items = vec![self.take_slot(key, owner)?, self.put_key(key)?];
+        let items = vec![
+            self.take_slot(key, owner)?,
+            self.put_key(key)?,
+            self.count_creation(owner, now)?,
+        ];
         let mut dropped_expired = false;
         loop {
             match transact_retrying(&self.client, items.clone()).await? {
@@ -288,6 +319,7 @@ impl AccountKeyStore for DynamoAccounts {
                         Some(_) => Created::LimitReached,
                     })
                 }
+                Err(2) => return Ok(Created::DailyLimitReached),
                 Err(_) => return Err(other("a key with this hash exists")),
             }
         }

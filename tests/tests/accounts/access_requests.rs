@@ -544,7 +544,7 @@ async fn each_access_route_costs_the_requests_the_cost_table_states() {
         &stack.target.datasets_table,
     );
     let owner = Owner::parse("7a0c2e4f-1111-4222-8333-944455556666").unwrap();
-    let mut count = |what: &str, expected: &[&str]| {
+    let count = |what: &str, expected: &[&str]| {
         let sent: Vec<String> = wire
             .take_calls()
             .into_iter()

@@ -426,3 +426,40 @@ async fn a_preflight_on_the_account_routes_is_answered_before_the_authorizer() {
         assert!(body.is_empty());
     }
 }
+
+/// A create–revoke loop is capped: an account creates at most MAX_KEYS_PER_DAY keys a UTC day,
+/// whatever it revokes; the next is a 429 that says when to try again.
+#[tokio::test]
+async fn an_account_creates_at_most_its_daily_number_of_keys() {
+    let site = Site::start().await;
+    let (_, tokens) = site.person("loop@example.com").await;
+    let token = &tokens.access_token;
+    for i in 0..catalog::accounts::MAX_KEYS_PER_DAY {
+        let (status, created) = site.create(token, &format!("loop {i}")).await;
+        assert_eq!(status, 201, "creation {i}: {created}");
+        let id = created["key"]["id"].as_str().unwrap();
+        let (status, _) = site
+            .call("DELETE", &format!("/account/keys/{id}"), token, "")
+            .await;
+        assert_eq!(status, 204);
+    }
+    let (status, headers, body) = site
+        .call_raw(
+            "POST",
+            "/account/keys",
+            token,
+            r#"{"label": "one too many"}"#,
+        )
+        .await;
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (429, Some("daily_key_limit")),
+        "{body}"
+    );
+    let retry_after: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=86_400).contains(&retry_after), "{retry_after}");
+    // Another account is not affected.
+    let (_, other) = site.person("other@example.com").await;
+    assert_eq!(site.create(&other.access_token, "mine").await.0, 201);
+}
