@@ -29,6 +29,45 @@ pub fn seconds_to_next_day(now: DateTime<Utc>) -> u64 {
     next.map_or(86_400, |next| (next - now).num_seconds().max(1) as u64)
 }
 
+/// How long a creation's `Idempotency-Key` is remembered.
+pub const IDEMPOTENCY_WINDOW: Duration = Duration::hours(24);
+
+/// A client's `Idempotency-Key` on `POST /account/keys` (1 to 255 visible ASCII characters),
+/// with the request it was first sent with: a retry with the same key and body gets the same key
+/// back rather than a second one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replay {
+    /// The SHA-256 of the header's value (the value itself is stored nowhere).
+    pub key_hash: String,
+    /// The SHA-256 of the request's label, expiry and datasets.
+    pub fingerprint: String,
+}
+
+impl Replay {
+    pub fn new(header: &str, request: &KeyRequest) -> Result<Self, FieldError> {
+        let ok = (1..=255).contains(&header.len()) && header.bytes().all(|b| b.is_ascii_graphic());
+        if !ok {
+            return Err(FieldError::new(
+                "idempotency_key",
+                "Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID, say)",
+            ));
+        }
+        let datasets: Vec<&str> = request
+            .datasets
+            .iter()
+            .flatten()
+            .map(Slug::as_str)
+            .collect();
+        let canonical = serde_json::json!([request.label, request.expires_in_days, datasets]);
+        Ok(Self {
+            key_hash: crate::keys::KeyHash::of(header).as_str().to_owned(),
+            fingerprint: crate::keys::KeyHash::of(&canonical.to_string())
+                .as_str()
+                .to_owned(),
+        })
+    }
+}
+
 /// A label's length, in characters.
 pub const LABEL_MAX_CHARS: usize = 64;
 /// A key's lifetime, in days: every account key expires.

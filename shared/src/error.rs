@@ -68,6 +68,8 @@ pub enum ApiError {
     AccountDisabled,
     #[error("an account may create at most {MAX_KEYS_PER_DAY} keys a day (UTC): try again in {retry_after} seconds")]
     DailyKeyLimit { retry_after: u64 },
+    #[error("{0}")]
+    IdempotencyConflict(&'static str),
     #[error("no key {0} in this account")]
     KeyNotFound(String),
     #[error("dataset '{0}' is open to every registered account: there is no access to ask for")]
@@ -190,6 +192,7 @@ impl ApiError {
             Self::InvalidField(_) => StatusCode::BAD_REQUEST,
             Self::KeyLimitReached => StatusCode::CONFLICT,
             Self::DailyKeyLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::IdempotencyConflict(_) => StatusCode::CONFLICT,
             Self::AccountDisabled => StatusCode::FORBIDDEN,
             Self::KeyNotFound(_) | Self::RequestNotFound(_) | Self::RecordNotFound { .. } => {
                 StatusCode::NOT_FOUND
@@ -224,6 +227,7 @@ impl ApiError {
                 "expires_in_days" => "invalid_expiry",
                 "datasets" => "invalid_datasets",
                 "dataset" => "invalid_dataset",
+                "idempotency_key" => "invalid_idempotency_key",
                 "answers" => "invalid_answers",
                 "accept_terms" => "terms_not_accepted",
                 "decision" | "reason" | "expires_at" | "rev" => "invalid_decision",
@@ -232,6 +236,7 @@ impl ApiError {
             },
             Self::KeyLimitReached => "key_limit_reached",
             Self::DailyKeyLimit { .. } => "daily_key_limit",
+            Self::IdempotencyConflict(_) => "idempotency_conflict",
             Self::AccountDisabled => "account_disabled",
             Self::KeyNotFound(_) => "key_not_found",
             Self::RequestNotNeeded(_) => "request_not_needed",

@@ -157,6 +157,8 @@ impl KeyUsage for MemoryCatalog {
 #[derive(Default)]
 pub struct MemoryAccounts {
     keys: Mutex<Vec<KeyInfo>>,
+    /// Idempotency-Key hash → (the request's fingerprint, the key's id).
+    replays: Mutex<HashMap<String, (String, String)>>,
     /// Set to make every call fail as the store would when throttled.
     pub unavailable: std::sync::atomic::AtomicBool,
 }
@@ -192,6 +194,42 @@ impl AccountKeyStore for MemoryAccounts {
         }
         keys.push(key.info());
         Ok(Created::Created)
+    }
+
+    /// Remembers the creation by the Idempotency-Key's hash; a retry re-issues the key (the
+    /// in-memory keys hold no secret, so only its record is returned again).
+    async fn create_key_once(
+        &self,
+        key: &NewKey,
+        replay: &crate::accounts::Replay,
+        now: DateTime<Utc>,
+    ) -> Result<Created, StoreError> {
+        let remembered = lock(&self.replays).get(&replay.key_hash).cloned();
+        if let Some((fingerprint, id)) = remembered {
+            if fingerprint != replay.fingerprint {
+                return Ok(Created::IdempotencyConflict(
+                    "this Idempotency-Key was sent with another request: use a new one",
+                ));
+            }
+            let keys = lock(&self.keys);
+            return Ok(match keys.iter().find(|k| k.id == id) {
+                Some(first) if first.revoked_at.is_none() => Created::Replayed(Box::new(KeyInfo {
+                    prefix: key.prefix.clone(),
+                    ..first.clone()
+                })),
+                _ => Created::IdempotencyConflict(
+                    "the key this Idempotency-Key created was revoked or has expired: use a new one",
+                ),
+            });
+        }
+        let created = self.create_key(key, now).await?;
+        if created == Created::Created {
+            lock(&self.replays).insert(
+                replay.key_hash.clone(),
+                (replay.fingerprint.clone(), key.id.clone()),
+            );
+        }
+        Ok(created)
     }
 
     async fn list_keys(&self, owner: &Owner) -> Result<Vec<KeyInfo>, StoreError> {

@@ -82,7 +82,7 @@ pub trait KeyUsage: Send + Sync {
 }
 
 /// What a key creation came to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Created {
     Created,
     /// The account already holds [`crate::accounts::MAX_ACTIVE_KEYS`] active keys.
@@ -91,6 +91,11 @@ pub enum Created {
     AccountDisabled,
     /// The account created [`crate::accounts::MAX_KEYS_PER_DAY`] keys today (UTC).
     DailyLimitReached,
+    /// A retry of a creation (the same `Idempotency-Key` and request): the key it created,
+    /// re-issued for the new secret (the first secret, never received, no longer works).
+    Replayed(Box<KeyInfo>),
+    /// The `Idempotency-Key` was used with another request, or its key was revoked since: why.
+    IdempotencyConflict(&'static str),
 }
 
 /// An account's own keys: the keys function's storage.
@@ -100,6 +105,17 @@ pub trait AccountKeyStore: Send + Sync {
     fn create_key(
         &self,
         key: &NewKey,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Created, StoreError>> + Send;
+
+    /// As [`Self::create_key`], remembering the creation under the client's `Idempotency-Key`
+    /// for [`crate::accounts::IDEMPOTENCY_WINDOW`]: a retry with the same key and request re-issues
+    /// the key first created (same id, label and expiry) for the new secret, taking no second
+    /// place and no second count.
+    fn create_key_once(
+        &self,
+        key: &NewKey,
+        replay: &crate::accounts::Replay,
         now: DateTime<Utc>,
     ) -> impl Future<Output = Result<Created, StoreError>> + Send;
 

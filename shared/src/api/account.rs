@@ -20,7 +20,7 @@ use serde::Serialize;
 use super::access::{AccessRoute, AccessService};
 use super::http::{error_answer, json_response};
 use super::request::{request_id, request_path};
-use crate::accounts::{caller, seconds_to_next_day, KeyRequest, MAX_ACTIVE_KEYS};
+use crate::accounts::{caller, seconds_to_next_day, KeyRequest, Replay, MAX_ACTIVE_KEYS};
 use crate::error::{Allowed, ApiError};
 use crate::input::echo;
 use crate::keys::{generate_key, is_key_id, KeyInfo, KeyStatus, Owner};
@@ -154,10 +154,32 @@ async fn keys_route(
         AccountRoute::Keys if method == Method::POST => {
             // The body is read as JSON whatever its Content-Type says (curl's `-d` says form).
             let request = KeyRequest::parse(req.body().as_ref()).map_err(ApiError::InvalidField)?;
+            let replay = match req.headers().get("idempotency-key") {
+                None => None,
+                Some(value) => Some(
+                    Replay::new(value.to_str().unwrap_or("\u{0}"), &request)
+                        .map_err(ApiError::InvalidField)?,
+                ),
+            };
             let secret = generate_key();
             let key = request.key_for(&secret, owner.clone(), now);
-            match store.create_key(&key, now).await? {
+            let created = match &replay {
+                Some(replay) => store.create_key_once(&key, replay, now).await?,
+                None => store.create_key(&key, now).await?,
+            };
+            let mut info = key.info();
+            let mut replayed = false;
+            match created {
                 Created::Created => {}
+                Created::Replayed(first) => {
+                    tracing::info!(owner = %owner, key_id = %first.id, "re-issued a key for a retried creation");
+                    info = *first;
+                    replayed = true;
+                }
+                Created::IdempotencyConflict(why) => {
+                    tracing::info!(owner = %owner, why, "idempotency conflict");
+                    return Err(ApiError::IdempotencyConflict(why));
+                }
                 Created::LimitReached => {
                     tracing::info!(owner = %owner, "key limit reached");
                     return Err(ApiError::KeyLimitReached);
@@ -173,8 +195,9 @@ async fn keys_route(
                     });
                 }
             }
-            tracing::info!(owner = %owner, key_id = %key.id, expires_at = ?key.expires_at, "created account key");
-            let info = key.info();
+            if !replayed {
+                tracing::info!(owner = %owner, key_id = %key.id, expires_at = ?key.expires_at, "created account key");
+            }
             let mut response = json_response(
                 StatusCode::CREATED,
                 &CreatedBody {
@@ -189,6 +212,11 @@ async fn keys_route(
                 HeaderValue::try_from(format!("{}/{}", AccountRoute::BASE, info.id))
             {
                 response.headers_mut().insert(header::LOCATION, location);
+            }
+            if replayed {
+                response
+                    .headers_mut()
+                    .insert("idempotent-replayed", HeaderValue::from_static("true"));
             }
             Ok(response)
         }

@@ -286,11 +286,13 @@ impl AccessStore for DynamoAccess {
             .table_name(&self.keys_table)
             .set_key(Some(record.key()?))
             .update_expression(e.update())
-            // Absent, or neither pending nor a grant in force (stored times compare as text;
-            // a NULL expiry compares as nothing: a grant until revoked stays in force).
+            // Absent, or neither pending nor a grant in force. Stored times are whole seconds
+            // and compare as text: a grant is over once its stored expiry is at or before now,
+            // as the data path judges it (`Grant::is_active_at`). A NULL expiry compares as
+            // nothing: a grant until revoked stays in force.
             .condition_expression(format!(
                 "attribute_not_exists({KEY_HASH}) OR \
-                 (#st <> :pending AND #st <> :granted) OR (#st = :granted AND #exp < :now)"
+                 (#st <> :pending AND #st <> :granted) OR (#st = :granted AND #exp <= :now)"
             ))
             .set_expression_attribute_names(Some(e.names))
             .set_expression_attribute_values(Some(e.values));

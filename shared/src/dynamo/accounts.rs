@@ -7,22 +7,26 @@
 //! never take an account past it. A revocation removes the slot in the same transaction that
 //! marks the key. Slots of expired keys are dropped when a creation finds the set full.
 
-use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem, Update};
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 
 use super::attr::{get_s, get_time_opt, s, time};
 use super::codec::purge_at;
 use super::layout::name::{
-    ACTIVE_KEYS, CREATIONS, DISABLED_AT, EXPIRES_AT, ID, KEY_HASH, OWNER, PURGE_AT, REVOKED_AT,
+    ACTIVE_KEYS, CREATIONS, DISABLED_AT, EXPIRES_AT, FINGERPRINT, ID, ISSUED, KEY_HASH, OWNER,
+    PURGE_AT, REVOKED_AT,
 };
 use super::layout::{
-    account_key, api_key_key, creations_key, key_slot, slot_expiry, Item, KEYS_BY_OWNER_INDEX,
+    account_key, api_key_key, creations_key, idempotency_key, key_slot, slot_expiry, Item,
+    KEYS_BY_OWNER_INDEX,
 };
 use super::requests::{classify, get_consistent, query_all};
 use super::retry::Backoff;
 use super::tx::{build, other, transact_retrying};
-use crate::accounts::{creation_day, MAX_ACTIVE_KEYS, MAX_KEYS_PER_DAY};
+use crate::accounts::{
+    creation_day, Replay, IDEMPOTENCY_WINDOW, MAX_ACTIVE_KEYS, MAX_KEYS_PER_DAY,
+};
 use crate::error::StoreError;
 use crate::keys::{KeyInfo, NewKey, Owner, KEY_ID_PREFIX};
 use crate::ports::{AccountKeyStore, Created};
@@ -287,19 +291,33 @@ impl DynamoAccounts {
     }
 }
 
-impl AccountKeyStore for DynamoAccounts {
-    /// One TransactWriteItems: the account's slot, the key and the day's count. Only when the
-    /// account's set is full does it read the set, drop expired keys' slots and try once more.
-    async fn create_key(&self, key: &NewKey, now: DateTime<Utc>) -> Result<Created, StoreError> {
-        let owner = key
-            .owner
-            .as_ref()
-            .ok_or_else(|| other("an account's key needs its owner"))?;
-        let items = vec![
+/// What `create` says when another request with the same Idempotency-Key created first.
+const RACED: &str = "raced";
+
+fn owner_of(key: &NewKey) -> Result<&Owner, StoreError> {
+    key.owner
+        .as_ref()
+        .ok_or_else(|| other("an account's key needs its owner"))
+}
+
+impl DynamoAccounts {
+    /// The creation's transaction: the account's slot, the key, the day's count and, with a
+    /// replay, the idempotency item.
+    async fn create(
+        &self,
+        key: &NewKey,
+        replay: Option<&Replay>,
+        now: DateTime<Utc>,
+    ) -> Result<Created, StoreError> {
+        let owner = owner_of(key)?;
+        let mut items = vec![
             self.take_slot(key, owner)?,
             self.put_key(key)?,
             self.count_creation(owner, now)?,
         ];
+        if let Some(replay) = replay {
+            items.push(self.remember(key, owner, replay, now)?);
+        }
         let mut dropped_expired = false;
         loop {
             match transact_retrying(&self.client, items.clone()).await? {
@@ -320,8 +338,134 @@ impl AccountKeyStore for DynamoAccounts {
                     })
                 }
                 Err(2) => return Ok(Created::DailyLimitReached),
+                Err(3) => return Ok(Created::IdempotencyConflict(RACED)),
                 Err(_) => return Err(other("a key with this hash exists")),
             }
+        }
+    }
+
+    /// The idempotency item of a creation, unless one exists (it leaves the table a day later).
+    fn remember(
+        &self,
+        key: &NewKey,
+        owner: &Owner,
+        replay: &Replay,
+        now: DateTime<Utc>,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let mut item = idempotency_key(owner.as_str(), &replay.key_hash);
+        item.insert(ISSUED.to_owned(), s(key.hash.as_str()));
+        item.insert(FINGERPRINT.to_owned(), s(&replay.fingerprint));
+        item.insert(
+            PURGE_AT.to_owned(),
+            AttributeValue::N((now + IDEMPOTENCY_WINDOW).timestamp().to_string()),
+        );
+        let put = Put::builder()
+            .table_name(&self.keys_table)
+            .set_item(Some(item))
+            .condition_expression(format!("attribute_not_exists({KEY_HASH})"));
+        Ok(TransactWriteItem::builder()
+            .put(build(put.build())?)
+            .build())
+    }
+
+    /// A retry: the key the first request created, re-issued for `key`'s secret, unless the
+    /// request differs or the key was revoked since.
+    async fn reissue(
+        &self,
+        key: &NewKey,
+        record: &Item,
+        replay: &Replay,
+        now: DateTime<Utc>,
+    ) -> Result<Created, StoreError> {
+        let owner = owner_of(key)?;
+        if get_s(record, FINGERPRINT)? != replay.fingerprint {
+            return Ok(Created::IdempotencyConflict(
+                "this Idempotency-Key was sent with another request: use a new one",
+            ));
+        }
+        let issued = get_s(record, ISSUED)?;
+        let Some(first) = self.read_item(api_key_key(&issued)).await? else {
+            return Ok(Created::IdempotencyConflict(
+                "the key this Idempotency-Key created is gone: use a new one",
+            ));
+        };
+        let first = KeyInfo::try_from(&first)?;
+        if first.revoked_at.is_some() || first.expires_at.is_some_and(|t| t <= now) {
+            return Ok(Created::IdempotencyConflict(
+                "the key this Idempotency-Key created was revoked or has expired: use a new one",
+            ));
+        }
+        let reissued = NewKey {
+            hash: key.hash.clone(),
+            prefix: key.prefix.clone(),
+            id: first.id.clone(),
+            label: first.label.clone(),
+            scopes: key.scopes.clone(),
+            created_at: first.created_at,
+            expires_at: first.expires_at,
+            owner: Some(owner.clone()),
+            datasets: first.datasets.clone(),
+        };
+        let delete = Delete::builder()
+            .table_name(&self.keys_table)
+            .set_key(Some(api_key_key(&issued)))
+            .condition_expression(format!(
+                "attribute_exists({KEY_HASH}) AND attribute_not_exists({REVOKED_AT})"
+            ));
+        let point = Update::builder()
+            .table_name(&self.keys_table)
+            .set_key(Some(idempotency_key(owner.as_str(), &replay.key_hash)))
+            .update_expression(format!("SET {ISSUED} = :new"))
+            .condition_expression(format!("{ISSUED} = :old"))
+            .expression_attribute_values(":new", s(key.hash.as_str()))
+            .expression_attribute_values(":old", s(&issued));
+        let items = vec![
+            TransactWriteItem::builder()
+                .delete(build(delete.build())?)
+                .build(),
+            self.put_key(&reissued)?,
+            TransactWriteItem::builder()
+                .update(build(point.build())?)
+                .build(),
+        ];
+        match transact_retrying(&self.client, items).await? {
+            Ok(()) => Ok(Created::Replayed(Box::new(reissued.info()))),
+            Err(_) => Ok(Created::IdempotencyConflict(
+                "another request with this Idempotency-Key changed the key meanwhile: retry",
+            )),
+        }
+    }
+}
+
+impl AccountKeyStore for DynamoAccounts {
+    /// One TransactWriteItems: the account's slot, the key and the day's count. Only when the
+    /// account's set is full does it read the set, drop expired keys' slots and try once more.
+    async fn create_key(&self, key: &NewKey, now: DateTime<Utc>) -> Result<Created, StoreError> {
+        self.create(key, None, now).await
+    }
+
+    /// One GetItem of the idempotency item, then either the creation's transaction (with the
+    /// item, on the condition that no request made it first) or, for a retry, one transaction
+    /// that re-issues the key: delete the first secret's item, put the new one, point the
+    /// idempotency item at it.
+    async fn create_key_once(
+        &self,
+        key: &NewKey,
+        replay: &Replay,
+        now: DateTime<Utc>,
+    ) -> Result<Created, StoreError> {
+        let owner = owner_of(key)?;
+        let record = idempotency_key(owner.as_str(), &replay.key_hash);
+        if let Some(item) = self.read_item(record.clone()).await? {
+            return self.reissue(key, &item, replay, now).await;
+        }
+        match self.create(key, Some(replay), now).await? {
+            // Another request with the same Idempotency-Key created first: this one is its retry.
+            Created::IdempotencyConflict(RACED) => match self.read_item(record).await? {
+                Some(item) => self.reissue(key, &item, replay, now).await,
+                None => Err(other("the idempotency item vanished")),
+            },
+            created => Ok(created),
         }
     }
 

@@ -19,6 +19,7 @@
 //! |---|---|---|
 //! | API key | SHA-256 of the key, 64 hex digits | `id`, `prefix`, `label`, `scopes`, `created_at`, `expires_at`, `revoked_at`, `last_used_at`; `owner` (a Cognito `sub`) for an account's key |
 //! | account | `ACCOUNT#<sub>` | `owner`; `active_keys`: one `<expiry, unix seconds>/<key id>` per active key, at most [`crate::accounts::MAX_ACTIVE_KEYS`] |
+//! | idempotency | `IDEMPOTENCY#<sub>#<SHA-256 of the Idempotency-Key>` | `issued`: the hash of the key's current secret; `fingerprint`: the request's; `purge_at`: a day later |
 //! | creations | `CREATIONS#<sub>#<UTC day>` | `creations`: keys the account created that day, at most [`crate::accounts::MAX_KEYS_PER_DAY`]; `purge_at`: two days later |
 //! | access record | `GRANT#<dataset uuid>#<sub>` | `dataset`, `slug`, `grantee`, `owner` (the same `sub`), `id` (`access#<dataset uuid>`), `email`, `status`, `requested_at`, `answers`, `terms_accepted`, `expires_at`, `decided_by`, `decided_at`, `reason`, `rev`: an account's request for and grant of an `approval` dataset ([`crate::grants`]) |
 //!
@@ -132,6 +133,10 @@ pub mod name {
     pub const DISABLED_AT: &str = "disabled_at";
     /// On a day's creations item: how many keys the account created that day.
     pub const CREATIONS: &str = "creations";
+    /// On an idempotency item: the hash of the key's current secret, and the request's
+    /// fingerprint.
+    pub const ISSUED: &str = "issued";
+    pub const FINGERPRINT: &str = "fingerprint";
 }
 
 pub const DATASET_SK: &str = "DATASET";
@@ -197,6 +202,12 @@ pub fn api_key_key(hash: &str) -> Item {
 /// The key of an account's item in the keys table (never a hash: it is not 64 hex digits).
 pub fn account_key(owner: &str) -> Item {
     api_key_key(&format!("ACCOUNT#{owner}"))
+}
+
+/// The key of the item remembering an account's creation under an `Idempotency-Key` (its
+/// SHA-256).
+pub fn idempotency_key(owner: &str, key_hash: &str) -> Item {
+    api_key_key(&format!("IDEMPOTENCY#{owner}#{key_hash}"))
 }
 
 /// The key of the item counting an account's key creations on a UTC day (`2026-11-25`): it

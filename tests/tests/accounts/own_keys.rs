@@ -463,3 +463,90 @@ async fn an_account_creates_at_most_its_daily_number_of_keys() {
     let (_, other) = site.person("other@example.com").await;
     assert_eq!(site.create(&other.access_token, "mine").await.0, 201);
 }
+
+/// A creation the client retries (its answer lost, a 503 or a timeout) with the same
+/// `Idempotency-Key` gets the same key back — same id, label and expiry — with a new secret:
+/// the first secret, which the client never saw, stops working, and the account holds one key,
+/// not two. Another body with the same key is refused; so is a malformed key.
+#[tokio::test]
+async fn a_retried_creation_with_the_same_idempotency_key_gets_the_same_key_once() {
+    let site = Site::start().await;
+    let (_, tokens) = site.person("retry@example.com").await;
+    let token = &tokens.access_token;
+    let create = |key: &'static str, body: &'static str| {
+        let auth = format!("Bearer {token}");
+        let base = site.base.clone();
+        async move {
+            let (status, headers, bytes) = http_send(
+                "POST",
+                &format!("{base}/account/keys"),
+                &[
+                    ("authorization", auth.as_str()),
+                    ("content-type", "application/json"),
+                    ("idempotency-key", key),
+                ],
+                body.as_bytes(),
+            )
+            .await;
+            let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            (status, headers, value)
+        }
+    };
+    let body = r#"{"label": "pipeline", "expires_in_days": 30}"#;
+    let (status, headers, first) = create("9f1c6c1e-retry", body).await;
+    assert_eq!(status, 201, "{first}");
+    assert!(headers.get("idempotent-replayed").is_none());
+    let (status, headers, again) = create("9f1c6c1e-retry", body).await;
+    assert_eq!(status, 201, "{again}");
+    assert_eq!(headers["idempotent-replayed"], "true");
+    assert_eq!(again["key"]["id"], first["key"]["id"]);
+    assert_eq!(again["key"]["created_at"], first["key"]["created_at"]);
+    assert_eq!(again["key"]["expires_at"], first["key"]["expires_at"]);
+    let (old, new) = (
+        first["secret"].as_str().unwrap(),
+        again["secret"].as_str().unwrap(),
+    );
+    assert_ne!(old, new);
+    assert_eq!(again["key"]["prefix"].as_str(), Some(&new[..9]));
+    // The first secret no longer works; the one the client holds does.
+    assert_eq!(site.download(GATED, old).await.0, 401);
+    assert_eq!(site.download(GATED, new).await.0, 200);
+    // One key, one place.
+    let (_, listed) = site.call("GET", "/account/keys", token, "").await;
+    assert_eq!(listed["keys"].as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed["active"], 1);
+
+    // The same Idempotency-Key with another request; a malformed one.
+    let (status, _, other) = create("9f1c6c1e-retry", r#"{"label": "something else"}"#).await;
+    assert_eq!(
+        (status, other["code"].as_str()),
+        (409, Some("idempotency_conflict")),
+        "{other}"
+    );
+    let (status, _, bad) = create("has space", body).await;
+    assert_eq!(
+        (status, bad["code"].as_str()),
+        (400, Some("invalid_idempotency_key")),
+        "{bad}"
+    );
+
+    // Once the key is revoked, a retry does not bring it back.
+    let id = first["key"]["id"].as_str().unwrap();
+    let (status, _) = site
+        .call("DELETE", &format!("/account/keys/{id}"), token, "")
+        .await;
+    assert_eq!(status, 204);
+    let (status, _, revoked) = create("9f1c6c1e-retry", body).await;
+    assert_eq!(
+        (status, revoked["code"].as_str()),
+        (409, Some("idempotency_conflict")),
+        "{revoked}"
+    );
+
+    // Two tries at once with a new key: both answered with the one key.
+    let (a, b) = tokio::join!(create("concurrent-1", body), create("concurrent-1", body));
+    assert_eq!((a.0, b.0), (201, 201), "{} {}", a.2, b.2);
+    assert_eq!(a.2["key"]["id"], b.2["key"]["id"]);
+    let (_, listed) = site.call("GET", "/account/keys", token, "").await;
+    assert_eq!(listed["active"], 1, "{listed}");
+}
