@@ -7,14 +7,25 @@ use crate::dynamo::requests::classify;
 use crate::error::StoreError;
 use crate::ports::Directory;
 
-#[derive(Clone, Debug)]
+/// Built from the SDK configuration on its first use, not during the function's init: only
+/// an access request needs it, and the init stays within its cold-start budget
+/// (docs/performance.md).
+#[derive(Debug)]
 pub struct CognitoDirectory {
-    client: Client,
+    sdk: aws_config::SdkConfig,
+    client: std::sync::OnceLock<Client>,
 }
 
 impl CognitoDirectory {
-    pub fn new(client: Client) -> Self {
-        Self { client }
+    pub fn new(sdk: &aws_config::SdkConfig) -> Self {
+        Self {
+            sdk: sdk.clone(),
+            client: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn client(&self) -> &Client {
+        self.client.get_or_init(|| Client::new(&self.sdk))
     }
 }
 
@@ -22,7 +33,7 @@ impl Directory for CognitoDirectory {
     /// One GetUser. A token Cognito no longer accepts (signed out everywhere) names nobody.
     async fn email(&self, access_token: &str) -> Result<Option<String>, StoreError> {
         match self
-            .client
+            .client()
             .get_user()
             .access_token(access_token)
             .send()

@@ -196,7 +196,7 @@ async fn accounts(
         authorizer,
         keys: DynamoAccounts::new(dynamodb.clone(), &config.keys_table),
         access: DynamoAccess::new(dynamodb, &config.keys_table, &config.datasets_table),
-        directory: CognitoDirectory::new(aws_sdk_cognitoidentityprovider::Client::new(sdk)),
+        directory: CognitoDirectory::new(sdk),
         // As the template's default when unset.
         operators: Some(
             std::env::var("OPERATORS_GROUP")

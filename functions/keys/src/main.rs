@@ -38,7 +38,7 @@ async fn main() -> Result<(), Error> {
     let app = App {
         keys: DynamoAccounts::new(dynamodb.clone(), &config.keys_table),
         access: DynamoAccess::new(dynamodb, config.keys_table, config.datasets_table),
-        directory: CognitoDirectory::new(aws_sdk_cognitoidentityprovider::Client::new(&sdk)),
+        directory: CognitoDirectory::new(&sdk),
         operators: config.operators_group,
     };
     catalog::lambda::run(service_fn(|req| handle(&app, req))).await
