@@ -5,8 +5,10 @@ import { copy, h, header } from "./dom.js";
 import { humanDate } from "./format.js";
 import { myAccess, standing } from "./request.js";
 import {
-  CognitoError, answerMfa, answerNewPassword, confirmSignUp, endSession, finishMfa, forgetKey, mfaEnabled, rememberKey, session,
-  signIn, signUp, startMfa, stopMfa,
+  CognitoError, answerMfa, answerNewPassword, checkPassword, confirmSignUp, endSession, finishMfa,
+  forgetKey,
+  forgotPassword, mfaEnabled, rememberKey, resendCode, resetPassword, session, signIn, signUp,
+  startMfa, stopMfa,
 } from "./session.js";
 
 const status = document.getElementById("status");
@@ -19,7 +21,7 @@ function cognitoSentence(error) {
     UserNotConfirmedException: "Confirm your email first: enter the code we sent you.",
     CodeMismatchException: "That code is not right. Check it and try again.",
     InvalidPasswordException: "That password is too weak: use at least 12 characters, with upper and lower case letters and a digit.",
-    ExpiredCodeException: "That code has expired. Sign up again to get a new one.",
+    ExpiredCodeException: "That code has expired: ask for a new one.",
     LimitExceededException: "Too many attempts. Wait a few minutes and try again.",
     UserLambdaValidationException: "Sign-up is limited to email addresses at the organisations this catalog serves.",
   };
@@ -93,6 +95,69 @@ document.getElementById("sign-up").addEventListener("submit", async (event) => {
   } catch (error) {
     if (error.type === "UsernameExistsException") codeSent();
     else say(cognitoSentence(error), true);
+  }
+});
+
+// Codes and resets answer the same whether or not the email has an account (or one waiting
+// for confirmation), so that these forms do not tell anyone who has an account.
+const CODE_SENT = "If this email has an account waiting for confirmation, we sent it a new code.";
+const RESET_SENT = "If this email has an account, we emailed it a code to reset its password.";
+// What Cognito says about an address it cannot send to, or an account that does not exist or
+// is already confirmed: answered as if it had worked.
+const NEUTRAL = new Set(["UserNotFoundException", "InvalidParameterException", "NotAuthorizedException"]);
+
+document.getElementById("resend-code").addEventListener("click", async () => {
+  const email = document.getElementById("confirm-email").textContent;
+  try {
+    await resendCode(email);
+    say(CODE_SENT);
+  } catch (error) {
+    if (NEUTRAL.has(error.type)) say(CODE_SENT);
+    else say(cognitoSentence(error), true);
+  }
+  document.getElementById("confirm-code").focus();
+});
+
+let resetting = "";
+
+document.getElementById("forgot-open").addEventListener("click", () => {
+  const forgot = document.getElementById("forgot");
+  forgot.hidden = false;
+  document.getElementById("forgot-email").value = document.getElementById("in-email").value;
+  document.getElementById("forgot-email").focus();
+});
+
+document.getElementById("forgot").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  resetting = event.target.elements.email.value.trim();
+  try {
+    await forgotPassword(resetting);
+  } catch (error) {
+    if (!NEUTRAL.has(error.type)) {
+      say(cognitoSentence(error), true);
+      return;
+    }
+  }
+  say(RESET_SENT);
+  document.getElementById("reset").hidden = false;
+  document.getElementById("reset-code").focus();
+});
+
+document.getElementById("reset").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const f = event.target;
+  try {
+    await resetPassword(resetting, f.elements.code.value.trim(), f.elements.password.value);
+    f.reset();
+    f.hidden = true;
+    document.getElementById("forgot").hidden = true;
+    document.getElementById("in-email").value = resetting;
+    say("Password changed. Sign in with your new password.");
+    document.getElementById("in-password").focus();
+  } catch (error) {
+    // An email without an account has no right code either.
+    const type = NEUTRAL.has(error.type) ? "CodeMismatchException" : error.type;
+    say(cognitoSentence(Object.assign(error, { type })), true);
   }
 });
 
@@ -221,12 +286,17 @@ async function showMfa() {
   mfaSetup.hidden = true;
 }
 
+const mfaOff = document.getElementById("mfa-off");
+
 mfaToggle.addEventListener("click", async () => {
   try {
     const s = await session();
     if (mfaToggle.dataset.on) {
-      await stopMfa(s.accessToken);
-      await showMfa();
+      // Turning it off asks for the password again: a token alone (a tab left open) must not
+      // be enough to weaken the account.
+      mfaOff.hidden = false;
+      mfaToggle.hidden = true;
+      document.getElementById("mfa-password").focus();
       return;
     }
     const secret = await startMfa(s.accessToken);
@@ -239,6 +309,32 @@ mfaToggle.addEventListener("click", async () => {
   } catch (error) {
     say(cognitoSentence(error), true);
   }
+});
+
+mfaOff.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    const s = await session();
+    if (!(await checkPassword(s.email, event.target.elements.password.value))) {
+      say("That password is not right: two-factor sign-in stays on.", true);
+      document.getElementById("mfa-password").select();
+      return;
+    }
+    await stopMfa(s.accessToken);
+    event.target.reset();
+    mfaOff.hidden = true;
+    await showMfa();
+    say("Two-factor sign-in is off.");
+  } catch (error) {
+    say(cognitoSentence(error), true);
+  }
+});
+
+document.getElementById("mfa-keep").addEventListener("click", () => {
+  mfaOff.reset();
+  mfaOff.hidden = true;
+  mfaToggle.hidden = false;
+  mfaToggle.focus();
 });
 
 document.getElementById("mfa-verify").addEventListener("submit", async (event) => {

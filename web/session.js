@@ -47,6 +47,43 @@ export async function confirmSignUp(email, code) {
   await cognito("ConfirmSignUp", { ClientId: userPoolClientId, Username: email, ConfirmationCode: code });
 }
 
+/** Whether `password` is the account's: Cognito checks it before anything else of a sign-in,
+ * so a token or an MFA challenge both say yes (the new session, if any, is not kept). */
+export async function checkPassword(email, password) {
+  const { userPoolClientId } = await config();
+  try {
+    await cognito("InitiateAuth", {
+      ClientId: userPoolClientId,
+      AuthFlow: "USER_PASSWORD_AUTH",
+      AuthParameters: { USERNAME: email, PASSWORD: password },
+    });
+    return true;
+  } catch (error) {
+    if (error.type === "NotAuthorizedException") return false;
+    throw error;
+  }
+}
+
+/** Sends a new confirmation code to an account that has not confirmed its email yet. */
+export async function resendCode(email) {
+  const { userPoolClientId } = await config();
+  await cognito("ResendConfirmationCode", { ClientId: userPoolClientId, Username: email });
+}
+
+/** Emails a code to reset the account's password. */
+export async function forgotPassword(email) {
+  const { userPoolClientId } = await config();
+  await cognito("ForgotPassword", { ClientId: userPoolClientId, Username: email });
+}
+
+/** Sets a new password with the emailed code. */
+export async function resetPassword(email, code, password) {
+  const { userPoolClientId } = await config();
+  await cognito("ConfirmForgotPassword", {
+    ClientId: userPoolClientId, Username: email, ConfirmationCode: code, Password: password,
+  });
+}
+
 function keep(result, email, refreshToken) {
   const session = {
     email,

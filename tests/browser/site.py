@@ -343,7 +343,7 @@ def revoke(page, ctx):
     expect(page.get_by_role("alert")).to_have_text("That API key was refused: it is mistyped, expired or revoked.")
 
 
-@step("two-factor sign-in: turn it on, sign in with a code, turn it off")
+@step("two-factor sign-in: turn it on, sign in with a code, turn it off (with the password again)")
 def two_factor(page, ctx):
     page.goto(BASE + "/account.html")
     expect(page.locator("#mfa-state")).to_contain_text("Off")
@@ -364,7 +364,16 @@ def two_factor(page, ctx):
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="API keys")).to_be_visible()
     expect(page.locator("#status")).to_have_text("Signed in.")
+    # Turning it off asks for the password again: a wrong one changes nothing.
     page.get_by_role("button", name="Turn off two-factor sign-in").click()
+    expect(page.locator("#mfa-password")).to_be_focused()
+    page.keyboard.type("not-the-password")
+    page.get_by_role("button", name="Turn off", exact=True).click()
+    expect(page.get_by_role("alert")).to_have_text("That password is not right: two-factor sign-in stays on.")
+    expect(page.locator("#mfa-state")).to_contain_text("On:")
+    page.fill("#mfa-password", PASSWORD)
+    page.get_by_role("button", name="Turn off", exact=True).click()
+    expect(page.locator("#status")).to_have_text("Two-factor sign-in is off.")
     expect(page.locator("#mfa-state")).to_contain_text("Off")
 
 
@@ -413,8 +422,6 @@ def sessions(page, ctx):
     cognito = page.request.get(BASE + "/config.json").json()["cognitoEndpoint"]
     stored = "JSON.parse(sessionStorage.getItem('catalog.session'))"
     expire = f"() => {{ const s = {stored}; s.expiresAt = Date.now() - 1000; sessionStorage.setItem('catalog.session', JSON.stringify(s)); }}"
-    page.evaluate(expire)
-    page.evaluate("() => sessionStorage.setItem('catalog.keys', JSON.stringify([{id: 'key_0000000000000000', label: 'kept', secret: 'dcat_x'}]))")
 
     def refresh_fails(route):
         request = route.request
@@ -423,7 +430,10 @@ def sessions(page, ctx):
         else:
             route.continue_()
 
+    # Routed first: a refresh the page may still be making must not renew the session.
     page.route(lambda url: url.startswith(cognito), refresh_fails)
+    page.evaluate(expire)
+    page.evaluate("() => sessionStorage.setItem('catalog.keys', JSON.stringify([{id: 'key_0000000000000000', label: 'kept', secret: 'dcat_x'}]))")
     page.reload()
     expect(page.get_by_role("alert")).to_have_text(
         "The sign-in service could not be reached. You are still signed in: try again in a moment."
@@ -462,6 +472,65 @@ def sessions(page, ctx):
     expect(page.locator("#account-nav")).to_contain_text("Sign in")
     expect(page.locator("#account-nav")).not_to_contain_text(INVITED_EMAIL)
     expect(page.get_by_role("button", name="Sign out")).to_have_count(0)
+
+
+@step("forgot password and a new confirmation code: the same answer whether or not an account exists")
+def codes_and_resets(page, ctx):
+    # Signed out (the step before). A new code for an account waiting for confirmation, and for
+    # one that is already confirmed: the same sentence.
+    # moto has no ResendConfirmationCode: this one call gets the answers Cognito documents
+    # (a delivery for an account waiting for confirmation, InvalidParameterException for one
+    # already confirmed); every other call reaches the emulator.
+    cognito = page.request.get(BASE + "/config.json").json()["cognitoEndpoint"]
+    waiting = f"new-{os.getpid()}@example.com"
+
+    def resend(route):
+        request = route.request
+        if request.headers.get("x-amz-target", "").endswith(".ResendConfirmationCode"):
+            cors = {"access-control-allow-origin": "*"}
+            if waiting in (request.post_data or ""):
+                route.fulfill(status=200, headers=cors, json={"CodeDeliveryDetails": {
+                    "Destination": "n***@e***", "DeliveryMedium": "EMAIL", "AttributeName": "email"}})
+            else:
+                route.fulfill(status=400, headers=cors, json={
+                    "__type": "InvalidParameterException", "message": "User is already confirmed."})
+        else:
+            route.continue_()
+
+    page.route(lambda url: url.startswith(cognito), resend)
+    page.goto(BASE + "/account.html#sign-up")
+    sent = "If this email has an account waiting for confirmation, we sent it a new code."
+    for email in (waiting, EMAIL):
+        page.fill("#up-email", email)
+        page.fill("#up-password", PASSWORD)
+        page.get_by_role("button", name="Sign up").click()
+        expect(page.locator("#confirm")).to_be_visible()
+        page.get_by_role("button", name="Send a new code").click()
+        expect(page.locator("#status")).to_have_text(sent)
+        expect(page.get_by_role("alert")).to_have_count(0)
+    page.unroute_all()
+    # A reset: an unknown email and a real one get the same sentence; the real one's code
+    # (the emulator takes any) sets the new password, which then signs in.
+    page.goto(BASE + "/account.html")
+    page.get_by_role("button", name="Forgot your password?").click()
+    reset_sent = "If this email has an account, we emailed it a code to reset its password."
+    page.fill("#forgot-email", "nobody-at-all@example.com")
+    page.get_by_role("button", name="Email me a code").click()
+    expect(page.locator("#status")).to_have_text(reset_sent)
+    expect(page.get_by_role("alert")).to_have_count(0)
+    page.fill("#forgot-email", INVITED_EMAIL)
+    page.get_by_role("button", name="Email me a code").click()
+    expect(page.locator("#status")).to_have_text(reset_sent)
+    expect(page.locator("#reset-code")).to_be_focused()
+    page.fill("#reset-code", "123456")
+    page.fill("#reset-password", "Reset-password-2026")
+    page.get_by_role("button", name="Change password").click()
+    expect(page.locator("#status")).to_have_text("Password changed. Sign in with your new password.")
+    page.fill("#in-password", "Reset-password-2026")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="API keys")).to_be_visible()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Sign out").click()
 
 
 def tab_through(page, count):
