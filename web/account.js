@@ -222,10 +222,21 @@ function keyRow(key) {
     h("td", { "data-label": "Status" }, statusText), h("td", {}, revoke));
 }
 
-async function list() {
-  const body = await api("/account/keys", { token: await token() });
+const PAGE_SIZE = 50;
+
+/** The account's keys, newest first: the first page, or (`more`) the next one appended. */
+async function list(more = false) {
+  const tbody = document.getElementById("keys");
+  const page = more ? Number(tbody.dataset.page ?? "1") + 1 : 1;
+  const body = await api(`/account/keys?page=${page}&page_size=${PAGE_SIZE}`, { token: await token() });
   const rows = body.keys.map(keyRow);
-  document.getElementById("keys").replaceChildren(...(rows.length ? rows : [h("tr", {}, h("td", { colspan: 7 }, "No keys yet."))]));
+  if (more) tbody.append(...rows);
+  else tbody.replaceChildren(...(rows.length ? rows : [h("tr", {}, h("td", { colspan: 7 }, "No keys yet."))]));
+  tbody.dataset.page = String(page);
+  const older = document.getElementById("older-keys");
+  const shown = (page - 1) * PAGE_SIZE + body.keys.length;
+  older.hidden = shown >= body.total;
+  older.textContent = `Show older keys (${body.total - shown} more)`;
   // The limit is the API's: until it answers, the sentence reads "a limited number of".
   if (Number.isInteger(body.max_active)) document.getElementById("max-active").textContent = String(body.max_active);
   return body;
@@ -239,6 +250,15 @@ async function listAccess() {
   document.getElementById("access-list").replaceChildren(
     ...(items.length ? items : [h("li", {}, "You have not asked for access to any dataset.")]));
 }
+
+document.getElementById("older-keys").addEventListener("click", async () => {
+  try {
+    await list(true);
+  } catch (error) {
+    if (refusedToken(error)) await sessionRefused(error);
+    else say(explain(error), true);
+  }
+});
 
 document.getElementById("create").addEventListener("submit", async (event) => {
   event.preventDefault();

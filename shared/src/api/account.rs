@@ -19,10 +19,10 @@ use serde::Serialize;
 
 use super::access::{AccessRoute, AccessService};
 use super::http::{error_answer, json_response};
-use super::request::{request_id, request_path};
+use super::request::{request_id, request_path, single_param};
 use crate::accounts::{caller, seconds_to_next_day, KeyRequest, Replay, MAX_ACTIVE_KEYS};
 use crate::error::{Allowed, ApiError};
-use crate::input::echo;
+use crate::input::{echo, PageRequest};
 use crate::keys::{generate_key, is_key_id, KeyInfo, KeyStatus, Owner};
 use crate::ports::{AccessStore, AccountKeyStore, Created, Directory};
 
@@ -70,6 +70,11 @@ struct ListBody<'a> {
     keys: Vec<KeyView<'a>>,
     active: usize,
     max_active: usize,
+    /// Every key of the account, revoked and expired ones included (until they leave the
+    /// table, [`crate::keys::RETENTION`] after they stopped working).
+    total: usize,
+    page: u64,
+    page_size: u64,
 }
 
 /// The verified claims API Gateway's JWT authorizer put in the request context.
@@ -221,25 +226,37 @@ async fn keys_route(
             Ok(response)
         }
         AccountRoute::Keys if method == Method::GET => {
+            // Newest first, a page at a time (`page`, `page_size`, as the catalog's list).
+            let page =
+                PageRequest::parse(single_param(req, "page")?, single_param(req, "page_size")?)?;
             let keys = store.list_keys(&owner).await?;
+            let active = keys
+                .iter()
+                .filter(|k| k.status_at(now) == KeyStatus::Active)
+                .count();
+            let skip = page
+                .offset()
+                .and_then(|o| usize::try_from(o).ok())
+                .unwrap_or(usize::MAX);
             let views: Vec<KeyView> = keys
                 .iter()
+                .skip(skip)
+                .take(page.page_size() as usize)
                 .map(|key| KeyView {
                     key,
                     status: key.status_at(now),
                 })
                 .collect();
-            let active = views
-                .iter()
-                .filter(|v| v.status == KeyStatus::Active)
-                .count();
-            tracing::info!(owner = %owner, keys = views.len(), active, "listed account keys");
+            tracing::info!(owner = %owner, total = keys.len(), listed = views.len(), active, "listed account keys");
             Ok(json_response(
                 StatusCode::OK,
                 &ListBody {
                     keys: views,
                     active,
                     max_active: MAX_ACTIVE_KEYS,
+                    total: keys.len(),
+                    page: page.page(),
+                    page_size: page.page_size(),
                 },
             ))
         }

@@ -550,3 +550,77 @@ async fn a_retried_creation_with_the_same_idempotency_key_gets_the_same_key_once
     let (_, listed) = site.call("GET", "/account/keys", token, "").await;
     assert_eq!(listed["active"], 1, "{listed}");
 }
+
+/// The key list is paged, newest first, as the catalog's list is (`page`, `page_size` up to
+/// 100, default 20), with the account's `total` and `active` counts on every page.
+#[tokio::test]
+async fn an_accounts_key_list_is_paged_newest_first() {
+    let site = Site::start().await;
+    let (_, tokens) = site.person("many@example.com").await;
+    let token = &tokens.access_token;
+    let mut ids = Vec::new();
+    for i in 0..25 {
+        let (status, created) = site.create(token, &format!("key {i:02}")).await;
+        assert_eq!(status, 201, "{created}");
+        let id = created["key"]["id"].as_str().unwrap().to_owned();
+        // Revoked, but for the last three: the account stays under its ten active keys.
+        if i < 22 {
+            let (status, _) = site
+                .call("DELETE", &format!("/account/keys/{id}"), token, "")
+                .await;
+            assert_eq!(status, 204);
+        }
+        ids.push(id);
+        // Creation times are whole seconds apart only by chance: order is by time, then id.
+    }
+    let page = |query: &'static str| site.call("GET", query, token, "");
+    let (status, first) = page("/account/keys").await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(
+        (
+            first["total"].as_u64(),
+            first["page"].as_u64(),
+            first["page_size"].as_u64()
+        ),
+        (Some(25), Some(1), Some(20))
+    );
+    assert_eq!(first["active"], 3);
+    assert_eq!(first["keys"].as_array().unwrap().len(), 20);
+    let (_, second) = page("/account/keys?page=2").await;
+    assert_eq!(second["keys"].as_array().unwrap().len(), 5);
+    assert_eq!(second["active"], 3, "counted over every key, not the page");
+    let (_, past) = page("/account/keys?page=3").await;
+    assert_eq!(past["keys"], json!([]));
+    assert_eq!(past["total"], 25);
+    // Every key once, newest first.
+    let listed: Vec<&Value> = first["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(second["keys"].as_array().unwrap())
+        .collect();
+    let mut seen: Vec<&str> = listed.iter().map(|k| k["id"].as_str().unwrap()).collect();
+    let created: Vec<&str> = listed
+        .iter()
+        .map(|k| k["created_at"].as_str().unwrap())
+        .collect();
+    assert!(created.windows(2).all(|w| w[0] >= w[1]), "{created:?}");
+    seen.sort();
+    let mut all: Vec<&str> = ids.iter().map(String::as_str).collect();
+    all.sort();
+    assert_eq!(seen, all);
+    let (_, big) = page("/account/keys?page_size=500").await;
+    assert_eq!(
+        (
+            big["page_size"].as_u64(),
+            big["keys"].as_array().unwrap().len()
+        ),
+        (Some(100), 25)
+    );
+    let (status, bad) = page("/account/keys?page=0").await;
+    assert_eq!(
+        (status, bad["code"].as_str()),
+        (400, Some("bad_request")),
+        "{bad}"
+    );
+}
