@@ -32,19 +32,26 @@ async function cognito(action, body) {
   return data;
 }
 
+/** An email as accounts are named: lowercase (the sign-up trigger refuses capitals, so that one
+ * mailbox is one account whatever case it is typed in). */
+export function accountEmail(email) {
+  return email.trim().toLowerCase();
+}
+
 export async function signUp(email, password) {
   const { userPoolClientId } = await config();
+  const name = accountEmail(email);
   await cognito("SignUp", {
     ClientId: userPoolClientId,
-    Username: email,
+    Username: name,
     Password: password,
-    UserAttributes: [{ Name: "email", Value: email }],
+    UserAttributes: [{ Name: "email", Value: name }],
   });
 }
 
 export async function confirmSignUp(email, code) {
   const { userPoolClientId } = await config();
-  await cognito("ConfirmSignUp", { ClientId: userPoolClientId, Username: email, ConfirmationCode: code });
+  await cognito("ConfirmSignUp", { ClientId: userPoolClientId, Username: accountEmail(email), ConfirmationCode: code });
 }
 
 /** Whether `password` is the account's: Cognito checks it before anything else of a sign-in,
@@ -67,20 +74,20 @@ export async function checkPassword(email, password) {
 /** Sends a new confirmation code to an account that has not confirmed its email yet. */
 export async function resendCode(email) {
   const { userPoolClientId } = await config();
-  await cognito("ResendConfirmationCode", { ClientId: userPoolClientId, Username: email });
+  await cognito("ResendConfirmationCode", { ClientId: userPoolClientId, Username: accountEmail(email) });
 }
 
 /** Emails a code to reset the account's password. */
 export async function forgotPassword(email) {
   const { userPoolClientId } = await config();
-  await cognito("ForgotPassword", { ClientId: userPoolClientId, Username: email });
+  await cognito("ForgotPassword", { ClientId: userPoolClientId, Username: accountEmail(email) });
 }
 
 /** Sets a new password with the emailed code. */
 export async function resetPassword(email, code, password) {
   const { userPoolClientId } = await config();
   await cognito("ConfirmForgotPassword", {
-    ClientId: userPoolClientId, Username: email, ConfirmationCode: code, Password: password,
+    ClientId: userPoolClientId, Username: accountEmail(email), ConfirmationCode: code, Password: password,
   });
 }
 
@@ -98,13 +105,23 @@ function keep(result, email, refreshToken) {
 /** Signs in; returns the session, or `{challenge, ...}` when Cognito asks for an MFA code
  * (`SOFTWARE_TOKEN_MFA`) or, at an invited account's first sign-in, a new password
  * (`NEW_PASSWORD_REQUIRED`). */
-export async function signIn(email, password) {
+export async function signIn(typed, password) {
   const { userPoolClientId } = await config();
-  const out = await cognito("InitiateAuth", {
+  const attempt = (email) => cognito("InitiateAuth", {
     ClientId: userPoolClientId,
     AuthFlow: "USER_PASSWORD_AUTH",
     AuthParameters: { USERNAME: email, PASSWORD: password },
   });
+  // Accounts are named in lowercase; one made before that rule keeps the case it was made with.
+  let email = accountEmail(typed);
+  let out;
+  try {
+    out = await attempt(email);
+  } catch (error) {
+    if (typed.trim() === email || !["NotAuthorizedException", "UserNotFoundException"].includes(error.type)) throw error;
+    email = typed.trim();
+    out = await attempt(email);
+  }
   if (out.ChallengeName) return { challenge: out.ChallengeName, session: out.Session, email };
   return keep(out.AuthenticationResult, email);
 }

@@ -38,8 +38,9 @@ pub struct KeysConfig {
 /// Configuration of the sign-up function (the user pool's pre-sign-up trigger).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignUpConfig {
-    /// `ALLOWED_DOMAINS`: the email domains that may sign up, comma-separated.
-    pub allowed_domains: crate::signup::AllowedDomains,
+    /// `ALLOWED_DOMAINS`: the email domains that may sign up, comma-separated (SignUpMode
+    /// `domains`); unset or blank: any domain.
+    pub allowed_domains: Option<crate::signup::AllowedDomains>,
 }
 
 impl SignUpConfig {
@@ -48,12 +49,14 @@ impl SignUpConfig {
     }
 
     pub fn from_lookup(lookup: Lookup) -> Result<Self, ConfigError> {
-        let raw = required(lookup, "ALLOWED_DOMAINS")?;
-        let allowed_domains =
-            crate::signup::AllowedDomains::parse(&raw).map_err(|reason| ConfigError::Invalid {
-                name: "ALLOWED_DOMAINS",
-                reason,
-            })?;
+        let allowed_domains = optional(lookup, "ALLOWED_DOMAINS")
+            .map(|raw| {
+                crate::signup::AllowedDomains::parse(&raw).map_err(|reason| ConfigError::Invalid {
+                    name: "ALLOWED_DOMAINS",
+                    reason,
+                })
+            })
+            .transpose()?;
         Ok(Self { allowed_domains })
     }
 }

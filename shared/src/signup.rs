@@ -1,8 +1,8 @@
-//! Who may sign up when the stack's `SignUpMode` is `domains`: the user pool's pre-sign-up
-//! trigger (the sign-up function) accepts an email only at one of the listed domains.
+//! Who may sign up: the user pool's pre-sign-up trigger (the sign-up function) accepts an email
+//! only in lowercase (one mailbox, one account: the pool compares names case-sensitively) and,
+//! when the stack's `SignUpMode` is `domains`, only at one of the listed domains.
 //!
-//! The other modes need no code: `open` is Cognito's own sign-up, and `invite` is the pool's
-//! `AllowAdminCreateUserOnly` (`catalog-admin accounts invite`).
+//! The `invite` mode is the pool's `AllowAdminCreateUserOnly` (`catalog-admin accounts invite`).
 
 use serde_json::Value;
 
@@ -18,6 +18,11 @@ pub enum SignUpRefused {
     Domain,
     #[error("the sign-up names no email address")]
     NoEmail,
+    /// The user pool compares names case-sensitively (a pool's setting fixed when it was
+    /// created): an address with capitals could become a second account of the same mailbox.
+    /// The site and `catalog-admin` send addresses in lowercase.
+    #[error("sign up with the email address in lowercase")]
+    NotLowercase,
 }
 
 impl AllowedDomains {
@@ -75,17 +80,21 @@ pub fn email_of(event: &Value) -> Option<&str> {
 }
 
 /// Cognito's pre-sign-up event, judged: the event back (unchanged: the person still confirms
-/// their email) to accept, an error to refuse. An operator's invitation
-/// (`PreSignUp_AdminCreateUser`) is always accepted: operators decide whom they invite.
-pub fn pre_sign_up(event: Value, domains: &AllowedDomains) -> Result<Value, SignUpRefused> {
+/// their email) to accept, an error to refuse. Every sign-up's address is in lowercase, so that
+/// one mailbox is one account whatever case it is typed in. With `domains` (SignUpMode
+/// `domains`), only those domains sign up, but an operator's invitation
+/// (`PreSignUp_AdminCreateUser`) is accepted from anywhere: operators decide whom they invite.
+pub fn pre_sign_up(event: Value, domains: Option<&AllowedDomains>) -> Result<Value, SignUpRefused> {
+    let email = email_of(&event).ok_or(SignUpRefused::NoEmail)?;
+    if email != email.to_lowercase() {
+        return Err(SignUpRefused::NotLowercase);
+    }
     if event["triggerSource"].as_str() == Some("PreSignUp_AdminCreateUser") {
         return Ok(event);
     }
-    let email = email_of(&event).ok_or(SignUpRefused::NoEmail)?;
-    if domains.allows(email) {
-        Ok(event)
-    } else {
-        Err(SignUpRefused::Domain)
+    match domains {
+        Some(domains) if !domains.allows(email) => Err(SignUpRefused::Domain),
+        _ => Ok(event),
     }
 }
 
@@ -108,9 +117,9 @@ mod tests {
     fn only_listed_domains_sign_up_and_operators_invite_anyone() {
         let domains = AllowedDomains::parse(" example.com, @Partner.ORG ,example.com").unwrap();
         assert_eq!(domains.as_slice(), ["example.com", "partner.org"]);
-        for ok in ["ada@example.com", "Bo@PARTNER.org", "a.b+c@example.com"] {
+        for ok in ["ada@example.com", "bo@partner.org", "a.b+c@example.com"] {
             let e = event("PreSignUp_SignUp", ok);
-            assert_eq!(pre_sign_up(e.clone(), &domains), Ok(e), "{ok}");
+            assert_eq!(pre_sign_up(e.clone(), Some(&domains)), Ok(e), "{ok}");
         }
         for refused in [
             "eve@evil.example",
@@ -120,18 +129,38 @@ mod tests {
             "example.com",
         ] {
             assert_eq!(
-                pre_sign_up(event("PreSignUp_SignUp", refused), &domains),
+                pre_sign_up(event("PreSignUp_SignUp", refused), Some(&domains)),
                 Err(SignUpRefused::Domain),
                 "{refused}"
             );
         }
         let invited = event("PreSignUp_AdminCreateUser", "guest@elsewhere.net");
-        assert_eq!(pre_sign_up(invited.clone(), &domains), Ok(invited));
+        assert_eq!(pre_sign_up(invited.clone(), Some(&domains)), Ok(invited));
         let mut nameless = event("PreSignUp_SignUp", "x");
         nameless["request"]["userAttributes"] = json!({});
-        assert_eq!(pre_sign_up(nameless, &domains), Err(SignUpRefused::NoEmail));
+        assert_eq!(
+            pre_sign_up(nameless, Some(&domains)),
+            Err(SignUpRefused::NoEmail)
+        );
         // The refusal names no domain.
         assert!(!SignUpRefused::Domain.to_string().contains("example"));
+    }
+
+    #[test]
+    fn every_sign_up_is_in_lowercase_in_every_mode() {
+        let domains = AllowedDomains::parse("example.com").unwrap();
+        for source in ["PreSignUp_SignUp", "PreSignUp_AdminCreateUser"] {
+            for domains in [None, Some(&domains)] {
+                assert_eq!(
+                    pre_sign_up(event(source, "Ada@example.com"), domains),
+                    Err(SignUpRefused::NotLowercase),
+                    "{source}"
+                );
+            }
+        }
+        // Open and invite modes: any domain.
+        let e = event("PreSignUp_SignUp", "eve@elsewhere.example");
+        assert_eq!(pre_sign_up(e.clone(), None), Ok(e));
     }
 
     #[test]

@@ -195,6 +195,8 @@ def sign_up(page, ctx):
     page.fill("#confirm-code", "123456")  # the emulator sends no email and takes any code
     page.get_by_role("button", name="Confirm").click()
     expect(page.locator("#status")).to_have_text("Email confirmed. Sign in with your password.")
+    # An address in capitals names the same account (accounts are named in lowercase).
+    page.fill("#in-email", EMAIL.upper())
     page.fill("#in-password", PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="API keys")).to_be_visible()

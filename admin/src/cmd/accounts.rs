@@ -57,6 +57,8 @@ pub enum Command {
 /// `accounts invite`: AdminCreateUser with the email verified (the person proves it by
 /// signing in with the emailed password), Cognito's invitation email.
 async fn invite(aws: &Aws, pool: &str, email: &str, resend: bool) -> Result<(), CliError> {
+    // Accounts are named in lowercase (the sign-up trigger refuses capitals).
+    let email = &email.trim().to_lowercase();
     use aws_sdk_cognitoidentityprovider::types::{
         AttributeType, DeliveryMediumType, MessageActionType,
     };
@@ -123,14 +125,24 @@ where
 /// An account by its email: its id (Cognito `sub`) and the user as Cognito holds it.
 pub(super) async fn find(aws: &Aws, email: &str) -> Result<(Owner, AdminGetUserOutput), CliError> {
     let pool = aws.config.user_pool_id()?.to_owned();
-    let user = aws
-        .cognito()
-        .admin_get_user()
-        .user_pool_id(&pool)
-        .username(email)
-        .send()
-        .await
-        .map_err(|e| cognito_error(email, e))?;
+    let get = |name: String| {
+        aws.cognito()
+            .admin_get_user()
+            .user_pool_id(&pool)
+            .username(name)
+            .send()
+    };
+    // Accounts are named in lowercase; one made before that rule keeps the case it was made with.
+    let lower = email.trim().to_lowercase();
+    let user = match get(lower.clone()).await {
+        Ok(user) => user,
+        Err(e) if e.code() == Some("UserNotFoundException") && lower != email.trim() => {
+            get(email.trim().to_owned())
+                .await
+                .map_err(|e| cognito_error(email, e))?
+        }
+        Err(e) => return Err(cognito_error(email, e)),
+    };
     let sub = user
         .user_attributes()
         .iter()

@@ -1,5 +1,5 @@
-//! Cognito's pre-sign-up trigger when the stack's `SignUpMode` is `domains`: accepts an email
-//! only at one of `ALLOWED_DOMAINS`. Composition root only: the rule is `catalog::signup`. Not an
+//! Cognito's pre-sign-up trigger: accepts an email only in lowercase and, with `ALLOWED_DOMAINS`
+//! (SignUpMode `domains`), only at one of those domains. Composition root only: the rule is `catalog::signup`. Not an
 //! HTTP function: Cognito invokes it with its own event and reads the event back (accepted) or
 //! an error (refused; the person sees its message).
 
@@ -8,7 +8,10 @@ use catalog::signup::{email_of, pre_sign_up, AllowedDomains};
 use lambda_http::lambda_runtime::{self, service_fn, Error, LambdaEvent};
 use serde_json::Value;
 
-async fn handle(domains: &AllowedDomains, event: LambdaEvent<Value>) -> Result<Value, Error> {
+async fn handle(
+    domains: Option<&AllowedDomains>,
+    event: LambdaEvent<Value>,
+) -> Result<Value, Error> {
     let payload = event.payload;
     // The domain alone is logged, never the address.
     let domain = email_of(&payload)
@@ -33,5 +36,5 @@ async fn main() -> Result<(), Error> {
     lambda_http::tracing::init_default_subscriber();
     let config = SignUpConfig::from_env()?;
     let domains = config.allowed_domains;
-    lambda_runtime::run(service_fn(|event| handle(&domains, event))).await
+    lambda_runtime::run(service_fn(|event| handle(domains.as_ref(), event))).await
 }

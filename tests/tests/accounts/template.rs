@@ -329,9 +329,9 @@ fn tagged<'v>(value: &'v serde_norway::Value, tag: &str) -> Option<&'v serde_nor
 }
 
 /// The sign-up modes, as the template sets them up: `open` by default; `invite` turns on the
-/// pool's AllowAdminCreateUserOnly; `domains` wires the sign-up function (the compiled binary
-/// events.rs drives with Cognito's event) as the pool's pre-sign-up trigger, with its domains
-/// and Cognito's permission to invoke it. Each mode changes the pool in place (CloudFormation
+/// pool's AllowAdminCreateUserOnly; the sign-up function (the compiled binary events.rs drives
+/// with Cognito's event) is the pool's pre-sign-up trigger in every mode (lowercase addresses),
+/// with the domains in `domains`, and Cognito's permission to invoke it. Each mode changes the pool in place (CloudFormation
 /// updates AdminCreateUserConfig and LambdaConfig without replacing a pool).
 #[test]
 fn the_sign_up_mode_parameter_sets_up_open_invite_and_domains() {
@@ -373,30 +373,36 @@ fn the_sign_up_mode_parameter_sets_up_open_invite_and_domains() {
         (admin_only[1].as_bool(), admin_only[2].as_bool()),
         (Some(true), Some(false))
     );
-    let trigger = tagged(&pool["LambdaConfig"], "If")
-        .and_then(|v| v.as_sequence())
-        .expect("LambdaConfig: !If");
-    assert_eq!(trigger[0].as_str(), Some("DomainsOnly"));
+    // The trigger judges every sign-up (lowercase in every mode, domains in `domains`).
     assert_eq!(
-        tagged(&trigger[1]["PreSignUp"], "GetAtt").and_then(|v| v.as_str()),
+        tagged(&pool["LambdaConfig"]["PreSignUp"], "GetAtt").and_then(|v| v.as_str()),
         Some("CatalogSignUpFunction.Arn")
     );
 
     let function = &resources["CatalogSignUpFunction"];
-    assert_eq!(function["Condition"].as_str(), Some("DomainsOnly"));
+    assert!(function["Condition"].is_null(), "deployed in every mode");
     assert_eq!(
         function["Metadata"]["BuildProperties"]["Binary"].as_str(),
         Some("catalog-signup")
     );
     let domains = tagged(
         &function["Properties"]["Environment"]["Variables"]["ALLOWED_DOMAINS"],
-        "Join",
+        "If",
     )
     .and_then(|v| v.as_sequence())
-    .expect("ALLOWED_DOMAINS: !Join");
+    .expect("ALLOWED_DOMAINS: !If");
+    assert_eq!(domains[0].as_str(), Some("DomainsOnly"));
+    let joined = tagged(&domains[1], "Join")
+        .and_then(|v| v.as_sequence())
+        .expect("the domains joined");
     assert_eq!(
-        tagged(&domains[1], "Ref").and_then(|v| v.as_str()),
+        tagged(&joined[1], "Ref").and_then(|v| v.as_str()),
         Some("SignUpDomains")
+    );
+    assert_eq!(
+        domains[2].as_str(),
+        Some(""),
+        "any domain in the other modes"
     );
     assert!(
         function["Properties"]["Events"].is_null(),
@@ -407,7 +413,6 @@ fn the_sign_up_mode_parameter_sets_up_open_invite_and_domains() {
         "it calls nothing"
     );
     let permission = &resources["CatalogSignUpPermission"];
-    assert_eq!(permission["Condition"].as_str(), Some("DomainsOnly"));
     assert_eq!(
         permission["Properties"]["Principal"].as_str(),
         Some("cognito-idp.amazonaws.com")
@@ -415,5 +420,38 @@ fn the_sign_up_mode_parameter_sets_up_open_invite_and_domains() {
     assert_eq!(
         tagged(&permission["Properties"]["SourceArn"], "GetAtt").and_then(|v| v.as_str()),
         Some("UserPool.Arn")
+    );
+}
+
+/// No template change replaces the user pool of a deployed stack (which would leave every
+/// account behind): the settings Cognito fixes when a pool is created — how people sign in
+/// (`UsernameAttributes`, `AliasAttributes`), whether names are case-sensitive
+/// (`UsernameConfiguration`), the required attributes (`Schema`) — and the web client's secret
+/// stay as the first release deployed them. Case-insensitivity is therefore the application's:
+/// the sign-up trigger takes lowercase addresses only, and the site and `catalog-admin` send
+/// them so (docs/operations.md, "Email addresses and case").
+#[test]
+fn an_update_never_replaces_the_user_pool() {
+    let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
+    let template: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let pool = &template["Resources"]["UserPool"]["Properties"];
+    let released: serde_norway::Value = serde_norway::from_str(
+        "UsernameAttributes: [email]\n\
+         Schema:\n  - {Name: email, AttributeDataType: String, Required: true, Mutable: true}\n",
+    )
+    .unwrap();
+    assert_eq!(pool["UsernameAttributes"], released["UsernameAttributes"]);
+    assert_eq!(pool["Schema"], released["Schema"]);
+    for fixed in ["AliasAttributes", "UsernameConfiguration"] {
+        assert!(
+            pool[fixed].is_null(),
+            "{fixed} replaces a deployed pool: see docs/operations.md, Email addresses and case"
+        );
+    }
+    let client = &template["Resources"]["UserPoolWebClient"]["Properties"];
+    assert_eq!(client["GenerateSecret"].as_bool(), Some(false));
+    assert_eq!(
+        template["Resources"]["UserPool"]["DeletionPolicy"].as_str(),
+        Some("Retain")
     );
 }
