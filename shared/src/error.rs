@@ -78,6 +78,8 @@ pub enum ApiError {
     RequestPending(String),
     #[error("this account already has access to '{0}'")]
     AlreadyGranted(String),
+    #[error("the catalog's operators revoked this account's access to '{0}': ask them to grant it again")]
+    AccessRevoked(String),
     #[error("no pending request for '{0}' in this account")]
     RequestNotFound(String),
     #[error("no access record for account {grantee} on '{slug}'")]
@@ -200,6 +202,7 @@ impl ApiError {
             Self::RequestNotNeeded(_)
             | Self::RequestPending(_)
             | Self::AlreadyGranted(_)
+            | Self::AccessRevoked(_)
             | Self::DecisionConflict { .. } => StatusCode::CONFLICT,
             Self::NotAnOperator => StatusCode::FORBIDDEN,
             Self::RateLimited(_) | Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -242,6 +245,7 @@ impl ApiError {
             Self::RequestNotNeeded(_) => "request_not_needed",
             Self::RequestPending(_) => "request_pending",
             Self::AlreadyGranted(_) => "already_granted",
+            Self::AccessRevoked(_) => "access_revoked",
             Self::RequestNotFound(_) | Self::RecordNotFound { .. } => "request_not_found",
             Self::DecisionConflict { .. } => "decision_conflict",
             Self::NotAnOperator => "not_an_operator",

@@ -265,7 +265,7 @@ impl AccessAsk {
         let accept_terms = match raw.accept_terms {
             None | Some(serde_json::Value::Null) => false,
             Some(serde_json::Value::Bool(b)) => b,
-            Some(_) => return Err(field("accept_terms", "accept_terms must be true or false")),
+            Some(_) => return Err(field("body", "accept_terms must be true or false")),
         };
         Ok(Self {
             dataset,
@@ -501,17 +501,17 @@ impl DecisionRequest {
     }
 }
 
-/// Whether the claims' `cognito:groups` (as API Gateway passes an array: `[a b]`) name `group`.
+/// Whether the claims' `cognito:groups` name `group`, exactly. API Gateway's HTTP API passes an
+/// array claim as `[a b]`, its items separated by spaces (group names hold no whitespace).
 pub fn in_group(claims: &std::collections::HashMap<String, String>, group: &str) -> bool {
-    claims.get("cognito:groups").is_some_and(|groups| {
-        let inner = groups
-            .strip_prefix('[')
-            .and_then(|g| g.strip_suffix(']'))
-            .unwrap_or(groups);
-        inner
-            .split([' ', ','])
-            .any(|g| g.trim_matches('"') == group)
-    })
+    let Some(groups) = claims.get("cognito:groups") else {
+        return false;
+    };
+    let inner = groups
+        .strip_prefix('[')
+        .and_then(|g| g.strip_suffix(']'))
+        .unwrap_or(groups);
+    inner.split_whitespace().any(|g| g == group)
 }
 
 #[cfg(test)]
@@ -597,7 +597,7 @@ mod tests {
             field_of(
                 r#"{"dataset": "trials", "answers": {"affiliation": "A"}, "accept_terms": "yes"}"#
             ),
-            "accept_terms"
+            "body"
         );
         assert_eq!(field_of(r#"{"answers": {}}"#), "dataset");
         assert_eq!(field_of(r#"{"dataset": "Not A Slug"}"#), "dataset");
@@ -726,5 +726,8 @@ mod tests {
         assert!(!in_group(&claims("[operators-x]"), "operators"));
         assert!(!in_group(&claims("[readers]"), "operators"));
         assert!(!in_group(&std::collections::HashMap::new(), "operators"));
+        // Exact names only: a group named `x,operators` or `"operators"` is another group.
+        assert!(!in_group(&claims("[x,operators]"), "operators"));
+        assert!(!in_group(&claims("[\"operators\"]"), "operators"));
     }
 }

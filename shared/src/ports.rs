@@ -153,6 +153,9 @@ pub enum Asked {
     AlreadyPending,
     /// The account already holds a grant in force.
     AlreadyGranted,
+    /// An operator revoked the account's grant of a dataset approved automatically: asking
+    /// again would undo the revocation.
+    Revoked,
     /// An operator disabled the account.
     AccountDisabled,
 }

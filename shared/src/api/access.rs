@@ -290,6 +290,7 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
             }
             Asked::AlreadyPending => Err(ApiError::RequestPending(slug)),
             Asked::AlreadyGranted => Err(ApiError::AlreadyGranted(slug)),
+            Asked::Revoked => Err(ApiError::AccessRevoked(slug)),
             Asked::AccountDisabled => Err(ApiError::AccountDisabled),
         }
     }

@@ -220,8 +220,8 @@ impl DynamoAccess {
             .collect()
     }
 
-    /// Revokes every grant in force of an account (when it is disabled); how many. Its grants
-    /// are found by a strongly consistent scan (operators only, rarely): the owner index may be
+    /// Revokes every grant in force of an account (when it is disabled), and rejects its pending
+    /// requests; how many grants. Its records are found by a strongly consistent scan (operators only, rarely): the owner index may be
     /// behind, and nothing reports success while a grant may still work.
     pub async fn revoke_all(
         &self,
@@ -233,21 +233,29 @@ impl DynamoAccess {
             self.client
                 .scan()
                 .table_name(&self.keys_table)
-                .filter_expression("#grantee = :grantee AND #st = :granted")
+                .filter_expression("#grantee = :grantee AND (#st = :granted OR #st = :pending)")
                 .expression_attribute_names("#grantee", GRANTEE)
                 .expression_attribute_names("#st", STATUS)
                 .expression_attribute_values(":grantee", s(grantee.as_str()))
                 .expression_attribute_values(":granted", s(AccessStatus::Granted.as_str()))
+                .expression_attribute_values(":pending", s(AccessStatus::Pending.as_str()))
                 .consistent_read(true),
         )
         .await?;
         let mut revoked = 0;
         for item in &items {
             let record = AccessRecord::try_from(item)?;
+            // Pending requests are closed too, so that none is approved while it is disabled.
+            let decision = match record.status {
+                AccessStatus::Pending => Decision::Reject {
+                    reason: "the account was disabled".to_owned(),
+                },
+                _ => Decision::Revoke,
+            };
             let decided = self
-                .decide(&record.dataset, grantee, &Decision::Revoke, None, by, now)
+                .decide(&record.dataset, grantee, &decision, None, by, now)
                 .await?;
-            if matches!(decided, Decided::Done(_)) {
+            if matches!(decided, Decided::Done(_)) && decision == Decision::Revoke {
                 revoked += 1;
             }
         }
@@ -276,12 +284,20 @@ impl AccessStore for DynamoAccess {
             .table_name(&self.keys_table)
             .set_key(Some(account_key(grantee.as_str())))
             .condition_expression(format!("attribute_not_exists({DISABLED_AT})"));
+        // An automatic approval grants at once: after an operator's revocation, asking again
+        // must not undo it.
+        let automatic = record.status == AccessStatus::Granted;
         let mut e = Expression::setting(record.attributes());
         e.name("#st", STATUS);
         e.name("#exp", EXPIRES_AT);
         e.value(":pending", s(AccessStatus::Pending.as_str()));
         e.value(":granted", s(AccessStatus::Granted.as_str()));
         e.value(":now", time(&now));
+        let mut closed = "#st <> :pending AND #st <> :granted".to_owned();
+        if automatic {
+            e.value(":revoked", s(AccessStatus::Revoked.as_str()));
+            closed.push_str(" AND #st <> :revoked");
+        }
         let put = Update::builder()
             .table_name(&self.keys_table)
             .set_key(Some(record.key()?))
@@ -291,8 +307,8 @@ impl AccessStore for DynamoAccess {
             // as the data path judges it (`Grant::is_active_at`). A NULL expiry compares as
             // nothing: a grant until revoked stays in force.
             .condition_expression(format!(
-                "attribute_not_exists({KEY_HASH}) OR \
-                 (#st <> :pending AND #st <> :granted) OR (#st = :granted AND #exp <= :now)"
+                "attribute_not_exists({KEY_HASH}) OR ({closed}) OR \
+                 (#st = :granted AND #exp <= :now)"
             ))
             .set_expression_attribute_names(Some(e.names))
             .set_expression_attribute_values(Some(e.values));
@@ -304,20 +320,30 @@ impl AccessStore for DynamoAccess {
                 .update(build(put.build())?)
                 .build(),
         ];
-        match transact_retrying(&self.client, items).await? {
-            Ok(()) => {}
-            Err(0) => return Ok(Asked::AccountDisabled),
-            Err(_) => {
-                let current = self.record(&grantee, &record.dataset).await?;
-                return Ok(match current {
-                    Some(r) if r.status == AccessStatus::Pending => Asked::AlreadyPending,
-                    Some(r) if !r.may_ask_again(now) => Asked::AlreadyGranted,
-                    // Changed again since: the person may simply ask again.
-                    _ => Asked::AlreadyPending,
-                });
+        // Twice at most: a record that changed between the refusal and its reading (withdrawn,
+        // say) may simply be asked for again.
+        for _ in 0..2 {
+            match transact_retrying(&self.client, items.clone()).await? {
+                Ok(()) => return Ok(Asked::Recorded),
+                Err(0) => return Ok(Asked::AccountDisabled),
+                Err(_) => {
+                    let current = self.record(&grantee, &record.dataset).await?;
+                    match current {
+                        Some(r) if r.status == AccessStatus::Pending => {
+                            return Ok(Asked::AlreadyPending)
+                        }
+                        Some(r) if r.status == AccessStatus::Revoked && automatic => {
+                            return Ok(Asked::Revoked)
+                        }
+                        Some(r) if !r.may_ask_again(now) => return Ok(Asked::AlreadyGranted),
+                        _ => continue,
+                    }
+                }
             }
         }
-        Ok(Asked::Recorded)
+        Err(StoreError::Unavailable(
+            "the access record kept changing while it was asked for".into(),
+        ))
     }
 
     /// One Query of the owner index (eventually consistent: a record written a moment ago may

@@ -376,7 +376,7 @@ async fn the_cli_approves_with_an_expiry_rejects_with_a_reason_and_says_what_it_
 }
 
 #[tokio::test]
-async fn an_automatic_dataset_grants_at_once_and_records_the_request() {
+async fn an_automatic_dataset_grants_at_once_records_the_request_and_a_revocation_holds() {
     let site = Site::start().await;
     site.set_level(
         TRIALS,
@@ -421,10 +421,21 @@ async fn an_automatic_dataset_grants_at_once_and_records_the_request() {
         granted.contains(&sub) && granted.contains("automatic"),
         "{granted}"
     );
+    // Revoked by an operator: asking again does not grant it back.
+    site.admin_ok(&["access", "revoke", TRIALS, "cy@example.com"]);
+    assert_eq!(site.fetch(TRIALS, &key).await, 403);
+    let ask_again = json!({"dataset": TRIALS}).to_string();
+    let (status, again) = site
+        .call("POST", "/account/access", &tokens.access_token, &ask_again)
+        .await;
+    assert_eq!((status, code(&again)), (409, "access_revoked"), "{again}");
+    assert_eq!(site.fetch(TRIALS, &key).await, 403);
+    site.admin_ok(&["access", "grant", TRIALS, "cy@example.com"]);
+    assert_eq!(site.fetch(TRIALS, &key).await, 200);
 }
 
 #[tokio::test]
-async fn a_disabled_account_cannot_ask_and_its_grants_end() {
+async fn a_disabled_account_cannot_ask_its_grants_end_and_its_requests_close() {
     let site = Site::start().await;
     site.set_level(
         TRIALS,
@@ -435,7 +446,13 @@ async fn a_disabled_account_cannot_ask_and_its_grants_end() {
         },
     )
     .await;
-    let (_, tokens, key) = site.reader("dee@example.com").await;
+    site.set_level(
+        "river-levels",
+        AccessLevel::Approval,
+        ApprovalPolicy::default(),
+    )
+    .await;
+    let (sub, tokens, key) = site.reader("dee@example.com").await;
     let ask = json!({"dataset": TRIALS}).to_string();
     assert_eq!(
         site.call("POST", "/account/access", &tokens.access_token, &ask)
@@ -444,8 +461,37 @@ async fn a_disabled_account_cannot_ask_and_its_grants_end() {
         201
     );
     assert_eq!(site.fetch(TRIALS, &key).await, 200);
+    // A request pending on a dataset approved by hand...
+    let pending = json!({"dataset": "river-levels"}).to_string();
+    let (status, _) = site
+        .call("POST", "/account/access", &tokens.access_token, &pending)
+        .await;
+    assert_eq!(status, 201);
     let said = site.admin_ok(&["accounts", "disable", "dee@example.com"]);
     assert!(said.contains("1 grant(s) revoked"), "{said}");
+    // ...is closed with the account, so that nobody approves it while it is disabled.
+    let access = site.stack.access();
+    let river = access
+        .dataset_access(&catalog::input::Slug::parse("river-levels").unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    let record = access
+        .record(&Owner::parse(&sub).unwrap(), &river.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.status, catalog::grants::AccessStatus::Rejected);
+    assert_eq!(record.reason.as_deref(), Some("the account was disabled"));
+    let out =
+        run_admin(
+            site.admin()
+                .args(["access", "approve", "river-levels", "dee@example.com"]),
+        );
+    assert!(
+        !out.status.success(),
+        "approving a disabled account's request"
+    );
     // The access token stays valid until it expires; the account's item refuses the request.
     let (status, refused) = site
         .call("POST", "/account/access", &tokens.access_token, &ask)
