@@ -16,8 +16,8 @@ use lambda_http::http::{header, HeaderValue, Method, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 use serde::Serialize;
 
-use super::account::verified_claims;
 use super::http::json_response;
+use super::request::verified_claims;
 use crate::accounts::FieldError;
 use crate::error::{Allowed, ApiError};
 use crate::grants::{in_group, AccessAsk, AccessRecord, AccessStatus, DecisionRequest};

@@ -9,16 +9,14 @@
 //! The caller is the `sub` of the access token API Gateway's JWT authorizer verified, read
 //! from the claims it puts in the request context; nothing else in a request names an account.
 
-use std::collections::HashMap;
-
 use chrono::{DateTime, Utc};
 use lambda_http::http::{header, HeaderValue, Method, StatusCode};
-use lambda_http::request::RequestContext;
-use lambda_http::{Body, Request, RequestExt, Response};
+use lambda_http::{Body, Request, Response};
 use serde::Serialize;
 
 use super::access::{AccessRoute, AccessService};
 use super::http::{error_answer, json_response};
+pub use super::request::verified_claims;
 use super::request::{request_id, request_path, single_param};
 use crate::accounts::{caller, seconds_to_next_day, KeyRequest, Replay, MAX_ACTIVE_KEYS};
 use crate::error::{Allowed, ApiError};
@@ -75,16 +73,6 @@ struct ListBody<'a> {
     total: usize,
     page: u64,
     page_size: u64,
-}
-
-/// The verified claims API Gateway's JWT authorizer put in the request context.
-pub fn verified_claims(req: &Request) -> Option<&HashMap<String, String>> {
-    match req.request_context_ref()? {
-        RequestContext::ApiGatewayV2(ctx) => {
-            ctx.authorizer.as_ref()?.jwt.as_ref().map(|jwt| &jwt.claims)
-        }
-        _ => None,
-    }
 }
 
 /// Whether a path is one of the routes behind the JWT authorizer (keys and access).

@@ -161,6 +161,17 @@ fn parse_key(value: &HeaderValue) -> Result<ApiKey, ApiError> {
         .ok_or(ApiError::InvalidKey)
 }
 
+/// The verified claims API Gateway's JWT authorizer put in the request context.
+pub fn verified_claims(req: &Request) -> Option<&std::collections::HashMap<String, String>> {
+    use lambda_http::request::RequestContext;
+    match req.request_context_ref()? {
+        RequestContext::ApiGatewayV2(ctx) => {
+            ctx.authorizer.as_ref()?.jwt.as_ref().map(|jwt| &jwt.claims)
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
