@@ -434,7 +434,8 @@ impl Decision {
 
 /// An operator's decision as the operators' route takes it:
 /// `{"decision": "approve"|"reject"|"revoke", "expires_at": "<RFC 3339>", "reason": "...",
-/// "rev": <n>}` (`rev`: decide only if the record is still at that revision).
+/// "rev": <n>}` (`rev`: decide only if the record is still at that revision; required to
+/// approve or reject).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecisionRequest {
     pub decision: Decision,
@@ -497,6 +498,14 @@ impl DecisionRequest {
                     .ok_or_else(|| field("rev", "rev must be a whole number"))?,
             ),
         };
+        // A request is decided as the operator saw it: one made after a withdrawal, with other
+        // answers, is another request.
+        if rev.is_none() && decision.applies_to() == AccessStatus::Pending {
+            return Err(field(
+                "rev",
+                "rev (the request's revision, as listed) is required to approve or reject",
+            ));
+        }
         Ok(Self { decision, rev })
     }
 }
@@ -670,7 +679,7 @@ mod tests {
             }
         );
         assert_eq!(
-            parse(r#"{"decision": "approve", "expires_at": "2027-01-01T00:00:00Z"}"#)
+            parse(r#"{"decision": "approve", "expires_at": "2027-01-01T00:00:00Z", "rev": 1}"#)
                 .unwrap()
                 .decision,
             Decision::Approve {
@@ -678,7 +687,7 @@ mod tests {
             }
         );
         assert_eq!(
-            parse(r#"{"decision": "reject", "reason": " not a partner "}"#)
+            parse(r#"{"decision": "reject", "reason": " not a partner ", "rev": 2}"#)
                 .unwrap()
                 .decision,
             Decision::Reject {
@@ -690,6 +699,8 @@ mod tests {
             Decision::Revoke
         );
         let field_of = |body: &str| parse(body).unwrap_err().field;
+        assert_eq!(field_of(r#"{"decision": "approve"}"#), "rev");
+        assert_eq!(field_of(r#"{"decision": "reject", "reason": "x"}"#), "rev");
         assert_eq!(field_of(r#"{"decision": "reject"}"#), "reason");
         assert_eq!(
             field_of(&format!(
