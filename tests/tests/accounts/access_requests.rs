@@ -503,7 +503,7 @@ async fn a_disabled_account_cannot_ask_its_grants_end_and_its_requests_close() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_approval_and_a_revocation_racing_leave_one_consistent_state() {
     let site = Site::start().await;
     site.set_level(TRIALS, AccessLevel::Approval, form()).await;
@@ -524,18 +524,25 @@ async fn an_approval_and_a_revocation_racing_leave_one_consistent_state() {
             201
         );
         let grantee = Owner::parse(&sub).unwrap();
-        // WHEN five approvals and five revocations run at once
+        // WHEN five approvals and five revocations race, in whatever order the runtime takes
+        // them. DynamoDB applies each conditional write atomically; moto's server runs
+        // requests on threads without a lock, so the writes reach it one at a time (the race
+        // is in their order, as it is for DynamoDB's per-item serialization).
+        let one_at_a_time = std::sync::Arc::new(tokio::sync::Mutex::new(()));
         let mut tasks = Vec::new();
         for i in 0..10 {
             let access = access.clone();
             let grantee = grantee.clone();
             let id = dataset.id;
+            let one_at_a_time = one_at_a_time.clone();
             tasks.push(tokio::spawn(async move {
                 let decision = if i % 2 == 0 {
                     Decision::Approve { expires_at: None }
                 } else {
                     Decision::Revoke
                 };
+                tokio::task::yield_now().await;
+                let _turn = one_at_a_time.lock().await;
                 let decided = access
                     .decide(
                         &id,
