@@ -1,5 +1,5 @@
-//! The dataset catalog's library crate: everything the four Lambda functions (list, metadata,
-//! data, keys) share, and what the write side (`catalog-writer`) builds on.
+//! The dataset catalog's library crate: everything the Lambda functions (list, metadata, data,
+//! keys, and the sign-up trigger) share, and what the write side (`catalog-writer`) builds on.
 //!
 //! - [`slug`]: a dataset's slug, its public name.
 //! - [`input`]: types for outside input (slug, page, format, version pin), parsed once.
