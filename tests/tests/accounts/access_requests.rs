@@ -513,6 +513,20 @@ async fn an_approval_and_a_revocation_racing_leave_one_consistent_state() {
         .await
         .unwrap()
         .unwrap();
+    // DynamoDB applies each conditional write atomically; moto's threads do not, so the racing
+    // decisions go through a proxy that forwards one request at a time (in whatever order
+    // they arrive).
+    let proxy = catalog_tests::faults::start_proxy(site.stack.dynamo_url.clone()).await;
+    proxy.serialize(true);
+    let racing = catalog::dynamo::access::DynamoAccess::new(
+        aws_sdk_dynamodb::Client::from_conf(
+            aws_sdk_dynamodb::config::Builder::from(&site.stack.sdk)
+                .endpoint_url(&proxy.url)
+                .build(),
+        ),
+        &site.stack.target.keys_table,
+        &site.stack.target.datasets_table,
+    );
     for round in 0..3 {
         let (sub, tokens, key) = site.reader(&format!("race{round}@example.com")).await;
         let ask = json!({"dataset": TRIALS, "answers": {"affiliation": "R"}, "accept_terms": true})
@@ -524,25 +538,18 @@ async fn an_approval_and_a_revocation_racing_leave_one_consistent_state() {
             201
         );
         let grantee = Owner::parse(&sub).unwrap();
-        // WHEN five approvals and five revocations race, in whatever order the runtime takes
-        // them. DynamoDB applies each conditional write atomically; moto's server runs
-        // requests on threads without a lock, so the writes reach it one at a time (the race
-        // is in their order, as it is for DynamoDB's per-item serialization).
-        let one_at_a_time = std::sync::Arc::new(tokio::sync::Mutex::new(()));
+        // WHEN five approvals and five revocations are sent at once
         let mut tasks = Vec::new();
         for i in 0..10 {
-            let access = access.clone();
+            let access = racing.clone();
             let grantee = grantee.clone();
             let id = dataset.id;
-            let one_at_a_time = one_at_a_time.clone();
             tasks.push(tokio::spawn(async move {
                 let decision = if i % 2 == 0 {
                     Decision::Approve { expires_at: None }
                 } else {
                     Decision::Revoke
                 };
-                tokio::task::yield_now().await;
-                let _turn = one_at_a_time.lock().await;
                 let decided = access
                     .decide(
                         &id,

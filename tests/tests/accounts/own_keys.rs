@@ -542,10 +542,6 @@ async fn a_retried_creation_with_the_same_idempotency_key_gets_the_same_key_once
         (409, Some("idempotency_conflict")),
         "{revoked}"
     );
-
-    // (Two tries at the same instant meet the idempotency item's condition in one transaction
-    // each, which DynamoDB applies atomically; moto's server does not lock between the
-    // condition and the write, so that case is not raced here.)
 }
 
 /// The key list is paged, newest first, as the catalog's list is (`page`, `page_size` up to
@@ -619,5 +615,54 @@ async fn an_accounts_key_list_is_paged_newest_first() {
         (status, bad["code"].as_str()),
         (400, Some("bad_request")),
         "{bad}"
+    );
+}
+
+/// Two tries of one creation sent at the same instant (the same Idempotency-Key): one creates,
+/// the other finds the idempotency item its transaction could not put, and re-issues the same
+/// key; the account holds one key.
+#[tokio::test]
+async fn two_tries_at_once_with_one_idempotency_key_make_one_key() {
+    let stack = Stack::start().await;
+    // DynamoDB applies each request atomically; moto's threads do not, so the requests go
+    // through a proxy that forwards one at a time.
+    let proxy = catalog_tests::faults::start_proxy(stack.dynamo_url.clone()).await;
+    proxy.serialize(true);
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
+            .endpoint_url(&proxy.url)
+            .build(),
+    );
+    let accounts = DynamoAccounts::new(client, &stack.target.keys_table);
+    let owner = Owner::parse("9f7a1c2e-0000-4000-8000-000000000002").unwrap();
+    let request = KeyRequest {
+        label: "once".into(),
+        expires_in_days: 30,
+        datasets: None,
+    };
+    let replay = catalog::accounts::Replay::new("same-key", &request).unwrap();
+    let now = Utc::now();
+    let tries: Vec<_> = (0..2)
+        .map(|_| {
+            let accounts = accounts.clone();
+            let replay = replay.clone();
+            let key = request.key_for(&generate_key(), owner.clone(), now);
+            tokio::spawn(async move { accounts.create_key_once(&key, &replay, now).await.unwrap() })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for attempt in tries {
+        match attempt.await.unwrap() {
+            Created::Created => ids.push(None),
+            Created::Replayed(first) => ids.push(Some(first.id.clone())),
+            other => panic!("{other:?}"),
+        }
+    }
+    let listed = accounts.list_keys(&owner).await.unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert!(ids.contains(&None), "one try created the key");
+    assert!(
+        ids.contains(&Some(listed[0].id.clone())),
+        "the other re-issued the same key: {ids:?}"
     );
 }
