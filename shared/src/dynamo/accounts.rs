@@ -155,8 +155,9 @@ impl DynamoAccounts {
     }
 
     /// Marks a stored key revoked as of `at` (its first revocation's time stays) and, for an
-    /// account's key, frees its slot, in one transaction. `item` is the key's item as read.
-    pub async fn revoke_item(&self, item: &Item, at: DateTime<Utc>) -> Result<(), StoreError> {
+    /// account's key, frees its slot, in one transaction. `item` is the key's item as read;
+    /// `false` when it is gone since (a retried creation re-issued the key under a new hash).
+    pub async fn revoke_item(&self, item: &Item, at: DateTime<Utc>) -> Result<bool, StoreError> {
         let hash = get_s(item, KEY_HASH)?;
         let mark = Update::builder()
             .table_name(&self.keys_table)
@@ -184,9 +185,7 @@ impl DynamoAccounts {
                     .build(),
             );
         }
-        transact_retrying(&self.client, items)
-            .await?
-            .map_err(|_| other("the key's item is gone"))
+        Ok(transact_retrying(&self.client, items).await?.is_ok())
     }
 
     /// Marks the account disabled as of `at` (its new keys are refused), or enabled (`None`).
@@ -228,11 +227,13 @@ impl DynamoAccounts {
         let mut revoked = 0;
         for item in self.key_items(owner).await? {
             let id = get_s(&item, ID)?;
-            active.retain(|a| *a != id);
-            if get_time_opt(&item, REVOKED_AT)?.is_none() {
-                self.revoke_item(&item, at).await?;
+            if get_time_opt(&item, REVOKED_AT)?.is_some() {
+                active.retain(|a| *a != id);
+            } else if self.revoke_item(&item, at).await? {
+                active.retain(|a| *a != id);
                 revoked += 1;
             }
+            // Gone since it was listed (re-issued): its id stays to be looked for again below.
         }
         let mut unresolved = Vec::new();
         for id in active {
@@ -493,9 +494,11 @@ impl AccountKeyStore for DynamoAccounts {
             if retry > 0 {
                 tokio::time::sleep(b.delay(retry)).await;
             }
+            // The index may still show the item a re-issue replaced: look again.
             if let Some(item) = self.find(owner, id).await? {
-                self.revoke_item(&item, at).await?;
-                return Ok(true);
+                if self.revoke_item(&item, at).await? {
+                    return Ok(true);
+                }
             }
         }
         Ok(false)

@@ -95,7 +95,12 @@ impl DynamoWriter {
             .read_item(api_key_key(hash.as_str()))
             .await?
             .ok_or_else(|| WriteError::NoSuchKey(format!("with hash {}", hash.as_str())))?;
-        accounts.revoke_item(&item, at).await?;
+        if !accounts.revoke_item(&item, at).await? {
+            return Err(WriteError::NoSuchKey(format!(
+                "with hash {}",
+                hash.as_str()
+            )));
+        }
         Ok(())
     }
 

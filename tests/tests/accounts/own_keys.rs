@@ -666,3 +666,52 @@ async fn two_tries_at_once_with_one_idempotency_key_make_one_key() {
         "the other re-issued the same key: {ids:?}"
     );
 }
+
+/// A revocation that meets a key's item a re-issue has just replaced (the owner index can show
+/// the old item for a moment) looks again rather than failing, and revokes the key that works.
+#[tokio::test]
+async fn revoking_a_key_just_reissued_revokes_the_new_secret() {
+    let stack = Stack::start().await;
+    let accounts = DynamoAccounts::new(
+        stack.dynamo_client(&Default::default()),
+        &stack.target.keys_table,
+    );
+    let owner = Owner::parse("9f7a1c2e-0000-4000-8000-000000000003").unwrap();
+    let request = KeyRequest {
+        label: "re-issued".into(),
+        expires_in_days: 30,
+        datasets: None,
+    };
+    let replay = catalog::accounts::Replay::new("reissue-then-revoke", &request).unwrap();
+    let now = Utc::now();
+    let first = request.key_for(&generate_key(), owner.clone(), now);
+    assert_eq!(
+        accounts
+            .create_key_once(&first, &replay, now)
+            .await
+            .unwrap(),
+        Created::Created
+    );
+    let old_item = accounts
+        .read_item(catalog::dynamo::layout::api_key_key(first.hash.as_str()))
+        .await
+        .unwrap()
+        .expect("the first secret's item");
+    let second = request.key_for(&generate_key(), owner.clone(), now);
+    assert!(matches!(
+        accounts
+            .create_key_once(&second, &replay, now)
+            .await
+            .unwrap(),
+        Created::Replayed(_)
+    ));
+    // The item as a lagging index would still show it: gone, said so, not an error.
+    assert!(!accounts.revoke_item(&old_item, now).await.unwrap());
+    assert!(accounts.revoke_key(&owner, &first.id, now).await.unwrap());
+    let listed = accounts.list_keys(&owner).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert!(
+        listed[0].revoked_at.is_some(),
+        "the re-issued key is revoked"
+    );
+}
