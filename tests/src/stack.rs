@@ -182,6 +182,20 @@ impl Stack {
         )
     }
 
+    /// A DynamoDB client whose requests reach the emulator one at a time, through a proxy (the
+    /// guard stops it): DynamoDB applies each conditional write atomically, moto's threads do
+    /// not, so races are sent through this.
+    pub async fn serialized_client(&self) -> (aws_sdk_dynamodb::Client, crate::faults::Proxy) {
+        let proxy = crate::faults::start_proxy(self.dynamo_url.clone()).await;
+        proxy.serialize(true);
+        let client = aws_sdk_dynamodb::Client::from_conf(
+            aws_sdk_dynamodb::config::Builder::from(&self.sdk)
+                .endpoint_url(&proxy.url)
+                .build(),
+        );
+        (client, proxy)
+    }
+
     /// A DynamoDB client of the emulator that records every request it sends in `wire`.
     pub fn dynamo_client(&self, wire: &Wire) -> aws_sdk_dynamodb::Client {
         aws_sdk_dynamodb::Client::from_conf(

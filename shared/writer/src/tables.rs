@@ -41,38 +41,27 @@ pub async fn create_tables(
         .send()
         .await
         .map_err(classify)?;
-    let by_id = GlobalSecondaryIndex::builder()
-        .index_name(KEYS_BY_ID_INDEX)
-        .key_schema(key(ID, KeyType::Hash)?)
-        .projection(
-            Projection::builder()
-                .projection_type(ProjectionType::KeysOnly)
-                .build(),
-        )
-        .build()
-        .map_err(|e| StoreError::Other(Box::new(e)))?;
-    let by_owner = GlobalSecondaryIndex::builder()
-        .index_name(KEYS_BY_OWNER_INDEX)
-        .key_schema(key(OWNER, KeyType::Hash)?)
-        .key_schema(key(ID, KeyType::Range)?)
-        .projection(
-            Projection::builder()
-                .projection_type(ProjectionType::All)
-                .build(),
-        )
-        .build()
-        .map_err(|e| StoreError::Other(Box::new(e)))?;
-    let by_status = GlobalSecondaryIndex::builder()
-        .index_name(ACCESS_BY_STATUS_INDEX)
-        .key_schema(key(STATUS, KeyType::Hash)?)
-        .key_schema(key(DATASET, KeyType::Range)?)
-        .projection(
-            Projection::builder()
-                .projection_type(ProjectionType::All)
-                .build(),
-        )
-        .build()
-        .map_err(|e| StoreError::Other(Box::new(e)))?;
+    // An index of the keys table: its keys (hash, then range if any) and what it projects.
+    let index = |name: &str, hash: &str, range: Option<&str>, projection: ProjectionType| {
+        let mut builder = GlobalSecondaryIndex::builder()
+            .index_name(name)
+            .key_schema(key(hash, KeyType::Hash)?);
+        if let Some(range) = range {
+            builder = builder.key_schema(key(range, KeyType::Range)?);
+        }
+        builder
+            .projection(Projection::builder().projection_type(projection).build())
+            .build()
+            .map_err(|e| StoreError::Other(Box::new(e)))
+    };
+    let by_id = index(KEYS_BY_ID_INDEX, ID, None, ProjectionType::KeysOnly)?;
+    let by_owner = index(KEYS_BY_OWNER_INDEX, OWNER, Some(ID), ProjectionType::All)?;
+    let by_status = index(
+        ACCESS_BY_STATUS_INDEX,
+        STATUS,
+        Some(DATASET),
+        ProjectionType::All,
+    )?;
     client
         .create_table()
         .table_name(keys_table)

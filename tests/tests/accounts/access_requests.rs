@@ -116,6 +116,14 @@ impl Site {
     }
 }
 
+/// Requests approved at once, no form.
+fn automatic() -> ApprovalPolicy {
+    ApprovalPolicy {
+        approval: Approval::Automatic,
+        ..ApprovalPolicy::default()
+    }
+}
+
 fn form() -> ApprovalPolicy {
     ApprovalPolicy {
         approval: Approval::Manual,
@@ -378,15 +386,8 @@ async fn the_cli_approves_with_an_expiry_rejects_with_a_reason_and_says_what_it_
 #[tokio::test]
 async fn an_automatic_dataset_grants_at_once_records_the_request_and_a_revocation_holds() {
     let site = Site::start().await;
-    site.set_level(
-        TRIALS,
-        AccessLevel::Approval,
-        ApprovalPolicy {
-            approval: Approval::Automatic,
-            ..ApprovalPolicy::default()
-        },
-    )
-    .await;
+    site.set_level(TRIALS, AccessLevel::Approval, automatic())
+        .await;
     let (sub, tokens, key) = site.reader("cy@example.com").await;
     assert_eq!(site.fetch(TRIALS, &key).await, 403);
     let (status, created) = site
@@ -437,15 +438,8 @@ async fn an_automatic_dataset_grants_at_once_records_the_request_and_a_revocatio
 #[tokio::test]
 async fn a_disabled_account_cannot_ask_its_grants_end_and_its_requests_close() {
     let site = Site::start().await;
-    site.set_level(
-        TRIALS,
-        AccessLevel::Approval,
-        ApprovalPolicy {
-            approval: Approval::Automatic,
-            ..ApprovalPolicy::default()
-        },
-    )
-    .await;
+    site.set_level(TRIALS, AccessLevel::Approval, automatic())
+        .await;
     site.set_level(
         "river-levels",
         AccessLevel::Approval,
@@ -516,14 +510,9 @@ async fn an_approval_and_a_revocation_racing_leave_one_consistent_state() {
     // DynamoDB applies each conditional write atomically; moto's threads do not, so the racing
     // decisions go through a proxy that forwards one request at a time (in whatever order
     // they arrive).
-    let proxy = catalog_tests::faults::start_proxy(site.stack.dynamo_url.clone()).await;
-    proxy.serialize(true);
+    let (client, _proxy) = site.stack.serialized_client().await;
     let racing = catalog::dynamo::access::DynamoAccess::new(
-        aws_sdk_dynamodb::Client::from_conf(
-            aws_sdk_dynamodb::config::Builder::from(&site.stack.sdk)
-                .endpoint_url(&proxy.url)
-                .build(),
-        ),
+        client,
         &site.stack.target.keys_table,
         &site.stack.target.datasets_table,
     );

@@ -273,13 +273,7 @@ async fn concurrent_creates_never_pass_the_limit() {
     let stack = Stack::start().await;
     // DynamoDB applies each request atomically; moto's threads do not, so the requests go
     // through a proxy that forwards one at a time.
-    let proxy = catalog_tests::faults::start_proxy(stack.dynamo_url.clone()).await;
-    proxy.serialize(true);
-    let client = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
-            .endpoint_url(&proxy.url)
-            .build(),
-    );
+    let (client, _proxy) = stack.serialized_client().await;
     let accounts = DynamoAccounts::new(client, &stack.target.keys_table);
     let owner = Owner::parse("9f7a1c2e-0000-4000-8000-000000000001").unwrap();
     let request = KeyRequest {
@@ -626,13 +620,7 @@ async fn two_tries_at_once_with_one_idempotency_key_make_one_key() {
     let stack = Stack::start().await;
     // DynamoDB applies each request atomically; moto's threads do not, so the requests go
     // through a proxy that forwards one at a time.
-    let proxy = catalog_tests::faults::start_proxy(stack.dynamo_url.clone()).await;
-    proxy.serialize(true);
-    let client = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
-            .endpoint_url(&proxy.url)
-            .build(),
-    );
+    let (client, _proxy) = stack.serialized_client().await;
     let accounts = DynamoAccounts::new(client, &stack.target.keys_table);
     let owner = Owner::parse("9f7a1c2e-0000-4000-8000-000000000002").unwrap();
     let request = KeyRequest {
