@@ -292,8 +292,12 @@ impl DynamoAccounts {
     }
 }
 
-/// What `create` says when another request with the same Idempotency-Key created first.
-const RACED: &str = "raced";
+/// How the creation's transaction ended: as the store reports it, or (with an
+/// Idempotency-Key) lost to another request with the same key, which created first.
+enum Creation {
+    Ended(Created),
+    Raced,
+}
 
 fn owner_of(key: &NewKey) -> Result<&Owner, StoreError> {
     key.owner
@@ -309,7 +313,7 @@ impl DynamoAccounts {
         key: &NewKey,
         replay: Option<&Replay>,
         now: DateTime<Utc>,
-    ) -> Result<Created, StoreError> {
+    ) -> Result<Creation, StoreError> {
         let owner = owner_of(key)?;
         let mut items = vec![
             self.take_slot(key, owner)?,
@@ -322,24 +326,26 @@ impl DynamoAccounts {
         let mut dropped_expired = false;
         loop {
             match transact_retrying(&self.client, items.clone()).await? {
-                Ok(()) => return Ok(Created::Created),
+                Ok(()) => return Ok(Creation::Ended(Created::Created)),
                 Err(0) if !dropped_expired => {
                     dropped_expired = true;
                     match self.drop_expired_slots(owner, now).await? {
-                        None => return Ok(Created::AccountDisabled),
-                        Some(0) => return Ok(Created::LimitReached),
+                        None => return Ok(Creation::Ended(Created::AccountDisabled)),
+                        Some(0) => return Ok(Creation::Ended(Created::LimitReached)),
                         Some(_) => {}
                     }
                 }
                 // Full again (or disabled meanwhile): the account's item says which.
                 Err(0) => {
-                    return Ok(match self.drop_expired_slots(owner, now).await? {
-                        None => Created::AccountDisabled,
-                        Some(_) => Created::LimitReached,
-                    })
+                    return Ok(Creation::Ended(
+                        match self.drop_expired_slots(owner, now).await? {
+                            None => Created::AccountDisabled,
+                            Some(_) => Created::LimitReached,
+                        },
+                    ))
                 }
-                Err(2) => return Ok(Created::DailyLimitReached),
-                Err(3) => return Ok(Created::IdempotencyConflict(RACED)),
+                Err(2) => return Ok(Creation::Ended(Created::DailyLimitReached)),
+                Err(3) => return Ok(Creation::Raced),
                 Err(_) => return Err(other("a key with this hash exists")),
             }
         }
@@ -442,7 +448,12 @@ impl AccountKeyStore for DynamoAccounts {
     /// One TransactWriteItems: the account's slot, the key and the day's count. Only when the
     /// account's set is full does it read the set, drop expired keys' slots and try once more.
     async fn create_key(&self, key: &NewKey, now: DateTime<Utc>) -> Result<Created, StoreError> {
-        self.create(key, None, now).await
+        match self.create(key, None, now).await? {
+            Creation::Ended(created) => Ok(created),
+            Creation::Raced => Err(other(
+                "a creation without an Idempotency-Key cannot race one",
+            )),
+        }
     }
 
     /// One GetItem of the idempotency item, then either the creation's transaction (with the
@@ -462,11 +473,11 @@ impl AccountKeyStore for DynamoAccounts {
         }
         match self.create(key, Some(replay), now).await? {
             // Another request with the same Idempotency-Key created first: this one is its retry.
-            Created::IdempotencyConflict(RACED) => match self.read_item(record).await? {
+            Creation::Raced => match self.read_item(record).await? {
                 Some(item) => self.reissue(key, &item, replay, now).await,
                 None => Err(other("the idempotency item vanished")),
             },
-            created => Ok(created),
+            Creation::Ended(created) => Ok(created),
         }
     }
 
