@@ -14,6 +14,7 @@ const FILES: &[(&str, &str)] = &[
     ("dataset.html", "text/html; charset=utf-8"),
     ("account.html", "text/html; charset=utf-8"),
     ("operators.html", "text/html; charset=utf-8"),
+    ("404.html", "text/html; charset=utf-8"),
     ("api.js", "text/javascript; charset=utf-8"),
     ("session.js", "text/javascript; charset=utf-8"),
     ("dom.js", "text/javascript; charset=utf-8"),
@@ -26,6 +27,9 @@ const FILES: &[(&str, &str)] = &[
     ("style.css", "text/css; charset=utf-8"),
     ("favicon.svg", "image/svg+xml"),
 ];
+
+/// The page of a path the site does not have (one of [`FILES`]).
+const NOT_FOUND_PAGE: &str = "404.html";
 
 /// What the site's `config.json` says of accounts (the template's outputs when deployed).
 #[derive(Debug, Clone)]
@@ -121,13 +125,27 @@ impl Site {
             });
         Some(match found {
             Some((bytes, kind)) => self.respond(StatusCode::OK, kind, bytes, accepts_gzip),
-            None => self.respond(
+            None => self.not_found(accepts_gzip),
+        })
+    }
+
+    /// Any other path: the site's own 404 page (`web/404.html`, as CloudFront answers an unknown
+    /// site path when deployed), with the same headers; plain text if it cannot be read.
+    fn not_found(&self, accepts_gzip: bool) -> Response<Bytes> {
+        match std::fs::read(self.dir.join(NOT_FOUND_PAGE)) {
+            Ok(page) => self.respond(
+                StatusCode::NOT_FOUND,
+                "text/html; charset=utf-8",
+                Bytes::from(page),
+                accepts_gzip,
+            ),
+            Err(_) => self.respond(
                 StatusCode::NOT_FOUND,
                 "text/plain; charset=utf-8",
                 Bytes::from_static(b"Not found. The catalog is at /"),
                 false,
             ),
-        })
+        }
     }
 
     fn respond(
@@ -232,6 +250,31 @@ mod tests {
         assert_eq!(value["operatorsGroup"], "operators");
         assert_eq!(value["signUpMode"], "invite");
         assert_eq!(value["apiBase"], "/api/v1");
+    }
+
+    #[test]
+    fn an_unknown_path_gets_the_site_s_404_page_with_its_headers() {
+        for path in [
+            "/datasets/birds/discussions/questions",
+            "/nothing.html",
+            "/../Cargo.toml",
+        ] {
+            let page = site().answer(path, false).unwrap();
+            assert_eq!(page.status(), StatusCode::NOT_FOUND, "{path}");
+            assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
+            assert_eq!(page.headers()["x-frame-options"], "DENY");
+            assert!(page.headers()["content-security-policy"]
+                .to_str()
+                .unwrap()
+                .contains("default-src 'none'"));
+            let body = std::str::from_utf8(page.body()).unwrap();
+            assert!(body.contains("<h1>Page not found</h1>"), "{body}");
+            // Served at any depth: its links start at the root.
+            assert!(body.contains(r#"href="/style.css""#));
+        }
+        let zipped = site().answer("/no/such/page", true).unwrap();
+        assert_eq!(zipped.status(), StatusCode::NOT_FOUND);
+        assert_eq!(zipped.headers()["content-encoding"], "gzip");
     }
 
     #[test]
