@@ -17,7 +17,7 @@ use crate::ports::{
     AccountKeyStore, CatalogPager, Created, DatasetReader, DownloadReader, GrantReader, KeyUsage,
     SignedUrl, UrlSigner,
 };
-use crate::query::{Indexed, ListQuery};
+use crate::query::{FacetCounts, Indexed, ListQuery};
 use crate::records::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget};
 
 /// A catalog held in memory. Datasets are listed newest first, in insertion order.
@@ -89,7 +89,14 @@ impl CatalogPager for MemoryCatalog {
             .filter_map(|(i, d)| summary(d, i as u64 + 1))
             .map(Indexed::new)
             .collect();
-        Ok(query.select(all.iter(), offset, limit))
+        // Facet counts over every listed dataset, oldest published first: the rule itself.
+        let facets = query
+            .facet_counts
+            .then(|| FacetCounts::tally(all.iter().map(|i| &i.summary.card)));
+        Ok(CatalogPage {
+            facets,
+            ..query.select(all.iter(), offset, limit)
+        })
     }
 }
 

@@ -138,4 +138,7 @@ impl DatasetSummary {
 pub struct CatalogPage {
     pub total: u64,
     pub items: Vec<DatasetSummary>,
+    /// Every facet value of the whole catalog with its count, when the query asked for them
+    /// ([`crate::query::ListQuery::facet_counts`]) and the store has them (`None` otherwise).
+    pub facets: Option<crate::query::FacetCounts>,
 }

@@ -10,16 +10,19 @@ use crate::error::ApiError;
 use crate::input::PageRequest;
 use crate::policy::is_keyless;
 use crate::ports::CatalogPager;
-use crate::query::{ListParams, ListQuery};
+use crate::query::{FacetCounts, ListParams, ListQuery};
 use crate::records::DatasetSummary;
 
-/// A page of datasets ([docs/api.md, List](../../../docs/api.md#list-get-datasets)).
+/// A page of datasets ([docs/api.md, List](../../../docs/api.md#list-get-datasets)), and with
+/// `facets=true` every facet value of the catalog with its count.
 #[derive(Debug, Serialize)]
 struct PageResponse<'a> {
     items: &'a [DatasetSummary],
     total: u64,
     page: u64,
     page_size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    facets: Option<&'a FacetCounts>,
 }
 
 /// `GET /api/v1/datasets`
@@ -45,6 +48,7 @@ async fn list_inner(
         license: single_param(req, "license")?,
         q: single_param(req, "q")?,
         sort: single_param(req, "sort")?,
+        facets: single_param(req, "facets")?,
     })?;
     let mut result = pager.page(&query, page.offset(), page.page_size()).await?;
     for item in &mut result.items {
@@ -58,6 +62,7 @@ async fn list_inner(
         sort = ?query.sort,
         total = result.total,
         returned = result.items.len(),
+        facet_values = result.facets.as_ref().map(FacetCounts::len),
         "listed datasets"
     );
     let last_modified = result
@@ -73,6 +78,7 @@ async fn list_inner(
             total: result.total,
             page: page.page(),
             page_size: page.page_size(),
+            facets: result.facets.as_ref().filter(|_| query.facet_counts),
         },
         last_modified,
         max_age,

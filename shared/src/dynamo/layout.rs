@@ -12,6 +12,7 @@
 //! | counter | `CATALOG` | `COUNTER` | `total`: how many datasets are listed; `rev`: bumped by every write to a list |
 //! | facet list entry | `LIST#<facet>#<value>` | `SEQ#<position, 12 digits>` | the summary, and `seq`, its position in `LIST` |
 //! | facet counter | `CATALOG#<facet>#<value>` | `COUNTER` | `total`: how many datasets the facet list holds; `rebuild_until`: a rewrite's mark |
+//! | facet summary | `CATALOG` | `FACETS` | per facet value, `n#<facet>#<value>`: its facet counter's `total`, and `d#<facet>#<value>`: its display form when not the value itself; `complete` once it holds every value; `full` when it could not ([`crate::query::FacetCounts`]) |
 //!
 //! Keys table (`key_hash`, string):
 //!
@@ -92,6 +93,12 @@ pub mod name {
     pub const FACETS_INDEXED: &str = "facets_indexed";
     /// On a facet counter: until when a rewrite holds the list.
     pub const REBUILD_UNTIL: &str = "rebuild_until";
+    /// On the facet summary: it holds every facet value (set by a catalog's first listing and
+    /// by `reindex`).
+    pub const COMPLETE: &str = "complete";
+    /// On the facet summary: it could not hold every value within its budget, and writers
+    /// leave it alone (until `reindex` finds that it fits again).
+    pub const FULL: &str = "full";
     // The keys table.
     /// Its partition key: a key's SHA-256, or `ACCOUNT#<sub>` for an account's item.
     pub const KEY_HASH: &str = "key_hash";
@@ -143,6 +150,8 @@ pub const DATASET_SK: &str = "DATASET";
 pub const LIST_PK: &str = "LIST";
 pub const COUNTER_PK: &str = "CATALOG";
 pub const COUNTER_SK: &str = "COUNTER";
+/// The facet summary's sort key, beside the catalog counter (pk [`COUNTER_PK`]).
+pub const FACETS_SK: &str = "FACETS";
 /// The keys table's index by public key id (`id`), keys only: revocation by id reads it.
 pub const KEYS_BY_ID_INDEX: &str = "by-id";
 /// The keys table's index by owner (`owner`, then `id`), all attributes: an account's keys in
@@ -182,6 +191,41 @@ pub fn facet_list_pk(facet: &Facet) -> String {
 
 pub fn facet_counter_pk(facet: &Facet) -> String {
     format!("{COUNTER_PK}#{}", facet.key())
+}
+
+/// The key of the facet summary (`CATALOG`, `FACETS`).
+pub fn facet_summary_key() -> Item {
+    key_of(COUNTER_PK, FACETS_SK)
+}
+
+/// What a facet summary attribute holds of its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryPart {
+    /// `n#<facet>#<value>`: how many listed datasets have it (its facet counter's `total`).
+    Count,
+    /// `d#<facet>#<value>`: its display form, when that is not the value itself.
+    Display,
+}
+
+impl SummaryPart {
+    fn prefix(self) -> &'static str {
+        match self {
+            Self::Count => "n#",
+            Self::Display => "d#",
+        }
+    }
+}
+
+/// A facet value's attribute in the facet summary (`n#tag#birds`, `d#category#biology`).
+pub fn summary_attribute(part: SummaryPart, facet: &Facet) -> String {
+    format!("{}{}", part.prefix(), facet.key())
+}
+
+/// The part and facet a facet summary attribute names; `None` for its marks and keys.
+pub fn summary_attribute_of(name: &str) -> Option<(SummaryPart, Facet)> {
+    [SummaryPart::Count, SummaryPart::Display]
+        .into_iter()
+        .find_map(|part| Some((part, Facet::from_key(name.strip_prefix(part.prefix())?)?)))
 }
 
 /// The primary key `{pk, sk}` of a datasets-table item.
@@ -243,4 +287,38 @@ pub fn position_of(item: &Item) -> Result<u64, StoreError> {
         .strip_prefix("SEQ#")
         .and_then(|n| n.parse().ok())
         .ok_or_else(|| super::attr::corrupt(name::SK))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::FacetKind;
+
+    #[test]
+    fn a_summary_attribute_names_its_value_even_one_holding_the_separator() {
+        for raw in ["Birds", "a#b", "n#tag#x"] {
+            let facet = Facet::new(FacetKind::Tag, raw).unwrap();
+            for part in [SummaryPart::Count, SummaryPart::Display] {
+                let name = summary_attribute(part, &facet);
+                assert_eq!(summary_attribute_of(&name), Some((part, facet.clone())));
+            }
+        }
+        assert_eq!(
+            summary_attribute(
+                SummaryPart::Count,
+                &Facet::new(FacetKind::License, "CC0-1.0").unwrap()
+            ),
+            "n#license#cc0-1.0"
+        );
+        for other in [
+            name::PK,
+            name::SK,
+            name::COMPLETE,
+            name::FULL,
+            "x#tag#a",
+            "n#colour#red",
+        ] {
+            assert_eq!(summary_attribute_of(other), None, "{other}");
+        }
+    }
 }

@@ -13,6 +13,9 @@
 //! read a whole list (the smallest facet list involved, else `LIST`) and filter it in memory;
 //! each function instance keeps the last few such lists, keyed by `rev`, so until the catalog
 //! changes they cost one read of the counters.
+//!
+//! Facet counts (`facets=true`) come from one more item, the facet summary, read with the
+//! counters in the listing's first request: a BatchGetItem instead of a GetItem.
 
 pub mod access;
 pub mod accounts;
@@ -41,11 +44,12 @@ use crate::ports::{CatalogPager, DatasetReader, DownloadReader, GrantReader, Key
 use crate::query::{Facet, Indexed, ListQuery, Plan};
 use crate::records::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget};
 use attr::{get_u64, s};
-use codec::{download_projection_names, DOWNLOAD_PROJECTION};
+use codec::{download_projection_names, FacetSummary, DOWNLOAD_PROJECTION};
 use layout::name::{FACETS_INDEXED, KEY_HASH, LAST_USED_AT, PK, REV, SK, TOTAL};
 use layout::{
-    alias_pk, api_key_key, counter_key, dataset_pk, facet_counter_pk, facet_list_pk, grant_key,
-    key_of, list_sk, Item, COUNTER_PK, DATASET_SK, LIST_PK,
+    alias_pk, api_key_key, counter_key, dataset_pk, facet_counter_pk, facet_list_pk,
+    facet_summary_key, grant_key, key_of, list_sk, Item, COUNTER_PK, COUNTER_SK, DATASET_SK,
+    FACETS_SK, LIST_PK,
 };
 use requests::{batch_get_all, classify, for_each_in_partition, query_all};
 use snapshots::SnapshotCache;
@@ -251,33 +255,54 @@ impl DynamoCatalog {
     }
 
     /// One page of a positional list (`LIST` or a facet's): its counter, then one range query
-    /// over at most `limit` positions.
+    /// over at most `limit` positions. With `counts`, the counter is read with the catalog
+    /// counter and the facet summary, in one BatchGetItem.
     async fn positional(
         &self,
-        list_pk: String,
-        counter_pk: String,
-        facet: Option<&Facet>,
+        list: Positional<'_>,
         offset: Option<u64>,
         limit: u64,
         descending: bool,
+        counts: bool,
     ) -> Result<CatalogPage, StoreError> {
-        let total = match self.get_counter(counter_pk).await? {
-            Some(item) => get_u64(&item, TOTAL)?,
-            None => {
-                if let Some(facet) = facet {
-                    // A value no dataset has had: an empty result, as for one nobody has now.
-                    // The catalog counter (one more read, only here) tells operators whether
-                    // the filters were ever indexed.
-                    let catalog = self.get_counter(COUNTER_PK.to_owned()).await?;
-                    warn_if_unindexed(catalog.as_ref(), facet);
-                }
-                0
+        let Positional {
+            list_pk,
+            counter_pk,
+            facet,
+        } = list;
+        let (counter, facets) = if counts {
+            let mut keys = vec![counter_key(COUNTER_PK), facet_summary_key()];
+            if facet.is_some() {
+                keys.push(counter_key(counter_pk.clone()));
             }
+            let first = self.batch_get_datasets(keys).await?;
+            let catalog = find(&first, COUNTER_PK, COUNTER_SK);
+            let counter = find(&first, &counter_pk, COUNTER_SK);
+            if let (Some(facet), None) = (facet, counter) {
+                warn_if_unindexed(catalog, facet);
+            }
+            let facets = facet_counts(find(&first, COUNTER_PK, FACETS_SK), catalog)?;
+            (counter.cloned(), facets)
+        } else {
+            let counter = self.get_counter(counter_pk).await?;
+            if let (Some(facet), None) = (facet, &counter) {
+                // A value no dataset has had: an empty result, as for one nobody has now.
+                // The catalog counter (one more read, only here) tells operators whether
+                // the filters were ever indexed.
+                let catalog = self.get_counter(COUNTER_PK.to_owned()).await?;
+                warn_if_unindexed(catalog.as_ref(), facet);
+            }
+            (counter, None)
+        };
+        let total = match counter {
+            Some(item) => get_u64(&item, TOTAL)?,
+            None => 0,
         };
         let Some(offset) = offset.filter(|o| *o < total) else {
             return Ok(CatalogPage {
                 total,
                 items: Vec::new(),
+                facets,
             });
         };
         // Newest first: position `offset` is seq `total - offset`; oldest first, `offset + 1`.
@@ -302,12 +327,16 @@ impl DynamoCatalog {
             .iter()
             .map(DatasetSummary::try_from)
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(CatalogPage { total, items })
+        Ok(CatalogPage {
+            total,
+            items,
+            facets,
+        })
     }
 
     /// Combined filters, words or another order: the catalog's `rev` and the facets' counters
-    /// in one read, then the smallest candidate list (from this instance's snapshots while
-    /// `rev` is unchanged), filtered and sorted in memory.
+    /// (and the facet summary, when asked) in one read, then the smallest candidate list (from
+    /// this instance's snapshots while `rev` is unchanged), filtered and sorted in memory.
     async fn scan(
         &self,
         query: &ListQuery,
@@ -321,11 +350,14 @@ impl DynamoCatalog {
                 .iter()
                 .map(|f| counter_key(facet_counter_pk(f))),
         );
+        if query.facet_counts {
+            keys.push(facet_summary_key());
+        }
         let counters = self.batch_get_datasets(keys).await?;
-        let by_pk = |pk: &str| {
-            counters
-                .iter()
-                .find(|item| matches!(item.get(PK), Some(AttributeValue::S(p)) if p == pk))
+        let by_pk = |pk: &str| find(&counters, pk, COUNTER_SK);
+        let facets = match query.facet_counts {
+            true => facet_counts(find(&counters, COUNTER_PK, FACETS_SK), by_pk(COUNTER_PK))?,
+            false => None,
         };
         let rev = match by_pk(COUNTER_PK) {
             Some(item) if item.contains_key(REV) => get_u64(item, REV)?,
@@ -339,6 +371,7 @@ impl DynamoCatalog {
                 return Ok(CatalogPage {
                     total: 0,
                     items: Vec::new(),
+                    facets,
                 });
             };
             let total = get_u64(item, TOTAL)?;
@@ -347,7 +380,10 @@ impl DynamoCatalog {
             }
         }
         let candidates = self.snapshot(source.0, rev).await?;
-        Ok(query.select(candidates.iter(), offset, limit))
+        Ok(CatalogPage {
+            facets,
+            ..query.select(candidates.iter(), offset, limit)
+        })
     }
 
     /// A whole list, from this instance's snapshots when it was read at the same `rev`.
@@ -384,6 +420,47 @@ impl DynamoCatalog {
     }
 }
 
+/// A list read by position: the catalog's, or one facet value's.
+struct Positional<'a> {
+    list_pk: String,
+    counter_pk: String,
+    /// The facet value, for a facet's list.
+    facet: Option<&'a Facet>,
+}
+
+/// The item with this key among items read together.
+fn find<'a>(items: &'a [Item], pk: &str, sk: &str) -> Option<&'a Item> {
+    let is = |item: &Item, name: &str, want: &str| matches!(item.get(name), Some(AttributeValue::S(v)) if v == want);
+    items
+        .iter()
+        .find(|item| is(item, PK, pk) && is(item, SK, sk))
+}
+
+/// The facet counts the summary holds; `None`, with a warning to operators, when it does not
+/// hold them all (a catalog from before the summary, until `reindex`; or one with more values
+/// than it holds).
+fn facet_counts(
+    summary: Option<&Item>,
+    catalog_counter: Option<&Item>,
+) -> Result<Option<crate::query::FacetCounts>, StoreError> {
+    Ok(match FacetSummary::read(summary, catalog_counter)? {
+        FacetSummary::Counts(counts) => Some(counts),
+        FacetSummary::NotBuilt => {
+            tracing::warn!(
+                "the catalog's facet counts are not built yet: run `catalog-admin datasets reindex`"
+            );
+            None
+        }
+        FacetSummary::Full => {
+            tracing::warn!(
+                "the catalog has more facet values than its facet summary holds: facets=true \
+                 answers without facets (docs/data-model.md, known limits)"
+            );
+            None
+        }
+    })
+}
+
 /// Whether the catalog's facet lists were ever built: `catalog-writer` marks the catalog counter
 /// when a catalog's first dataset is listed and when `reindex` runs. A catalog from before
 /// filters has no mark until `reindex`.
@@ -411,13 +488,21 @@ impl CatalogPager for DynamoCatalog {
     ) -> Result<CatalogPage, StoreError> {
         match query.plan() {
             Plan::Listing { descending } => {
-                let (list, counter) = (LIST_PK.to_owned(), COUNTER_PK.to_owned());
-                self.positional(list, counter, None, offset, limit, descending)
+                let list = Positional {
+                    list_pk: LIST_PK.to_owned(),
+                    counter_pk: COUNTER_PK.to_owned(),
+                    facet: None,
+                };
+                self.positional(list, offset, limit, descending, query.facet_counts)
                     .await
             }
             Plan::Facet { facet, descending } => {
-                let (list, counter) = (facet_list_pk(facet), facet_counter_pk(facet));
-                self.positional(list, counter, Some(facet), offset, limit, descending)
+                let list = Positional {
+                    list_pk: facet_list_pk(facet),
+                    counter_pk: facet_counter_pk(facet),
+                    facet: Some(facet),
+                };
+                self.positional(list, offset, limit, descending, query.facet_counts)
                     .await
             }
             Plan::Scan => self.scan(query, offset, limit).await,

@@ -8,14 +8,19 @@
 //! - Anything else (several facets, `q`, sorting by `updated` or `name`): a scan of the smallest
 //!   candidate list, filtered and sorted in memory. Its cost grows with that list's size; see
 //!   docs/api.md (Finding datasets) for the figures.
+//!
+//! With `facets=true`, the answer also counts every facet value of the whole catalog
+//! ([`FacetCounts`]), read with the listing's first request.
 
 use std::cmp::Ordering;
 
 use crate::records::{Card, CatalogPage, DatasetSummary};
 
+mod counts;
 mod facet;
 mod sort;
 
+pub use counts::{parse_facets_flag, FacetCounts, ValueCount};
 pub use facet::{Facet, FacetError, FacetKind};
 pub use sort::{Sort, SortField};
 
@@ -36,6 +41,9 @@ pub enum QueryError {
         "sort must be created, updated or name, optionally followed by :asc or :desc; got '{0}'"
     )]
     Sort(String),
+    /// `facets`, as received up to its 40th character.
+    #[error("facets must be true or false; got '{0}'")]
+    FacetsFlag(String),
 }
 
 impl Card {
@@ -120,7 +128,8 @@ pub enum Plan<'a> {
 }
 
 /// The list endpoint's query parameters as they arrived (`None` when absent): `category`,
-/// `license`, `q` and `sort` at most once (the caller rejects repeats), `tag` any number of times.
+/// `license`, `q`, `sort` and `facets` at most once (the caller rejects repeats), `tag` any
+/// number of times.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ListParams<'a> {
     pub category: Option<&'a str>,
@@ -128,14 +137,19 @@ pub struct ListParams<'a> {
     pub license: Option<&'a str>,
     pub q: Option<&'a str>,
     pub sort: Option<&'a str>,
+    pub facets: Option<&'a str>,
 }
 
-/// A listing request: filters (all must match), words (all must occur) and the order.
+/// A listing request: filters (all must match), words (all must occur) and the order; and
+/// whether the answer counts every facet value of the catalog (`facets=true`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListQuery {
     pub facets: Vec<Facet>,
     pub words: Vec<String>,
     pub sort: Sort,
+    /// Also every facet value of the whole catalog with its count (not narrowed by the
+    /// filters or words).
+    pub facet_counts: bool,
 }
 
 impl Default for ListQuery {
@@ -144,6 +158,7 @@ impl Default for ListQuery {
             facets: Vec::new(),
             words: Vec::new(),
             sort: Sort::DEFAULT,
+            facet_counts: false,
         }
     }
 }
@@ -161,6 +176,7 @@ impl ListQuery {
             license,
             q,
             sort,
+            facets: counts,
         } = params;
         if tags.len() > Self::MAX_TAGS {
             return Err(QueryError::TooManyTags);
@@ -195,6 +211,7 @@ impl ListQuery {
             facets,
             words,
             sort: Sort::parse(sort)?,
+            facet_counts: parse_facets_flag(counts)?,
         })
     }
 
@@ -236,7 +253,11 @@ impl ListQuery {
                 .collect(),
             None => Vec::new(),
         };
-        CatalogPage { total, items }
+        CatalogPage {
+            total,
+            items,
+            facets: None,
+        }
     }
 
     /// The requested order; ties fall back to publication order, so it is total.
@@ -351,6 +372,29 @@ mod tests {
         ] {
             assert_eq!(q.plan(), Plan::Scan, "{q:?}");
         }
+    }
+
+    #[test]
+    fn asking_for_facet_counts_does_not_change_the_plan() {
+        let counted = ListQuery::parse(ListParams {
+            facets: Some("true"),
+            ..with_category("biology")
+        })
+        .unwrap();
+        assert!(counted.facet_counts);
+        assert!(matches!(counted.plan(), Plan::Facet { .. }));
+        assert!(
+            !ListQuery::parse(ListParams::default())
+                .unwrap()
+                .facet_counts
+        );
+        assert_eq!(
+            ListQuery::parse(ListParams {
+                facets: Some("1"),
+                ..ListParams::default()
+            }),
+            Err(QueryError::FacetsFlag("1".into()))
+        );
     }
 
     #[test]

@@ -218,4 +218,5 @@ mod account;
 mod data;
 mod every_endpoint;
 mod list;
+mod list_facets;
 mod metadata;

@@ -1,6 +1,6 @@
 //! One codec per stored record: `TryFrom<&Item>` to read it, and (for what the writer stores)
 //! a function that builds its attributes. Attributes are named through [`name`]'s constants.
-//! The keys table's records are in [`keys`].
+//! The keys table's records are in [`keys`]; the facet summary in [`summary`].
 
 use std::collections::HashMap;
 
@@ -14,8 +14,13 @@ use super::attr::{
     opt_time, s, strings, time,
 };
 mod keys;
+mod summary;
 
 pub use keys::purge_at;
+pub use summary::{
+    apply_summary_changes, is_marked, summary_display, summary_entry, summary_mark, FacetSummary,
+    SummaryChange,
+};
 
 use super::layout::{
     alias_pk, dataset_pk, key_of, name, position_of, version_sk, Item, DATASET_SK,
