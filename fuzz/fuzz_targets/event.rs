@@ -6,7 +6,7 @@
 use std::convert::Infallible;
 
 use catalog::lambda::Guard;
-use catalog::memory::{FakeSigner, MemoryCatalog};
+use catalog::memory::{FakeRows, FakeSigner, MemoryCatalog};
 use lambda_http::request::LambdaRequest;
 use lambda_http::{service_fn, Adapter, Context, LambdaEvent, Request, Service};
 use libfuzzer_sys::fuzz_target;
@@ -18,7 +18,14 @@ async fn answer(
     let signer = FakeSigner {
         ttl: chrono::Duration::minutes(15),
     };
-    Ok(catalog::api::dispatch(&req, catalog, &signer, chrono::Utc::now()).await)
+    Ok(catalog::api::dispatch(
+        &req,
+        catalog,
+        &signer,
+        &FakeRows::default(),
+        chrono::Utc::now(),
+    )
+    .await)
 }
 
 fuzz_target!(|doc: &str| {

@@ -231,7 +231,7 @@ mod tests {
                 .expect("credentials");
             let signed = clients
                 .signer
-                .sign("datasets/x/v1/a.parquet", now)
+                .sign("datasets/x/v1/a.parquet", "x-v1.parquet", now)
                 .await
                 .unwrap();
             assert!(signed.url.starts_with(prefix), "{}", signed.url);

@@ -77,6 +77,32 @@ pub struct DataConfig {
     pub signing_session: Duration,
 }
 
+/// Configuration of the rows function: the tables the data endpoint's gate reads, and the
+/// bucket it reads the Parquet objects from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowsConfig {
+    pub datasets_table: String,
+    pub keys_table: String,
+    pub bucket: String,
+    /// Path-style S3 requests (`http://host/bucket/key`), for local S3 servers.
+    pub s3_force_path_style: bool,
+}
+
+impl RowsConfig {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(&env_lookup)
+    }
+
+    pub fn from_lookup(lookup: Lookup) -> Result<Self, ConfigError> {
+        Ok(Self {
+            datasets_table: required(lookup, "DATASETS_TABLE")?,
+            keys_table: required(lookup, "KEYS_TABLE")?,
+            bucket: required(lookup, "DATA_BUCKET")?,
+            s3_force_path_style: flag(lookup, "S3_FORCE_PATH_STYLE")?,
+        })
+    }
+}
+
 /// Default signing session: 1 hour.
 pub const DEFAULT_SIGNING_SESSION_SECONDS: u64 = 3600;
 /// The longest signing session: the data function assumes the signing role with its own role's
@@ -283,6 +309,31 @@ mod tests {
         ("KEYS_TABLE", "k"),
         ("DATA_BUCKET", "b"),
     ];
+
+    #[test]
+    fn the_rows_function_needs_both_tables_and_the_bucket() {
+        let c = RowsConfig::from_lookup(&lookup(&BASE)).unwrap();
+        assert_eq!(
+            (
+                c.datasets_table.as_str(),
+                c.keys_table.as_str(),
+                c.bucket.as_str()
+            ),
+            ("d", "k", "b")
+        );
+        assert!(!c.s3_force_path_style);
+        for missing in ["DATASETS_TABLE", "KEYS_TABLE", "DATA_BUCKET"] {
+            let vars: Vec<_> = BASE
+                .iter()
+                .copied()
+                .filter(|(k, _)| *k != missing)
+                .collect();
+            assert_eq!(
+                RowsConfig::from_lookup(&lookup(&vars)),
+                Err(ConfigError::Missing(missing))
+            );
+        }
+    }
 
     #[test]
     fn url_ttl_defaults_to_15_minutes() {

@@ -56,6 +56,9 @@ pub enum ApiError {
     },
     #[error("no route for {0}")]
     RouteNotFound(String),
+    /// The rows API cannot show these rows within a function's memory (see `catalog::rows`).
+    #[error("{0}")]
+    PreviewUnavailable(String),
     #[error("method {method} is not allowed; use {}", allowed.hint())]
     MethodNotAllowed { method: String, allowed: Allowed },
     #[error("{0}")]
@@ -109,6 +112,16 @@ impl From<StoreError> for ApiError {
             StoreError::Throttled(_) => Self::RateLimited(e),
             StoreError::Unavailable(_) => Self::Unavailable(e),
             other => Self::Internal(Box::new(other)),
+        }
+    }
+}
+
+/// Rows that could not be read: a storage failure as any other, or a 422 saying why.
+impl From<crate::rows::RowsError> for ApiError {
+    fn from(e: crate::rows::RowsError) -> Self {
+        match e {
+            crate::rows::RowsError::Store(e) => e.into(),
+            crate::rows::RowsError::TooLarge(why) => Self::PreviewUnavailable(why),
         }
     }
 }
@@ -190,6 +203,7 @@ impl ApiError {
             | Self::VersionNotActive { .. }
             | Self::RouteNotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::PreviewUnavailable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
             Self::InvalidField(_) => StatusCode::BAD_REQUEST,
             Self::KeyLimitReached => StatusCode::CONFLICT,
@@ -224,6 +238,7 @@ impl ApiError {
             }
             Self::NoActiveVersion(_) => "no_active_version",
             Self::MethodNotAllowed { .. } => "method_not_allowed",
+            Self::PreviewUnavailable(_) => "preview_unavailable",
             Self::Unauthenticated(_) => "invalid_token",
             Self::InvalidField(e) => match e.field {
                 "label" => "invalid_label",

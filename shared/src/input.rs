@@ -19,6 +19,9 @@ pub enum ParseError {
     /// `page` or `page_size` (`name`) that is not a positive integer.
     #[error("{name} must be a positive integer, got '{raw}'")]
     NotPositive { name: &'static str, raw: String },
+    /// The rows API's `offset` (`name`) that is not a non-negative integer.
+    #[error("{name} must be a non-negative integer, got '{raw}'")]
+    NotNonNegative { name: &'static str, raw: String },
     #[error("unsupported format '{0}': the only allowed value is 'parquet'")]
     Format(String),
     /// `version`, as received up to its 40th character.

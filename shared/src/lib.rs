@@ -6,6 +6,7 @@
 //! - [`keys`]: API keys, from the presented secret to the stored record.
 //! - [`accounts`]: accounts and the rules for the read keys they mint (the keys function).
 //! - [`records`]: datasets as the store holds them.
+//! - [`rows`]: the rows API's window, page and reader port (the reader is `catalog-rows`).
 //! - [`policy`]: a dataset's access policy as stored and shown (keyless window, level, grants).
 //! - [`grants`]: access requests and grants, from the request to its decisions.
 //! - [`access`]: who may read a dataset's data: the one rule every route applies.
@@ -37,6 +38,7 @@ pub mod policy;
 pub mod ports;
 pub mod query;
 pub mod records;
+pub mod rows;
 pub mod s3;
 pub mod signup;
 pub mod slug;

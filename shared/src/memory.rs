@@ -275,10 +275,49 @@ pub struct FakeSigner {
 }
 
 impl UrlSigner for FakeSigner {
-    async fn sign(&self, object_key: &str, now: DateTime<Utc>) -> Result<SignedUrl, StoreError> {
+    async fn sign(
+        &self,
+        object_key: &str,
+        _filename: &str,
+        now: DateTime<Utc>,
+    ) -> Result<SignedUrl, StoreError> {
         Ok(SignedUrl {
             url: format!("https://signed.invalid/{object_key}?sig=fake"),
             expires_at: now + self.ttl,
         })
+    }
+}
+
+/// Reads no file: the version's columns, typed `int64`, and each row's cells its index, for
+/// the logic tests of the rows route. Counts its reads.
+#[derive(Default)]
+pub struct FakeRows {
+    pub reads: std::sync::atomic::AtomicUsize,
+}
+
+impl crate::rows::RowsReader for FakeRows {
+    async fn read_rows(
+        &self,
+        version: &crate::records::ActiveVersion,
+        window: crate::rows::RowWindow,
+    ) -> Result<crate::rows::RowsPage, crate::rows::RowsError> {
+        self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let columns = version
+            .columns
+            .iter()
+            .map(|name| crate::rows::RowColumn {
+                name: name.clone(),
+                dtype: "int64".into(),
+            })
+            .collect::<Vec<_>>();
+        let rows = window
+            .within(version.row_count)
+            .map(|i| crate::rows::Row {
+                row_idx: i,
+                cells: columns.iter().map(|_| serde_json::Value::from(i)).collect(),
+                truncated: Vec::new(),
+            })
+            .collect();
+        Ok(crate::rows::RowsPage { columns, rows })
     }
 }

@@ -64,9 +64,12 @@ pub struct SignedUrl {
 
 /// Signs download URLs. Signing is local: no network call.
 pub trait UrlSigner: Send + Sync {
+    /// A GET of `object_key`, which a browser saves as `filename` (the URL asks S3 for
+    /// `Content-Disposition: attachment; filename="…"`).
     fn sign(
         &self,
         object_key: &str,
+        filename: &str,
         now: DateTime<Utc>,
     ) -> impl Future<Output = Result<SignedUrl, StoreError>> + Send;
 }

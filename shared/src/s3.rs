@@ -98,7 +98,12 @@ impl S3Signer {
 }
 
 impl UrlSigner for S3Signer {
-    async fn sign(&self, object_key: &str, now: DateTime<Utc>) -> Result<SignedUrl, StoreError> {
+    async fn sign(
+        &self,
+        object_key: &str,
+        filename: &str,
+        now: DateTime<Utc>,
+    ) -> Result<SignedUrl, StoreError> {
         let Signing {
             credentials,
             client,
@@ -118,6 +123,7 @@ impl UrlSigner for S3Signer {
             .get_object()
             .bucket(&self.bucket)
             .key(object_key)
+            .response_content_disposition(attachment(filename))
             .presigned(presigning)
             .await
             .map_err(|e| StoreError::Other(Box::new(e)))?;
@@ -131,6 +137,22 @@ impl UrlSigner for S3Signer {
             expires_at,
         })
     }
+}
+
+/// `Content-Disposition` for a download saved as `filename`: the name quoted, with anything but
+/// letters, digits, `.`, `-` and `_` replaced (a slug and a version never need it).
+fn attachment(filename: &str) -> String {
+    let safe: String = filename
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("attachment; filename=\"{safe}\"")
 }
 
 #[cfg(test)]
@@ -165,7 +187,7 @@ mod tests {
     async fn url_expiry_is_now_plus_ttl_when_credentials_do_not_expire() {
         let creds = Credentials::new("AKID", "SECRET", None, None, "test");
         let signed = signer(creds, Duration::from_secs(900))
-            .sign("datasets/x/v1/data.parquet", now())
+            .sign("datasets/x/v1/data.parquet", "x-v1.parquet", now())
             .await
             .unwrap();
         assert_eq!(signed.expires_at.to_rfc3339(), "2026-01-02T03:19:05+00:00");
@@ -181,6 +203,26 @@ mod tests {
             signed.url
         );
         assert!(signed.url.contains("X-Amz-Signature="), "{}", signed.url);
+        // A browser saves it under the dataset's name, not the object's digest.
+        assert!(
+            signed.url.contains(
+                "response-content-disposition=attachment%3B%20filename%3D%22x-v1.parquet%22"
+            ),
+            "{}",
+            signed.url
+        );
+    }
+
+    #[test]
+    fn the_saved_name_is_quoted_and_holds_nothing_a_header_could_break_on() {
+        assert_eq!(
+            attachment("river-levels-v3.parquet"),
+            "attachment; filename=\"river-levels-v3.parquet\""
+        );
+        assert_eq!(
+            attachment("a\"b;c\r\n.parquet"),
+            "attachment; filename=\"a_b_c__.parquet\""
+        );
     }
 
     /// Hands out credentials that expire 20 minutes after each call, counting the calls.
@@ -228,7 +270,7 @@ mod tests {
         );
         let calls = || counter.load(std::sync::atomic::Ordering::SeqCst);
         // First credentials expire at now+20m: a URL signed now gets its full 15 minutes.
-        let first = signer.sign("k", now()).await.unwrap();
+        let first = signer.sign("k", "x-v1.parquet", now()).await.unwrap();
         assert_eq!(
             first.expires_at,
             now().duration_trunc(TimeDelta::seconds(1)).unwrap() + TimeDelta::minutes(15)
@@ -236,13 +278,13 @@ mod tests {
         assert_eq!(calls(), 1);
         // 3 minutes later they still outlive a 15-minute URL (+1 minute margin): reused.
         signer
-            .sign("k", now() + TimeDelta::minutes(3))
+            .sign("k", "x-v1.parquet", now() + TimeDelta::minutes(3))
             .await
             .unwrap();
         assert_eq!(calls(), 1);
         // 5 minutes later they would not: fetched again (the next expire at now+30m).
         let later = signer
-            .sign("k", now() + TimeDelta::minutes(5))
+            .sign("k", "x-v1.parquet", now() + TimeDelta::minutes(5))
             .await
             .unwrap();
         assert_eq!(calls(), 2);
@@ -265,7 +307,7 @@ mod tests {
             "test",
         );
         let signed = signer(creds, Duration::from_secs(900))
-            .sign("datasets/x/v1/data.parquet", now())
+            .sign("datasets/x/v1/data.parquet", "x-v1.parquet", now())
             .await
             .unwrap();
         assert_eq!(signed.expires_at, creds_expiry);

@@ -15,7 +15,7 @@ use catalog::api::Route;
 use catalog::error::ApiError;
 use catalog::input::{DatasetRef, PageRequest, Slug};
 use catalog::keys::{KeyHash, KeyRecord, Scope};
-use catalog::memory::{FakeSigner, MemoryCatalog};
+use catalog::memory::{FakeRows, FakeSigner, MemoryCatalog};
 use catalog::records::{ActiveVersion, Card, DatasetMeta, DatasetRecord};
 use catalog::testing::{joined_headers, V2Event};
 use chrono::{DateTime, Duration, TimeZone, Utc};
@@ -96,7 +96,7 @@ async fn answer(
     let signer = FakeSigner {
         ttl: Duration::minutes(15),
     };
-    Ok(catalog::api::dispatch(&req, catalog, &signer, now()).await)
+    Ok(catalog::api::dispatch(&req, catalog, &signer, &FakeRows::default(), now()).await)
 }
 
 /// Invokes the function stack with an event document: the response document Lambda would

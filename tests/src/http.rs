@@ -16,13 +16,14 @@ use crate::stack::Stack;
 
 /// Answers a request with the handler the deployed API routes it to (the production router,
 /// as the local API uses it): list for `/datasets` and every unmatched route (the list
-/// function's `$default` route), metadata, or data.
+/// function's `$default` route), metadata, data or rows.
 pub async fn answer(
     req: &lambda_http::Request,
     catalog: &DynamoCatalog,
     signer: &S3Signer,
+    rows: &impl catalog::rows::RowsReader,
 ) -> lambda_http::Response<lambda_http::Body> {
-    catalog::api::dispatch(req, catalog, signer, Utc::now()).await
+    catalog::api::dispatch(req, catalog, signer, rows, Utc::now()).await
 }
 
 /// A plain HTTP GET (the emulators speak HTTP on loopback): status and body.

@@ -71,8 +71,62 @@ pub struct Stack {
     pub dynamo_url: String,
     pub s3_url: String,
     s3_root: PathBuf,
+    /// The data bucket's CORS rule in front of s3s-fs, when started with it.
+    s3_cors: Option<CorsFront>,
     _moto: Guard,
     _s3s: Guard,
+}
+
+/// The data bucket's CORS rule in front of s3s-fs ([`catalog_dev::s3_cors`], as `dev/run` runs
+/// it), on a free loopback port, on a thread of its own (whatever the test's runtime does, the
+/// browser's requests are answered); stopped when dropped.
+struct CorsFront {
+    url: String,
+    proxy: std::sync::Arc<catalog_dev::s3_cors::S3Cors>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl CorsFront {
+    fn start(upstream: &str) -> Self {
+        let proxy = catalog_dev::s3_cors::S3Cors::new(upstream, None);
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the CORS front");
+        listener.set_nonblocking(true).expect("non-blocking");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = proxy.clone();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime for the CORS front");
+            runtime.block_on(async move {
+                let listener =
+                    tokio::net::TcpListener::from_std(listener).expect("the CORS front's socket");
+                tokio::select! {
+                    _ = serving.serve(listener) => {}
+                    _ = stopped => {}
+                }
+            });
+        });
+        Self {
+            url,
+            proxy,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for CorsFront {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 impl Drop for Stack {
@@ -88,6 +142,26 @@ pub fn credentials() -> Credentials {
 impl Stack {
     /// Starts both servers and creates the tables and the bucket.
     pub async fn start() -> Self {
+        Self::start_with(false).await
+    }
+
+    /// As [`Stack::start`], with the data bucket's CORS rule in front of s3s-fs (the console's
+    /// browser test): `s3_url` is the front's, so presigned URLs point at it and everything
+    /// else reaches s3s-fs through it unchanged. [`Stack::allow_site_origin`] names the site.
+    pub async fn start_with_s3_cors() -> Self {
+        Self::start_with(true).await
+    }
+
+    /// The site whose pages may read the data bucket (the CORS rule's one origin).
+    pub fn allow_site_origin(&self, origin: &str) {
+        self.s3_cors
+            .as_ref()
+            .expect("a stack started with start_with_s3_cors")
+            .proxy
+            .allow_origin(origin);
+    }
+
+    async fn start_with(s3_cors: bool) -> Self {
         let (moto, moto_port) = start_on_free_port("moto_server", |port| {
             let (out, err) = match std::env::var_os("CATALOG_MOTO_LOG") {
                 Some(_) => log_files("moto"),
@@ -113,6 +187,8 @@ impl Stack {
 
         let dynamo_url = format!("http://127.0.0.1:{moto_port}");
         let s3_url = format!("http://127.0.0.1:{s3_port}");
+        let s3_cors = s3_cors.then(|| CorsFront::start(&s3_url));
+        let s3_url = s3_cors.as_ref().map_or(s3_url, |front| front.url.clone());
         let sdk = aws_config::defaults(BehaviorVersion::latest())
             .http_client(catalog::aws::http_client(
                 catalog::aws::RootCertificates::Platform,
@@ -143,6 +219,7 @@ impl Stack {
             dynamo_url,
             s3_url,
             s3_root,
+            s3_cors,
             _moto: Guard(moto),
             _s3s: Guard(s3s),
         }
@@ -224,6 +301,23 @@ impl Stack {
             Duration::from_secs(900),
         );
         (catalog, signer)
+    }
+
+    /// The rows function's reader, against the emulator.
+    pub fn rows(&self) -> catalog_preview::ParquetRows<catalog_preview::S3Source> {
+        self.rows_wired(&Wire::default())
+    }
+
+    /// The rows function's reader, with every S3 request it sends recorded in `s3`.
+    pub fn rows_wired(&self, s3: &Wire) -> catalog_preview::ParquetRows<catalog_preview::S3Source> {
+        let config = Self::s3_config_for(&self.sdk, &self.s3_url)
+            .to_builder()
+            .interceptor(s3.clone())
+            .build();
+        catalog_preview::ParquetRows::new(catalog_preview::S3Source::new(
+            aws_sdk_s3::Client::from_conf(config),
+            &self.target.bucket,
+        ))
     }
 
     /// The signer the data function uses, against the emulator.

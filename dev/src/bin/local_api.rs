@@ -1,11 +1,13 @@
 //! Serves the API at http://127.0.0.1:3000/api/v1 (LOCAL_API_ADDR overrides the address) with
-//! API Gateway's routes, calling the same handler code as the Lambda functions. Configured like
+//! API Gateway's routes, calling the same handler code as the Lambda functions (the rows route
+//! with the rows function's reader). Configured like
 //! the data function (DATASETS_TABLE, KEYS_TABLE, DATA_BUCKET, URL_TTL_SECONDS,
 //! S3_FORCE_PATH_STYLE and the SDK's own variables). Also serves the OpenAPI document at
 //! /api/v1/openapi.json.
 //!
 //! The web site (`web/`, or SITE_DIR) is served at `/`, on the same origin, with the security
-//! headers CloudFront adds when deployed ([`catalog_dev::site`]).
+//! headers CloudFront adds when deployed ([`catalog_dev::site`]); the dataset page's policy lets
+//! its SQL console read AWS_ENDPOINT_URL_S3's origin, where the presigned URLs point.
 //!
 //! With USER_POOL_ID and USER_POOL_CLIENT_ID (and AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER,
 //! where the pool's JWKS is), the account routes are served too, behind the same checks as
@@ -28,6 +30,7 @@ use catalog::s3::S3Signer;
 use catalog_dev::authorizer::{Denied, JwtAuthorizer};
 use catalog_dev::site::Site;
 use catalog_dev::DevError;
+use catalog_preview::{ParquetRows, S3Source};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
@@ -53,6 +56,8 @@ struct Accounts {
 struct App {
     catalog: DynamoCatalog,
     signer: S3Signer,
+    /// The rows function's reader, on the same bucket.
+    rows: ParquetRows<S3Source>,
     /// The API's OpenAPI document (openapi.yaml), served as JSON at /api/v1/openapi.json.
     openapi: Bytes,
     /// The account routes, when a user pool is configured.
@@ -134,7 +139,7 @@ async fn serve(
                 Err(denied) => unauthorized(denied),
             }
         }
-        _ => catalog::api::dispatch(&req, &app.catalog, &app.signer, now).await,
+        _ => catalog::api::dispatch(&req, &app.catalog, &app.signer, &app.rows, now).await,
     };
     let (parts, body) = response.into_parts();
     let bytes = Bytes::copy_from_slice(body.as_ref());
@@ -222,15 +227,29 @@ async fn main() -> Result<(), DevError> {
     let cognito_endpoint = std::env::var("AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER")
         .unwrap_or_else(|_| "https://cognito-idp.us-east-1.amazonaws.com/".to_owned());
     let client_id = std::env::var("USER_POOL_CLIENT_ID").unwrap_or_default();
+    let mut site = Site::new(
+        &site_dir,
+        &format!("{}/", cognito_endpoint.trim_end_matches('/')),
+        &client_id,
+        &catalog_dev::site::SiteAccounts::from_env(),
+    );
+    // Where presigned URLs point (path-style, on the local S3 endpoint): the SQL console reads
+    // them, so the dataset page's policy names that origin.
+    if let Some(origin) = std::env::var("AWS_ENDPOINT_URL_S3")
+        .ok()
+        .and_then(|url| catalog_dev::s3_cors::origin_of(&url))
+    {
+        site = site.with_data_origin(&origin);
+    }
     let app = Arc::new(App {
-        site: Site::new(
-            &site_dir,
-            &format!("{}/", cognito_endpoint.trim_end_matches('/')),
-            &client_id,
-            &catalog_dev::site::SiteAccounts::from_env(),
-        ),
+        site,
         accounts: accounts(&sdk, &config).await?,
         openapi: openapi_json()?,
+        rows: ParquetRows::new(S3Source::from_sdk(
+            &sdk,
+            &config.bucket,
+            config.s3_force_path_style,
+        )),
         signer,
         catalog,
     });

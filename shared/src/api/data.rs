@@ -6,12 +6,12 @@ use lambda_http::http::{header, HeaderValue, StatusCode};
 use lambda_http::{Body, Request, Response};
 use serde::Serialize;
 
+use super::gate::admit;
 use super::http::{finish, json_response, preflight};
 use super::request::{accept, presented_key, single_param, Endpoint};
-use crate::access::{authorize, verify_key, Allowed, Guarded};
+use crate::access::Allowed;
 use crate::error::ApiError;
 use crate::input::{DatasetRef, Format, Slug, VersionPin};
-use crate::keys::ApiKey;
 use crate::ports::{DownloadReader, GrantReader, KeyUsage, UrlSigner};
 
 /// The download descriptor ([docs/api.md, Data](../../../docs/api.md#data-get-datasetsslugdata)),
@@ -62,63 +62,29 @@ async fn data_inner(
     let format = Format::parse(single_param(req, "format")?)?;
     let pin = VersionPin::parse(single_param(req, "version")?)?;
     let key = presented_key(req.headers())?;
-    let hash = key.as_ref().map(ApiKey::hash);
+    let admitted = admit(&dataset, pin, key, reader, now).await?;
+    let active = &admitted.active;
 
-    let (target, key_record) = reader.get_download(&dataset, hash.as_ref()).await?;
-
-    // A presented key is always verified, whatever the dataset's window says.
-    let key_record = match key {
-        Some(_) => Some(verify_key(key_record, now)?),
-        None => None,
-    };
-    let target = target.ok_or_else(|| ApiError::DatasetNotFound(dataset.to_string()))?;
-    let active = target
-        .active
-        .as_ref()
-        .ok_or_else(|| ApiError::NoActiveVersion(format!("'{}'", target.slug)))?;
-    let guarded = Guarded {
-        slug: &target.slug,
-        id: target.id,
-        level: target.level,
-        keyless_until: target.keyless_until,
-    };
-    let allowed = authorize(&guarded, key_record.as_ref(), reader, now).await?;
-    let key_id = key_record.as_ref().map(|k| k.id.as_str());
-    // Only the active version is ever served: a pinned client whose version was replaced gets
-    // a 404 naming the active one, never the newer file under the old number.
-    if let Some(requested) = pin.map(VersionPin::get) {
-        if requested != active.version {
-            return Err(ApiError::VersionNotActive {
-                slug: target.slug.to_string(),
-                requested,
-                active: active.version,
-            });
-        }
-    }
-
-    let signed = signer.sign(&active.s3_key, now).await?;
-    let record_use = key_record
-        .as_ref()
-        .is_some_and(|k| k.use_worth_recording(now));
-    if let (true, Some(hash)) = (record_use, &hash) {
-        // One more round trip, at most once an hour per key; the download does not depend on it.
-        if let Err(e) = reader.record_use(hash, now).await {
-            tracing::warn!(key_id = key_id.unwrap_or("-"), error = %e, "could not record the key's use");
-        }
-    }
+    let signed = signer
+        .sign(
+            &active.s3_key,
+            &download_name(&admitted.slug, active.version),
+            now,
+        )
+        .await?;
     tracing::info!(
-        slug = %target.slug,
+        slug = %admitted.slug,
         version = active.version,
-        key_id = key_id.unwrap_or("-"),
-        keyless = allowed == Allowed::Keyless,
-        allowed = allowed.as_str(),
+        key_id = admitted.key_label(),
+        keyless = admitted.allowed == Allowed::Keyless,
+        allowed = admitted.allowed.as_str(),
         expires_at = %signed.expires_at,
         "issued download URL"
     );
     Ok(json_response(
         StatusCode::OK,
         &DownloadDescriptor {
-            slug: &target.slug,
+            slug: &admitted.slug,
             format: format.as_str(),
             url: &signed.url,
             expires_at: signed.expires_at,
@@ -130,4 +96,10 @@ async fn data_inner(
             published_at: active.published_at,
         },
     ))
+}
+
+/// The name a browser saves the download under (the URL's `Content-Disposition`), the name
+/// `catalog-admin download` gives it too: `<slug>-v<version>.parquet`.
+pub fn download_name(slug: &Slug, version: u64) -> String {
+    format!("{slug}-v{version}.parquet")
 }

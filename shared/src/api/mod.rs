@@ -1,7 +1,9 @@
 //! The HTTP API: one file per endpoint, on top of the ports.
 //!
 //! - [`request`]: what a request carries (route, request id, query parameters, presented key);
-//! - `list`, `metadata`, `data`: the three catalog endpoints; [`account`]: the account routes
+//! - `list`, `metadata`, `data`: the three catalog endpoints, and `rows` (its reader is the
+//!   rows function's); `gate`: who is let through to a dataset's data, for `data` and `rows`;
+//!   [`account`]: the account routes
 //!   (keys), [`access`]: access requests and operators' decisions;
 //! - `http`: how every answer is built (JSON bodies, errors, CORS, HTTP caching, HEAD).
 //!
@@ -12,28 +14,33 @@ use chrono::{DateTime, Utc};
 use lambda_http::{Body, Request, Response};
 
 use crate::ports::{CatalogPager, DatasetReader, DownloadReader, GrantReader, KeyUsage, UrlSigner};
+use crate::rows::RowsReader;
 
 pub mod access;
 pub mod account;
 mod data;
+pub mod gate;
 mod http;
 mod list;
 mod metadata;
 pub mod request;
+mod rows;
 
-pub use data::data;
+pub use data::{data, download_name};
 pub use http::{cors, entity_tag, error_response, preflight_answer, PUBLIC_MAX_AGE_SECONDS};
 pub use list::list;
 pub use metadata::metadata;
+pub use rows::rows;
 pub use request::{pick_request_id, presented_key, request_id, request_path, Endpoint, Route};
 
 /// Answers a request as the deployed API routes it (the local API, the tests and the fuzz
-/// targets; each function calls its own handler): the metadata and data routes to their
+/// targets; each function calls its own handler): the metadata, data and rows routes to their
 /// handlers, everything else to the list handler, as the `$default` route does.
 pub async fn dispatch<C>(
     req: &Request,
     catalog: &C,
     signer: &impl UrlSigner,
+    rows_reader: &impl RowsReader,
     now: DateTime<Utc>,
 ) -> Response<Body>
 where
@@ -42,6 +49,7 @@ where
     match Route::parse(request_path(req)) {
         Some(Route::Metadata(_)) => metadata(req, catalog, now).await,
         Some(Route::Data(_)) => data(req, catalog, signer, now).await,
+        Some(Route::Rows(_)) => rows(req, catalog, rows_reader, now).await,
         _ => list(req, catalog, now).await,
     }
 }

@@ -8,14 +8,15 @@ use crate::error::{Allowed, ApiError};
 use crate::input::echo;
 use crate::keys::ApiKey;
 
-/// The routes. A path is exactly `/api/v1/datasets`, `/api/v1/datasets/{slug}` or
-/// `/api/v1/datasets/{slug}/data`: nothing before (a REST API's stage is not part of the path
+/// The routes. A path is exactly `/api/v1/datasets`, `/api/v1/datasets/{slug}`,
+/// `/api/v1/datasets/{slug}/data` or `/api/v1/datasets/{slug}/rows`: nothing before (a REST API's stage is not part of the path
 /// the client sent; see [`request_path`]), no trailing slash. Anything else is a JSON 404.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
     List,
     Metadata(String),
     Data(String),
+    Rows(String),
 }
 
 impl Route {
@@ -28,6 +29,7 @@ impl Route {
         match segments.as_slice() {
             [slug] if !slug.is_empty() => Some(Self::Metadata((*slug).to_owned())),
             [slug, "data"] if !slug.is_empty() => Some(Self::Data((*slug).to_owned())),
+            [slug, "rows"] if !slug.is_empty() => Some(Self::Rows((*slug).to_owned())),
             _ => None,
         }
     }
@@ -42,6 +44,7 @@ pub enum Endpoint {
     List,
     Metadata,
     Data,
+    Rows,
 }
 
 /// The request id for logs: Lambda's; else API Gateway's from the event; else `local` (dev/run).
@@ -88,9 +91,9 @@ pub(super) fn accept(req: &Request, endpoint: Endpoint) -> Result<Option<String>
     }
     match (endpoint, route) {
         (Endpoint::List, Route::List) => Ok(None),
-        (Endpoint::Metadata, Route::Metadata(slug)) | (Endpoint::Data, Route::Data(slug)) => {
-            Ok(Some(slug))
-        }
+        (Endpoint::Metadata, Route::Metadata(slug))
+        | (Endpoint::Data, Route::Data(slug))
+        | (Endpoint::Rows, Route::Rows(slug)) => Ok(Some(slug)),
         _ => Err(not_found()),
     }
 }
@@ -195,6 +198,14 @@ mod tests {
             Route::parse("/api/v1/datasets/x/data"),
             Some(Route::Data("x".into()))
         );
+        assert_eq!(
+            Route::parse("/api/v1/datasets/x/rows"),
+            Some(Route::Rows("x".into()))
+        );
+        assert_eq!(
+            Route::parse("/api/v1/datasets/rows"),
+            Some(Route::Metadata("rows".into()))
+        );
     }
 
     #[test]
@@ -222,6 +233,8 @@ mod tests {
             "/api/v1/datasets/x/y",
             "/api/v1/datasets//data",
             "/api/v1/datasets/x/data/more",
+            "/api/v1/datasets/x/rows/",
+            "/api/v1/datasets//rows",
         ] {
             assert_eq!(Route::parse(path), None, "{path}");
         }

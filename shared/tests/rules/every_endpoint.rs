@@ -32,7 +32,7 @@ async fn head_is_get_without_the_body() {
         let answer = |method: &'static str| {
             let req = request(method, path, &headers);
             let (c, signer) = (&c, &signer);
-            async move { catalog::api::dispatch(&req, c, signer, now()).await }
+            async move { catalog::api::dispatch(&req, c, signer, &FakeRows::default(), now()).await }
         };
         let (get, head) = (answer("GET").await, answer("HEAD").await);
         assert_eq!(head.status(), get.status(), "{path}");

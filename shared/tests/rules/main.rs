@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use catalog::input::Slug;
 
 use catalog::keys::{KeyHash, KeyRecord, Scope};
-use catalog::memory::{FakeSigner, MemoryCatalog};
+use catalog::memory::{FakeRows, FakeSigner, MemoryCatalog};
 use catalog::records::{ActiveVersion, Card, DatasetMeta, DatasetRecord, Discussion};
 use catalog::testing::V2Event;
 use chrono::{DateTime, Duration, TimeZone, Utc};

@@ -45,6 +45,7 @@ async fn each_request_costs_the_designed_round_trips_and_items_and_no_s3_call() 
     let dynamo_wire = Wire::default();
     let s3_wire = Wire::default();
     let (catalog, signer) = stack.wired(&dynamo_wire, &s3_wire);
+    let rows = stack.rows_wired(&s3_wire);
 
     let by_id = format!("/api/v1/datasets/{EVENTS_DATASET_ID}");
     let by_id_data = format!("{by_id}/data");
@@ -161,7 +162,7 @@ async fn each_request_costs_the_designed_round_trips_and_items_and_no_s3_call() 
     let mut wrong = Vec::new();
     for (path, headers, status, expected) in cases {
         let req = v2_request(path, &headers);
-        let resp = catalog_tests::answer(&req, &catalog, &signer).await;
+        let resp = catalog_tests::answer(&req, &catalog, &signer, &rows).await;
         // WHEN one request is answered THEN it gets its status, exactly the designed calls
         // crossed the wire, each response carried the designed number of items, and nothing
         // went to S3 (URLs are signed locally)

@@ -37,6 +37,7 @@ async fn injected_faults_give_a_prompt_503_and_the_next_healthy_request_succeeds
         &stack.target.keys_table,
     );
     let signer = stack.signer(Duration::from_secs(60));
+    let rows = stack.rows();
     let requests = || {
         [
             ("list", v2_request("/api/v1/datasets", &[])),
@@ -45,6 +46,13 @@ async fn injected_faults_give_a_prompt_503_and_the_next_healthy_request_succeeds
                 "data",
                 v2_request(
                     "/api/v1/datasets/air-quality-hourly/data",
+                    &[("x-api-key", KEY)],
+                ),
+            ),
+            (
+                "rows",
+                v2_request(
+                    "/api/v1/datasets/air-quality-hourly/rows?length=5",
                     &[("x-api-key", KEY)],
                 ),
             ),
@@ -61,7 +69,7 @@ async fn injected_faults_give_a_prompt_503_and_the_next_healthy_request_succeeds
         proxy.set(fault);
         for (name, req) in requests() {
             let started = Instant::now();
-            let resp = catalog_tests::answer(&req, &catalog, &signer).await;
+            let resp = catalog_tests::answer(&req, &catalog, &signer, &rows).await;
             let took = started.elapsed();
             let attempts = proxy.take_requests();
             // THEN a JSON 503 with Retry-After and no internals, promptly, after at most
@@ -96,7 +104,7 @@ async fn injected_faults_give_a_prompt_503_and_the_next_healthy_request_succeeds
         // AND once DynamoDB is healthy again, the next request succeeds on the same clients
         proxy.set(Fault::Healthy);
         for (name, req) in requests() {
-            let resp = catalog_tests::answer(&req, &catalog, &signer).await;
+            let resp = catalog_tests::answer(&req, &catalog, &signer, &rows).await;
             assert_eq!(
                 resp.status(),
                 200,

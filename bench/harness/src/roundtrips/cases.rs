@@ -38,6 +38,7 @@ pub(super) async fn measure(stack: &Stack, datasets: u64, bulk: u64) -> Result<u
     let dynamo_wire = Wire::default();
     let s3_wire = Wire::default();
     let (catalog, signer) = stack.wired(&dynamo_wire, &s3_wire);
+    let rows = stack.rows_wired(&s3_wire);
     let middle = format!("bulk-{:06}", bulk / 2);
     let seeded = Seeded {
         datasets,
@@ -57,7 +58,7 @@ pub(super) async fn measure(stack: &Stack, datasets: u64, bulk: u64) -> Result<u
         let (path, headers, ..) = case;
         let req = v2_request(path, headers);
         let started = Instant::now();
-        let resp = catalog_tests::answer(&req, &catalog, &signer).await;
+        let resp = catalog_tests::answer(&req, &catalog, &signer, &rows).await;
         let ms = started.elapsed().as_millis();
         if path == "/api/v1/datasets" {
             let total = json_body(&resp)["total"].as_u64();

@@ -1,0 +1,35 @@
+//! `GET /api/v1/datasets/{slug}/rows`: composition root only; the rules are in
+//! `catalog::api::rows` and the reader in `catalog_preview`.
+
+use std::convert::Infallible;
+
+use catalog::config::RowsConfig;
+use catalog::dynamo::DynamoCatalog;
+use catalog_preview::{ParquetRows, S3Source};
+use lambda_http::{service_fn, Body, Error, Request, Response};
+
+async fn handle(
+    catalog: &DynamoCatalog,
+    rows: &ParquetRows<S3Source>,
+    req: Request,
+) -> Result<Response<Body>, Infallible> {
+    Ok(catalog::api::rows(&req, catalog, rows, chrono::Utc::now()).await)
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    lambda_http::tracing::init_default_subscriber();
+    let config = RowsConfig::from_env()?;
+    let sdk = catalog::aws::load_sdk_config().await;
+    let catalog = DynamoCatalog::with_keys(
+        aws_sdk_dynamodb::Client::new(&sdk),
+        &config.datasets_table,
+        &config.keys_table,
+    );
+    let rows = ParquetRows::new(S3Source::from_sdk(
+        &sdk,
+        &config.bucket,
+        config.s3_force_path_style,
+    ));
+    catalog::lambda::run(service_fn(|req| handle(&catalog, &rows, req))).await
+}

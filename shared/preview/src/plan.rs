@@ -1,0 +1,229 @@
+//! What a window of rows costs to read, decided from the footer alone: the row groups that hold
+//! the rows, the selection inside them, and the bytes each column needs — only the pages that
+//! cover the rows where the file has an offset index (plus each chunk's dictionary page), the
+//! whole column chunk where it has none. Columns are read in groups of bounded size, so a
+//! function never holds more than [`Budget::group_bytes`] of one file at once.
+
+use std::ops::Range;
+
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use parquet::file::metadata::ParquetMetaData;
+
+/// How much one request may read.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Columns are read in groups of at most this many bytes (one column alone may exceed it,
+    /// up to `column_bytes`).
+    pub group_bytes: u64,
+    /// The most one column may need (its pages, or its whole chunks without an offset index).
+    pub column_bytes: u64,
+    /// The most one request may read in all.
+    pub request_bytes: u64,
+}
+
+impl Default for Budget {
+    /// Sized for a 256 MB function: compressed chunks in memory, decoded a page at a time.
+    fn default() -> Self {
+        Self {
+            group_bytes: 32 << 20,
+            column_bytes: 64 << 20,
+            request_bytes: 256 << 20,
+        }
+    }
+}
+
+/// The read of one window of rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The row groups that hold the rows, in order.
+    pub row_groups: Vec<usize>,
+    /// The rows to decode within those row groups (concatenated).
+    pub selection: Vec<RowSelector>,
+    /// Groups of top-level column indexes, read one group at a time.
+    pub column_groups: Vec<Vec<usize>>,
+    /// Bytes the read needs, per top-level column.
+    pub column_bytes: Vec<u64>,
+}
+
+impl Plan {
+    pub fn selection(&self) -> RowSelection {
+        RowSelection::from(self.selection.clone())
+    }
+
+    /// Bytes of the file the read needs (the footer aside).
+    pub fn bytes(&self) -> u64 {
+        self.column_bytes.iter().sum()
+    }
+}
+
+/// Why a window cannot be read within the budget: the message a client reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TooLarge {
+    Column {
+        name: String,
+        bytes: u64,
+        limit: u64,
+    },
+    Request {
+        bytes: u64,
+        limit: u64,
+    },
+}
+
+impl std::error::Error for TooLarge {}
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mb = |b: &u64| b.div_ceil(1 << 20);
+        match self {
+            Self::Column { name, bytes, limit } => write!(
+                f,
+                "showing these rows would read {} MB of column '{name}' (at most {} MB): this \
+                 version's row groups are too large and the file has no page index; download the \
+                 file instead, or ask the publisher for smaller row groups or a page index",
+                mb(bytes),
+                mb(limit)
+            ),
+            Self::Request { bytes, limit } => write!(
+                f,
+                "showing these rows would read {} MB of the file (at most {} MB): this version's \
+                 row groups are too large and the file has no page index; download the file \
+                 instead, or ask the publisher for smaller row groups or a page index",
+                mb(bytes),
+                mb(limit)
+            ),
+        }
+    }
+}
+
+/// The plan for rows `rows` (within the file) of the file `meta` describes.
+pub fn plan(meta: &ParquetMetaData, rows: Range<u64>, budget: &Budget) -> Result<Plan, TooLarge> {
+    let schema = meta.file_metadata().schema_descr();
+    let roots = schema.root_schema().get_fields().len();
+    let mut row_groups = Vec::new();
+    let mut selection = Vec::new();
+    let mut column_bytes = vec![0u64; roots];
+    let mut first_row = 0u64;
+    for (rg_index, rg) in meta.row_groups().iter().enumerate() {
+        let rg_rows = u64::try_from(rg.num_rows()).unwrap_or(0);
+        let rg_range = first_row..first_row + rg_rows;
+        first_row += rg_rows;
+        let (start, end) = (rows.start.max(rg_range.start), rows.end.min(rg_range.end));
+        if start >= end {
+            continue;
+        }
+        // Within this row group: skip, select, skip.
+        let (skip, take) = (start - rg_range.start, end - start);
+        let after = rg_range.end - end;
+        for (n, select) in [(skip, false), (take, true), (after, false)] {
+            if n > 0 {
+                let n = usize::try_from(n).unwrap_or(usize::MAX);
+                selection.push(if select {
+                    RowSelector::select(n)
+                } else {
+                    RowSelector::skip(n)
+                });
+            }
+        }
+        row_groups.push(rg_index);
+        let pages = meta.offset_index().and_then(|index| index.get(rg_index));
+        for (leaf, chunk) in rg.columns().iter().enumerate() {
+            let root = schema.get_column_root_idx(leaf);
+            let (chunk_start, chunk_len) = chunk.byte_range();
+            let bytes = match pages.and_then(|p| p.get(leaf)) {
+                Some(index) if !index.page_locations().is_empty() => {
+                    let locations = index.page_locations();
+                    // The dictionary page, if any, sits before the first data page.
+                    let dictionary = u64::try_from(locations[0].offset)
+                        .unwrap_or(chunk_start)
+                        .saturating_sub(chunk_start);
+                    let (from, to) = (start - rg_range.start, end - rg_range.start);
+                    let data: u64 = locations
+                        .iter()
+                        .enumerate()
+                        .filter(|(k, page)| {
+                            let page_start = page.first_row_index as u64;
+                            let page_end = locations
+                                .get(k + 1)
+                                .map_or(rg_rows, |next| next.first_row_index as u64);
+                            page_start < to && from < page_end
+                        })
+                        .map(|(_, page)| u64::from(page.compressed_page_size.max(0) as u32))
+                        .sum();
+                    dictionary + data
+                }
+                _ => chunk_len,
+            };
+            column_bytes[root] += bytes;
+        }
+    }
+    for (root, &bytes) in column_bytes.iter().enumerate() {
+        if bytes > budget.column_bytes {
+            return Err(TooLarge::Column {
+                name: schema.root_schema().get_fields()[root].name().to_owned(),
+                bytes,
+                limit: budget.column_bytes,
+            });
+        }
+    }
+    let total: u64 = column_bytes.iter().sum();
+    if total > budget.request_bytes {
+        return Err(TooLarge::Request {
+            bytes: total,
+            limit: budget.request_bytes,
+        });
+    }
+    let mut column_groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_bytes = 0u64;
+    for (root, &bytes) in column_bytes.iter().enumerate() {
+        match column_groups.last_mut() {
+            Some(group) if group_bytes + bytes <= budget.group_bytes => {
+                group.push(root);
+                group_bytes += bytes;
+            }
+            _ => {
+                column_groups.push(vec![root]);
+                group_bytes = bytes;
+            }
+        }
+    }
+    Ok(Plan {
+        row_groups,
+        selection,
+        column_groups,
+        column_bytes,
+    })
+}
+
+/// What previews of a file cost, for `catalog-admin publish`: the most a page of `rows` rows
+/// would read, over pages starting at each row group's first row and in its middle, and
+/// whether some page could not be shown at all.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreviewCost {
+    pub worst_bytes: u64,
+    pub has_offset_index: bool,
+    pub refused: Option<String>,
+}
+
+pub fn preview_cost(meta: &ParquetMetaData, rows: u64, budget: &Budget) -> PreviewCost {
+    let mut worst_bytes = 0;
+    let mut refused = None;
+    let mut first_row = 0u64;
+    for rg in meta.row_groups() {
+        let rg_rows = u64::try_from(rg.num_rows()).unwrap_or(0);
+        for start in [first_row, first_row + rg_rows / 2] {
+            match plan(meta, start..start + rows, budget) {
+                Ok(p) => worst_bytes = worst_bytes.max(p.bytes()),
+                Err(e) => {
+                    refused.get_or_insert_with(|| e.to_string());
+                }
+            }
+        }
+        first_row += rg_rows;
+    }
+    PreviewCost {
+        worst_bytes,
+        has_offset_index: meta.offset_index().is_some_and(|i| !i.is_empty()),
+        refused,
+    }
+}
