@@ -152,7 +152,11 @@ CATALOG = [
     ("museum-collection", "Museum Collection Records", "culture", "CC0-1.0",
      ["museums", "collections", "heritage"], 1400,
      [("object_id", "id", None), ("department", "choice", ["Ceramics", "Textiles", "Coins", "Prints", "Natural history"]),
-      ("acquired", "date", "1880-01-01"), ("on_display", "bool", 0.12), ("title", "text", ["jug", "sampler", "penny", "etching", "fossil", "bowl"])],
+      ("acquired", "date", "1880-01-01"), ("on_display", "bool", 0.12), ("title", "text", ["jug", "sampler", "penny", "etching", "fossil", "bowl"]),
+      # A name with spaces, and one long unbroken word (in the description too): the site's
+      # ids and its layout on a phone are tested on them.
+      ("Gallery name", "choice", ["East Wing", "Long Gallery", "Print Room"]),
+      ("accession_number_in_the_collections_management_system", "id", None)],
      None, False),
     ("festival-attendance", "Festival Attendance", "culture", "CC-BY-SA-4.0",
      ["events", "tourism", "daily"], 600,

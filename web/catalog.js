@@ -1,6 +1,6 @@
 // The catalog page: search, filters, sort and paging, all in the page's URL.
 import { api, explain } from "./api.js";
-import { accessBadge, h, header } from "./dom.js";
+import { accessBadge, fill, h, header } from "./dom.js";
 import { humanBytes, humanNumber } from "./format.js";
 
 const PAGE_SIZE = 12;
@@ -9,6 +9,11 @@ const form = document.getElementById("filters");
 const list = document.getElementById("datasets");
 const status = document.getElementById("status");
 const pages = document.getElementById("pages");
+// The filters' suggestions: each facet's datalist.
+const SUGGESTIONS = { category: "categories", tag: "tags", license: "licenses" };
+// Facets (every category, tag and license in the catalog, with counts) come once, with the
+// page's first list request.
+let facetsWanted = true;
 
 function state() {
   const params = new URLSearchParams(location.search);
@@ -39,15 +44,29 @@ function entry(d) {
     d.tags.length ? h("p", {}, ...d.tags.map((t) => h("a", { class: "tag", href: href(new URLSearchParams({ tag: t }), 1) }, t))) : null);
 }
 
-function remember(datalist, values) {
-  const known = new Set([...datalist.options].map((o) => o.value));
-  for (const v of values) if (!known.has(v)) datalist.append(h("option", { value: v }));
+/** Offers every value of each facet, with its count, once each. A list answer without
+ * `facets` (an API from before them) leaves the suggestions empty. */
+function suggest(facets) {
+  if (!facets || typeof facets !== "object") return;
+  for (const [field, id] of Object.entries(SUGGESTIONS)) {
+    const seen = new Set();
+    const options = [];
+    for (const facet of Array.isArray(facets[field]) ? facets[field] : []) {
+      if (typeof facet?.value !== "string" || seen.has(facet.value)) continue;
+      seen.add(facet.value);
+      const count = Number.isFinite(facet.count) ? ` (${humanNumber(facet.count)})` : "";
+      options.push(h("option", { value: facet.value, label: `${facet.value}${count}` }));
+    }
+    fill(document.getElementById(id), options);
+  }
 }
 
 async function load() {
   const { params, page } = state();
   for (const field of FIELDS) form.elements[field].value = params.get(field) ?? "";
   const query = new URLSearchParams({ page: String(page), page_size: String(PAGE_SIZE) });
+  const withFacets = facetsWanted;
+  if (withFacets) query.set("facets", "true");
   for (const field of FIELDS) {
     const value = params.get(field)?.trim();
     if (value) query.set(field, value);
@@ -56,22 +75,23 @@ async function load() {
   list.setAttribute("aria-busy", "true");
   try {
     const result = await api(`/datasets?${query}`);
-    list.replaceChildren(...result.items.map(entry));
-    remember(document.getElementById("categories"), result.items.map((d) => d.category));
-    remember(document.getElementById("tags"), result.items.flatMap((d) => d.tags));
-    remember(document.getElementById("licenses"), result.items.map((d) => d.license));
+    fill(list, result.items.map(entry));
+    if (withFacets) {
+      facetsWanted = false;
+      suggest(result.facets);
+    }
     const last = Math.max(1, Math.ceil(result.total / PAGE_SIZE));
     status.textContent = result.total === 0
       ? "No dataset matches. Try fewer words or filters."
       : `${humanNumber(result.total)} dataset${result.total === 1 ? "" : "s"} · page ${page} of ${last}`;
-    pages.replaceChildren(
+    fill(pages,
       page > 1 ? h("a", { href: href(params, page - 1), rel: "prev" }, "← Previous") : null,
       page < last ? h("a", { href: href(params, page + 1), rel: "next" }, "Next →") : null);
     performance.mark("list-drawn");
   } catch (error) {
     list.replaceChildren();
     pages.replaceChildren();
-    status.replaceChildren(h("span", { class: "error" }, explain(error)));
+    fill(status, h("span", { class: "error" }, explain(error)));
   } finally {
     list.removeAttribute("aria-busy");
   }

@@ -1,8 +1,8 @@
 // A dataset's page: everything the metadata endpoint returns (one request), a chart per
 // column, the access section of a dataset shared by approval, and the download panel.
 import { api, explain } from "./api.js";
-import { accessBadge, copy, h, header } from "./dom.js";
-import { humanBytes, humanDate, humanDuration, humanNumber } from "./format.js";
+import { accessBadge, copy, fill, h, header } from "./dom.js";
+import { compactNumber, humanBytes, humanDate, humanDecimal, humanDuration, humanNumber } from "./format.js";
 import { accessPanel } from "./request.js";
 import { session, tabKeys } from "./session.js";
 
@@ -26,9 +26,14 @@ function onThisSite(path) {
   }
 }
 
-const WIDTH = 320;
-const HEIGHT = 120;
 const SVG = "http://www.w3.org/2000/svg";
+// A chart is drawn about as wide as its viewBox (a column card is 20 to 28 rem wide, and
+// style.css caps the chart's width), so its units are about pixels: text of FONT units reads
+// at about FONT px.
+const WIDTH = 320;
+const HEIGHT = 160;
+const FONT = 12;
+const CHAR = FONT * 0.62; // about the width of a character, to size margins
 
 function svg(tag, attributes, ...children) {
   const element = document.createElementNS(SVG, tag);
@@ -37,84 +42,154 @@ function svg(tag, attributes, ...children) {
   return element;
 }
 
+const tooltip = (text) => svg("title", {}, text);
+
 function edgeLabel(value) {
-  if (typeof value === "number") return Number.isInteger(value) ? humanNumber(value) : value.toPrecision(4);
+  if (typeof value === "number") return humanDecimal(value);
   const text = String(value);
   // Timestamps to the minute (a last edge may sit a microsecond past the maximum).
   return /^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(text) ? text.slice(0, 16).replace("T", " ") : text;
 }
 
-/** A histogram: one bar per bin, the first and last edges below. */
+/** The y-scale of a chart of counts up to `max`: ticks from 0 at a round step (1, 2 or 5 times a
+ * power of ten, a whole number), the top one at or above `max`. */
+function countScale(max) {
+  const rough = Math.max(max, 1) / 3;
+  const power = 10 ** Math.floor(Math.log10(rough));
+  const step = Math.max(1, [1, 2, 5, 10].map((m) => m * power).find((s) => s >= rough));
+  const top = Math.max(step, Math.ceil(max / step) * step);
+  const ticks = [];
+  for (let t = 0; t <= top; t += step) ticks.push(t);
+  return { top, ticks };
+}
+
+/** A histogram: one bar per bin on a y-scale of counts, the first and last edges below. */
 function histogram(column) {
   const { bin_edges: edges, counts } = column.histogram;
-  const max = Math.max(1, ...counts);
-  const barWidth = WIDTH / counts.length;
-  const chartHeight = HEIGHT - 16;
-  const bars = counts.map((count, i) => {
-    const height = (count / max) * (chartHeight - 4);
-    return svg("rect", {
-      class: "bar", x: (i * barWidth + 1).toFixed(1), y: (chartHeight - height).toFixed(1),
-      width: Math.max(1, barWidth - 2).toFixed(1), height: height.toFixed(1),
-    }, svg("title", {}, `${edgeLabel(edges[i])} to ${edgeLabel(edges[i + 1])}: ${humanNumber(count)}`));
-  });
+  const max = Math.max(0, ...counts);
+  const scale = countScale(max);
+  const tickLabels = scale.ticks.map((t) => compactNumber(t));
+  const left = Math.ceil(Math.max(...tickLabels.map((l) => l.length)) * CHAR) + 8;
+  const top = FONT / 2 + 2;
+  const base = HEIGHT - FONT - 8; // the x axis
+  const y = (count) => base - (count / scale.top) * (base - top);
+  const barWidth = (WIDTH - left) / counts.length;
+  const yAxis = svg("g", { class: "y-axis" }, ...scale.ticks.flatMap((t, i) => [
+    svg("line", { class: "grid", x1: left, x2: WIDTH, y1: y(t).toFixed(1), y2: y(t).toFixed(1) }),
+    svg("text", { x: left - 5, y: (y(t) + FONT * 0.35).toFixed(1), "text-anchor": "end" }, tickLabels[i]),
+  ]));
+  const bars = counts.map((count, i) => svg("rect", {
+    class: "bar", x: (left + i * barWidth + 1).toFixed(1), y: y(count).toFixed(1),
+    width: Math.max(1, barWidth - 2).toFixed(1), height: (base - y(count)).toFixed(1),
+  }, tooltip(`${edgeLabel(edges[i])} to ${edgeLabel(edges[i + 1])}: ${humanNumber(count)} value${count === 1 ? "" : "s"}`)));
   const total = counts.reduce((a, b) => a + b, 0);
   return svg("svg", {
     class: "chart", viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img",
-    "aria-label": `Histogram of ${column.name}: ${counts.length} bins from ${edgeLabel(edges[0])} to ${edgeLabel(edges[edges.length - 1])}, ${humanNumber(total)} values`,
-  }, ...bars,
-  svg("text", { x: 0, y: HEIGHT - 2 }, edgeLabel(edges[0])),
-  svg("text", { x: WIDTH, y: HEIGHT - 2, "text-anchor": "end" }, edgeLabel(edges[edges.length - 1])));
+    "aria-label": `Histogram of ${column.name}: ${counts.length} bins from ${edgeLabel(edges[0])} to ${edgeLabel(edges[edges.length - 1])}, ${humanNumber(total)} values, at most ${humanNumber(max)} in a bin`,
+  }, yAxis, ...bars,
+  svg("line", { class: "axis", x1: left, x2: WIDTH, y1: base, y2: base }),
+  svg("g", { class: "x-axis" },
+    svg("text", { x: left, y: HEIGHT - 3 }, edgeLabel(edges[0])),
+    svg("text", { x: WIDTH, y: HEIGHT - 3, "text-anchor": "end" }, edgeLabel(edges[edges.length - 1]))));
 }
 
-/** The top values as horizontal bars (their counts when the statistics carry them). */
+/** The top values as horizontal bars, each labelled with its count (when the statistics carry
+ * counts) and its tooltip. */
 function topValues(column) {
-  const values = column.top_values;
-  const counts = column.top_counts ?? values.map(() => 1);
-  const max = Math.max(1, ...counts);
-  const row = 20;
-  const labelWidth = 120;
+  const values = column.top_values.map((v) => String(v));
+  const counts = column.top_counts ?? null;
+  const max = counts ? Math.max(1, ...counts) : 1;
+  const row = FONT + 10;
+  const labelWidth = 128;
+  const fits = Math.floor((labelWidth - 6) / CHAR);
+  const countWidth = counts ? Math.ceil(Math.max(...counts.map((c) => humanNumber(c).length)) * CHAR) + 6 : 0;
   const rows = values.map((value, i) => {
-    const width = (counts[i] / max) * (WIDTH - labelWidth - 50);
-    const label = String(value).length > 18 ? `${String(value).slice(0, 17)}…` : String(value);
+    const width = counts ? (counts[i] / max) * (WIDTH - labelWidth - countWidth) : WIDTH - labelWidth;
+    const cut = value.length > fits;
+    const says = counts ? `${value}: ${humanNumber(counts[i])} row${counts[i] === 1 ? "" : "s"}` : `${value}: one of the most frequent values`;
     return svg("g", {},
-      svg("text", { x: labelWidth - 4, y: i * row + 14, "text-anchor": "end" }, label),
-      svg("rect", { class: "bar", x: labelWidth, y: i * row + 4, width: Math.max(1, width).toFixed(1), height: row - 6 }),
-      column.top_counts ? svg("text", { x: labelWidth + width + 4, y: i * row + 14 }, humanNumber(counts[i])) : "");
+      svg("text", { x: labelWidth - 6, y: i * row + row / 2 + FONT * 0.35, "text-anchor": "end" },
+        cut ? `${value.slice(0, fits - 1)}…` : value, cut ? tooltip(value) : ""),
+      svg("rect", { class: "bar", x: labelWidth, y: i * row + 3, width: Math.max(1, width).toFixed(1), height: row - 6 }, tooltip(says)),
+      counts ? svg("text", { x: (labelWidth + width + 4).toFixed(1), y: i * row + row / 2 + FONT * 0.35 }, humanNumber(counts[i])) : "");
   });
   return svg("svg", {
     class: "chart", viewBox: `0 0 ${WIDTH} ${Math.max(row, values.length * row)}`, role: "img",
-    "aria-label": `Most frequent values of ${column.name}: ${values.map((v, i) => column.top_counts ? `${v} (${counts[i]})` : v).join(", ")}`,
+    "aria-label": `Most frequent values of ${column.name}: ${values.map((v, i) => (counts ? `${v} (${humanNumber(counts[i])})` : v)).join(", ")}`,
   }, ...rows);
 }
 
 function show(value) {
   if (value === null || value === undefined) return "–";
-  if (typeof value === "number") return Number.isInteger(value) ? humanNumber(value) : value.toPrecision(6).replace(/\.?0+$/, "");
+  if (typeof value === "number") return humanDecimal(value);
   return String(value);
 }
 
-function columnCard(column) {
+/** An exclusive date or timestamp edge, one step earlier: the latest value its bin can hold
+ * (a day for dates; a millisecond, or the edge's own millisecond, for timestamps). */
+function justBefore(edge) {
+  const date = /^(\d{4}-\d\d-\d\d)$/.exec(edge);
+  if (date) return new Date(Date.parse(`${date[1]}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+  const time = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,3})(\d*))?/.exec(edge);
+  if (!time) return null;
+  const ms = Date.parse(`${time[1]}.${(time[2] ?? "").padEnd(3, "0")}Z`);
+  const finer = /[1-9]/.test(time[3] ?? "");
+  return Number.isNaN(ms) ? null : new Date(finer ? ms : ms - 1).toISOString();
+}
+
+/** A date or timestamp column's minimum and maximum, as its histogram tells them (the
+ * statistics' `min` and `max` are numbers only): the first edge is the minimum; the maximum lies
+ * in the last bin, exactly known when that bin is one day (or, shown to the minute, one minute)
+ * wide. */
+function timeExtent(column) {
+  const edges = column.histogram?.bin_edges;
+  if (!Array.isArray(edges) || edges.length < 2 || typeof edges[0] !== "string") return null;
+  const from = edgeLabel(edges[edges.length - 2]);
+  const before = justBefore(edges[edges.length - 1]);
+  const to = before ? edgeLabel(before) : null;
+  return { min: edgeLabel(edges[0]), max: !to || to === from ? from : `between ${from} and ${to}` };
+}
+
+/** Why a column has no chart, in a sentence. */
+function noChart(column, rows) {
+  const why = rows === 0 ? "The dataset has no rows"
+    : column.null_count >= rows ? `Every value is null (${humanNumber(rows)} of ${humanNumber(rows)} rows)`
+      : "Its statistics hold neither a histogram nor frequent values";
+  return h("p", { class: "empty" }, `${why}: there is nothing to chart.`);
+}
+
+function columnCard(column, index, rows) {
+  const times = column.min === null || column.min === undefined ? timeExtent(column) : null;
   const stats = [
     ["Nulls", `${humanNumber(column.null_count)} (${column.null_percent}%)`],
     ["Unique", humanNumber(column.unique_count) + (column.approximate ? " (approx.)" : "")],
-    ["Mean", show(column.mean)], ["Std", show(column.std)], ["Min", show(column.min)],
-    ["Median", show(column.median)], ["Max", show(column.max)],
+    ["Mean", show(column.mean)], ["Std", show(column.std)], ["Min", times ? times.min : show(column.min)],
+    ["Median", show(column.median)], ["Max", times ? times.max : show(column.max)],
   ];
-  let chart = null;
+  let chart;
   if (column.histogram) chart = histogram(column);
   else if (column.top_values.length) chart = topValues(column);
-  return h("section", { class: "column", "aria-labelledby": `col-${column.name}` },
-    h("h3", { id: `col-${column.name}` }, column.name, " ", h("span", { class: "dtype" }, column.dtype)),
+  else chart = noChart(column, rows);
+  // An id of the card's own: a column's name may hold spaces or anything else.
+  const id = `col-${index}`;
+  return h("section", { class: "column", "aria-labelledby": id },
+    h("h3", { id }, column.name, " ", h("span", { class: "dtype" }, column.dtype)),
     chart,
-    h("table", {}, h("tbody", {}, ...stats.map(([k, v]) => h("tr", {}, h("th", { scope: "row" }, k), h("td", {}, v))))),
+    h("div", { class: "table-box" },
+      h("table", {}, h("tbody", {}, stats.map(([k, v]) => h("tr", {}, h("th", { scope: "row" }, k), h("td", {}, v)))))),
     column.sample_values.length ? h("p", { class: "samples" }, "Samples: ", column.sample_values.map(show).join(" · ")) : null);
 }
 
 // ---------------------------------------------------------------------------------------------
 // The download panel
 
-function snippets(url, name) {
-  const file = `${name}.parquet`;
+/** The name a download is saved under: the data endpoint's presigned URL names it so
+ * (`response-content-disposition`), since a browser ignores `download` on another origin. */
+function fileName(slug, version) {
+  return `${slug}-v${version}.parquet`;
+}
+
+function snippets(url, file) {
   return [
     ["curl", `curl -fsS -o ${file} '${url}'`],
     ["pandas", `import pandas as pd\ndf = pd.read_parquet("${url}")`],
@@ -144,26 +219,27 @@ async function downloadPanel(d) {
       if (choice === "paste") key = pasted.value.trim();
       else if (choice.startsWith("mine:")) key = mine.find((k) => `mine:${k.id}` === choice)?.secret;
       if (choice === "paste" && !key) {
-        result.replaceChildren(h("p", { class: "error" }, "Paste an API key first, or choose another option."));
+        fill(result, h("p", { class: "error" }, "Paste an API key first, or choose another option."));
         pasted.focus();
         return;
       }
       button.disabled = true;
-      result.replaceChildren(h("p", { class: "status" }, "Asking for a link…"));
+      fill(result, h("p", { class: "status" }, "Asking for a link…"));
       try {
         const link = await api(`/datasets/${encodeURIComponent(d.slug)}/data`, { key });
         const expires = Date.parse(link.expires_at);
-        result.replaceChildren(
+        const file = fileName(d.slug, link.version);
+        fill(result,
           h("p", {}, h("strong", {}, "Your link is ready. "), `It expires at ${humanDate(link.expires_at)} (in ${humanDuration(expires - Date.now())}).`),
-          h("p", {}, h("a", { href: link.url, id: "download-link", download: `${d.slug}.parquet` }, `Download ${d.slug}.parquet`),
+          h("p", {}, h("a", { href: link.url, id: "download-link", download: file }, `Download ${file}`),
             ` · ${humanBytes(link.size_bytes)} · version ${link.version}`),
           h("p", { class: "samples" }, "SHA-256: ", h("code", { id: "download-sha256" }, link.sha256)),
-          ...snippets(link.url, d.slug).map(([name, text]) => {
+          snippets(link.url, file).map(([name, text]) => {
             const copyButton = h("button", { type: "button", class: "secondary", onclick: () => copy(copyButton, text) }, `Copy ${name}`);
             return h("div", {}, h("h3", {}, name), h("pre", {}, h("code", {}, text)), copyButton);
           }));
       } catch (error) {
-        result.replaceChildren(h("p", { class: "error", role: "alert" }, explain(error)));
+        fill(result, h("p", { class: "error", role: "alert" }, explain(error)));
       } finally {
         button.disabled = false;
       }
@@ -182,10 +258,10 @@ async function downloadPanel(d) {
 
 // ---------------------------------------------------------------------------------------------
 
-function render(d) {
-  document.title = `${d.name} · Dataset catalog`;
-  const facts = [
-    ["Slug", h("code", {}, d.slug)], ["License", d.license], ["Source", /^https?:\/\//.test(d.source) ? h("a", { href: d.source, rel: "noopener" }, d.source) : d.source],
+function facts(d) {
+  const rows = [
+    ["Slug", h("code", {}, d.slug)], ["ID", h("code", { id: "dataset-id" }, d.id)],
+    ["License", d.license], ["Source", /^https?:\/\//.test(d.source) ? h("a", { href: d.source, rel: "noopener" }, d.source) : d.source],
     ["Category", h("a", { href: `./?category=${encodeURIComponent(d.category)}` }, d.category)],
     ["Tags", d.tags.length ? d.tags.map((t) => h("a", { class: "tag", href: `./?tag=${encodeURIComponent(t)}` }, t)) : "–"],
     ["Size", humanBytes(d.size)], ["Rows × columns", `${humanNumber(d.row_count)} × ${humanNumber(d.column_count)}`],
@@ -194,20 +270,38 @@ function render(d) {
     ["Access", d.access.mode === "keyless" ? `No key needed until ${humanDate(d.access.keyless_until)}`
       : d.access.level === "approval" ? "A read key of an account granted access" : "A read-scoped API key is required"],
   ];
-  article.replaceChildren(
-    h("h1", {}, d.name, " ", accessBadge(d.keyless_until, d.access?.level)),
-    d.description ? h("p", {}, d.description) : null,
-    h("dl", { class: "facts" }, ...facts.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
-    h("h2", {}, "Insights"), h("p", {}, d.insights || "–"),
+  return h("dl", { class: "facts" }, rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+}
+
+function discussions(d) {
+  return [
     h("h2", {}, "Discussions"),
     d.discussions.length
-      ? h("ul", {}, ...d.discussions.map((x) => h("li", {}, onThisSite(x.path) ? h("a", { href: x.path }, x.title) : x.title)))
+      ? h("ul", {}, d.discussions.map((x) => h("li", {}, onThisSite(x.path) ? h("a", { href: x.path }, x.title) : x.title)))
       : h("p", {}, "No discussions yet."),
+  ];
+}
+
+function columns(d) {
+  return h("section", { class: "columns-section", "aria-labelledby": "columns-heading" },
+    h("h2", { id: "columns-heading" }, `Columns (${humanNumber(d.column_count)})`),
+    h("div", { class: "columns" }, d.schema.map((column, i) => columnCard(column, i, d.row_count))));
+}
+
+function render(d) {
+  document.title = `${d.name} · Dataset catalog`;
+  // The page's sections in order; the access and download slots are filled once their panels
+  // are ready. A section after the column charts is added after `columns(d)`.
+  fill(article,
+    h("h1", {}, d.name, " ", accessBadge(d.keyless_until, d.access?.level)),
+    d.description ? h("p", { class: "description" }, d.description) : null,
+    facts(d),
+    h("h2", {}, "Insights"), h("p", {}, d.insights || "–"),
+    discussions(d),
     d.access.level === "approval" ? h("div", { id: "access-slot" }) : null,
     h("h2", { id: "download-heading" }, "Download"),
     h("div", { id: "download-slot" }),
-    h("h2", {}, `Columns (${d.column_count})`),
-    h("div", { class: "columns" }, ...d.schema.map(columnCard)));
+    columns(d));
   article.hidden = false;
   status.textContent = "";
   downloadPanel(d).then((panel) => document.getElementById("download-slot").replaceWith(panel));
@@ -218,9 +312,9 @@ function render(d) {
 
 header();
 if (!slug) {
-  status.replaceChildren(h("span", { class: "error" }, "No dataset named. "), h("a", { href: "./" }, "Browse the catalog"));
+  fill(status, h("span", { class: "error" }, "No dataset named. "), h("a", { href: "./" }, "Browse the catalog"));
 } else {
   api(`/datasets/${encodeURIComponent(slug)}`)
     .then(render)
-    .catch((error) => status.replaceChildren(h("span", { class: "error" }, explain(error)), " ", h("a", { href: "./" }, "Browse the catalog")));
+    .catch((error) => fill(status, h("span", { class: "error" }, explain(error)), " ", h("a", { href: "./" }, "Browse the catalog")));
 }

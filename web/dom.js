@@ -10,10 +10,20 @@ export function h(tag, attributes = {}, ...children) {
     if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
     else element.setAttribute(name, value === true ? "" : value);
   }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    element.append(child instanceof Node ? child : String(child));
-  }
+  return fill(element, ...children);
+}
+
+/** The children `h` and `fill` keep: arrays flattened, nothing for null, undefined or false
+ * (the DOM's own `append` and `replaceChildren` would write "null"). */
+function kept(children) {
+  return children.flat(Infinity)
+    .filter((child) => child !== null && child !== undefined && child !== false)
+    .map((child) => (child instanceof Node ? child : String(child)));
+}
+
+/** Replaces an element's children, as `h` builds them: `fill(list, a ? item : null, ...)`. */
+export function fill(element, ...children) {
+  element.replaceChildren(...kept(children));
   return element;
 }
 

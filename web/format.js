@@ -11,8 +11,28 @@ export function humanBytes(bytes) {
   return `${unit === 0 ? value : value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
+const WHOLE = new Intl.NumberFormat("en");
+const DECIMAL = new Intl.NumberFormat("en", { maximumSignificantDigits: 6 });
+const COMPACT = new Intl.NumberFormat("en", { notation: "compact", maximumFractionDigits: 1 });
+
+/** A whole number with thousands separators: 12,345. */
 export function humanNumber(n) {
-  return new Intl.NumberFormat("en").format(n);
+  return WHOLE.format(n);
+}
+
+/** Any number as a statistic reads: integers whole, others to 6 significant digits, with
+ * thousands separators (12,345.7, 0.000123); beyond them, in scientific notation (1.5e+21). */
+export function humanDecimal(x) {
+  if (typeof x !== "number" || !Number.isFinite(x)) return String(x);
+  if (Number.isInteger(x) && Math.abs(x) < 1e21) return WHOLE.format(x);
+  const size = Math.abs(x);
+  if (size >= 1e15 || (size > 0 && size < 1e-6)) return Number(x.toPrecision(6)).toExponential();
+  return DECIMAL.format(x);
+}
+
+/** A count on a chart's axis: 950, 1.2K, 3.4M. */
+export function compactNumber(n) {
+  return COMPACT.format(n);
 }
 
 /** A length of time in milliseconds, in words, its sign ignored and rounded: "12 minutes" under

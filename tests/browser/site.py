@@ -57,6 +57,50 @@ def sha256_of(page, url):
     return hashlib.sha256(response.body()).hexdigest()
 
 
+def column_card(page, column):
+    """A column's card, found by its accessible name: the column's name and dtype."""
+    return page.get_by_role("region", name=f"{column['name']} {column['dtype']}", exact=True)
+
+
+def cell(card, name):
+    """A statistic's value in a column card."""
+    return card.locator(f"tr:has(th:text-is('{name}')) td")
+
+
+def metadata(page, slug):
+    response = page.request.get(f"{BASE}/api/v1/datasets/{slug}")
+    assert response.ok, f"metadata of {slug}: {response.status}"
+    return response.json()
+
+
+def edge_label(edge):
+    """A histogram edge as the page writes it: timestamps to the minute."""
+    return edge[:16].replace("T", " ") if isinstance(edge, str) and "T" in edge else edge
+
+
+def stray_text(page):
+    """Text nodes in the page's main part that are only null, undefined or NaN, and any
+    "undefined" or "NaN" in its text: what a value the page forgot to check leaves."""
+    return page.evaluate("""() => {
+        const found = [];
+        const walk = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+        while (walk.nextNode()) {
+            if (/^\\s*(null|undefined|NaN)+\\s*$/.test(walk.currentNode.data)) found.push(walk.currentNode.data.trim());
+        }
+        for (const word of document.querySelector('main').innerText.match(/\\b(undefined|NaN)\\b/g) ?? []) found.push(word);
+        return found;
+    }""")
+
+
+def wider_than(page, width):
+    """The page's width and the elements that reach past `width` px (for the failure's message)."""
+    return page.evaluate("""(width) => ({
+        width: document.documentElement.scrollWidth,
+        past: [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > width + 0.5)
+            .slice(0, 8).map((e) => `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}.${e.className.baseVal ?? e.className}: ${Math.round(e.getBoundingClientRect().right)} px`),
+    })""", width)
+
+
 @step("browse: the first page of the catalog, with its total")
 def browse(page, ctx):
     page.goto(BASE + "/")
@@ -125,7 +169,7 @@ def dataset(page, ctx):
     columns = page.locator("section.column")
     expect(columns).to_have_count(meta["column_count"])
     for column in meta["schema"]:
-        card = page.locator("section.column", has=page.locator(f"h3#col-{column['name']}"))
+        card = column_card(page, column)
         if column.get("histogram"):
             expect(card.locator("svg.chart rect.bar")).to_have_count(len(column["histogram"]["counts"]))
             expect(card.locator("svg.chart")).to_have_attribute("aria-label", re.compile("^Histogram of"))
@@ -142,7 +186,7 @@ def dataset(page, ctx):
     assert len(with_histogram) >= 3, [c["name"] for c in meta["schema"]]
     expect(page.locator("svg.chart[aria-label^='Histogram of']")).to_have_count(len(with_histogram))
     for column in with_histogram:
-        card = page.locator("section.column", has=page.locator(f"h3#col-{column['name']}"))
+        card = column_card(page, column)
         expect(card.locator("svg.chart rect.bar")).to_have_count(len(column["histogram"]["counts"]))
     page.locator("section.column").nth(1).scroll_into_view_if_needed()
     page.screenshot(path=f"{SHOTS}/dataset.png", full_page=False)
@@ -159,6 +203,251 @@ def keyless(page, ctx):
     assert sha256_of(page, link.get_attribute("href")) == page.locator("#sha256").inner_text()
     for name in ("curl", "pandas", "DuckDB"):
         expect(page.get_by_role("button", name=f"Copy {name}")).to_be_visible()
+
+
+@step("no stray text: no null, undefined or NaN on the catalog's first, last and empty pages, nor on dataset pages")
+def no_stray_text(page, ctx):
+    page.goto(BASE + "/")
+    settled(page)
+    expect(page.locator("#pages")).to_have_text("Next →")
+    assert stray_text(page) == [], stray_text(page)
+    last = int(re.search(r"page 1 of (\d+)", page.locator("#status").inner_text()).group(1))
+    page.goto(BASE + f"/?page={last}")
+    settled(page)
+    expect(page.locator("#pages")).to_have_text("← Previous")
+    assert stray_text(page) == [], stray_text(page)
+    page.goto(BASE + "/?q=no%20such%20words%20anywhere")
+    settled(page)
+    expect(page.locator("#status")).to_have_text("No dataset matches. Try fewer words or filters.")
+    expect(page.locator("#pages")).to_have_text("")
+    assert stray_text(page) == [], stray_text(page)
+    # A dataset without a description, and datasets that are not shared by approval.
+    for slug in ("bird-sightings", "city-bikes", "air-quality-hourly", "museum-collection"):
+        page.goto(BASE + f"/dataset.html?slug={slug}")
+        expect(page.get_by_role("button", name="Get a download link")).to_be_visible()
+        assert stray_text(page) == [], (slug, stray_text(page))
+
+
+@step("the dataset page shows the dataset's id")
+def dataset_id(page, ctx):
+    meta = metadata(page, "city-bikes")
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", meta["id"]), meta["id"]
+    page.goto(BASE + "/dataset.html?slug=city-bikes")
+    expect(page.locator("#dataset-id")).to_have_text(meta["id"])
+    expect(page.locator("dl.facts dt", has_text="ID")).to_have_count(1)
+
+
+@step("dates and timestamps: their min and max, as their histograms tell them")
+def date_extents(page, ctx):
+    checked = 0
+    for slug in ("weather-stations", "museum-collection", "city-bikes"):
+        meta = metadata(page, slug)
+        page.goto(BASE + f"/dataset.html?slug={slug}")
+        for column in meta["schema"]:
+            edges = (column.get("histogram") or {}).get("bin_edges") or []
+            if not edges or not isinstance(edges[0], str):
+                continue
+            card = column_card(page, column)
+            expect(cell(card, "Min")).to_have_text(edge_label(edges[0]))
+            # The maximum lies in the last bin: from its first edge, to just before the last one.
+            expect(cell(card, "Max")).to_contain_text(edge_label(edges[-2]))
+            expect(cell(card, "Max")).not_to_have_text("–")
+            checked += 1
+    assert checked >= 4, checked
+
+
+@step("an all-null column: a sentence says so, where its chart would be")
+def all_null_column(page, ctx):
+    meta = metadata(page, "air-quality-hourly")
+    empty = [c for c in meta["schema"] if c["null_count"] == meta["row_count"]]
+    assert empty, "air-quality-hourly has an all-null column (pm10_ugm3)"
+    page.goto(BASE + "/dataset.html?slug=air-quality-hourly")
+    rows = f"{meta['row_count']:,}"
+    for column in empty:
+        card = column_card(page, column)
+        expect(card.locator("svg.chart")).to_have_count(0)
+        expect(card.locator("p.empty")).to_have_text(
+            f"Every value is null ({rows} of {rows} rows): there is nothing to chart.")
+    # Every other column has its chart.
+    for column in meta["schema"]:
+        if column not in empty:
+            expect(column_card(page, column).locator("svg.chart")).to_have_count(1)
+
+
+@step("mean and median with thousands separators, as min and max")
+def separators(page, ctx):
+    meta = metadata(page, "house-prices")
+    column = next(c for c in meta["schema"] if c["name"] == "price_gbp")
+    assert column["mean"] >= 1000 and column["median"] >= 1000, column
+    page.goto(BASE + "/dataset.html?slug=house-prices")
+    card = column_card(page, column)
+    for name in ("Mean", "Median", "Min", "Max"):
+        text = cell(card, name).inner_text()
+        assert re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", text), (name, text)
+        value = column[name.lower()]
+        assert abs(float(text.replace(",", "")) - value) <= max(1, abs(value) * 1e-5), (name, text, value)
+
+
+@step("every bar of every chart has a tooltip: a histogram bin's range and count, a top value and its count")
+def tooltips(page, ctx):
+    meta = metadata(page, "house-prices")
+    page.goto(BASE + "/dataset.html?slug=house-prices")
+    for column in meta["schema"]:
+        bars = column_card(page, column).locator("svg.chart rect.bar")
+        if column.get("histogram"):
+            counts = column["histogram"]["counts"]
+            expect(bars).to_have_count(len(counts))
+            for i, count in enumerate(counts):
+                expect(bars.nth(i).locator("title")).to_have_text(re.compile(rf" to .*: {count:,} values?$"))
+        elif column["top_values"]:
+            expect(bars).to_have_count(len(column["top_values"]))
+            for i, (value, count) in enumerate(zip(column["top_values"], column["top_counts"])):
+                shown = str(value).lower() if isinstance(value, bool) else str(value)
+                expect(bars.nth(i).locator("title")).to_have_text(f"{shown}: {count:,} row{'' if count == 1 else 's'}")
+    untitled = page.evaluate("() => [...document.querySelectorAll('svg.chart rect.bar')].filter((r) => !r.querySelector('title')?.textContent.trim()).length")
+    assert untitled == 0, f"{untitled} bars without a tooltip"
+
+
+def chart_text_sizes(page):
+    """The smallest text on the page's charts, in screen pixels."""
+    return page.evaluate("""() => Math.min(...[...document.querySelectorAll('svg.chart text')]
+        .map((t) => parseFloat(getComputedStyle(t).fontSize) * t.ownerSVGElement.getScreenCTM().a))""")
+
+
+@step("charts: a y-scale of counts, and axis labels large enough to read (at 1200 and 390 px)")
+def chart_scales(page, ctx):
+    multiplier = {"": 1, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
+
+    def count(label):
+        number, suffix = re.fullmatch(r"([\d.]+)([KMBT]?)", label).groups()
+        return float(number) * multiplier[suffix]
+
+    meta = metadata(page, "weather-stations")
+    page.goto(BASE + "/dataset.html?slug=weather-stations")
+    expect(page.locator("section.column")).to_have_count(meta["column_count"])
+    for column in meta["schema"]:
+        if not column.get("histogram"):
+            continue
+        ticks = column_card(page, column).locator("svg.chart g.y-axis text").all_text_contents()
+        assert len(ticks) >= 2, (column["name"], ticks)
+        values = [count(t) for t in ticks]
+        assert values[0] == 0 and values == sorted(values), (column["name"], ticks)
+        assert values[-1] >= max(column["histogram"]["counts"]), (column["name"], ticks)
+    smallest = chart_text_sizes(page)
+    assert smallest >= 11, f"chart text is {smallest:.1f} px at 1200 px"
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        page.reload()
+        expect(page.locator("section.column")).to_have_count(meta["column_count"])
+        smallest = chart_text_sizes(page)
+        assert smallest >= 11, f"chart text is {smallest:.1f} px at 390 px"
+    finally:
+        page.set_viewport_size({"width": 1200, "height": 900})
+
+
+@step("a discussion's link leads to the site's own 404 page, with the site's headers")
+def not_found_page(page, ctx):
+    page.goto(BASE + "/dataset.html?slug=air-quality-hourly")
+    link = page.locator("main a[href^='/datasets/']").first
+    expect(link).to_be_visible()
+    with page.expect_navigation() as navigation:
+        link.click()
+    response = navigation.value
+    assert response.status == 404, response.status
+    assert response.headers["content-type"].startswith("text/html"), response.headers["content-type"]
+    assert "default-src 'none'" in response.headers["content-security-policy"]
+    assert response.headers["x-content-type-options"] == "nosniff"
+    expect(page.locator("h1")).to_have_text("Page not found")
+    expect(page).to_have_title("Page not found · Dataset catalog")
+    page.get_by_role("link", name="Browse the catalog").click()
+    expect(page.locator("ul.datasets > li")).to_have_count(12)
+
+
+@step("a download is named <slug>-v<version>.parquet: the link, and the file the browser saves")
+def download_name(page, ctx):
+    meta = metadata(page, "city-bikes")
+    name = f"city-bikes-v{meta['version']}.parquet"
+    page.goto(BASE + "/dataset.html?slug=city-bikes")
+    page.get_by_role("button", name="Get a download link").click()
+    link = page.locator("#download-link")
+    expect(link).to_have_text(f"Download {name}")
+    expect(link).to_have_attribute("download", name)
+    expect(page.locator("#download-result pre").first).to_contain_text(f"-o {name} ")
+    # A browser ignores `download` on another origin: the presigned URL's
+    # response-content-disposition names the file (the data endpoint sets it).
+    with page.expect_download() as download:
+        link.click()
+    saved = download.value.suggested_filename
+    download.value.cancel()
+    assert saved == name, (
+        f"the browser saves the download as {saved!r}, not {name!r}: the data endpoint's URL "
+        "carries no response-content-disposition naming it")
+
+
+@step("column cards keep their accessible names when a column's name has spaces; ids are unique")
+def column_names(page, ctx):
+    meta = metadata(page, "museum-collection")
+    assert any(" " in c["name"] for c in meta["schema"]), [c["name"] for c in meta["schema"]]
+    page.goto(BASE + "/dataset.html?slug=museum-collection")
+    expect(page.locator("section.column")).to_have_count(meta["column_count"])
+    for column in meta["schema"]:
+        expect(column_card(page, column)).to_have_count(1)
+    duplicates = page.evaluate("() => { const ids = [...document.querySelectorAll('[id]')].map((e) => e.id); return ids.filter((id, i) => ids.indexOf(id) !== i); }")
+    assert duplicates == [], duplicates
+
+
+@step("a 390 px phone: nothing wider than the screen on the catalog and a dataset page with long words")
+def phone_width(page, ctx):
+    long_word = "accession_number_in_the_collections_management_system"
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        page.goto(BASE + "/")
+        settled(page)
+        expect(page.locator("ul.datasets")).to_contain_text(long_word)
+        page.screenshot(path=f"{SHOTS}/catalog-phone.png", full_page=True)
+        seen = wider_than(page, 390)
+        assert seen["width"] <= 390, f"the catalog is {seen['width']} px wide on a 390 px screen: {seen['past']}"
+        page.goto(BASE + "/dataset.html?slug=museum-collection")
+        expect(page.get_by_role("region", name=re.compile(f"^{long_word} "))).to_be_visible()
+        expect(page.locator("p.description")).to_contain_text(long_word)
+        page.screenshot(path=f"{SHOTS}/dataset-phone.png", full_page=True)
+        seen = wider_than(page, 390)
+        assert seen["width"] <= 390, f"museum-collection is {seen['width']} px wide on a 390 px screen: {seen['past']}"
+        # A download link's panel: the presigned URL in the snippets.
+        page.goto(BASE + "/dataset.html?slug=city-bikes")
+        page.get_by_role("button", name="Get a download link").click()
+        expect(page.locator("#download-result")).to_contain_text("It expires at")
+        seen = wider_than(page, 390)
+        assert seen["width"] <= 390, f"city-bikes is {seen['width']} px wide on a 390 px screen: {seen['past']}"
+    finally:
+        page.set_viewport_size({"width": 1200, "height": 900})
+
+
+@step("filter suggestions: every category, tag and license in the catalog once, with its count")
+def facet_suggestions(page, ctx):
+    answer = page.request.get(BASE + "/api/v1/datasets?facets=true&page_size=1").json()
+    assert "facets" in answer, (
+        "the facets API is missing: GET /api/v1/datasets?facets=true answered without a `facets` "
+        "field, so the filters can suggest nothing")
+    facets = answer["facets"]
+    asked = []
+    page.on("request", lambda r: asked.append(r.url) if "/api/v1/datasets?" in r.url else None)
+    page.goto(BASE + "/")
+    settled(page)
+    assert any("facets=true" in url for url in asked), asked
+    for field, datalist in (("category", "categories"), ("tag", "tags"), ("license", "licenses")):
+        assert facets[field], (field, facets)
+        offered = page.evaluate(f"() => [...document.getElementById('{datalist}').options].map((o) => [o.value, o.label])")
+        expected = [[f["value"], f"{f['value']} ({f['count']:,})"] for f in facets[field]]
+        assert offered == expected, (field, offered, expected)
+        values = [value for value, _ in offered]
+        assert len(values) == len(set(values)), (field, values)
+    # The facets come once: a search made on the page asks for none.
+    asked.clear()
+    page.fill("#q", "birds")
+    page.keyboard.press("Enter")
+    settled(page)
+    assert asked and not any("facets=true" in url for url in asked), asked
 
 
 @step("a gated dataset without a key: the page says what to do")
