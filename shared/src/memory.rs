@@ -314,7 +314,10 @@ impl crate::rows::RowsReader for FakeRows {
             .within(version.row_count)
             .map(|i| crate::rows::Row {
                 row_idx: i,
-                cells: columns.iter().map(|_| serde_json::Value::from(i)).collect(),
+                cells: columns
+                    .iter()
+                    .map(|_| serde_json::value::to_raw_value(&i).expect("a number is JSON"))
+                    .collect(),
                 truncated: Vec::new(),
             })
             .collect();

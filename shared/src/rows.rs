@@ -6,7 +6,7 @@ use std::future::Future;
 
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::error::StoreError;
 use crate::input::{echo, ParseError};
@@ -92,13 +92,23 @@ pub struct RowColumn {
     pub dtype: String,
 }
 
-/// One row: its zero-based index in the file, a value per column (in column order), and the
-/// indexes of the columns whose value was cut.
-#[derive(Debug, Clone, PartialEq)]
+/// One row: its zero-based index in the file, a value per column (in column order, as JSON
+/// text: a struct's fields keep their order), and the indexes of the columns whose value was
+/// cut.
+#[derive(Debug, Clone)]
 pub struct Row {
     pub row_idx: u64,
-    pub cells: Vec<Value>,
+    pub cells: Vec<Box<RawValue>>,
     pub truncated: Vec<usize>,
+}
+
+impl PartialEq for Row {
+    fn eq(&self, other: &Self) -> bool {
+        self.row_idx == other.row_idx
+            && self.truncated == other.truncated
+            && self.cells.len() == other.cells.len()
+            && self.cells.iter().zip(&other.cells).all(|(a, b)| a.get() == b.get())
+    }
 }
 
 /// What a reader returns: the columns and the rows of one version.
@@ -253,7 +263,10 @@ mod tests {
             ],
             rows: vec![Row {
                 row_idx: 7,
-                cells: vec![Value::from(1), Value::from("x")],
+                cells: vec![
+                    RawValue::from_string("1".into()).unwrap(),
+                    RawValue::from_string(r#""x""#.into()).unwrap(),
+                ],
                 truncated: vec![1],
             }],
         };

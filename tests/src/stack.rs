@@ -320,6 +320,20 @@ impl Stack {
         ))
     }
 
+    /// The rows function's reader with another memory budget.
+    pub fn rows_with_budget(
+        &self,
+        budget: catalog_preview::plan::Budget,
+    ) -> catalog_preview::ParquetRows<catalog_preview::S3Source> {
+        catalog_preview::ParquetRows::with_budget(
+            catalog_preview::S3Source::new(
+                aws_sdk_s3::Client::from_conf(Self::s3_config_for(&self.sdk, &self.s3_url)),
+                &self.target.bucket,
+            ),
+            budget,
+        )
+    }
+
     /// The signer the data function uses, against the emulator.
     pub fn signer(&self, ttl: Duration) -> S3Signer {
         S3Signer::new(

@@ -21,7 +21,66 @@ use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, IntervalUnit, TimeUnit};
 use base64::Engine;
 use chrono::SecondsFormat;
-use serde_json::{Map, Number, Value};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
+use serde_json::Number;
+
+/// A JSON value whose objects keep their keys in order (a struct's fields, a map's entries):
+/// `serde_json::Value` sorts them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(String),
+    Array(Vec<Value>),
+    Object(Vec<(String, Value)>),
+}
+
+impl Serialize for Value {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Null => serializer.serialize_unit(),
+            Self::Bool(b) => serializer.serialize_bool(*b),
+            Self::Number(n) => n.serialize(serializer),
+            Self::String(s) => serializer.serialize_str(s),
+            Self::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Self::Object(entries) => {
+                let mut map = serializer.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+impl<T: Into<Number>> From<T> for Value {
+    fn from(n: T) -> Self {
+        Self::Number(n.into())
+    }
+}
+
+impl Value {
+    /// The value's JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "null".to_owned())
+    }
+
+    /// The value as raw JSON, as an answer carries it.
+    pub fn to_raw(&self) -> Box<RawValue> {
+        RawValue::from_string(self.to_json())
+            .unwrap_or_else(|_| RawValue::from_string("null".to_owned()).expect("null is JSON"))
+    }
+}
 
 /// How much of a value an answer shows.
 #[derive(Debug, Clone, Copy)]
@@ -156,14 +215,14 @@ fn value(array: &dyn Array, i: usize, limits: &Limits, cut: &mut bool) -> Value 
     match array.data_type() {
         DataType::Null => Value::Null,
         DataType::Boolean => Value::Bool(array.as_boolean().value(i)),
-        DataType::Int8 => array.as_primitive::<Int8Type>().value(i).into(),
-        DataType::Int16 => array.as_primitive::<Int16Type>().value(i).into(),
-        DataType::Int32 => array.as_primitive::<Int32Type>().value(i).into(),
-        DataType::Int64 => array.as_primitive::<Int64Type>().value(i).into(),
-        DataType::UInt8 => array.as_primitive::<UInt8Type>().value(i).into(),
-        DataType::UInt16 => array.as_primitive::<UInt16Type>().value(i).into(),
-        DataType::UInt32 => array.as_primitive::<UInt32Type>().value(i).into(),
-        DataType::UInt64 => array.as_primitive::<UInt64Type>().value(i).into(),
+        DataType::Int8 => Value::from(array.as_primitive::<Int8Type>().value(i)),
+        DataType::Int16 => Value::from(array.as_primitive::<Int16Type>().value(i)),
+        DataType::Int32 => Value::from(array.as_primitive::<Int32Type>().value(i)),
+        DataType::Int64 => Value::from(array.as_primitive::<Int64Type>().value(i)),
+        DataType::UInt8 => Value::from(array.as_primitive::<UInt8Type>().value(i)),
+        DataType::UInt16 => Value::from(array.as_primitive::<UInt16Type>().value(i)),
+        DataType::UInt32 => Value::from(array.as_primitive::<UInt32Type>().value(i)),
+        DataType::UInt64 => Value::from(array.as_primitive::<UInt64Type>().value(i)),
         DataType::Float16 => float(array.as_primitive::<Float16Type>().value(i).to_f64()),
         DataType::Float32 => float(f64::from(array.as_primitive::<Float32Type>().value(i))),
         DataType::Float64 => float(array.as_primitive::<Float64Type>().value(i)),
@@ -242,11 +301,15 @@ fn value(array: &dyn Array, i: usize, limits: &Limits, cut: &mut bool) -> Value 
         }
         DataType::Struct(fields) => {
             let s = array.as_struct();
-            let mut object = Map::new();
-            for (field, column) in fields.iter().zip(s.columns()) {
-                object.insert(field.name().clone(), value(column.as_ref(), i, limits, cut));
-            }
-            Value::Object(object)
+            Value::Object(
+                fields
+                    .iter()
+                    .zip(s.columns())
+                    .map(|(field, column)| {
+                        (field.name().clone(), value(column.as_ref(), i, limits, cut))
+                    })
+                    .collect(),
+            )
         }
         DataType::Map(_, _) => map(array, i, limits, cut),
         DataType::Dictionary(_, _) => {
@@ -297,23 +360,25 @@ fn map(array: &dyn Array, i: usize, limits: &Limits, cut: &mut bool) -> Value {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
     );
     if string_keys {
-        let mut object = Map::new();
-        for j in 0..shown {
-            let key = match value(keys.as_ref(), j, limits, cut) {
-                Value::String(k) => k,
-                other => other.to_string(),
-            };
-            object.insert(key, value(values.as_ref(), j, limits, cut));
-        }
-        Value::Object(object)
+        Value::Object(
+            (0..shown)
+                .map(|j| {
+                    let key = match value(keys.as_ref(), j, limits, cut) {
+                        Value::String(k) => k,
+                        other => other.to_json(),
+                    };
+                    (key, value(values.as_ref(), j, limits, cut))
+                })
+                .collect(),
+        )
     } else {
         Value::Array(
             (0..shown)
                 .map(|j| {
-                    let mut pair = Map::new();
-                    pair.insert("key".into(), value(keys.as_ref(), j, limits, cut));
-                    pair.insert("value".into(), value(values.as_ref(), j, limits, cut));
-                    Value::Object(pair)
+                    Value::Object(vec![
+                        ("key".into(), value(keys.as_ref(), j, limits, cut)),
+                        ("value".into(), value(values.as_ref(), j, limits, cut)),
+                    ])
                 })
                 .collect(),
         )
@@ -337,10 +402,23 @@ mod tests {
     use serde_json::json;
     use std::sync::Arc;
 
-    fn show(array: &dyn Array) -> Vec<(Value, bool)> {
+    /// Each cell as serde_json's value (for `json!` comparisons), and its flag.
+    fn show(array: &dyn Array) -> Vec<(serde_json::Value, bool)> {
         (0..array.len())
-            .map(|i| cell(array, i, &Limits::default()))
+            .map(|i| {
+                let (v, cut) = cell(array, i, &Limits::default());
+                (serde_json::from_str(&v.to_json()).unwrap(), cut)
+            })
             .collect()
+    }
+
+    #[test]
+    fn struct_fields_and_map_entries_keep_their_order() {
+        let v = Value::Object(vec![
+            ("z".into(), Value::from(1)),
+            ("a".into(), Value::Null),
+        ]);
+        assert_eq!(v.to_json(), r#"{"z":1,"a":null}"#);
     }
 
     #[test]
@@ -362,7 +440,7 @@ mod tests {
         assert_eq!(show(&d)[0].0, json!("1234.50"));
         assert_eq!(show(&d)[1].0, json!("-0.05"));
         let f = Float64Array::from(vec![f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.5]);
-        let shown: Vec<Value> = show(&f).into_iter().map(|c| c.0).collect();
+        let shown: Vec<serde_json::Value> = show(&f).into_iter().map(|c| c.0).collect();
         assert_eq!(
             shown,
             [
@@ -382,7 +460,7 @@ mod tests {
         assert_eq!(shown[0].0.as_str().unwrap().chars().count(), 1_000);
         assert!(shown[0].1);
         assert_eq!(shown[1], (json!("short"), false));
-        assert_eq!(shown[2], (Value::Null, false));
+        assert_eq!(shown[2], (serde_json::Value::Null, false));
         let bytes = vec![7u8; 100];
         let b = BinaryArray::from(vec![bytes.as_slice(), b"ab".as_slice()]);
         let shown = show(&b);
@@ -415,8 +493,17 @@ mod tests {
 
     #[test]
     fn durations_read_as_iso_8601() {
-        assert_eq!(duration(90, TimeUnit::Second), json!("PT90S"));
-        assert_eq!(duration(250, TimeUnit::Millisecond), json!("PT0.25S"));
-        assert_eq!(duration(-3_000_000, TimeUnit::Microsecond), json!("-PT3S"));
+        assert_eq!(
+            duration(90, TimeUnit::Second),
+            Value::String("PT90S".into())
+        );
+        assert_eq!(
+            duration(250, TimeUnit::Millisecond),
+            Value::String("PT0.25S".into())
+        );
+        assert_eq!(
+            duration(-3_000_000, TimeUnit::Microsecond),
+            Value::String("-PT3S".into())
+        );
     }
 }

@@ -43,6 +43,18 @@ fn named_dtype(t: &DataType, field: Option<&str>) -> String {
                 None => format!("timestamp[{unit}]"),
             }
         }
+        DataType::Time32(unit) | DataType::Time64(unit) => {
+            let bits = if matches!(t, DataType::Time32(_)) {
+                32
+            } else {
+                64
+            };
+            format!("time{bits}[{}]", unit_name(unit))
+        }
+        DataType::Duration(unit) => format!("duration[{}]", unit_name(unit)),
+        DataType::Interval(arrow_schema::IntervalUnit::MonthDayNano) => {
+            "month_day_nano_interval".into()
+        }
         DataType::Decimal128(p, s) => format!("decimal128({p}, {s})"),
         DataType::Decimal256(p, s) => format!("decimal256({p}, {s})"),
         DataType::Dictionary(_, value) => dtype_name(value),

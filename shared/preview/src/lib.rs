@@ -131,7 +131,7 @@ impl<S: RangeSource> ParquetRows<S> {
         let plan = plan::plan(footer.metadata(), rows.clone(), &self.budget)
             .map_err(|e| RowsError::TooLarge(e.to_string()))?;
         let count = usize::try_from(rows.end - rows.start).unwrap_or(0);
-        let mut cells: Vec<Vec<(serde_json::Value, bool)>> = vec![Vec::new(); columns.len()];
+        let mut cells: Vec<Vec<(cells::Value, bool)>> = vec![Vec::new(); columns.len()];
         let schema = footer.metadata().file_metadata().schema_descr();
         for group in &plan.column_groups {
             let stream =
@@ -161,10 +161,11 @@ impl<S: RangeSource> ParquetRows<S> {
             for (c, column) in cells.iter_mut().enumerate() {
                 let (value, cut) = column
                     .get_mut(n)
-                    .map(std::mem::take)
+                    .map(|c| std::mem::replace(c, (cells::Value::Null, false)))
                     .ok_or_else(|| StoreError::Corrupt(format!("row {row_idx} missing")))?;
-                weight += value_weight(&value);
-                row.cells.push(value);
+                let raw = value.to_raw();
+                weight += raw.get().len();
+                row.cells.push(raw);
                 if cut {
                     row.truncated.push(c);
                 }
@@ -188,17 +189,6 @@ impl<S: RangeSource> ParquetRows<S> {
     }
 }
 
-/// Roughly the bytes of a value's JSON (exact for strings and scalars, close for the rest).
-fn value_weight(value: &serde_json::Value) -> usize {
-    match value {
-        serde_json::Value::String(s) => s.len() + 2,
-        serde_json::Value::Array(_) | serde_json::Value::Object(_) => {
-            serde_json::to_string(value).map_or(0, |t| t.len())
-        }
-        _ => 8,
-    }
-}
-
 /// Reads the footer and the offset index (not the column index: nothing here filters by
 /// value), in one GET of the file's end when they fit [`FOOTER_PREFETCH`].
 async fn load_footer<S: RangeSource>(
@@ -211,7 +201,71 @@ async fn load_footer<S: RangeSource>(
         .with_prefetch_hint(Some(FOOTER_PREFETCH))
         .load_and_finish(&mut object, size)
         .await?;
-    ArrowReaderMetadata::try_new(Arc::new(metadata), ArrowReaderOptions::new())
+    let metadata = Arc::new(metadata);
+    let read = ArrowReaderMetadata::try_new(metadata.clone(), ArrowReaderOptions::new())?;
+    match zoned_schema(&metadata, read.schema()) {
+        Some(schema) => ArrowReaderMetadata::try_new(
+            metadata,
+            ArrowReaderOptions::new().with_schema(Arc::new(schema)),
+        ),
+        None => Ok(read),
+    }
+}
+
+/// The schema with each timestamp column in the zone pyarrow wrote in the file's Arrow schema,
+/// where Parquet changed the unit (pyarrow stores `timestamp[s]` as milliseconds, and the
+/// Arrow schema's zone is then not applied): `None` when nothing changes.
+fn zoned_schema(
+    metadata: &parquet::file::metadata::ParquetMetaData,
+    read: &arrow_schema::Schema,
+) -> Option<arrow_schema::Schema> {
+    use arrow_schema::{DataType, Field};
+    use base64::Engine;
+    let encoded = metadata
+        .file_metadata()
+        .key_value_metadata()?
+        .iter()
+        .find(|kv| kv.key == parquet::arrow::ARROW_SCHEMA_META_KEY)?
+        .value
+        .as_ref()?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()?;
+    let message = match bytes.get(..4) {
+        Some([255, 255, 255, 255]) => bytes.get(8..)?,
+        _ => &bytes[..],
+    };
+    let written = arrow_ipc::convert::fb_to_schema(
+        arrow_ipc::root_as_message(message)
+            .ok()?
+            .header_as_schema()?,
+    );
+    let mut changed = false;
+    let fields: Vec<Field> = read
+        .fields()
+        .iter()
+        .map(|field| {
+            let zone = match (field.data_type(), written.field_with_name(field.name())) {
+                (DataType::Timestamp(unit, zone), Ok(hint)) => match hint.data_type() {
+                    DataType::Timestamp(hinted, Some(tz))
+                        if hinted != unit && zone.as_ref() != Some(tz) =>
+                    {
+                        Some(DataType::Timestamp(*unit, Some(tz.clone())))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            match zone {
+                Some(t) => {
+                    changed = true;
+                    field.as_ref().clone().with_data_type(t)
+                }
+                None => field.as_ref().clone(),
+            }
+        })
+        .collect();
+    changed.then(|| arrow_schema::Schema::new_with_metadata(fields, read.metadata().clone()))
 }
 
 /// A read that failed: S3's trouble as the store's (503), anything else a malformed file.

@@ -1,6 +1,6 @@
 //! Who may read what, on the real stack: the rule of `catalog::access::authorize` as one matrix
-//! over the data endpoint (DynamoDB on moto, S3 on s3s-fs; every 200 is downloaded and its
-//! SHA-256 checked), what it costs on the wire, and the operators' commands that set levels,
+//! over the data and rows routes (DynamoDB on moto, S3 on s3s-fs; every data 200 is downloaded
+//! and its SHA-256 checked, every rows 200 holds rows of the same version), what it costs on the wire, and the operators' commands that set levels,
 //! grant and revoke.
 
 use catalog::grants::Decision;
@@ -40,27 +40,58 @@ async fn put_key(g: &Given, secret: &str, owner: Option<Owner>, datasets: Option
 }
 
 /// The status and error code of a data request (`ok` for a 200, whose file is downloaded and
-/// checked against the descriptor's SHA-256).
+/// checked against the descriptor's SHA-256), and the same for a rows request (`ok` for a 200
+/// that holds the first rows of the version the data route serves).
 async fn outcome(g: &Given, dataset: &str, key: Option<&str>) -> String {
-    let path = format!("/api/v1/datasets/{dataset}/data");
     let headers: Vec<(&str, &str)> = key.iter().map(|k| ("x-api-key", *k)).collect();
-    let resp = g.data(&path, &headers).await;
+    let resp = g
+        .data(&format!("/api/v1/datasets/{dataset}/data"), &headers)
+        .await;
     let body = json_body(&resp);
-    if resp.status() != 200 {
-        return format!(
-            "{} {}",
-            resp.status().as_u16(),
-            body["code"].as_str().unwrap_or("?")
+    let rows = g
+        .rows_answer(
+            &format!("/api/v1/datasets/{dataset}/rows?length=3"),
+            &headers,
+        )
+        .await;
+    let rows_body = json_body(&rows);
+    let rows_outcome = if rows.status() == 200 {
+        assert_eq!(
+            rows_body["rows"].as_array().map(Vec::len),
+            Some(3),
+            "{dataset}"
         );
-    }
-    let (status, bytes) = http_get(body["url"].as_str().unwrap()).await;
-    assert_eq!(status, 200, "download of {dataset}");
+        assert_eq!(rows_body["version"], body["version"], "{dataset}");
+        "ok".to_owned()
+    } else {
+        status_and_code(&rows, &rows_body)
+    };
+    let data_outcome = if resp.status() != 200 {
+        status_and_code(&resp, &body)
+    } else {
+        let (status, bytes) = http_get(body["url"].as_str().unwrap()).await;
+        assert_eq!(status, 200, "download of {dataset}");
+        assert_eq!(
+            hex::encode(Sha256::digest(&bytes)),
+            body["sha256"].as_str().unwrap(),
+            "{dataset}: the file is the descriptor's"
+        );
+        "ok".to_owned()
+    };
+    // One rule for every route: the rows route answers as the data route does.
     assert_eq!(
-        hex::encode(Sha256::digest(&bytes)),
-        body["sha256"].as_str().unwrap(),
-        "{dataset}: the file is the descriptor's"
+        rows_outcome, data_outcome,
+        "rows and data disagree on {dataset} with {key:?}"
     );
-    "ok".to_owned()
+    data_outcome
+}
+
+fn status_and_code(resp: &lambda_http::Response<lambda_http::Body>, body: &Value) -> String {
+    format!(
+        "{} {}",
+        resp.status().as_u16(),
+        body["code"].as_str().unwrap_or("?")
+    )
 }
 
 /// GIVEN the sample catalog with bird-sightings (gated) and city-bikes (in an open keyless
@@ -151,6 +182,7 @@ async fn the_access_rule_holds_on_every_dataset_and_key_as_one_matrix() {
     ];
     let mut failures = Vec::new();
     for (dataset, key, expected) in cases {
+        // (Both routes, which must answer alike: see `outcome`.)
         let got = outcome(&g, dataset, key).await;
         if got != expected {
             failures.push(format!(

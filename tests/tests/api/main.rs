@@ -3,8 +3,10 @@
 //! sample datasets seeded.
 //!
 //! - `listing`, `downloads`: the three endpoints, each download fetched and read back;
-//! - `access_rule`: who may read what (levels, grants, dataset-limited keys) as one matrix, its
-//!   cost, and the operators' `access` commands;
+//! - `access_rule`: who may read what (levels, grants, dataset-limited keys) as one matrix over
+//!   the data and rows routes, its cost, and the operators' `access` commands;
+//! - `rows`: the rows API against pyarrow, what a page reads, hostile parameters, its gate,
+//!   version pins while re-publishing;
 //! - `storage_failures`, `transport_faults`: DynamoDB unreachable, throttling, failing, hanging;
 //!   a malformed record;
 //! - `finding` (`semantics`, `filter_cost`): filters, words and sort, and what they cost;
@@ -33,6 +35,8 @@ const WRITE_KEY: &str = "dcat_integration_write_key_0000000000000000000000000000
 struct Given {
     stack: Stack,
     catalog: DynamoCatalog,
+    /// The rows function's reader.
+    rows: catalog_preview::ParquetRows<catalog_preview::S3Source>,
 }
 
 /// GIVEN the emulators, the four sample datasets (one gated, one in an open keyless window, one
@@ -44,7 +48,12 @@ async fn given() -> Given {
     stack.add_key(READ_KEY, &["read"], now, None).await;
     stack.add_key(WRITE_KEY, &["write"], now, None).await;
     let catalog = stack.catalog();
-    Given { stack, catalog }
+    let rows = stack.rows();
+    Given {
+        stack,
+        catalog,
+        rows,
+    }
 }
 
 impl Given {
@@ -66,6 +75,20 @@ impl Given {
             &v2_request(path, headers),
             &self.catalog,
             &signer,
+            Utc::now(),
+        )
+        .await
+    }
+
+    async fn rows_answer(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> lambda_http::Response<lambda_http::Body> {
+        api::rows(
+            &v2_request(path, headers),
+            &self.catalog,
+            &self.rows,
             Utc::now(),
         )
         .await
@@ -93,6 +116,7 @@ mod finding;
 mod listing;
 mod over_http;
 mod request_cost;
+mod rows;
 mod rule_table;
 mod storage_failures;
 mod transport_faults;
