@@ -1,5 +1,6 @@
 //! The Lambda functions never link the write side: their dependency trees (as Cargo resolves
-//! them for a build) contain the `catalog` crate and not `catalog-writer`.
+//! them for a build) contain the `catalog` crate and not `catalog-writer`; only the rows
+//! function links Arrow and Parquet.
 
 use std::process::Command;
 
@@ -32,6 +33,7 @@ fn the_functions_do_not_link_the_writer() {
         "catalog-data",
         "catalog-keys",
         "catalog-signup",
+        "catalog-rows",
     ] {
         let tree = dependency_tree(function);
         assert!(
@@ -53,6 +55,7 @@ fn only_the_keys_function_links_the_cognito_sdk() {
         "catalog-metadata",
         "catalog-data",
         "catalog-signup",
+        "catalog-rows",
     ] {
         assert!(
             !dependency_tree(function)
@@ -64,6 +67,29 @@ fn only_the_keys_function_links_the_cognito_sdk() {
     assert!(dependency_tree("catalog-keys")
         .iter()
         .any(|p| p == "aws-sdk-cognitoidentityprovider"));
+}
+
+/// Arrow and Parquet stay out of every function but the rows function, whose reader needs them.
+#[test]
+fn only_the_rows_function_links_arrow_and_parquet() {
+    let heavy = |p: &String| p == "parquet" || p.starts_with("arrow-") || p == "catalog-preview";
+    for function in [
+        "catalog-list",
+        "catalog-metadata",
+        "catalog-data",
+        "catalog-keys",
+        "catalog-signup",
+    ] {
+        let tree = dependency_tree(function);
+        assert!(
+            !tree.iter().any(heavy),
+            "{function} links {:?}",
+            tree.iter().filter(|p| heavy(p)).collect::<Vec<_>>()
+        );
+    }
+    let rows = dependency_tree("catalog-rows");
+    assert!(rows.iter().any(|p| p == "parquet"), "{rows:?}");
+    assert!(rows.iter().any(|p| p == "catalog-preview"), "{rows:?}");
 }
 
 #[test]

@@ -210,6 +210,10 @@ fn template_routes_are_the_routers() {
             "CatalogDataFunction",
             Some(Route::Data("city-bikes".into())),
         ),
+        (
+            "CatalogRowsFunction",
+            Some(Route::Rows("city-bikes".into())),
+        ),
     ] {
         let events = resources[function]["Properties"]["Events"]
             .as_mapping()
@@ -232,7 +236,7 @@ fn template_routes_are_the_routers() {
             }
         }
     }
-    assert_eq!(routes.len(), 3, "{routes:?}");
+    assert_eq!(routes.len(), 4, "{routes:?}");
     assert_eq!(
         default_route,
         ["CatalogListFunction"],
@@ -243,10 +247,12 @@ fn template_routes_are_the_routers() {
         .as_mapping()
         .expect("RouteSettings");
     let keys: Vec<&str> = settings.keys().filter_map(|k| k.as_str()).collect();
-    assert!(
-        keys.contains(&"ANY /api/v1/datasets/{slug}/data"),
-        "{keys:?}"
-    );
+    for throttled in [
+        "ANY /api/v1/datasets/{slug}/data",
+        "ANY /api/v1/datasets/{slug}/rows",
+    ] {
+        assert!(keys.contains(&throttled), "{throttled}: {keys:?}");
+    }
     for key in keys {
         assert!(routes.iter().any(|r| r == key), "{key} is not a route");
     }
