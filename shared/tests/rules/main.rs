@@ -186,6 +186,7 @@ const ERROR_CODES: &[&str] = &[
     "key_limit_reached",
     "account_disabled",
     "key_not_found",
+    "preview_unavailable",
 ];
 
 /// An error response with this status and code; returns the message.
@@ -220,3 +221,4 @@ mod every_endpoint;
 mod list;
 mod list_facets;
 mod metadata;
+mod rows;

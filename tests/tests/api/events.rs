@@ -43,6 +43,12 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     ("data-window-closed-no-key.json", "catalog-data", 401),
     ("data-bad-key.json", "catalog-data", 401),
     ("data-format-csv.json", "catalog-data", 400),
+    // The rows API, through the rows function (which reads the objects from s3s-fs)
+    ("rows-x-api-key.json", "catalog-rows", 200),
+    ("rows-keyless-no-key.json", "catalog-rows", 200),
+    ("rows-gated-no-key.json", "catalog-rows", 401),
+    ("rows-past-the-end.json", "catalog-rows", 200),
+    ("rows-bad-offset.json", "catalog-rows", 400),
     // The account routes, with the claims API Gateway's JWT authorizer passes on
     ("account-create-key.json", "catalog-keys", 201),
     ("account-list-keys.json", "catalog-keys", 200),
@@ -67,12 +73,13 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     ("signup-capitals.json", "catalog-signup", 400),
 ];
 
-const FUNCTIONS: [&str; 5] = [
+const FUNCTIONS: [&str; 6] = [
     "catalog-list",
     "catalog-metadata",
     "catalog-data",
     "catalog-keys",
     "catalog-signup",
+    "catalog-rows",
 ];
 
 fn cargo_lambda() -> PathBuf {
@@ -305,6 +312,18 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
         }
         if *file == "operator-revoke.json" {
             assert_eq!(body["access"]["status"], "revoked", "{file}: {body}");
+        }
+        // AND rows come as asked: the window, or none past the end
+        if *function == "catalog-rows" && status == 200 {
+            let rows = body["rows"].as_array().expect("rows");
+            match *file {
+                "rows-x-api-key.json" => assert_eq!(rows.len(), 20, "{file}"),
+                "rows-keyless-no-key.json" => {
+                    assert_eq!(rows.len(), 5, "{file}");
+                    assert_eq!(rows[0]["row_idx"], 10, "{file}");
+                }
+                _ => assert!(rows.is_empty() && body["next_offset"].is_null(), "{file}"),
+            }
         }
         // AND every download URL fetches the Parquet file it describes
         if *function == "catalog-data" && status == 200 {
