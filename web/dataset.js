@@ -4,6 +4,7 @@ import { api, explain } from "./api.js";
 import { accessBadge, copy, fill, h, header } from "./dom.js";
 import { compactNumber, humanBytes, humanDate, humanDecimal, humanDuration, humanNumber } from "./format.js";
 import { accessPanel } from "./request.js";
+import { rowsSection } from "./rows.js";
 import { session, tabKeys } from "./session.js";
 
 const slug = new URLSearchParams(location.search).get("slug") ?? "";
@@ -197,6 +198,16 @@ function snippets(url, file) {
   ];
 }
 
+/** The key chosen in the download panel `form` (its key of this tab, or the pasted one), or
+ * undefined for none. The data table reads rows with it too. */
+function keyOf(form) {
+  if (!form) return undefined;
+  const choice = form.elements["key-choice"]?.value ?? "";
+  if (choice === "paste") return form.querySelector("#pasted-key").value.trim() || undefined;
+  if (choice.startsWith("mine:")) return tabKeys().find((k) => `mine:${k.id}` === choice)?.secret;
+  return undefined;
+}
+
 async function downloadPanel(d) {
   const keyless = d.access.mode === "keyless";
   const signedIn = await session();
@@ -215,9 +226,7 @@ async function downloadPanel(d) {
     onsubmit: async (event) => {
       event.preventDefault();
       const choice = form.elements["key-choice"].value;
-      let key;
-      if (choice === "paste") key = pasted.value.trim();
-      else if (choice.startsWith("mine:")) key = mine.find((k) => `mine:${k.id}` === choice)?.secret;
+      const key = keyOf(form);
       if (choice === "paste" && !key) {
         fill(result, h("p", { class: "error" }, "Paste an API key first, or choose another option."));
         pasted.focus();
@@ -301,6 +310,7 @@ function render(d) {
     d.access.level === "approval" ? h("div", { id: "access-slot" }) : null,
     h("h2", { id: "download-heading" }, "Download"),
     h("div", { id: "download-slot" }),
+    rowsSection(d, () => keyOf(document.getElementById("download"))),
     columns(d));
   article.hidden = false;
   status.textContent = "";

@@ -21,6 +21,7 @@ const FILES: &[(&str, &str)] = &[
     ("format.js", "text/javascript; charset=utf-8"),
     ("catalog.js", "text/javascript; charset=utf-8"),
     ("dataset.js", "text/javascript; charset=utf-8"),
+    ("rows.js", "text/javascript; charset=utf-8"),
     ("account.js", "text/javascript; charset=utf-8"),
     ("request.js", "text/javascript; charset=utf-8"),
     ("operators.js", "text/javascript; charset=utf-8"),

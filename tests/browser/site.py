@@ -205,6 +205,88 @@ def keyless(page, ctx):
         expect(page.get_by_role("button", name=f"Copy {name}")).to_be_visible()
 
 
+@step("the data table: a keyless dataset's rows as pyarrow reads them, types in the headers, paging, long cells that expand")
+def data_table(page, ctx):
+    import io
+
+    import pyarrow.parquet as pq
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import rows_reference
+
+    page.goto(BASE + "/dataset.html?slug=city-bikes")
+    table = page.locator("#rows-table")
+    expect(table).to_be_visible()
+    expect(page.locator("#rows-range")).to_contain_text("Rows 1–100 of 1,200")
+    # The file, as the data endpoint serves it, read by pyarrow.
+    link = page.request.get(f"{BASE}/api/v1/datasets/city-bikes/data").json()
+    file = pq.read_table(io.BytesIO(page.request.get(link["url"]).body()))
+
+    def shown():
+        return page.evaluate("""() => ({
+            head: [...document.querySelectorAll('#rows-table thead th')].slice(1)
+                .map((th) => [th.firstChild.data, th.querySelector('.type').textContent]),
+            rows: [...document.querySelectorAll('#rows-table tbody tr')].map((tr) => [...tr.querySelectorAll('td')]
+                .map((td) => (td.querySelector('.value') ?? td).textContent)),
+        })""")
+
+    def check(at):
+        got = shown()
+        want_head = [[f.name, rows_reference.type_name(f.type)] for f in file.schema]
+        assert got["head"] == want_head, f"{got['head']} != {want_head}"
+        part = file.slice(at, 100)
+        assert len(got["rows"]) == part.num_rows, (len(got["rows"]), part.num_rows)
+        raws = {f.name: rows_reference.integers(part.column(f.name)) for f in file.schema
+                if pa_temporal(f.type)}
+        for i, cells in enumerate(got["rows"]):
+            for j, field in enumerate(file.schema):
+                value = part.column(field.name)[i].as_py()
+                raw = raws.get(field.name, [None] * part.num_rows)[i]
+                want, _ = rows_reference.expected(value, field.type, raw)
+                assert same_cell(cells[j], want), f"row {at + i} {field.name}: {cells[j]!r} != {want!r}"
+
+    check(0)
+    page.locator("#rows-next").click()
+    expect(page.locator("#rows-range")).to_contain_text("Rows 101–200 of 1,200")
+    check(100)
+    page.locator("#rows-previous").click()
+    expect(page.locator("#rows-range")).to_contain_text("Rows 1–100")
+    # Wide tables scroll inside their box, not the page (at a phone's width).
+    page.set_viewport_size({"width": 390, "height": 800})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    box = page.locator(".rows-section .table-box")
+    assert box.evaluate("(e) => e.scrollWidth > e.clientWidth"), "the table scrolls in its box"
+    page.set_viewport_size({"width": 1200, "height": 900})
+    # A gated dataset without a key: a sentence says what is missing, and no table.
+    page.goto(BASE + "/dataset.html?slug=air-quality-hourly")
+    page.get_by_role("button", name="Show the rows with the chosen key").click()
+    expect(page.locator("#rows-missing")).to_have_text("To see rows, choose or paste a read key under Download above.")
+    expect(page.locator("#rows-table")).to_have_count(0)
+    page.fill("#pasted-key", "dcat_" + "0" * 64)
+    page.get_by_role("button", name="Show the rows with the chosen key").click()
+    expect(page.locator("#rows-result").get_by_role("alert")).to_have_text(
+        "That API key was refused: it is mistyped, expired or revoked.")
+
+
+def pa_temporal(typ):
+    import pyarrow as pa
+    return pa.types.is_timestamp(typ) or pa.types.is_time(typ) or pa.types.is_duration(typ)
+
+
+def same_cell(text, want):
+    """A cell as the page writes it (strings as they are, the rest as JSON) against the reference."""
+    import json
+    if want is None:
+        return text == "null"
+    if isinstance(want, str):
+        return text == want
+    if isinstance(want, bool):
+        return text == ("true" if want else "false")
+    if isinstance(want, (int, float)):
+        return float(text) == float(want)
+    return json.loads(text) == want
+
+
 @step("no stray text: no null, undefined or NaN on the catalog's first, last and empty pages, nor on dataset pages")
 def no_stray_text(page, ctx):
     page.goto(BASE + "/")
@@ -529,11 +611,17 @@ def gated_with_key(page, ctx):
     expect(link).to_be_visible()
     assert sha256_of(page, link.get_attribute("href")) == page.locator("#sha256").inner_text()
     expect(page.locator("#download-sha256")).to_have_text(page.locator("#sha256").inner_text())
+    # The data table reads with the chosen key.
+    page.get_by_role("button", name="Show the rows with the chosen key").click()
+    expect(page.locator("#rows-range")).to_contain_text("Rows 1–100 of 720")
     # A dataset shared by approval: the panel says in a sentence why the key is refused.
     page.goto(BASE + "/dataset.html?slug=clinical-trial-registry")
     page.get_by_label("My key “browser test”").check()
     page.get_by_role("button", name="Get a download link").click()
-    expect(page.get_by_role("alert")).to_have_text(REFUSED_WITHOUT_GRANT)
+    expect(page.locator("#download-result").get_by_role("alert")).to_have_text(REFUSED_WITHOUT_GRANT)
+    # ...and the data table the same sentence: the key's account holds no grant.
+    page.get_by_role("button", name="Show the rows with the chosen key").click()
+    expect(page.locator("#rows-result").get_by_role("alert")).to_have_text(REFUSED_WITHOUT_GRANT)
     page.goto(BASE + "/account.html")
     expect(page.locator("#keys")).not_to_contain_text("never")  # last used: now
 

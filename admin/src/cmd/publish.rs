@@ -68,6 +68,11 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
         discussions: None::<Vec<Discussion>>,
         access: None,
     };
+    // The rows API reads whole row groups of a file without a page index: say so before the
+    // file goes out, while it can still be written better.
+    if let Some(warning) = preview_warning(&args.file) {
+        eprintln!("warning: {warning}");
+    }
     let publisher = Publisher {
         writer: aws.writer(),
         s3: aws.s3(),
@@ -97,4 +102,18 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
         }
     );
     Ok(())
+}
+
+/// `catalog_preview::plan::preview_warning` of a local file (none if it cannot be read: publish
+/// then says why itself).
+fn preview_warning(path: &std::path::Path) -> Option<String> {
+    use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
+    let file = std::fs::File::open(path).ok()?;
+    let size = file.metadata().ok()?.len();
+    let meta = ParquetMetaDataReader::new()
+        .with_offset_index_policy(PageIndexPolicy::Optional)
+        .with_column_index_policy(PageIndexPolicy::Skip)
+        .parse_and_finish(&file)
+        .ok()?;
+    catalog_preview::plan::preview_warning(&meta, size)
 }

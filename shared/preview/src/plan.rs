@@ -227,3 +227,139 @@ pub fn preview_cost(meta: &ParquetMetaData, rows: u64, budget: &Budget) -> Previ
         refused,
     }
 }
+
+/// What `catalog-admin publish` says of a file whose previews would read far more than they
+/// show (a page of 100 rows reading over 100 times its share of the file, and over 1 MB), or
+/// that some pages could not be shown at all: `None` when previews are cheap.
+pub fn preview_warning(meta: &ParquetMetaData, file_size: u64) -> Option<String> {
+    const ROWS: u64 = 100;
+    let cost = preview_cost(meta, ROWS, &Budget::default());
+    let advice = if cost.has_offset_index {
+        "write it with smaller row groups (pyarrow: row_group_size=...)"
+    } else {
+        "write it with a page index (pyarrow: write_page_index=True) or smaller row groups \
+         (row_group_size=...)"
+    };
+    if let Some(why) = cost.refused {
+        return Some(format!(
+            "the rows API cannot show some pages of this file: {why}. To preview it, {advice}"
+        ));
+    }
+    let rows = u64::try_from(meta.file_metadata().num_rows())
+        .unwrap_or(0)
+        .max(1);
+    let share = (file_size.saturating_mul(ROWS) / rows).max(1);
+    let mb = |b: u64| b as f64 / (1u64 << 20) as f64;
+    (cost.worst_bytes > 100 * share && cost.worst_bytes > 1 << 20).then(|| {
+        format!(
+            "previews of this file read up to {:.1} MB for a page of {ROWS} rows (about {:.1} MB \
+             of data): its row groups are large{}. To make previews cheap, {advice}",
+            mb(cost.worst_bytes),
+            mb(share),
+            if cost.has_offset_index {
+                ""
+            } else {
+                " and it has no page index"
+            }
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
+    use parquet::file::properties::{EnabledStatistics, WriterProperties};
+    use std::sync::Arc;
+
+    /// `rows` rows of one int64 column that does not compress, in row groups of `group` rows,
+    /// with an offset index (pages of about 64 KB) or none: the file's bytes and its metadata.
+    fn file(rows: i64, group: usize, index: bool) -> (u64, ParquetMetaData) {
+        let values: Vec<i64> = (0..rows)
+            .map(|i| i.wrapping_mul(0x1E37_79B9_7F4A_7C15))
+            .collect();
+        let batch =
+            RecordBatch::try_from_iter([("x", Arc::new(Int64Array::from(values)) as ArrayRef)])
+                .unwrap();
+        let properties = WriterProperties::builder()
+            .set_max_row_group_size(group)
+            .set_data_page_size_limit(64 * 1024)
+            .set_dictionary_enabled(false)
+            .set_statistics_enabled(EnabledStatistics::Chunk)
+            .set_offset_index_disabled(!index)
+            .build();
+        let mut bytes = Vec::new();
+        let mut writer =
+            ArrowWriter::try_new(&mut bytes, batch.schema(), Some(properties)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let bytes = bytes::Bytes::from(bytes);
+        let meta = ParquetMetaDataReader::new()
+            .with_offset_index_policy(PageIndexPolicy::Optional)
+            .parse_and_finish(&bytes)
+            .unwrap();
+        (bytes.len() as u64, meta)
+    }
+
+    #[test]
+    fn a_window_selects_only_its_row_groups_and_rows() {
+        let (_, meta) = file(1_000, 100, true);
+        let p = plan(&meta, 250..330, &Budget::default()).unwrap();
+        assert_eq!(p.row_groups, vec![2, 3]);
+        assert_eq!(
+            p.selection,
+            vec![
+                RowSelector::skip(50),
+                RowSelector::select(50),
+                RowSelector::select(30),
+                RowSelector::skip(70)
+            ]
+        );
+    }
+
+    #[test]
+    fn with_an_offset_index_a_page_far_in_reads_what_the_first_reads() {
+        let (_, meta) = file(400_000, 400_000, true);
+        let first = plan(&meta, 0..100, &Budget::default()).unwrap().bytes();
+        let far = plan(&meta, 390_000..390_100, &Budget::default())
+            .unwrap()
+            .bytes();
+        assert!(first < 200_000 && far < 200_000, "{first} {far}");
+        let (_, whole) = file(400_000, 400_000, false);
+        let chunk = plan(&whole, 390_000..390_100, &Budget::default())
+            .unwrap()
+            .bytes();
+        assert!(
+            chunk > 3_000_000,
+            "without an index the whole chunk: {chunk}"
+        );
+    }
+
+    #[test]
+    fn a_column_over_the_budget_is_refused_and_groups_stay_within_it() {
+        let (_, meta) = file(400_000, 400_000, false);
+        let tight = Budget {
+            group_bytes: 1 << 20,
+            column_bytes: 2 << 20,
+            request_bytes: 8 << 20,
+        };
+        assert!(matches!(
+            plan(&meta, 0..100, &tight),
+            Err(TooLarge::Column { .. })
+        ));
+    }
+
+    #[test]
+    fn publish_warns_of_large_row_groups_without_a_page_index_only() {
+        let (size, unindexed) = file(400_000, 400_000, false);
+        let warning = preview_warning(&unindexed, size).expect("a warning");
+        assert!(warning.contains("no page index"), "{warning}");
+        assert!(warning.contains("write_page_index=True"), "{warning}");
+        let (size, indexed) = file(400_000, 400_000, true);
+        assert_eq!(preview_warning(&indexed, size), None);
+        let (size, small_groups) = file(400_000, 1_000, false);
+        assert_eq!(preview_warning(&small_groups, size), None);
+    }
+}
