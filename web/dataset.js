@@ -297,6 +297,18 @@ function columns(d) {
     h("div", { class: "columns" }, d.schema.map((column, i) => columnCard(column, i, d.row_count))));
 }
 
+// The SQL console (console.js and DuckDB-WASM) loads only when opened.
+function sqlConsole(d) {
+  const button = h("button", { type: "button", class: "secondary", id: "open-console" }, "Open the SQL console");
+  const slot = h("p", {}, button);
+  button.addEventListener("click", () => {
+    button.disabled = true;
+    import("./console.js").then((m) => m.openConsole(slot, d))
+      .catch((error) => slot.replaceChildren(h("span", { class: "error" }, `The SQL console could not load: ${error.message}`)));
+  });
+  return [h("h2", { id: "console-heading" }, "SQL console"), slot];
+}
+
 function render(d) {
   document.title = `${d.name} · Dataset catalog`;
   // The page's sections in order; the access and download slots are filled once their panels
@@ -311,6 +323,7 @@ function render(d) {
     h("h2", { id: "download-heading" }, "Download"),
     h("div", { id: "download-slot" }),
     rowsSection(d, () => keyOf(document.getElementById("download"))),
+    sqlConsole(d),
     columns(d));
   article.hidden = false;
   status.textContent = "";

@@ -4,6 +4,7 @@
 
 pub mod authorizer;
 pub mod cognito;
+pub mod s3_cors;
 pub mod site;
 
 use std::error::Error;

@@ -25,9 +25,48 @@ const FILES: &[(&str, &str)] = &[
     ("account.js", "text/javascript; charset=utf-8"),
     ("request.js", "text/javascript; charset=utf-8"),
     ("operators.js", "text/javascript; charset=utf-8"),
+    ("console.js", "text/javascript; charset=utf-8"),
+    ("console-worker.js", "text/javascript; charset=utf-8"),
+    ("apache-arrow.js", "text/javascript; charset=utf-8"),
     ("style.css", "text/css; charset=utf-8"),
     ("favicon.svg", "image/svg+xml"),
 ];
+
+/// The files the dataset page's SQL console takes from npm (`web/package.json`, installed into
+/// `web/node_modules` by dev/setup), served under `/vendor/` as published: the path served, the
+/// file under `web/node_modules`, its type. DuckDB-WASM's module, its worker for browsers with
+/// WebAssembly exceptions (the `eh` bundle) and that bundle's WebAssembly, and Apache Arrow's
+/// one-file build, which the module needs (`apache-arrow.js`). dev/deploy-site uploads the same.
+pub const VENDOR: &[(&str, &str, &str)] = &[
+    (
+        "vendor/duckdb/duckdb-browser.mjs",
+        "@duckdb/duckdb-wasm/dist/duckdb-browser.mjs",
+        "text/javascript; charset=utf-8",
+    ),
+    (
+        "vendor/duckdb/duckdb-browser-eh.worker.js",
+        "@duckdb/duckdb-wasm/dist/duckdb-browser-eh.worker.js",
+        "text/javascript; charset=utf-8",
+    ),
+    (
+        "vendor/duckdb/duckdb-eh.wasm",
+        "@duckdb/duckdb-wasm/dist/duckdb-eh.wasm",
+        "application/wasm",
+    ),
+    (
+        "vendor/apache-arrow/Arrow.esnext.min.js",
+        "apache-arrow/Arrow.esnext.min.js",
+        "text/javascript; charset=utf-8",
+    ),
+];
+
+/// The files served with the console's policy ([`console_security_policy`]): the dataset page,
+/// and the console's worker, whose policy is its own answer's (a worker does not inherit its
+/// page's). template.yaml gives these two paths the same policy (`ConsoleSecurityHeaders`).
+pub const CONSOLE_FILES: &[&str] = &["dataset.html", "console-worker.js"];
+
+/// What CloudFront compresses: files up to 10 MB (the WebAssembly is larger and goes as it is).
+const COMPRESS_AT_MOST: usize = 10_000_000;
 
 /// The page of a path the site does not have (one of [`FILES`]).
 const NOT_FOUND_PAGE: &str = "404.html";
@@ -62,6 +101,29 @@ pub struct Site {
     dir: PathBuf,
     config: Bytes,
     csp: String,
+    /// The policy of [`CONSOLE_FILES`].
+    console_csp: String,
+    cognito_endpoint: String,
+}
+
+/// The hash of the dataset page's import map (an inline script, which `script-src` must name):
+/// `apache-arrow` is `./apache-arrow.js`, for DuckDB-WASM's module, which imports Arrow by
+/// name. tests/tests/console.rs checks it against web/dataset.html.
+pub const IMPORT_MAP_HASH: &str = "'sha256-oKKDPaj53YeLVa9NwyltaCbKjV7tx4VBHpisoYsaRFw='";
+
+/// The dataset page's policy, for its SQL console: the site's, and WebAssembly
+/// (`'wasm-unsafe-eval'`: compiling it, not JavaScript's eval), the import map, workers of this
+/// origin, and reads of the data bucket (`data_origin`: where presigned URLs point).
+/// template.yaml's `ConsoleSecurityHeaders` holds the same directives.
+pub fn console_security_policy(cognito_endpoint: &str, data_origin: Option<&str>) -> String {
+    let cognito = cognito_endpoint.trim_end_matches('/');
+    let data = data_origin.map_or(String::new(), |o| format!(" {}", o.trim_end_matches('/')));
+    format!(
+        "default-src 'none'; script-src 'self' 'wasm-unsafe-eval' {IMPORT_MAP_HASH}; \
+         worker-src 'self'; style-src 'self'; img-src 'self' data:; \
+         connect-src 'self' {cognito}{data}; form-action 'self'; base-uri 'none'; \
+         frame-ancestors 'none'"
+    )
 }
 
 /// The Content-Security-Policy of every page: only this origin's scripts, styles and images,
@@ -96,7 +158,16 @@ impl Site {
             dir: dir.to_path_buf(),
             config: Bytes::from(config.to_string()),
             csp: content_security_policy(cognito_endpoint),
+            console_csp: console_security_policy(cognito_endpoint, None),
+            cognito_endpoint: cognito_endpoint.to_owned(),
         }
+    }
+
+    /// The data bucket's origin (`scheme://host[:port]` of the presigned URLs), which the
+    /// console's policy lets it read.
+    pub fn with_data_origin(mut self, data_origin: &str) -> Self {
+        self.console_csp = console_security_policy(&self.cognito_endpoint, Some(data_origin));
+        self
     }
 
     /// The site's answer for `path`, or `None` when the path is the API's.
@@ -119,13 +190,30 @@ impl Site {
         let found = FILES
             .iter()
             .find(|(file, _)| *file == name)
+            .map(|(file, kind)| (self.dir.join(file), *kind))
+            .or_else(|| {
+                VENDOR
+                    .iter()
+                    .find(|(served, _, _)| *served == name)
+                    .map(|(_, file, kind)| (self.dir.join("node_modules").join(file), *kind))
+            })
             .and_then(|(file, kind)| {
-                std::fs::read(self.dir.join(file))
+                std::fs::read(file)
                     .ok()
-                    .map(|bytes| (Bytes::from(bytes), *kind))
+                    .map(|bytes| (Bytes::from(bytes), kind))
             });
         Some(match found {
-            Some((bytes, kind)) => self.respond(StatusCode::OK, kind, bytes, accepts_gzip),
+            Some((bytes, kind)) => {
+                let mut answer = self.respond(StatusCode::OK, kind, bytes, accepts_gzip);
+                if CONSOLE_FILES.contains(&name) {
+                    if let Ok(csp) = HeaderValue::try_from(self.console_csp.as_str()) {
+                        answer
+                            .headers_mut()
+                            .insert(header::CONTENT_SECURITY_POLICY, csp);
+                    }
+                }
+                answer
+            }
             None => self.not_found(accepts_gzip),
         })
     }
@@ -156,7 +244,7 @@ impl Site {
         body: Bytes,
         gzip: bool,
     ) -> Response<Bytes> {
-        let (body, encoded) = if gzip && body.len() > 256 {
+        let (body, encoded) = if gzip && body.len() > 256 && body.len() <= COMPRESS_AT_MOST {
             (Bytes::from(gzipped(&body)), true)
         } else {
             (body, false)
@@ -293,7 +381,9 @@ mod tests {
         let mut missing = Vec::new();
         for entry in std::fs::read_dir(&web).unwrap() {
             let name = entry.unwrap().file_name().into_string().unwrap();
-            if !FILES.iter().any(|(file, _)| *file == name) {
+            // npm's: what the console takes from it is served from VENDOR.
+            let npm = ["package.json", "package-lock.json", "node_modules"];
+            if !FILES.iter().any(|(file, _)| *file == name) && !npm.contains(&name.as_str()) {
                 missing.push(name);
             }
         }
@@ -301,5 +391,80 @@ mod tests {
             missing.is_empty(),
             "web/ files the site does not serve: {missing:?}"
         );
+    }
+
+    #[test]
+    fn the_console_s_files_carry_its_policy_and_no_other_page_does() {
+        let site = site().with_data_origin("http://127.0.0.1:8014");
+        for path in ["/dataset.html", "/console-worker.js"] {
+            let answer = site.answer(path, false).unwrap();
+            assert_eq!(answer.status(), StatusCode::OK, "{path}");
+            let csp = answer.headers()["content-security-policy"]
+                .to_str()
+                .unwrap();
+            assert_eq!(
+                csp,
+                console_security_policy("http://127.0.0.1:8000/", Some("http://127.0.0.1:8014"))
+            );
+            assert!(csp.contains("script-src 'self' 'wasm-unsafe-eval' 'sha256-"));
+            assert!(csp.contains("worker-src 'self';"));
+            assert!(csp.contains("connect-src 'self' http://127.0.0.1:8000 http://127.0.0.1:8014;"));
+        }
+        for path in [
+            "/",
+            "/account.html",
+            "/operators.html",
+            "/console.js",
+            "/dataset.js",
+        ] {
+            let answer = site.answer(path, false).unwrap();
+            let csp = answer.headers()["content-security-policy"]
+                .to_str()
+                .unwrap();
+            assert_eq!(
+                csp,
+                content_security_policy("http://127.0.0.1:8000/"),
+                "{path}"
+            );
+            assert!(!csp.contains("wasm") && !csp.contains("8014"));
+        }
+    }
+
+    #[test]
+    fn the_console_s_npm_files_are_served_when_installed_and_the_webassembly_uncompressed() {
+        let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web");
+        if !web.join("node_modules").exists() {
+            // dev/setup installs them (npm ci); without them they are 404s like any other path.
+            assert_eq!(
+                site()
+                    .answer("/vendor/duckdb/duckdb-eh.wasm", false)
+                    .unwrap()
+                    .status(),
+                StatusCode::NOT_FOUND
+            );
+            return;
+        }
+        for (path, _, kind) in VENDOR {
+            let answer = site().answer(&format!("/{path}"), true).unwrap();
+            assert_eq!(answer.status(), StatusCode::OK, "{path}");
+            assert_eq!(answer.headers()["content-type"], *kind, "{path}");
+        }
+        let wasm = site()
+            .answer("/vendor/duckdb/duckdb-eh.wasm", true)
+            .unwrap();
+        assert_eq!(wasm.headers()["content-type"], "application/wasm");
+        assert!(wasm.headers().get("content-encoding").is_none());
+        assert_eq!(&wasm.body()[..4], b"\0asm");
+        // Only what VENDOR names: nothing else of node_modules.
+        for path in [
+            "/vendor/duckdb/duckdb-mvp.wasm",
+            "/node_modules/apache-arrow/package.json",
+            "/vendor/../package.json",
+        ] {
+            assert_eq!(
+                site().answer(path, false).unwrap().status(),
+                StatusCode::NOT_FOUND
+            );
+        }
     }
 }
