@@ -15,7 +15,7 @@ use lambda_http::{Body, Request, Response};
 use serde::Serialize;
 
 use super::access::{AccessRoute, AccessService};
-use super::http::{error_answer, json_response};
+use super::http::{error_answer, json_response, no_store};
 pub use super::request::verified_claims;
 use super::request::{request_id, request_path, single_param};
 use crate::accounts::{caller, seconds_to_next_day, KeyRequest, Replay, MAX_ACTIVE_KEYS};
@@ -125,14 +125,10 @@ async fn private(
     req: &Request,
     answer: impl std::future::Future<Output = Result<Response<Body>, ApiError>>,
 ) -> Response<Body> {
-    let mut response = match answer.await {
+    no_store(match answer.await {
         Ok(response) => response,
         Err(e) => error_answer(e, &request_id(req)),
-    };
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
+    })
 }
 
 async fn keys_route(

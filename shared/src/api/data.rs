@@ -2,12 +2,12 @@
 //! a read key or inside a keyless window.
 
 use chrono::{DateTime, Utc};
-use lambda_http::http::{header, HeaderValue, StatusCode};
+use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, Response};
 use serde::Serialize;
 
 use super::gate::admit;
-use super::http::{finish, json_response, preflight};
+use super::http::{finish, json_response, no_store, preflight};
 use super::request::{accept, presented_key, single_param, Endpoint};
 use crate::access::Allowed;
 use crate::error::ApiError;
@@ -43,12 +43,8 @@ pub async fn data(
     if let Some(response) = preflight(req) {
         return response;
     }
-    let mut response = finish(data_inner(req, reader, signer, now).await, req);
     // A signed URL, or an answer that depends on a key, must never be cached by anyone.
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
+    no_store(finish(data_inner(req, reader, signer, now).await, req))
 }
 
 async fn data_inner(

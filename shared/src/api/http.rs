@@ -53,11 +53,15 @@ pub(super) fn finish(result: Result<Response<Body>, ApiError>, req: &Request) ->
 /// An error as every catalog endpoint answers it: the JSON body, never cached, readable
 /// cross-origin.
 pub fn error_response(error: ApiError, request_id: &str) -> Response<Body> {
-    let mut response = error_answer(error, request_id);
+    with_cors(no_store(error_answer(error, request_id)))
+}
+
+/// An answer no one may cache: a signed URL, anything that depends on a key or a token, errors.
+pub(super) fn no_store(mut response: Response<Body>) -> Response<Body> {
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    with_cors(response)
+    response
 }
 
 /// The error body: the spec's `error` (a message for people), plus a stable machine-readable

@@ -3,12 +3,12 @@
 //! keyless windows, access levels, grants and version pins.
 
 use chrono::{DateTime, Utc};
-use lambda_http::http::{header, HeaderValue, StatusCode};
+use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, Response};
 use serde::Serialize;
 
 use super::gate::admit;
-use super::http::{finish, json_response, preflight};
+use super::http::{finish, json_response, no_store, preflight};
 use super::request::{accept, presented_key, single_param, Endpoint};
 use crate::error::ApiError;
 use crate::input::{DatasetRef, Slug, VersionPin};
@@ -40,12 +40,8 @@ pub async fn rows(
     if let Some(response) = preflight(req) {
         return response;
     }
-    let mut response = finish(rows_inner(req, reader, rows, now).await, req);
     // An answer that depends on a key must never be cached by anyone.
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
+    no_store(finish(rows_inner(req, reader, rows, now).await, req))
 }
 
 async fn rows_inner(
