@@ -107,7 +107,11 @@ impl PartialEq for Row {
         self.row_idx == other.row_idx
             && self.truncated == other.truncated
             && self.cells.len() == other.cells.len()
-            && self.cells.iter().zip(&other.cells).all(|(a, b)| a.get() == b.get())
+            && self
+                .cells
+                .iter()
+                .zip(&other.cells)
+                .all(|(a, b)| a.get() == b.get())
     }
 }
 

@@ -30,8 +30,8 @@ pub use data::{data, download_name};
 pub use http::{cors, entity_tag, error_response, preflight_answer, PUBLIC_MAX_AGE_SECONDS};
 pub use list::list;
 pub use metadata::metadata;
-pub use rows::rows;
 pub use request::{pick_request_id, presented_key, request_id, request_path, Endpoint, Route};
+pub use rows::rows;
 
 /// Answers a request as the deployed API routes it (the local API, the tests and the fuzz
 /// targets; each function calls its own handler): the metadata, data and rows routes to their
