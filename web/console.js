@@ -163,7 +163,7 @@ export function openConsole(slot, d) {
     },
   },
   h("p", { class: "samples" }, "SQL over this dataset in your browser, with DuckDB: ", h("code", {}, "data"),
-    " is its Parquet file, read in parts as a query needs them, with the key chosen under Download. DuckDB itself (about 4.5 MB compressed) loads once, now."),
+    " is its Parquet file, read in parts as a query needs them, with the key chosen under Download. DuckDB itself (about 4.3 MB compressed) loads once, now."),
   h("label", { for: "console-sql" }, "Query"),
   sql,
   h("div", { class: "row" }, run, csv, parquet),
