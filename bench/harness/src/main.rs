@@ -7,9 +7,10 @@
 //! catalog-bench handler [--requests 20000]
 //! catalog-bench load --api PATH [--requests 20000] [--concurrency 32]
 //! catalog-bench cache-memory [--datasets 100000] [--unbounded]
+//! catalog-bench rows [--small]
 //! ```
 //!
-//! `lambda` and `roundtrips` start moto and s3s-fs like the tests do (MOTO_SERVER, S3S_FS,
+//! `lambda`, `roundtrips` and `rows` start moto and s3s-fs like the tests do (MOTO_SERVER, S3S_FS,
 //! PYTHON, SAMPLES_DIR).
 
 mod cache;
@@ -19,6 +20,7 @@ mod load;
 mod probe;
 mod proxy;
 mod roundtrips;
+mod rows;
 mod runtime;
 mod stats;
 
@@ -32,7 +34,8 @@ fn usage() -> ExitCode {
          \x20      catalog-bench roundtrips [--datasets N]\n\
          \x20      catalog-bench handler [--requests N]\n\
          \x20      catalog-bench load --api PATH [--requests N] [--concurrency N]\n\
-         \x20      catalog-bench cache-memory [--datasets N] [--unbounded]"
+         \x20      catalog-bench cache-memory [--datasets N] [--unbounded]\n\
+         \x20      catalog-bench rows [--small]"
     );
     ExitCode::from(2)
 }
@@ -117,6 +120,9 @@ fn main() -> ExitCode {
                 number(rest, "datasets", 100_000)?,
                 rest.iter().any(|a| a == "--unbounded"),
             ),
+            "rows" => rt.block_on(rows::run(!rest.iter().any(|a| a == "--small"))),
+            // A child process of rows: one file's reads, its own peak memory.
+            "rows-read" => rt.block_on(rows::read(rest)),
             other => Err(format!("unknown command {other:?}")),
         }
     })();
