@@ -2,12 +2,13 @@
 //!
 //! The dataset page's SQL console reads a presigned URL from the browser (DuckDB-WASM, with range
 //! requests), across origins: the deployed data bucket carries a CORS rule for the site's origin
-//! alone (template.yaml `DataBucketCors`). s3s-fs answers no CORS at all (a preflight is a 405,
-//! and no answer carries `Access-Control-*`), so `dev/run` and the console's browser test put
-//! this proxy in front of it. It answers preflights as S3 answers them under [`rule`], adds the
-//! rule's headers to answers to the site's origin, and forwards every other request unchanged,
-//! the `Host` header as received: SigV4 signs the host, so the URLs are signed for the proxy's
-//! address (`AWS_ENDPOINT_URL_S3` names it) and s3s-fs checks them against that same host.
+//! alone (template.yaml `DataBucketCors`). s3s-fs answers no CORS at all (a preflight gets its
+//! 403 SignatureDoesNotMatch, and no answer carries `Access-Control-*`), so `dev/run` and the
+//! console's browser test put this proxy in front of it. It answers preflights as S3 answers
+//! them under [`rule`], adds the rule's headers to answers to the site's origin, and forwards
+//! every other request unchanged, the `Host` header as received: SigV4 signs the host, so the
+//! URLs are signed for the proxy's address (`AWS_ENDPOINT_URL_S3` names it) and s3s-fs checks
+//! them against that same host.
 
 use std::sync::{Arc, RwLock};
 
