@@ -29,9 +29,10 @@ pub enum Command {
     ///
     /// Example: catalog-admin datasets show air-quality
     Show { slug: String },
-    /// Rebuild the per-category, per-tag and per-license lists behind the API's filters from
-    /// the catalog list. Run it once after upgrading from a version without filters, or after
-    /// a publish that was interrupted while it moved a dataset between categories or tags.
+    /// Rebuild the per-category, per-tag and per-license lists behind the API's filters, and
+    /// the facet summary behind `facets=true`, from the catalog list. Run it once after
+    /// upgrading from a version without filters or without facet counts, or after a publish
+    /// that was interrupted while it moved a dataset between categories or tags.
     ///
     /// Example: catalog-admin datasets reindex
     Reindex,
@@ -72,8 +73,21 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
             println!("{}", show(&aws.catalog(), &slug, now).await?);
         }
         Command::Reindex => {
-            let (facets, written) = aws.writer().reindex().await?;
-            println!("reindexed {facets} filter lists ({written} entries written or removed)");
+            let done = aws.writer().reindex().await?;
+            println!(
+                "reindexed {} filter lists ({} entries written or removed)",
+                done.lists, done.written
+            );
+            let (values, kb) = (done.summary_values, done.summary_bytes.div_ceil(1024));
+            if done.summary_fits {
+                println!("facet counts: {values} values ({kb} KB)");
+            } else {
+                eprintln!(
+                    "warning: the catalog has {values} facet values ({kb} KB), more than the facet \
+                     summary holds ({} KB): the list answers facets=true without facets",
+                    catalog_writer::summary::BUDGET_BYTES / 1024
+                );
+            }
         }
     }
     Ok(())

@@ -109,7 +109,12 @@ impl Changing<'_> {
                 }
             }
         }
-        Plan { writes, rewrites }
+        // Neither the facets nor their forms change: the summary follows the rewrites alone.
+        Plan {
+            writes,
+            summary: Vec::new(),
+            rewrites,
+        }
     }
 }
 
@@ -180,7 +185,8 @@ impl DynamoWriter {
             }
         }
         let plan = change.plan(&positions);
-        self.transact(slug, &plan.writes, now).await?;
+        self.transact(slug, &plan.writes, &plan.summary, now)
+            .await?;
         self.apply(plan.rewrites, now).await
     }
 }

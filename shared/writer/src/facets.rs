@@ -1,26 +1,33 @@
 //! Facet lists (one per category, tag and license value): the rewrites that move a dataset
 //! into or out of a list, under the list's mark, and `reindex`, which rebuilds them all from
-//! the catalog list.
+//! the catalog list. Each rewrite sets its value in the facet summary with its counter
+//! ([`crate::summary`]); `reindex` builds the summary too.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
-use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, PutRequest, WriteRequest};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, DeleteRequest, PutRequest, TransactWriteItem, Update, WriteRequest,
+};
 use catalog::dynamo::attr::{get_s, get_strings, get_u64, n, s, time};
+use catalog::dynamo::codec::{is_marked, summary_entry, summary_mark, SummaryChange};
 use catalog::dynamo::layout::name::{
-    CATEGORY, FACETS_INDEXED, LICENSE, PK, REBUILD_UNTIL, REV, SEQ, SK, SLUG, TAGS, TOTAL,
+    CATEGORY, COMPLETE, FACETS_INDEXED, FULL, LICENSE, PK, REBUILD_UNTIL, REV, SEQ, SK, SLUG, TAGS,
+    TOTAL,
 };
 use catalog::dynamo::layout::{
-    counter_key, facet_counter_pk, facet_list_pk, key_of, list_sk, position_of, Item, COUNTER_PK,
-    COUNTER_SK, LIST_PK,
+    counter_key, facet_counter_pk, facet_list_pk, facet_summary_key, key_of, list_sk, position_of,
+    summary_attribute_of, Item, COUNTER_PK, COUNTER_SK, LIST_PK,
 };
 use catalog::dynamo::requests::{classify, query_all, query_partition, scan_all};
 use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::error::StoreError;
 use catalog::query::Facet;
+use catalog::records::Card;
 use chrono::{DateTime, Utc};
 
-use crate::tx::{is_condition_failure, other, UNMARKED};
+use crate::summary::{StoredSummary, BUDGET_BYTES};
+use crate::tx::{is_condition_failure, other, summary_update, SummaryExpression, UNMARKED};
 use crate::{DynamoWriter, WriteError};
 
 /// How long a facet list rewrite may hold its list before another writer may take over.
@@ -105,9 +112,46 @@ impl DynamoWriter {
         if facets_of_item(&entry)?.contains(facet) {
             members.push(with_seq(entry, seq));
         }
-        self.write_facet(facet, &existing, members, Rewrite::Moved(refresh))
+        let summary = !self.summary_is_full().await?;
+        self.write_facet(facet, &existing, members, Rewrite::Moved(refresh), summary)
             .await?;
         Ok(())
+    }
+
+    /// Applies `changes` to the facet summary, alone (outside a transaction: `reindex` only),
+    /// 100 at a time (an update expression holds at most 4 KB).
+    async fn update_summary(&self, changes: &[SummaryChange]) -> Result<(), StoreError> {
+        for chunk in changes.chunks(100) {
+            let expression = SummaryExpression::of(chunk);
+            self.client
+                .update_item()
+                .table_name(&self.datasets_table)
+                .set_key(Some(facet_summary_key()))
+                .update_expression(expression.text)
+                .set_expression_attribute_names(Some(expression.names))
+                .set_expression_attribute_values(expression.values)
+                .send()
+                .await
+                .map_err(classify)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the facet summary is marked full (writers then leave it alone): one small read.
+    async fn summary_is_full(&self) -> Result<bool, StoreError> {
+        let found = self
+            .client
+            .get_item()
+            .table_name(&self.datasets_table)
+            .set_key(Some(facet_summary_key()))
+            .projection_expression("#full")
+            .expression_attribute_names("#full", FULL)
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?
+            .item;
+        Ok(found.is_some_and(|item| is_marked(&item, FULL)))
     }
 
     /// Marks a facet list as being rewritten, for at most `MARK_SECONDS`: appends and
@@ -152,13 +196,15 @@ impl DynamoWriter {
 
     /// Rewrites a facet list so that it holds exactly `members` at positions 1..=n in
     /// publication order: only positions whose dataset changes are written, positions past the
-    /// end are deleted, then the counter is set.
+    /// end are deleted, then the counter is set, with (if `summary`) the value's count and its
+    /// first member's form in the facet summary, in one transaction.
     async fn write_facet(
         &self,
         facet: &Facet,
         existing: &[Item],
         mut members: Vec<Item>,
         rewrite: Rewrite,
+        summary: bool,
     ) -> Result<usize, StoreError> {
         let seq_of = |item: &Item| get_u64(item, SEQ).unwrap_or(u64::MAX);
         members.sort_by_key(seq_of);
@@ -212,18 +258,76 @@ impl DynamoWriter {
         let written = requests.len();
         self.batch_write(requests).await?;
         // The new total, and the rebuild mark cleared, in one write.
-        self.client
-            .update_item()
+        let total = members.len() as u64;
+        if !summary {
+            self.client
+                .update_item()
+                .table_name(&self.datasets_table)
+                .set_key(Some(counter_key(facet_counter_pk(facet))))
+                .update_expression("SET #total = :total REMOVE #mark")
+                .expression_attribute_names("#total", TOTAL)
+                .expression_attribute_names("#mark", REBUILD_UNTIL)
+                .expression_attribute_values(":total", n(total))
+                .send()
+                .await
+                .map_err(classify)?;
+            return Ok(written);
+        }
+        let first = members.first().map(Card::try_from).transpose()?;
+        let form = first
+            .as_ref()
+            .and_then(|card| card.display_of(facet))
+            .unwrap_or(facet.value());
+        let counter = Update::builder()
             .table_name(&self.datasets_table)
             .set_key(Some(counter_key(facet_counter_pk(facet))))
             .update_expression("SET #total = :total REMOVE #mark")
             .expression_attribute_names("#total", TOTAL)
             .expression_attribute_names("#mark", REBUILD_UNTIL)
-            .expression_attribute_values(":total", n(members.len() as u64))
-            .send()
-            .await
-            .map_err(classify)?;
+            .expression_attribute_values(":total", n(total))
+            .build()
+            .map_err(other)?;
+        let changes = summary_entry(facet, form, total);
+        self.counter_with_summary(counter, &changes).await?;
         Ok(written)
+    }
+
+    /// A counter's update and the facet summary's changes in one transaction, retried when it
+    /// meets another transaction on the summary (which every first activation updates).
+    async fn counter_with_summary(
+        &self,
+        counter: Update,
+        changes: &[SummaryChange],
+    ) -> Result<(), StoreError> {
+        let summary = summary_update(&self.datasets_table, changes)?;
+        Backoff::CONFLICT
+            .run(
+                (),
+                |()| async {
+                    let sent = self
+                        .client
+                        .transact_write_items()
+                        .transact_items(
+                            TransactWriteItem::builder().update(counter.clone()).build(),
+                        )
+                        .transact_items(
+                            TransactWriteItem::builder().update(summary.clone()).build(),
+                        )
+                        .send()
+                        .await;
+                    match sent {
+                        Ok(_) => Ok(Attempt::Done(())),
+                        Err(e) if is_condition_failure(e.code()) => Ok(Attempt::Retry(())),
+                        Err(e) => Err(classify(e)),
+                    }
+                },
+                |()| {
+                    StoreError::Unavailable(
+                        "the facet summary was busy with other writes after retries".into(),
+                    )
+                },
+            )
+            .await
     }
 
     /// Every request, 25 at a time, each batch's unprocessed items retried
@@ -274,10 +378,11 @@ impl DynamoWriter {
         Ok(())
     }
 
-    /// Rebuilds every facet list from the catalog list: after an upgrade from a version
-    /// without facet lists, or to repair an interrupted rebuild. Returns how many facet lists
-    /// there are and how many entries were written or deleted.
-    pub async fn reindex(&self) -> Result<(usize, usize), WriteError> {
+    /// Rebuilds every facet list from the catalog list, and the facet summary: after an
+    /// upgrade from a version without facet lists or without the summary, or to repair an
+    /// interrupted rebuild. Says how many facet lists there are, how many entries were written
+    /// or deleted, and what the summary holds.
+    pub async fn reindex(&self) -> Result<Reindexed, WriteError> {
         let mut wanted: BTreeMap<Facet, Vec<Item>> = BTreeMap::new();
         let mut last_seen = 0;
         for entry in query_partition(&self.client, &self.datasets_table, LIST_PK).await? {
@@ -311,8 +416,10 @@ impl DynamoWriter {
                 wanted.entry(facet).or_default();
             }
         }
+        let summary = self.prepare_summary(&wanted).await?;
         let mut written = 0;
         let facets = wanted.len();
+        let known: BTreeSet<Facet> = wanted.keys().cloned().collect();
         for (facet, mut members) in wanted {
             // Under the facet's mark, like any rebuild: appends wait, and a running rebuild
             // finishes first.
@@ -328,8 +435,15 @@ impl DynamoWriter {
             }
             // Every entry is rewritten: its summary may be stale, not only its position.
             written += self
-                .write_facet(&facet, &existing, members, Rewrite::All)
+                .write_facet(&facet, &existing, members, Rewrite::All, summary.fits)
                 .await?;
+        }
+        if summary.fits {
+            // Every value is in: the summary is complete, less values no list has (the mark
+            // last, once they are gone).
+            let mut changes = summary.strays(&known);
+            changes.push(summary_mark(COMPLETE, true));
+            self.update_summary(&changes).await?;
         }
         // The lists are built: unknown filter values are now simply values no dataset has.
         self.client
@@ -345,7 +459,95 @@ impl DynamoWriter {
             .send()
             .await
             .map_err(classify)?;
-        Ok((facets, written))
+        Ok(Reindexed {
+            lists: facets,
+            written,
+            summary_values: summary.values,
+            summary_bytes: summary.bytes,
+            summary_fits: summary.fits,
+        })
+    }
+
+    /// Before `reindex` rewrites the lists: measures the summary the catalog needs. If it fits,
+    /// a full summary is unmarked (not complete either until every value is in), so that the
+    /// rewrites write it; if not, it is replaced by the full mark alone, which they leave.
+    async fn prepare_summary(
+        &self,
+        wanted: &BTreeMap<Facet, Vec<Item>>,
+    ) -> Result<PreparedSummary, WriteError> {
+        let mut needed = Vec::new();
+        let mut values = 0;
+        for (facet, members) in wanted {
+            let Some(first) = members
+                .iter()
+                .min_by_key(|m| get_u64(m, SEQ).unwrap_or(u64::MAX))
+            else {
+                continue;
+            };
+            let card = Card::try_from(first)?;
+            let form = card.display_of(facet).unwrap_or(facet.value());
+            needed.extend(summary_entry(facet, form, members.len() as u64));
+            values += 1;
+        }
+        needed.push(summary_mark(COMPLETE, true));
+        let bytes = StoredSummary::default().size_with(&needed);
+        let fits = bytes <= BUDGET_BYTES;
+        let stored = self.get(facet_summary_key()).await?;
+        let full = stored.as_ref().is_some_and(|item| is_marked(item, FULL));
+        if !fits {
+            let mut item = facet_summary_key();
+            item.insert(FULL.to_owned(), AttributeValue::Bool(true));
+            self.client
+                .put_item()
+                .table_name(&self.datasets_table)
+                .set_item(Some(item))
+                .send()
+                .await
+                .map_err(classify)?;
+        } else if full {
+            let changes = [summary_mark(FULL, false), summary_mark(COMPLETE, false)];
+            self.update_summary(&changes).await?;
+        }
+        Ok(PreparedSummary {
+            stored: stored.unwrap_or_default(),
+            values,
+            bytes,
+            fits,
+        })
+    }
+}
+
+/// What `reindex` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reindexed {
+    /// How many facet lists there are (values no dataset has any more included, at 0).
+    pub lists: usize,
+    /// How many list entries were written or deleted.
+    pub written: usize,
+    /// How many values the facet summary needs, and their size in bytes.
+    pub summary_values: usize,
+    pub summary_bytes: usize,
+    /// Whether they fit its budget ([`BUDGET_BYTES`]): if so it holds them all, complete; if
+    /// not it is marked full and the list answers `facets=true` without facets.
+    pub summary_fits: bool,
+}
+
+/// The summary as `reindex` found it, and what the catalog needs of it.
+struct PreparedSummary {
+    stored: Item,
+    values: usize,
+    bytes: usize,
+    fits: bool,
+}
+
+impl PreparedSummary {
+    /// Removals of the values the stored summary holds that no facet list has.
+    fn strays(&self, known: &BTreeSet<Facet>) -> Vec<SummaryChange> {
+        self.stored
+            .keys()
+            .filter(|name| summary_attribute_of(name).is_some_and(|(_, f)| !known.contains(&f)))
+            .map(|name| (name.clone(), None))
+            .collect()
     }
 }
 

@@ -13,6 +13,7 @@
 //! - [`activate`]: activation, planned without I/O ([`activate::Activation::plan`]), then sent.
 //! - [`change`]: keyless windows and access levels, planned the same way.
 //! - [`facets`]: rewrites of the per-category, per-tag and per-license lists, and `reindex`.
+//! - [`summary`]: the facet summary (every value's count and display form), and its budget.
 //! - [`keys`]: API keys.
 //! - [`tables`]: creating the tables.
 //! - `tx`: writes as data, and their DynamoDB transaction items.
@@ -22,6 +23,7 @@ pub mod change;
 pub mod facets;
 pub mod keys;
 pub mod publish;
+pub mod summary;
 pub mod tables;
 mod tx;
 
@@ -30,6 +32,7 @@ use catalog::dynamo::layout::Item;
 use catalog::dynamo::requests::get_consistent;
 use catalog::error::StoreError;
 
+pub use facets::Reindexed;
 pub use keys::{generate_key, KeyInfo, NewKey};
 pub use publish::{
     check_fits, Expected, Fit, NewVersion, Publication, Reserved, Staged, VersionInfo,

@@ -1,14 +1,17 @@
 //! Conditional writes as data ([`Write`], [`Condition`]) and their translation into DynamoDB
 //! transaction items: the planning steps decide what to write; this module only spells it.
 
+use std::collections::HashMap;
+
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Put, TransactWriteItem, Update};
 use catalog::dynamo::attr::{n, s, time};
+use catalog::dynamo::codec::SummaryChange;
 use catalog::dynamo::layout::name::{
     ACTIVE, FACETS_INDEXED, PK, REBUILD_UNTIL, REV, SLUG, TOTAL, VERSION,
 };
-use catalog::dynamo::layout::{counter_key, facet_counter_pk, Item, COUNTER_PK};
+use catalog::dynamo::layout::{counter_key, facet_counter_pk, facet_summary_key, Item, COUNTER_PK};
 use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
 use catalog::input::Slug;
@@ -38,11 +41,13 @@ pub(crate) enum Write {
     FacetUnmarked(Facet),
 }
 
-/// The writes of one transaction, and the facet lists to rewrite after it (each with the
-/// dataset's `LIST` position).
+/// The writes of one transaction, the facet summary's changes sent in it (none: the summary
+/// is not touched), and the facet lists to rewrite after it (each with the dataset's `LIST`
+/// position).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Plan {
     pub writes: Vec<Write>,
+    pub summary: Vec<SummaryChange>,
     pub rewrites: Vec<(Facet, u64)>,
 }
 
@@ -165,6 +170,59 @@ impl Write {
                 )
                 .build(),
         })
+    }
+}
+
+/// The update that applies `changes` to the facet summary (`SET` what has a value, `REMOVE`
+/// the rest), every name and value explicit. Unconditional: what it sets was decided under
+/// the facet counters' conditions in the same transaction.
+pub(crate) fn summary_update(table: &str, changes: &[SummaryChange]) -> Result<Update, StoreError> {
+    let expression = SummaryExpression::of(changes);
+    Update::builder()
+        .table_name(table)
+        .set_key(Some(facet_summary_key()))
+        .update_expression(expression.text)
+        .set_expression_attribute_names(Some(expression.names))
+        .set_expression_attribute_values(expression.values)
+        .build()
+        .map_err(other)
+}
+
+/// An update expression that applies changes to the facet summary, with its names and values.
+pub(crate) struct SummaryExpression {
+    pub text: String,
+    pub names: HashMap<String, String>,
+    /// `None` when it only removes (DynamoDB refuses an empty map).
+    pub values: Option<HashMap<String, AttributeValue>>,
+}
+
+impl SummaryExpression {
+    pub fn of(changes: &[SummaryChange]) -> Self {
+        let (mut set, mut remove) = (Vec::new(), Vec::new());
+        let mut names = HashMap::new();
+        let mut values = HashMap::new();
+        for (i, (name, value)) in changes.iter().enumerate() {
+            names.insert(format!("#s{i}"), name.clone());
+            match value {
+                Some(value) => {
+                    set.push(format!("#s{i} = :s{i}"));
+                    values.insert(format!(":s{i}"), value.clone());
+                }
+                None => remove.push(format!("#s{i}")),
+            }
+        }
+        let mut text = Vec::new();
+        if !set.is_empty() {
+            text.push(format!("SET {}", set.join(", ")));
+        }
+        if !remove.is_empty() {
+            text.push(format!("REMOVE {}", remove.join(", ")));
+        }
+        Self {
+            text: text.join(" "),
+            names,
+            values: (!values.is_empty()).then_some(values),
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! Finding datasets (filters, words, sort) against the DynamoDB adapter on moto: every answer
 //! equals what filtering and sorting the whole catalog gives, across pages; facet lists follow
 //! re-publishing and keyless changes; single-facet listings keep the plain listing's cost
-//! (counted on the wire); scans are cached until the catalog changes; `reindex` rebuilds.
+//! (counted on the wire); scans are cached until the catalog changes; `reindex` rebuilds; the
+//! facet counts (`facets=true`) equal counting the whole catalog after every kind of change.
 
 use std::sync::Arc;
 
@@ -166,5 +167,6 @@ fn text(v: &Value) -> String {
     t.to_lowercase()
 }
 
+mod facet_counts;
 mod filter_cost;
 mod semantics;

@@ -86,6 +86,33 @@ async fn each_request_costs_the_designed_round_trips_and_items_and_no_s3_call() 
             200,
             &[(GET, 0), (GET, 1)],
         ),
+        // Facet counts: the facet summary read with the counters, in the same first request
+        // (a BatchGetItem: the catalog counter and the summary, and the facet's counter)
+        (
+            "/api/v1/datasets?facets=true",
+            vec![],
+            200,
+            &[(BATCH, 2), (QUERY, 4)],
+        ),
+        (
+            "/api/v1/datasets?category=environment&facets=true",
+            vec![],
+            200,
+            &[(BATCH, 3), (QUERY, 2)],
+        ),
+        (
+            "/api/v1/datasets?category=nope&facets=true",
+            vec![],
+            200,
+            &[(BATCH, 2)],
+        ),
+        (
+            "/api/v1/datasets?q=river&facets=true",
+            vec![],
+            200,
+            &[(BATCH, 2), (QUERY, 4)],
+        ),
+        ("/api/v1/datasets?facets=yes", vec![], 400, &[]),
         ("/api/v1/datasets?page=0", vec![], 400, &[]),
         ("/api/v1/nowhere", vec![], 404, &[]),
         // Metadata: one item, by slug or by UUID

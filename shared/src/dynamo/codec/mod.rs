@@ -18,8 +18,8 @@ mod summary;
 
 pub use keys::purge_at;
 pub use summary::{
-    apply_summary_changes, is_marked, summary_display, summary_entry, summary_mark, FacetSummary,
-    SummaryChange,
+    apply_summary_changes, is_marked, summary_count, summary_display, summary_entry, summary_mark,
+    FacetSummary, SummaryChange,
 };
 
 use super::layout::{

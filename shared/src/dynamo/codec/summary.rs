@@ -1,7 +1,7 @@
 //! The facet summary (`CATALOG`, `FACETS`): every facet value's count and display form in one
 //! item, so that `facets=true` costs one more item in the listing's first read. Read here into
 //! [`FacetSummary`]; its attributes as the writer sets them: [`summary_entry`],
-//! [`summary_display`], [`summary_mark`].
+//! [`summary_count`], [`summary_display`], [`summary_mark`].
 
 use std::collections::HashMap;
 
@@ -94,6 +94,12 @@ pub fn summary_entry(facet: &Facet, display: &str, count: u64) -> [SummaryChange
         (count_name, Some(n(count))),
         summary_display(facet, display),
     ]
+}
+
+/// A value's count alone (its display form stays).
+pub fn summary_count(facet: &Facet, count: u64) -> SummaryChange {
+    let name = summary_attribute(SummaryPart::Count, facet);
+    (name, (count > 0).then(|| n(count)))
 }
 
 /// A value's display form: stored only when it is not the value itself.

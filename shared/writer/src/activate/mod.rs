@@ -8,12 +8,12 @@
 mod plan;
 
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::CancellationReason;
+use aws_sdk_dynamodb::types::{CancellationReason, TransactWriteItem};
 use catalog::dynamo::attr::get_u64;
-use catalog::dynamo::codec::schema_from;
+use catalog::dynamo::codec::{schema_from, SummaryChange};
 use catalog::dynamo::layout::name::TOTAL;
 use catalog::dynamo::layout::{
-    counter_key, dataset_pk, facet_counter_pk, key_of, version_sk, COUNTER_PK,
+    counter_key, dataset_pk, facet_counter_pk, facet_summary_key, key_of, version_sk, COUNTER_PK,
 };
 use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::error::StoreError;
@@ -21,7 +21,8 @@ use catalog::input::Slug;
 use catalog::records::{ActiveVersion, DatasetMeta};
 use chrono::{DateTime, Utc};
 
-use crate::tx::{settle, Write};
+use crate::summary::StoredSummary;
+use crate::tx::{settle, summary_update, Write};
 use crate::{DynamoWriter, Expected, WriteError};
 
 pub(crate) use plan::{Activation, Lists};
@@ -102,8 +103,10 @@ impl DynamoWriter {
                 lists.facet_totals.insert(facet, total);
             }
         }
+        lists.summary = StoredSummary::new(self.get(facet_summary_key()).await?);
         let plan = activation.plan(&lists);
-        self.transact(slug, &plan.writes, now).await?;
+        self.transact(slug, &plan.writes, &plan.summary, now)
+            .await?;
         self.apply(plan.rewrites, now).await
     }
 
@@ -115,16 +118,22 @@ impl DynamoWriter {
         }
     }
 
-    /// Sends `writes` as one transaction; a failed condition is a `Conflict`.
+    /// Sends `writes`, and the facet summary's `summary` changes if any, as one transaction; a
+    /// failed condition is a `Conflict`.
     pub(crate) async fn transact(
         &self,
         slug: &Slug,
         writes: &[Write],
+        summary: &[SummaryChange],
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
         let mut tx = self.client.transact_write_items();
         for write in writes {
             tx = tx.transact_items(write.to_transact_item(&self.datasets_table, now)?);
+        }
+        if !summary.is_empty() {
+            let update = summary_update(&self.datasets_table, summary)?;
+            tx = tx.transact_items(TransactWriteItem::builder().update(update).build());
         }
         let result = tx.send().await;
         if let Err(e) = &result {

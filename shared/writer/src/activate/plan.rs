@@ -6,8 +6,10 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use catalog::dynamo::attr::{n, s, time};
-use catalog::dynamo::codec::schema_attributes;
-use catalog::dynamo::layout::name::{ACTIVE, PK, SEQ, SK, UPDATED_AT};
+use catalog::dynamo::codec::{
+    schema_attributes, summary_count, summary_display, summary_entry, summary_mark, SummaryChange,
+};
+use catalog::dynamo::layout::name::{ACTIVE, COMPLETE, PK, SEQ, SK, UPDATED_AT};
 use catalog::dynamo::layout::{
     alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, Item, DATASET_SK, LIST_PK,
 };
@@ -17,6 +19,7 @@ use catalog::records::{ActiveVersion, DatasetMeta, DatasetSummary};
 use chrono::{DateTime, Utc};
 
 use crate::publish::StoredDataset;
+use crate::summary::StoredSummary;
 use crate::tx::{Condition, Plan, Write};
 use crate::Expected;
 
@@ -42,6 +45,8 @@ pub(crate) struct Lists {
     pub listed: u64,
     /// How many datasets each facet list holds (for a first activation).
     pub facet_totals: HashMap<Facet, u64>,
+    /// The facet summary.
+    pub summary: StoredSummary,
 }
 
 impl Activation<'_> {
@@ -166,7 +171,56 @@ impl Activation<'_> {
             set,
             condition: Condition::Exists,
         });
-        Plan { writes, rewrites }
+        let (summary, joining) = self.summary_changes(lists, &rewrites);
+        Plan {
+            writes,
+            summary: lists.summary.guard(summary, &joining),
+            rewrites,
+        }
+    }
+
+    /// The facet summary's changes in the transaction: on a first activation, each value's new
+    /// total (under its counter's condition on the old one), a new value's display form, and
+    /// the complete mark with the catalog's first listing; later, the new form of a value whose
+    /// case changed on the dataset first in its list (its form is the value's). Second, for the
+    /// budget only, the values the rewrites after it will set.
+    fn summary_changes(
+        &self,
+        lists: &Lists,
+        rewrites: &[(Facet, u64)],
+    ) -> (Vec<SummaryChange>, Vec<SummaryChange>) {
+        let card = &self.effective_meta().card;
+        let form = |facet: &Facet| card.display_of(facet).unwrap_or(facet.value()).to_owned();
+        let mut changes = Vec::new();
+        match self.stored.seq {
+            None => {
+                for facet in self.new_facets() {
+                    match lists.facet_totals.get(&facet).copied().unwrap_or(0) {
+                        0 => changes.extend(summary_entry(&facet, &form(&facet), 1)),
+                        old => changes.push(summary_count(&facet, old + 1)),
+                    }
+                }
+                if lists.listed == 0 {
+                    changes.push(summary_mark(COMPLETE, true));
+                }
+            }
+            Some(_) => {
+                let before = &self.stored.meta.card;
+                for facet in self.to_locate() {
+                    let recased = card.display_of(&facet) != before.display_of(&facet);
+                    if recased && lists.positions.get(&facet) == Some(&1) {
+                        changes.push(summary_display(&facet, &form(&facet)));
+                    }
+                }
+            }
+        }
+        let new_facets = self.new_facets();
+        let joining = rewrites
+            .iter()
+            .filter(|(facet, _)| new_facets.contains(facet))
+            .flat_map(|(facet, _)| summary_entry(facet, &form(facet), 1))
+            .collect();
+        (changes, joining)
     }
 }
 #[cfg(test)]
@@ -382,6 +436,127 @@ mod tests {
             panic!()
         };
         assert!(set.contains(&(CATEGORY, s("climate"))));
+    }
+
+    /// The summary's changes as `set name = value` and `remove name`.
+    fn summary(plan: &Plan) -> Vec<String> {
+        plan.summary
+            .iter()
+            .map(|(name, value)| match value {
+                Some(AttributeValue::N(v)) | Some(AttributeValue::S(v)) => {
+                    format!("set {name} = {v}")
+                }
+                Some(AttributeValue::Bool(b)) => format!("set {name} = {b}"),
+                Some(other) => format!("set {name} = {other:?}"),
+                None => format!("remove {name}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_first_activation_sets_each_values_count_and_a_new_values_form_in_the_summary() {
+        let stored = stored(None, None, meta("Water", &["rivers", "Rivers"]));
+        let v = version(1);
+        let activation = Activation {
+            slug: &slug(),
+            stored: &stored,
+            version: &v,
+            schema: "[]",
+            meta: None,
+            now: DateTime::UNIX_EPOCH,
+        };
+        let lists = Lists {
+            listed: 41,
+            facet_totals: HashMap::from([(facet(FacetKind::Category, "water"), 6)]),
+            ..Lists::default()
+        };
+        // Water has 6 datasets (its form is theirs); rivers and cc0-1.0 are new, in this
+        // dataset's case.
+        assert_eq!(
+            summary(&activation.plan(&lists)),
+            [
+                "set n#category#water = 7",
+                "set n#tag#rivers = 1",
+                "remove d#tag#rivers",
+                "set n#license#cc0-1.0 = 1",
+                "set d#license#cc0-1.0 = CC0-1.0",
+            ]
+        );
+        // A catalog's first listing makes the summary complete.
+        let first = Lists {
+            listed: 0,
+            ..Lists::default()
+        };
+        let plan = activation.plan(&first);
+        assert_eq!(summary(&plan).last().unwrap(), "set complete = true");
+        assert_eq!(
+            summary(&plan)[..2],
+            ["set n#category#water = 1", "set d#category#water = Water"]
+        );
+    }
+
+    #[test]
+    fn a_new_case_sets_the_values_form_only_on_the_dataset_first_in_its_list() {
+        let stored = stored(Some(5), Some(2), meta("water", &["rivers"]));
+        let v = version(3);
+        let recased = meta("Water", &["RIVERS"]);
+        let activation = Activation {
+            slug: &slug(),
+            stored: &stored,
+            version: &v,
+            schema: "[]",
+            meta: Some(&recased),
+            now: DateTime::UNIX_EPOCH,
+        };
+        // First in the water list, third in the rivers list.
+        let positions = HashMap::from([
+            (facet(FacetKind::Category, "water"), 1),
+            (facet(FacetKind::Tag, "rivers"), 3),
+            (facet(FacetKind::License, "cc0-1.0"), 1),
+        ]);
+        let plan = activation.plan(&Lists {
+            positions,
+            ..Lists::default()
+        });
+        assert_eq!(summary(&plan), ["set d#category#water = Water"]);
+        assert!(plan.rewrites.is_empty());
+
+        // The same version again, nothing recased: the summary is not touched.
+        let same = Activation {
+            meta: None,
+            ..activation
+        };
+        let positions = same.to_locate().into_iter().map(|f| (f, 1)).collect();
+        let plan = same.plan(&Lists {
+            positions,
+            ..Lists::default()
+        });
+        assert!(plan.summary.is_empty());
+    }
+
+    #[test]
+    fn a_full_summary_is_left_alone() {
+        use catalog::dynamo::codec::summary_mark;
+        use catalog::dynamo::layout::{facet_summary_key, name::FULL};
+        let stored = stored(None, None, meta("water", &["rivers"]));
+        let v = version(1);
+        let activation = Activation {
+            slug: &slug(),
+            stored: &stored,
+            version: &v,
+            schema: "[]",
+            meta: None,
+            now: DateTime::UNIX_EPOCH,
+        };
+        let mut item = facet_summary_key();
+        catalog::dynamo::codec::apply_summary_changes(&mut item, &[summary_mark(FULL, true)]);
+        let plan = activation.plan(&Lists {
+            listed: 3,
+            summary: StoredSummary::new(Some(item)),
+            ..Lists::default()
+        });
+        assert!(plan.summary.is_empty());
+        assert_eq!(plan.writes.len(), 10, "the rest as ever");
     }
 
     #[test]

@@ -128,6 +128,9 @@ async fn the_list_functions_role_allows_every_operation_it_sends() {
         "sort=name",
         "sort=updated:asc&tag=city",
         "category=astronomy",
+        "facets=true",
+        "facets=true&category=biology",
+        "facets=true&q=station",
     ] {
         list(&catalog, q).await;
     }

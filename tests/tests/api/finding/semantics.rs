@@ -246,7 +246,11 @@ async fn facet_lists_follow_republishing_and_keyless_changes_and_reindex_rebuild
         "without its list, a facet matches nothing (until reindex)"
     );
     // THEN reindex rebuilds them as they were
-    let (facets, written) = writer.reindex().await.unwrap();
+    let catalog_writer::Reindexed {
+        lists: facets,
+        written,
+        ..
+    } = writer.reindex().await.unwrap();
     assert!(facets >= 8 && written > 0, "{facets} {written}");
     for (q, slugs) in before {
         assert_eq!(all_pages(&catalog, &q).await.1, slugs, "{q}");
