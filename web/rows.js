@@ -17,7 +17,9 @@ function text(value) {
 
 function cell(value, cut) {
   const full = text(value);
-  const shown = value === null ? h("span", { class: "null" }, "null") : full;
+  // A null is a value of the file, not a gap: a grey dash, named for screen readers.
+  if (value === null) return h("td", { "data-null": "" }, h("span", { class: "null", title: "null", "aria-label": "null" }, "–"));
+  const shown = full;
   if (full.length <= SHORT && !cut) return h("td", {}, shown);
   // A long cell: its start, and the whole value (as the API gave it) on request.
   return h("td", {},

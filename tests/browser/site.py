@@ -227,7 +227,7 @@ def data_table(page, ctx):
             head: [...document.querySelectorAll('#rows-table thead th')].slice(1)
                 .map((th) => [th.firstChild.data, th.querySelector('.type').textContent]),
             rows: [...document.querySelectorAll('#rows-table tbody tr')].map((tr) => [...tr.querySelectorAll('td')]
-                .map((td) => (td.querySelector('.value') ?? td).textContent)),
+                .map((td) => td.hasAttribute('data-null') ? 'null' : (td.querySelector('.value') ?? td).textContent)),
         })""")
 
     def check(at):

@@ -77,8 +77,7 @@ impl Value {
 
     /// The value as raw JSON, as an answer carries it.
     pub fn to_raw(&self) -> Box<RawValue> {
-        RawValue::from_string(self.to_json())
-            .unwrap_or_else(|_| RawValue::from_string("null".to_owned()).expect("null is JSON"))
+        RawValue::from_string(self.to_json()).unwrap_or_else(|_| RawValue::NULL.to_owned())
     }
 }
 
