@@ -56,6 +56,24 @@ pub enum ApiError {
     },
     #[error("no route for {0}")]
     RouteNotFound(String),
+    /// A Delta Sharing share or schema that does not exist: the message names what does.
+    #[error("{0}")]
+    ResourceNotFound(String),
+    /// A Delta Sharing request body that is not what the protocol describes.
+    #[error("{0}")]
+    MalformedRequest(String),
+    /// A Delta Sharing feature this server does not have (the change data feed, time travel
+    /// by timestamp).
+    #[error("{0}")]
+    Unsupported(String),
+    /// Delta Sharing time travel to a version that was never published, or is newer than the
+    /// active one.
+    #[error("version {requested} of '{slug}' cannot be read: the versions this server shares are 1 to {active}, the active one")]
+    VersionUnavailable {
+        slug: String,
+        requested: u64,
+        active: u64,
+    },
     /// The rows API cannot show these rows within a function's memory (see `catalog::rows`).
     #[error("{0}")]
     PreviewUnavailable(String),
@@ -157,6 +175,12 @@ pub enum Allowed {
     OperatorCollection,
     /// `/operator/access/{slug}/{account}`.
     OperatorItem,
+    /// Delta Sharing's GET routes (lists, version, metadata).
+    SharingGet,
+    /// Delta Sharing's query.
+    SharingPost,
+    /// Delta Sharing's table route (its first form of the version route).
+    SharingHead,
 }
 
 impl Allowed {
@@ -167,6 +191,9 @@ impl Allowed {
             Self::Key | Self::AccessItem => "DELETE",
             Self::OperatorCollection => "GET",
             Self::OperatorItem => "POST",
+            Self::SharingGet => "GET, HEAD",
+            Self::SharingPost => "POST",
+            Self::SharingHead => "HEAD",
         }
     }
 
@@ -177,6 +204,9 @@ impl Allowed {
             Self::Key | Self::AccessItem => "DELETE",
             Self::OperatorCollection => "GET",
             Self::OperatorItem => "POST",
+            Self::SharingGet => "GET or HEAD",
+            Self::SharingPost => "POST",
+            Self::SharingHead => "HEAD",
         }
     }
 }
@@ -201,7 +231,11 @@ impl ApiError {
             Self::DatasetNotFound(_)
             | Self::NoActiveVersion(_)
             | Self::VersionNotActive { .. }
-            | Self::RouteNotFound(_) => StatusCode::NOT_FOUND,
+            | Self::RouteNotFound(_)
+            | Self::ResourceNotFound(_) => StatusCode::NOT_FOUND,
+            Self::MalformedRequest(_) | Self::Unsupported(_) | Self::VersionUnavailable { .. } => {
+                StatusCode::BAD_REQUEST
+            }
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::PreviewUnavailable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
@@ -233,9 +267,13 @@ impl ApiError {
             Self::InsufficientScope => "insufficient_scope",
             Self::KeyNotForDataset(_) => "key_not_for_dataset",
             Self::AccessRequired(_) => "access_required",
-            Self::DatasetNotFound(_) | Self::VersionNotActive { .. } | Self::RouteNotFound(_) => {
-                "not_found"
-            }
+            Self::DatasetNotFound(_)
+            | Self::VersionNotActive { .. }
+            | Self::RouteNotFound(_)
+            | Self::ResourceNotFound(_) => "not_found",
+            Self::MalformedRequest(_) => "malformed_request",
+            Self::Unsupported(_) => "unsupported",
+            Self::VersionUnavailable { .. } => "version_unavailable",
             Self::NoActiveVersion(_) => "no_active_version",
             Self::MethodNotAllowed { .. } => "method_not_allowed",
             Self::PreviewUnavailable(_) => "preview_unavailable",

@@ -9,6 +9,8 @@
 //! - [`rows`]: the rows API's window, page and reader port (the reader is `catalog-rows`).
 //! - [`policy`]: a dataset's access policy as stored and shown (keyless window, level, grants).
 //! - [`grants`]: access requests and grants, from the request to its decisions.
+//! - [`sharing`]: the Delta Sharing protocol's routes, bodies and answers (its handler is
+//!   [`api::sharing()`]).
 //! - [`access`]: who may read a dataset's data: the one rule every route applies.
 //! - [`time`]: how times are written, in answers and stored items.
 //! - [`query`]: list filters, words and sort order, and which access path serves them.
@@ -40,6 +42,7 @@ pub mod query;
 pub mod records;
 pub mod rows;
 pub mod s3;
+pub mod sharing;
 pub mod signup;
 pub mod slug;
 #[cfg(any(test, feature = "memory"))]

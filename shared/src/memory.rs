@@ -14,11 +14,14 @@ use crate::input::DatasetRef;
 use crate::keys::{KeyHash, KeyInfo, KeyRecord, KeyStatus, NewKey, Owner};
 use crate::lock;
 use crate::ports::{
-    AccountKeyStore, CatalogPager, Created, DatasetReader, DownloadReader, GrantReader, KeyUsage,
-    SignedUrl, UrlSigner,
+    AccountKeyStore, CatalogPager, Created, DatasetReader, DownloadReader, GrantLister,
+    GrantReader, KeyReader, KeyUsage, SignedUrl, TableReader, TargetsReader, UrlSigner,
 };
 use crate::query::{FacetCounts, Indexed, ListQuery};
-use crate::records::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget};
+use crate::records::{
+    CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget, StoredVersion, TableRead,
+};
+use crate::slug::Slug;
 
 /// A catalog held in memory. Datasets are listed newest first, in insertion order.
 #[derive(Default)]
@@ -147,6 +150,61 @@ impl GrantReader for MemoryCatalog {
     ) -> Result<Option<Grant>, StoreError> {
         self.check()?;
         Ok(lock(&self.grants).get(&(owner.clone(), *dataset)).cloned())
+    }
+}
+
+impl KeyReader for MemoryCatalog {
+    async fn read_key(&self, key: &KeyHash) -> Result<Option<KeyRecord>, StoreError> {
+        self.check()?;
+        Ok(lock(&self.keys).get(key).cloned())
+    }
+}
+
+impl TableReader for MemoryCatalog {
+    /// The memory catalog keeps only each dataset's active version: a pinned version is found
+    /// when it is that one.
+    async fn read_table(
+        &self,
+        slug: &Slug,
+        version: Option<u64>,
+        key: &KeyHash,
+    ) -> Result<TableRead, StoreError> {
+        self.check()?;
+        let dataset = self.find(&DatasetRef::Slug(slug.clone()));
+        let version = dataset.as_ref().and_then(|d| {
+            let active = d.active.clone()?;
+            (Some(active.version) == version).then(|| StoredVersion {
+                version: active,
+                schema: d.schema.clone(),
+            })
+        });
+        Ok(TableRead {
+            dataset,
+            version,
+            key: lock(&self.keys).get(key).cloned(),
+        })
+    }
+}
+
+impl TargetsReader for MemoryCatalog {
+    async fn read_targets(&self, slugs: &[Slug]) -> Result<Vec<DownloadTarget>, StoreError> {
+        self.check()?;
+        Ok(lock(&self.datasets)
+            .iter()
+            .filter(|d| slugs.contains(&d.slug))
+            .map(DatasetRecord::target)
+            .collect())
+    }
+}
+
+impl GrantLister for MemoryCatalog {
+    async fn grants_of(&self, owner: &Owner) -> Result<Vec<(uuid::Uuid, Grant)>, StoreError> {
+        self.check()?;
+        Ok(lock(&self.grants)
+            .iter()
+            .filter(|((o, _), _)| o == owner)
+            .map(|((_, dataset), grant)| (*dataset, grant.clone()))
+            .collect())
     }
 }
 

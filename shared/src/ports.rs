@@ -13,7 +13,8 @@ use crate::input::DatasetRef;
 use crate::keys::{KeyHash, KeyInfo, KeyRecord, NewKey, Owner};
 use crate::policy::Grant;
 use crate::query::ListQuery;
-use crate::records::{CatalogPage, DatasetRecord, DownloadTarget};
+use crate::records::{CatalogPage, DatasetRecord, DownloadTarget, TableRead};
+use crate::slug::Slug;
 
 /// Reads one page of the catalog, or of the datasets matching a query, in the query's order.
 pub trait CatalogPager: Send + Sync {
@@ -53,6 +54,44 @@ pub trait GrantReader: Send + Sync {
         owner: &Owner,
         dataset: &Uuid,
     ) -> impl Future<Output = Result<Option<Grant>, StoreError>> + Send;
+}
+
+/// Reads a presented key's record alone (the Delta Sharing routes that list tables).
+pub trait KeyReader: Send + Sync {
+    fn read_key(
+        &self,
+        key: &KeyHash,
+    ) -> impl Future<Output = Result<Option<KeyRecord>, StoreError>> + Send;
+}
+
+/// Reads what a Delta Sharing table request needs in one round trip: the dataset with its
+/// schema, the version item `version` names (when given), and the key's record.
+pub trait TableReader: Send + Sync {
+    fn read_table(
+        &self,
+        slug: &Slug,
+        version: Option<u64>,
+        key: &KeyHash,
+    ) -> impl Future<Output = Result<TableRead, StoreError>> + Send;
+}
+
+/// Reads the datasets a key is limited to (at most [`crate::keys::MAX_DATASETS`]), in one round
+/// trip: what the gate judges of each that exists.
+pub trait TargetsReader: Send + Sync {
+    fn read_targets(
+        &self,
+        slugs: &[Slug],
+    ) -> impl Future<Output = Result<Vec<DownloadTarget>, StoreError>> + Send;
+}
+
+/// An account's grants, by dataset UUID, in one round trip (an index: a decision made a moment
+/// ago may show a moment later). Lists use it; a table's data is always judged on
+/// [`GrantReader`]'s strongly consistent read.
+pub trait GrantLister: Send + Sync {
+    fn grants_of(
+        &self,
+        owner: &Owner,
+    ) -> impl Future<Output = Result<Vec<(Uuid, Grant)>, StoreError>> + Send;
 }
 
 /// A URL that grants a GET of one object until `expires_at`.

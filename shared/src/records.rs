@@ -86,6 +86,36 @@ pub struct DownloadTarget {
     pub active: Option<ActiveVersion>,
 }
 
+impl DatasetRecord {
+    /// What the gate judges of this dataset.
+    pub fn target(&self) -> DownloadTarget {
+        DownloadTarget {
+            slug: self.slug.clone(),
+            id: self.id,
+            level: self.meta.card.access_level,
+            keyless_until: self.keyless_until,
+            active: self.active.clone(),
+        }
+    }
+}
+
+/// A published version as its own item keeps it: the version and its schema (the
+/// Column objects of that version, as stored text).
+#[derive(Debug, Clone)]
+pub struct StoredVersion {
+    pub version: ActiveVersion,
+    pub schema: Box<RawValue>,
+}
+
+/// What a Delta Sharing table request reads, in one round trip: the dataset, the version asked
+/// for (when one was), and the presented key's record.
+#[derive(Debug, Clone, Default)]
+pub struct TableRead {
+    pub dataset: Option<DatasetRecord>,
+    pub version: Option<StoredVersion>,
+    pub key: Option<crate::keys::KeyRecord>,
+}
+
 /// One entry of the list endpoint.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DatasetSummary {

@@ -8,9 +8,9 @@ use chrono::{DateTime, Utc};
 use crate::access::{authorize, verify_key, Allowed, Guarded};
 use crate::error::ApiError;
 use crate::input::{DatasetRef, VersionPin};
-use crate::keys::ApiKey;
+use crate::keys::{ApiKey, KeyHash, KeyRecord};
 use crate::ports::{DownloadReader, GrantReader, KeyUsage};
-use crate::records::ActiveVersion;
+use crate::records::{ActiveVersion, DownloadTarget};
 use crate::slug::Slug;
 
 /// A request let through to a dataset's active version.
@@ -45,13 +45,38 @@ pub async fn admit(
 ) -> Result<Admitted, ApiError> {
     let hash = key.as_ref().map(ApiKey::hash);
     let (target, key_record) = reader.get_download(dataset, hash.as_ref()).await?;
+    let presented = hash.as_ref().map(|h| (h, key_record));
+    let admitted = judge(&dataset.to_string(), target, presented, reader, now).await?;
+    // Only the active version is ever served: a pinned client whose version was replaced gets
+    // a 404 naming the active one, never the newer file under the old number.
+    if let Some(requested) = pin.map(VersionPin::get) {
+        if requested != admitted.active.version {
+            return Err(ApiError::VersionNotActive {
+                slug: admitted.slug.to_string(),
+                requested,
+                active: admitted.active.version,
+            });
+        }
+    }
+    Ok(admitted)
+}
 
-    // A presented key is always verified, whatever the dataset's window says.
-    let key_record = match key {
-        Some(_) => Some(verify_key(key_record, now)?),
+/// Judges what was read for a request to a dataset's data (by any route or protocol): the
+/// dataset (`None`: there is none called `named`) and, when a key was presented, its hash and
+/// stored record. A presented key is verified first, whatever the dataset's window says; then
+/// the dataset must exist and have an active version (404); then [`authorize`] decides.
+pub async fn judge(
+    named: &str,
+    target: Option<DownloadTarget>,
+    presented: Option<(&KeyHash, Option<KeyRecord>)>,
+    reader: &(impl KeyUsage + GrantReader),
+    now: DateTime<Utc>,
+) -> Result<Admitted, ApiError> {
+    let key_record = match presented {
+        Some((hash, record)) => Some(authenticate(hash, record, reader, now).await?),
         None => None,
     };
-    let target = target.ok_or_else(|| ApiError::DatasetNotFound(dataset.to_string()))?;
+    let target = target.ok_or_else(|| ApiError::DatasetNotFound(named.to_owned()))?;
     let Some(active) = target.active else {
         return Err(ApiError::NoActiveVersion(format!("'{}'", target.slug)));
     };
@@ -62,31 +87,28 @@ pub async fn admit(
         keyless_until: target.keyless_until,
     };
     let allowed = authorize(&guarded, key_record.as_ref(), reader, now).await?;
-    // Only the active version is ever served: a pinned client whose version was replaced gets
-    // a 404 naming the active one, never the newer file under the old number.
-    if let Some(requested) = pin.map(VersionPin::get) {
-        if requested != active.version {
-            return Err(ApiError::VersionNotActive {
-                slug: target.slug.to_string(),
-                requested,
-                active: active.version,
-            });
-        }
-    }
-    let key_id = key_record.as_ref().map(|k| k.id.clone());
-    let record_use = key_record
-        .as_ref()
-        .is_some_and(|k| k.use_worth_recording(now));
-    if let (true, Some(hash)) = (record_use, &hash) {
-        // One more round trip, at most once an hour per key; the answer does not depend on it.
-        if let Err(e) = reader.record_use(hash, now).await {
-            tracing::warn!(key_id = key_id.as_deref().unwrap_or("-"), error = %e, "could not record the key's use");
-        }
-    }
     Ok(Admitted {
         slug: target.slug,
         active,
-        key_id,
+        key_id: key_record.map(|k| k.id),
         allowed,
     })
+}
+
+/// A presented key, verified ([`verify_key`]: 401 unless usable, 403 without the read scope),
+/// and its use recorded, one more round trip at most once an hour per key; the answer does not
+/// depend on it.
+pub async fn authenticate(
+    hash: &KeyHash,
+    record: Option<KeyRecord>,
+    usage: &impl KeyUsage,
+    now: DateTime<Utc>,
+) -> Result<KeyRecord, ApiError> {
+    let record = verify_key(record, now)?;
+    if record.use_worth_recording(now) {
+        if let Err(e) = usage.record_use(hash, now).await {
+            tracing::warn!(key_id = %record.id, error = %e, "could not record the key's use");
+        }
+    }
+    Ok(record)
 }

@@ -73,10 +73,39 @@ struct ErrorBody<'a> {
     request_id: &'a str,
 }
 
+/// The Delta Sharing protocol's error body: its `errorCode` and `message`, plus this catalog's
+/// own `code` and the request id, as in [`ErrorBody`].
+#[derive(Serialize)]
+struct SharingErrorBody<'a> {
+    #[serde(rename = "errorCode")]
+    error_code: &'static str,
+    message: &'a str,
+    code: &'static str,
+    request_id: &'a str,
+}
+
+/// Which body an error is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ErrorShape {
+    /// The catalog's API: `{"error", "code", "request_id"}`.
+    Catalog,
+    /// Delta Sharing: `{"errorCode", "message", "code", "request_id"}`.
+    Sharing,
+}
+
 /// The one place an error becomes an HTTP response, with the status, code and challenge
 /// [`ApiError`] maps it to. Server-side failures are logged here with their cause chain and the
 /// request id; the client sees only the generic message.
 pub(super) fn error_answer(error: ApiError, request_id: &str) -> Response<Body> {
+    shaped_error_answer(error, request_id, ErrorShape::Catalog)
+}
+
+/// [`error_answer`], in the body `shape` asks for.
+pub(super) fn shaped_error_answer(
+    error: ApiError,
+    request_id: &str,
+    shape: ErrorShape,
+) -> Response<Body> {
     let status = error.status();
     if status.is_server_error() {
         tracing::error!(
@@ -90,14 +119,25 @@ pub(super) fn error_answer(error: ApiError, request_id: &str) -> Response<Body> 
         tracing::info!(request_id, status = status.as_u16(), error = %error, "request rejected");
     }
     let message = error.to_string();
-    let mut response = json_response(
-        status,
-        &ErrorBody {
-            error: &message,
-            code: error.code(),
-            request_id,
-        },
-    );
+    let mut response = match shape {
+        ErrorShape::Catalog => json_response(
+            status,
+            &ErrorBody {
+                error: &message,
+                code: error.code(),
+                request_id,
+            },
+        ),
+        ErrorShape::Sharing => json_response(
+            status,
+            &SharingErrorBody {
+                error_code: crate::sharing::error_code(&error),
+                message: &message,
+                code: error.code(),
+                request_id,
+            },
+        ),
+    };
     let headers = response.headers_mut();
     if let Some(challenge) = error
         .challenge()

@@ -4,7 +4,8 @@
 //! - `list`, `metadata`, `data`: the three catalog endpoints, and `rows` (its reader is the
 //!   rows function's); `gate`: who is let through to a dataset's data, for `data` and `rows`;
 //!   [`account`]: the account routes
-//!   (keys), [`access`]: access requests and operators' decisions;
+//!   (keys), [`access`]: access requests and operators' decisions; `sharing`: the Delta Sharing
+//!   routes ([`crate::sharing`]);
 //! - `http`: how every answer is built (JSON bodies, errors, CORS, HTTP caching, HEAD).
 //!
 //! Handlers never fail: every outcome, including storage failures, is a [`Response`]. An `Err`
@@ -13,7 +14,7 @@
 use chrono::{DateTime, Utc};
 use lambda_http::{Body, Request, Response};
 
-use crate::ports::{CatalogPager, DatasetReader, DownloadReader, GrantReader, KeyUsage, UrlSigner};
+use crate::ports::{DatasetReader, DownloadReader, UrlSigner};
 use crate::rows::RowsReader;
 
 pub mod access;
@@ -25,6 +26,7 @@ mod list;
 mod metadata;
 pub mod request;
 mod rows;
+mod sharing;
 
 pub use data::{data, download_name};
 pub use http::{cors, entity_tag, error_response, preflight_answer, PUBLIC_MAX_AGE_SECONDS};
@@ -32,10 +34,12 @@ pub use list::list;
 pub use metadata::metadata;
 pub use request::{pick_request_id, presented_key, request_id, request_path, Endpoint, Route};
 pub use rows::rows;
+pub use sharing::{sharing, SharingStore};
 
 /// Answers a request as the deployed API routes it (the local API, the tests and the fuzz
-/// targets; each function calls its own handler): the metadata, data and rows routes to their
-/// handlers, everything else to the list handler, as the `$default` route does.
+/// targets; each function calls its own handler): the metadata, data and rows routes and the
+/// Delta Sharing routes to their handlers, everything else to the list handler, as the
+/// `$default` route does.
 pub async fn dispatch<C>(
     req: &Request,
     catalog: &C,
@@ -44,8 +48,11 @@ pub async fn dispatch<C>(
     now: DateTime<Utc>,
 ) -> Response<Body>
 where
-    C: CatalogPager + DatasetReader + DownloadReader + KeyUsage + GrantReader,
+    C: SharingStore + DatasetReader + DownloadReader,
 {
+    if request_path(req).starts_with(crate::sharing::PREFIX) {
+        return sharing(req, catalog, signer, now).await;
+    }
     match Route::parse(request_path(req)) {
         Some(Route::Metadata(_)) => metadata(req, catalog, now).await,
         Some(Route::Data(_)) => data(req, catalog, signer, now).await,

@@ -37,6 +37,23 @@ use crate::keys::Owner;
 use crate::ports::{AccessStore, Asked, DatasetAccess, Decided};
 use crate::slug::Slug;
 
+/// An account's access records, from the owner index (one Query; eventually consistent).
+pub(crate) fn owner_records_query(
+    client: &Client,
+    keys_table: &str,
+    owner: &Owner,
+) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
+    client
+        .query()
+        .table_name(keys_table)
+        .index_name(KEYS_BY_OWNER_INDEX)
+        .key_condition_expression("#owner = :owner AND begins_with(#id, :access)")
+        .expression_attribute_names("#owner", OWNER)
+        .expression_attribute_names("#id", ID)
+        .expression_attribute_values(":owner", s(owner.as_str()))
+        .expression_attribute_values(":access", s(ACCESS_ID_PREFIX))
+}
+
 /// Access records, in the keys table; datasets' policies, read from the datasets table.
 #[derive(Clone, Debug)]
 pub struct DynamoAccess {
@@ -349,18 +366,7 @@ impl AccessStore for DynamoAccess {
     /// One Query of the owner index (eventually consistent: a record written a moment ago may
     /// show a moment later).
     async fn access_of(&self, owner: &Owner) -> Result<Vec<AccessRecord>, StoreError> {
-        let items = query_all(
-            self.client
-                .query()
-                .table_name(&self.keys_table)
-                .index_name(KEYS_BY_OWNER_INDEX)
-                .key_condition_expression("#owner = :owner AND begins_with(#id, :access)")
-                .expression_attribute_names("#owner", OWNER)
-                .expression_attribute_names("#id", ID)
-                .expression_attribute_values(":owner", s(owner.as_str()))
-                .expression_attribute_values(":access", s(ACCESS_ID_PREFIX)),
-        )
-        .await?;
+        let items = query_all(owner_records_query(&self.client, &self.keys_table, owner)).await?;
         let mut records = items
             .iter()
             .map(AccessRecord::try_from)

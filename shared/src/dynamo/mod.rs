@@ -24,6 +24,7 @@ pub mod codec;
 pub mod layout;
 pub mod requests;
 pub mod retry;
+mod sharing;
 pub mod snapshots;
 mod tx;
 
