@@ -291,7 +291,7 @@ impl Publisher {
                     // metadata is never silently reverted.
                     let meta = input.resolve(Some(reserved.stored.clone()))?;
                     let key = object_key(slug, reserved.version, sha256);
-                    self.upload(path, &key, size).await?;
+                    self.upload(path, &key, size, sha256).await?;
                     let version = version_of(reserved.version, key, schema_json);
                     Ok(Staged { version, meta })
                 }
@@ -319,7 +319,13 @@ impl Publisher {
 
     /// One PUT for small files; a multipart upload (aborted on failure) for large ones, with a
     /// progress bar when stdout is a terminal.
-    async fn upload(&self, path: &Path, key: &str, size: u64) -> Result<(), PublishError> {
+    async fn upload(
+        &self,
+        path: &Path,
+        key: &str,
+        size: u64,
+        sha256: &str,
+    ) -> Result<(), PublishError> {
         let bar = if size > PART_SIZE as u64 && std::io::stdout().is_terminal() {
             let bar = indicatif::ProgressBar::new(size);
             bar.set_style(
@@ -341,6 +347,7 @@ impl Publisher {
                 .bucket(&self.bucket)
                 .key(key)
                 .content_type("application/vnd.apache.parquet")
+                .set_checksum_sha256(catalog::s3::checksum_sha256(sha256))
                 .body(body)
                 .send()
                 .await

@@ -105,6 +105,7 @@ pub async fn seed_dataset(
                 .bucket(&target.bucket)
                 .key(&key)
                 .content_type("application/vnd.apache.parquet")
+                .set_checksum_sha256(catalog::s3::checksum_sha256(&sample.sha256))
                 .body(body)
                 .send()
                 .await?;

@@ -21,6 +21,15 @@ pub fn object_key(slug: &Slug, version: u64, sha256: &str) -> String {
     format!("datasets/{slug}/v{version}/{sha256}.parquet")
 }
 
+/// The `x-amz-checksum-sha256` of a file whose SHA-256 is `sha256_hex`: given with an upload,
+/// S3 refuses a body that does not hash to what was published, and the SDK sends the body as it
+/// is (no `aws-chunked` trailer to compute a checksum of its own). `None` if it is not 64 hex
+/// digits.
+pub fn checksum_sha256(sha256_hex: &str) -> Option<String> {
+    let digest = hex::decode(sha256_hex).ok().filter(|d| d.len() == 32)?;
+    Some(aws_smithy_types::base64::encode(digest))
+}
+
 /// Credentials are fetched again once they would expire before a new URL's full life (plus
 /// this margin) is over, but never more often than once per this interval.
 const REFRESH_MARGIN: TimeDelta = TimeDelta::seconds(crate::config::SIGNING_MARGIN_SECONDS as i64);
@@ -157,6 +166,19 @@ fn attachment(filename: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_upload_checksum_is_the_base64_of_the_published_digest() {
+        // SHA-256 of the empty string.
+        let hex = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+        assert_eq!(
+            checksum_sha256(hex).as_deref(),
+            Some("47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")
+        );
+        assert_eq!(checksum_sha256("abc"), None);
+        assert_eq!(checksum_sha256(&"zz".repeat(32)), None);
+    }
+
     use super::*;
     use aws_sdk_s3::config::{BehaviorVersion, Region};
 

@@ -1,0 +1,31 @@
+//! `ANY /api/v1/delta-sharing/{proxy+}`: the Delta Sharing server. Composition root only; the
+//! logic is in `catalog::api::sharing` and the protocol's shapes in `catalog::sharing`.
+//!
+//! Configured as the data function (`DataConfig`: both tables, the bucket, the URL lifetime and
+//! the signing role), whose clients it builds: it reads what the data endpoint reads, plus the
+//! catalog's list and an account's grants, and signs the same URLs.
+
+use std::convert::Infallible;
+
+use catalog::aws::DataClients;
+use catalog::config::DataConfig;
+use catalog::dynamo::DynamoCatalog;
+use catalog::s3::S3Signer;
+use lambda_http::{service_fn, Body, Error, Request, Response};
+
+async fn handle(
+    catalog: &DynamoCatalog,
+    signer: &S3Signer,
+    req: Request,
+) -> Result<Response<Body>, Infallible> {
+    Ok(catalog::api::sharing(&req, catalog, signer, chrono::Utc::now()).await)
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    lambda_http::tracing::init_default_subscriber();
+    let config = DataConfig::from_env()?;
+    let sdk = catalog::aws::load_sdk_config().await;
+    let DataClients { catalog, signer } = DataClients::from_config(&sdk, &config).await?;
+    catalog::lambda::run(service_fn(|req| handle(&catalog, &signer, req))).await
+}
