@@ -1,5 +1,5 @@
 //! Who may read what, on the real stack: the rule of `catalog::access::authorize` as one matrix
-//! over the data and rows routes (DynamoDB on moto, S3 on s3s-fs; every data 200 is downloaded
+//! over the data and rows routes and Delta Sharing's query (DynamoDB on moto, S3 on s3s-fs; every data 200 is downloaded
 //! and its SHA-256 checked, every rows 200 holds rows of the same version), what it costs on the wire, and the operators' commands that set levels,
 //! grant and revoke.
 
@@ -14,12 +14,17 @@ use sha2::{Digest, Sha256};
 
 use super::*;
 
-const OPERATOR: &str = "dcat_access_operator_00000000000000000000000000000000000000000000";
-const GRANTED: &str = "dcat_access_granted_000000000000000000000000000000000000000000000";
-const UNGRANTED: &str = "dcat_access_ungranted_0000000000000000000000000000000000000000000";
-const LAPSED: &str = "dcat_access_lapsed_0000000000000000000000000000000000000000000000";
-const ONLY_AIR: &str = "dcat_access_only_air_00000000000000000000000000000000000000000000";
-const ONLY_BIRDS: &str = "dcat_access_only_birds_000000000000000000000000000000000000000000";
+pub(super) const OPERATOR: &str =
+    "dcat_access_operator_00000000000000000000000000000000000000000000";
+pub(super) const GRANTED: &str =
+    "dcat_access_granted_000000000000000000000000000000000000000000000";
+pub(super) const UNGRANTED: &str =
+    "dcat_access_ungranted_0000000000000000000000000000000000000000000";
+pub(super) const LAPSED: &str = "dcat_access_lapsed_0000000000000000000000000000000000000000000000";
+pub(super) const ONLY_AIR: &str =
+    "dcat_access_only_air_00000000000000000000000000000000000000000000";
+pub(super) const ONLY_BIRDS: &str =
+    "dcat_access_only_birds_000000000000000000000000000000000000000000";
 const UNKNOWN: &str = "dcat_access_unknown_000000000000000000000000000000000000000000000";
 
 /// An account's `sub` for the tests that need no user pool.
@@ -83,6 +88,34 @@ async fn outcome(g: &Given, dataset: &str, key: Option<&str>) -> String {
         rows_outcome, data_outcome,
         "rows and data disagree on {dataset} with {key:?}"
     );
+    // And Delta Sharing's query, for a key (a recipient always has one): its file is the
+    // data route's.
+    if let Some(key) = key {
+        let signer = g.stack.signer(std::time::Duration::from_secs(900));
+        let path =
+            format!("/api/v1/delta-sharing/shares/catalog/schemas/datasets/tables/{dataset}/query");
+        let req = catalog::testing::V2Event::new("POST", &path)
+            .header("authorization", &format!("Bearer {key}"))
+            .body("{}")
+            .request();
+        let shared = api::sharing(&req, &g.catalog, &signer, Utc::now()).await;
+        let sharing_outcome = if shared.status() == 200 {
+            let text = String::from_utf8(shared.body().to_vec()).unwrap();
+            let file: Value =
+                serde_json::from_str(text.lines().nth(2).expect("a file line")).unwrap();
+            assert_eq!(
+                file["file"]["id"], body["sha256"],
+                "{dataset}: the data route's file"
+            );
+            "ok".to_owned()
+        } else {
+            status_and_code(&shared, &json_body(&shared))
+        };
+        assert_eq!(
+            sharing_outcome, data_outcome,
+            "Delta Sharing and data disagree on {dataset} with {key:?}"
+        );
+    }
     data_outcome
 }
 
@@ -97,7 +130,7 @@ fn status_and_code(resp: &lambda_http::Response<lambda_http::Body>, body: &Value
 /// GIVEN the sample catalog with bird-sightings (gated) and city-bikes (in an open keyless
 /// window) at the approval level, account 1 granted bird-sightings, account 3 granted it until
 /// a minute ago, account 2 granted nothing, and keys of each kind.
-async fn given_levels() -> Given {
+pub(super) async fn given_levels() -> Given {
     let g = given().await;
     let writer = g.stack.writer();
     let now = Utc::now();

@@ -5,6 +5,7 @@
 //! - `listing`, `downloads`: the three endpoints, each download fetched and read back;
 //! - `access_rule`: who may read what (levels, grants, dataset-limited keys) as one matrix over
 //!   the data and rows routes, its cost, and the operators' `access` commands;
+//! - `sharing`: the Delta Sharing server with Delta Sharing's own Python connector, and its cost;
 //! - `rows`: the rows API against pyarrow, what a page reads, hostile parameters, its gate,
 //!   version pins while re-publishing;
 //! - `storage_failures`, `transport_faults`: DynamoDB unreachable, throttling, failing, hanging;
@@ -118,5 +119,6 @@ mod over_http;
 mod request_cost;
 mod rows;
 mod rule_table;
+mod sharing;
 mod storage_failures;
 mod transport_faults;
