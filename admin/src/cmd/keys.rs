@@ -28,6 +28,14 @@ pub enum Command {
         /// Limit the key to this dataset (repeatable, at most 20): it reads nothing else.
         #[arg(long = "dataset")]
         datasets: Vec<String>,
+        /// Also write a Delta Sharing profile file for the key here (a new file, readable by
+        /// its owner only), to hand to a recipient: the endpoint, the key, its expiry.
+        #[arg(long, requires = "api_url")]
+        sharing_profile: Option<std::path::PathBuf>,
+        /// The API's base URL, ending in /api/v1 (the stack's ApiBaseUrl output, or the site's
+        /// URL followed by api/v1), for --sharing-profile.
+        #[arg(long, env = "CATALOG_API_URL")]
+        api_url: Option<String>,
     },
     /// List keys: id, prefix, scopes, created, expiry, revoked, last used, owner (an account's
     /// id, or `-` for an operator's key), the datasets it is limited to (`-`: none), label.
@@ -50,6 +58,8 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
             label,
             expires,
             datasets,
+            sharing_profile,
+            api_url,
         } => {
             let expires_at = expires
                 .map(|e| parse_when(&e, now).map_err(CliError::Usage))
@@ -88,9 +98,27 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
             );
             key.datasets = (!limit.is_empty()).then_some(limit);
             let id = key.id.clone();
+            // The profile's file is created before the key, so that a file that cannot be
+            // written leaves no key behind.
+            let profile_file = match &sharing_profile {
+                Some(path) => Some(new_private_file(path)?),
+                None => None,
+            };
             writer.put_key(&key).await?;
             eprintln!("created {id}; the key is shown once, store it now:");
             println!("{secret}");
+            if let (Some(mut file), Some(path), Some(api)) =
+                (profile_file, &sharing_profile, &api_url)
+            {
+                let profile = catalog::sharing::profile(api, &secret, expires_at);
+                use std::io::Write;
+                writeln!(file, "{profile:#}")
+                    .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
+                eprintln!(
+                    "wrote the Delta Sharing profile {} (it holds the key)",
+                    path.display()
+                );
+            }
         }
         Command::List => {
             println!(
@@ -132,4 +160,15 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+/// A new file only its owner may read (it will hold a key); an existing file is left alone.
+fn new_private_file(path: &std::path::Path) -> Result<std::fs::File, CliError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+        .open(path)
+        .map_err(|e| CliError::Usage(format!("cannot create {}: {e}", path.display())))
 }

@@ -129,6 +129,21 @@ fn known_schema(share: &str, schema: &str) -> Result<(), ApiError> {
     }
 }
 
+/// A recipient's profile file, as Delta Sharing providers hand it out: the server's endpoint
+/// (the API's base URL, `.../api/v1`, followed by `/delta-sharing`), the key as bearer token,
+/// and the key's expiry when it has one.
+pub fn profile(api_base_url: &str, key: &str, expires_at: Option<DateTime<Utc>>) -> Value {
+    let mut profile = serde_json::json!({
+        "shareCredentialsVersion": 1,
+        "endpoint": format!("{}/delta-sharing", api_base_url.trim_end_matches('/')),
+        "bearerToken": key,
+    });
+    if let Some(t) = expires_at {
+        profile["expirationTime"] = Value::String(crate::time::format_time(&t));
+    }
+    profile
+}
+
 /// A list request's `maxResults` (0 to any number, capped at [`MAX_RESULTS`]) and `pageToken`
 /// (the position of the next table, as the previous answer gave it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -433,6 +448,25 @@ mod tests {
                 "{method} {path}"
             );
         }
+    }
+
+    #[test]
+    fn a_profile_names_the_endpoint_the_key_and_its_expiry() {
+        let at = DateTime::parse_from_rfc3339("2027-01-02T03:04:05Z")
+            .unwrap()
+            .to_utc();
+        assert_eq!(
+            profile("https://example.org/api/v1/", "dcat_x", Some(at)),
+            serde_json::json!({
+                "shareCredentialsVersion": 1,
+                "endpoint": "https://example.org/api/v1/delta-sharing",
+                "bearerToken": "dcat_x",
+                "expirationTime": "2027-01-02T03:04:05Z",
+            })
+        );
+        assert!(profile("http://h/api/v1", "k", None)
+            .get("expirationTime")
+            .is_none());
     }
 
     #[test]

@@ -160,6 +160,79 @@ async fn the_connector_lists_exactly_what_each_key_may_read_and_refuses_a_revoke
 }
 
 #[tokio::test]
+async fn catalog_admin_writes_a_profile_the_connector_reads() {
+    // GIVEN the catalog and the local API
+    let g = given_levels().await;
+    let (api, _guard) = start_local_api(&g.stack);
+    let profiles = Profiles::new();
+    let path = profiles.0.join("partner.share");
+    let create = |dataset: &str| {
+        let mut cmd = catalog_tests::admin_command();
+        cmd.envs(g.stack.function_env()).args([
+            "keys",
+            "create",
+            "--scope",
+            "read",
+            "--label",
+            "partner",
+            "--expires",
+            "+30d",
+            "--dataset",
+            dataset,
+            "--sharing-profile",
+            path.to_str().unwrap(),
+            "--api-url",
+            &api,
+        ]);
+        catalog_tests::run_admin(&mut cmd)
+    };
+    // WHEN an operator creates a key limited to one dataset, with a profile file
+    let out = create("river-levels");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    // THEN the file is the recipient's profile, readable by its owner only
+    let profile: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(profile["shareCredentialsVersion"], 1);
+    assert_eq!(profile["endpoint"], format!("{api}/delta-sharing"));
+    assert_eq!(profile["bearerToken"], key.as_str());
+    let expiry =
+        chrono::DateTime::parse_from_rfc3339(profile["expirationTime"].as_str().unwrap()).unwrap();
+    assert!(
+        (expiry.to_utc() - (Utc::now() + TimeDelta::days(30)))
+            .num_seconds()
+            .abs()
+            < 60
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // AND the connector, given the file, lists the one dataset the key reads
+    let results = connector(&json!([{"op": "list", "profile": path}]));
+    assert_eq!(
+        results[0]["tables"],
+        json!([table("river-levels")]),
+        "{}",
+        results[0]
+    );
+    // AND an existing file is never overwritten: the command fails and creates no key
+    let keys_before = g.stack.writer().list_keys().await.unwrap().len();
+    let again = create("air-quality-hourly");
+    assert!(!again.status.success());
+    assert!(again.stdout.is_empty(), "no key printed");
+    assert_eq!(
+        g.stack.writer().list_keys().await.unwrap().len(),
+        keys_before
+    );
+    assert!(std::fs::read_to_string(&path).unwrap().contains(&key), "the first key's profile stays");
+}
+
+#[tokio::test]
 async fn load_as_pandas_equals_pyarrow_and_a_pinned_version_holds_while_republished() {
     // GIVEN the sample catalog, an operator's key and river-levels at version 1
     let g = given_levels().await;
