@@ -260,6 +260,18 @@ document.getElementById("older-keys").addEventListener("click", async () => {
   }
 });
 
+/** A Delta Sharing profile file for a new key, as a download link's URL: the server's endpoint,
+ * the key as bearer token, its expiry (the file catalog-admin keys create --sharing-profile
+ * writes). */
+async function sharingProfileUrl(secret, expiresAt) {
+  const { apiBase } = await config();
+  const endpoint = new URL(`${apiBase.replace(/\/$/, "")}/delta-sharing`, location.href).href;
+  const profile = { shareCredentialsVersion: 1, endpoint, bearerToken: secret };
+  if (expiresAt) profile.expirationTime = expiresAt;
+  const blob = new Blob([JSON.stringify(profile, null, 2) + "\n"], { type: "application/json" });
+  return URL.createObjectURL(blob);
+}
+
 document.getElementById("create").addEventListener("submit", async (event) => {
   event.preventDefault();
   const f = event.target;
@@ -273,10 +285,16 @@ document.getElementById("create").addEventListener("submit", async (event) => {
     if (f.elements.use.checked) rememberKey(body.key.id, body.key.label, body.secret);
     const secret = h("input", { type: "text", id: "new-secret", readonly: true, value: body.secret, "aria-label": "Your new API key", class: "mono" });
     const copyButton = h("button", { type: "button", onclick: () => copy(copyButton, body.secret) }, "Copy");
+    const profile = h("a", {
+      id: "sharing-profile",
+      href: await sharingProfileUrl(body.secret, body.key.expires_at),
+      download: `${body.key.label.replace(/[^\w.-]+/g, "-") || "catalog"}.share`,
+    }, "Download its Delta Sharing profile");
     created.replaceChildren(h("div", { class: "notice", role: "alert" },
       h("p", {}, h("strong", {}, `Your new key “${body.key.label}”. `), "Copy it now: it is shown only this once, and we keep no copy we could show you again."),
       h("div", { class: "row" }, secret, copyButton),
-      h("p", {}, `It expires ${humanDate(body.key.expires_at)}.`)));
+      h("p", {}, `It expires ${humanDate(body.key.expires_at)}. `, profile,
+        " (a file for Delta Sharing clients: pandas, Spark, Power BI; it holds the key)."));
     secret.focus();
     secret.select();
     f.reset();

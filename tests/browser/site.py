@@ -15,10 +15,12 @@ Then keyboard navigation on every page. Screenshots: SHOTS_DIR/catalog.png and d
 """
 
 import hashlib
+import json
 import os
 import re
 import sys
 import traceback
+from pathlib import Path
 
 from playwright.sync_api import expect, sync_playwright
 
@@ -584,6 +586,15 @@ def create_key(page, ctx):
     secret = page.locator("#new-secret")
     expect(secret).to_have_value(re.compile(r"^dcat_[0-9a-f]{64}$"))
     ctx["secret"] = secret.input_value()
+    # The new key's Delta Sharing profile: the endpoint, the key, its expiry.
+    with page.expect_download() as download:
+        page.locator("#sharing-profile").click()
+    profile = json.loads(Path(download.value.path()).read_text())
+    assert profile["shareCredentialsVersion"] == 1, profile
+    assert profile["bearerToken"] == ctx["secret"], "the profile holds the new key"
+    assert profile["endpoint"] == BASE + "/api/v1/delta-sharing", profile
+    assert profile["expirationTime"].endswith("Z"), profile
+    assert download.value.suggested_filename == "browser-test.share", download.value.suggested_filename
     expect(page.locator("#keys tr")).to_have_count(1)
     expect(page.locator("#keys")).to_contain_text("browser test")
     expect(page.locator("#keys")).to_contain_text(ctx["secret"][:9] + "…")
