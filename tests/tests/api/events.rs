@@ -49,6 +49,11 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     ("rows-gated-no-key.json", "catalog-rows", 401),
     ("rows-past-the-end.json", "catalog-rows", 200),
     ("rows-bad-offset.json", "catalog-rows", 400),
+    // The Delta Sharing server, as its Python connector calls it
+    ("sharing-list-tables.json", "catalog-sharing", 200),
+    ("sharing-query.json", "catalog-sharing", 200),
+    ("sharing-no-token.json", "catalog-sharing", 401),
+    ("sharing-changes.json", "catalog-sharing", 400),
     // The account routes, with the claims API Gateway's JWT authorizer passes on
     ("account-create-key.json", "catalog-keys", 201),
     ("account-list-keys.json", "catalog-keys", 200),
@@ -73,13 +78,14 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     ("signup-capitals.json", "catalog-signup", 400),
 ];
 
-const FUNCTIONS: [&str; 6] = [
+const FUNCTIONS: [&str; 7] = [
     "catalog-list",
     "catalog-metadata",
     "catalog-data",
     "catalog-keys",
     "catalog-signup",
     "catalog-rows",
+    "catalog-sharing",
 ];
 
 fn cargo_lambda() -> PathBuf {
@@ -257,12 +263,47 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
             statuses.insert(*file, status);
             continue;
         }
+        if *file == "sharing-query.json" {
+            // NDJSON: the protocol, the metadata and the file, whose URL fetches the file.
+            assert_eq!(status, *expected, "{file}: {response}");
+            assert_eq!(response["headers"]["delta-table-version"], "1", "{file}");
+            // lambda_http sends an application/x-ndjson body base64-encoded; API Gateway
+            // decodes it before it reaches the client.
+            assert_eq!(response["isBase64Encoded"], true, "{file}");
+            let decoded =
+                aws_smithy_types::base64::decode(response["body"].as_str().expect("a body"))
+                    .expect("base64");
+            let text = String::from_utf8(decoded).expect("UTF-8");
+            let lines: Vec<Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).expect("a JSON line"))
+                .collect();
+            assert_eq!(lines.len(), 3, "{file}: {text}");
+            let (code, bytes) = http_get(lines[2]["file"]["url"].as_str().expect("url")).await;
+            assert_eq!(code, 200, "{file}");
+            let (rows, _, _) = read_parquet(bytes);
+            assert_eq!(lines[1]["metaData"]["version"], 1, "{file}");
+            assert_eq!(
+                serde_json::from_str::<Value>(lines[2]["file"]["stats"].as_str().unwrap()).unwrap()
+                    ["numRecords"],
+                rows,
+                "{file}"
+            );
+            statuses.insert(*file, status);
+            continue;
+        }
         let body: Value = serde_json::from_str(response["body"].as_str().unwrap_or("null"))
             .unwrap_or_else(|e| panic!("{file}: body is not JSON ({e}): {response}"));
         statuses.insert(*file, status);
         assert_eq!(status, *expected, "{file}: {body}");
         if status >= 400 {
-            assert!(body["error"].is_string(), "{file}: error body {body}");
+            // The catalog's error body, or, from the Delta Sharing server, the protocol's.
+            let message = if *function == "catalog-sharing" {
+                &body["message"]
+            } else {
+                &body["error"]
+            };
+            assert!(message.is_string(), "{file}: error body {body}");
         }
         if *file == "list-filtered.json" {
             // category=Environment&sort=name: both environment datasets, A to Z
@@ -309,6 +350,16 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
                 "{file}: {body}"
             );
             assert_eq!(body["access"][0]["dataset"], "bird-sightings", "{file}");
+        }
+        if *file == "sharing-list-tables.json" {
+            assert_eq!(
+                body["items"].as_array().map(Vec::len),
+                Some(4),
+                "{file}: {body}"
+            );
+        }
+        if *file == "sharing-changes.json" {
+            assert_eq!(body["errorCode"], "UNSUPPORTED_OPERATION", "{file}: {body}");
         }
         if *file == "operator-revoke.json" {
             assert_eq!(body["access"]["status"], "revoked", "{file}: {body}");

@@ -229,7 +229,10 @@ async fn catalog_admin_writes_a_profile_the_connector_reads() {
         g.stack.writer().list_keys().await.unwrap().len(),
         keys_before
     );
-    assert!(std::fs::read_to_string(&path).unwrap().contains(&key), "the first key's profile stays");
+    assert!(
+        std::fs::read_to_string(&path).unwrap().contains(&key),
+        "the first key's profile stays"
+    );
 }
 
 #[tokio::test]
