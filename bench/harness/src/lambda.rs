@@ -133,6 +133,24 @@ pub async fn run(opts: Options) -> Result<(), String> {
             extra_env: vec![("AWS_ENDPOINT_URL_S3".into(), stack.s3_url.clone())],
         },
         Function {
+            name: "catalog-sharing",
+            bootstrap: bootstrap("catalog-sharing"),
+            // Delta Sharing's query, as its connector sends it: the table, its key and a
+            // presigned URL (signed with the role, as the data function signs).
+            event: Bytes::from(
+                catalog::testing::V2Event::new(
+                    "POST",
+                    "/api/v1/delta-sharing/shares/catalog/schemas/datasets/tables/air-quality-hourly/query",
+                )
+                .header("authorization", &format!("Bearer {EVENTS_READ_KEY}"))
+                .body("{}")
+                .json()
+                .to_string()
+                .into_bytes(),
+            ),
+            extra_env: vec![("SIGNING_ROLE_ARN".into(), SIGNING_ROLE.into())],
+        },
+        Function {
             name: "catalog-keys",
             bootstrap: bootstrap("catalog-keys"),
             // An account's list, with the claims API Gateway's JWT authorizer passes on.
