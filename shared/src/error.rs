@@ -67,7 +67,7 @@ pub enum ApiError {
     #[error("{0}")]
     Unsupported(String),
     /// Delta Sharing time travel to a version that was never published, or is newer than the
-    /// active one.
+    /// active one: a 404, as a pinned version the data endpoint does not serve.
     #[error("version {requested} of '{slug}' cannot be read: the versions this server shares are 1 to {active}, the active one")]
     VersionUnavailable {
         slug: String,
@@ -233,9 +233,8 @@ impl ApiError {
             | Self::VersionNotActive { .. }
             | Self::RouteNotFound(_)
             | Self::ResourceNotFound(_) => StatusCode::NOT_FOUND,
-            Self::MalformedRequest(_) | Self::Unsupported(_) | Self::VersionUnavailable { .. } => {
-                StatusCode::BAD_REQUEST
-            }
+            Self::VersionUnavailable { .. } => StatusCode::NOT_FOUND,
+            Self::MalformedRequest(_) | Self::Unsupported(_) => StatusCode::BAD_REQUEST,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::PreviewUnavailable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Unauthenticated(_) => StatusCode::UNAUTHORIZED,

@@ -2,8 +2,8 @@
 //! API Gateway's routes, calling the same handler code as the Lambda functions (the rows route
 //! with the rows function's reader). Configured like
 //! the data function (DATASETS_TABLE, KEYS_TABLE, DATA_BUCKET, URL_TTL_SECONDS,
-//! S3_FORCE_PATH_STYLE and the SDK's own variables). Also serves the OpenAPI document at
-//! /api/v1/openapi.json.
+//! S3_FORCE_PATH_STYLE and the SDK's own variables). Also serves the OpenAPI documents at
+//! /api/v1/openapi.json and (the Delta Sharing routes) /api/v1/openapi-delta-sharing.json.
 //!
 //! The web site (`web/`, or SITE_DIR) is served at `/`, on the same origin, with the security
 //! headers CloudFront adds when deployed ([`catalog_dev::site`]); the dataset page's policy lets
@@ -60,6 +60,8 @@ struct App {
     rows: ParquetRows<S3Source>,
     /// The API's OpenAPI document (openapi.yaml), served as JSON at /api/v1/openapi.json.
     openapi: Bytes,
+    /// openapi-delta-sharing.yaml, at /api/v1/openapi-delta-sharing.json.
+    sharing_openapi: Bytes,
     /// The account routes, when a user pool is configured.
     accounts: Option<Accounts>,
     /// The web site, at `/`.
@@ -67,10 +69,12 @@ struct App {
 }
 
 const OPENAPI_PATH: &str = "/api/v1/openapi.json";
+/// The Delta Sharing routes' own document (openapi-delta-sharing.yaml).
+const SHARING_OPENAPI_PATH: &str = "/api/v1/openapi-delta-sharing.json";
 
-fn openapi_json() -> Result<Bytes, DevError> {
-    let doc: serde_json::Value = serde_norway::from_str(include_str!("../../../openapi.yaml"))
-        .map_err(|e| format!("openapi.yaml: {e}"))?;
+fn openapi_json(yaml: &str, name: &str) -> Result<Bytes, DevError> {
+    let doc: serde_json::Value =
+        serde_norway::from_str(yaml).map_err(|e| format!("{name}: {e}"))?;
     Ok(Bytes::from(doc.to_string()))
 }
 
@@ -78,8 +82,13 @@ async fn serve(
     app: Arc<App>,
     req: hyper::Request<Incoming>,
 ) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
-    if req.uri().path() == OPENAPI_PATH && req.method() == hyper::Method::GET {
-        let mut resp = hyper::Response::new(Full::new(app.openapi.clone()));
+    let document = match req.uri().path() {
+        OPENAPI_PATH => Some(&app.openapi),
+        SHARING_OPENAPI_PATH => Some(&app.sharing_openapi),
+        _ => None,
+    };
+    if let (Some(document), &hyper::Method::GET) = (document, req.method()) {
+        let mut resp = hyper::Response::new(Full::new(document.clone()));
         resp.headers_mut().insert(
             hyper::header::CONTENT_TYPE,
             hyper::header::HeaderValue::from_static("application/json"),
@@ -244,7 +253,11 @@ async fn main() -> Result<(), DevError> {
     let app = Arc::new(App {
         site,
         accounts: accounts(&sdk, &config).await?,
-        openapi: openapi_json()?,
+        openapi: openapi_json(include_str!("../../../openapi.yaml"), "openapi.yaml")?,
+        sharing_openapi: openapi_json(
+            include_str!("../../../openapi-delta-sharing.yaml"),
+            "openapi-delta-sharing.yaml",
+        )?,
         rows: ParquetRows::new(S3Source::from_sdk(
             &sdk,
             &config.bucket,

@@ -158,10 +158,12 @@ impl ListWindow {
             None => MAX_RESULTS,
             Some(raw) => raw
                 .parse::<u64>()
-                .map_err(|_| {
+                .ok()
+                .filter(|n| *n <= i32::MAX as u64)
+                .ok_or_else(|| {
                     ApiError::BadRequest(format!(
-                        "maxResults must be a whole number from 0 (at most {MAX_RESULTS} are \
-                         returned), got '{}'",
+                        "maxResults must be a whole number from 0 to 2147483647 (at most \
+                         {MAX_RESULTS} are returned), got '{}'",
                         echo(raw)
                     ))
                 })?
@@ -239,6 +241,14 @@ impl QueryRequest {
             None | Some(Value::Null) => {}
             Some(Value::Array(items)) if items.iter().all(Value::is_string) => {}
             Some(_) => return Err(malformed("has predicateHints that are not strings".into())),
+        }
+        match fields.get("jsonPredicateHints") {
+            None | Some(Value::Null | Value::String(_)) => {}
+            Some(_) => {
+                return Err(malformed(
+                    "has jsonPredicateHints that are not a string".into(),
+                ))
+            }
         }
         match fields.get("limitHint") {
             None | Some(Value::Null) => {}
@@ -488,7 +498,7 @@ mod tests {
                 limit: 7
             }
         );
-        for bad in ["-1", "x", "1.5", ""] {
+        for bad in ["-1", "x", "1.5", "", "2147483648"] {
             let e = ListWindow::parse(Some(bad), None).unwrap_err();
             assert_eq!(error_code(&e), "INVALID_PARAMETER_VALUE", "{bad:?}");
         }
@@ -513,6 +523,11 @@ mod tests {
         assert_eq!(code("{"), "MALFORMED_REQUEST");
         assert_eq!(code("[]"), "MALFORMED_REQUEST");
         assert_eq!(code(r#"{"limitHint": "ten"}"#), "MALFORMED_REQUEST");
+        assert_eq!(code(r#"{"limitHint": 2147483648}"#), "MALFORMED_REQUEST");
+        assert_eq!(
+            code(r#"{"jsonPredicateHints": {"op": "and"}}"#),
+            "MALFORMED_REQUEST"
+        );
         assert_eq!(code(r#"{"version": -1}"#), "INVALID_PARAMETER_VALUE");
         assert_eq!(code(r#"{"version": "2"}"#), "INVALID_PARAMETER_VALUE");
         assert_eq!(

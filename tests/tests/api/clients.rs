@@ -1,6 +1,6 @@
 //! The client recipes of the README ("Clients"), run as written against the local API over
 //! moto and s3s-fs (which checks every signature and expiry): curl, requests + pandas, DuckDB
-//! with httpfs, and `catalog-admin download`, whose checks (SHA-256, errors) are tested here too.
+//! with httpfs, `catalog-admin download` and Delta Sharing's connector, whose checks (SHA-256, errors) are tested here too.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -80,8 +80,21 @@ fn duckdb_home(scratch: &Path) -> PathBuf {
     home
 }
 
-fn run_recipe(lang: &str, script: &str, base: &str, key: &str, dir: &Path, home: &Path) -> Output {
-    let python = tool("PYTHON", ".venv/bin/python");
+fn run_recipe(
+    name: &str,
+    lang: &str,
+    script: &str,
+    base: &str,
+    key: &str,
+    dir: &Path,
+    home: &Path,
+) -> Output {
+    // Delta Sharing's connector lives in its own virtualenv (it pins older pandas and pyarrow).
+    let python = if name == "delta-sharing" {
+        tool("PROTOCOLS_PYTHON", ".venv-protocols/bin/python")
+    } else {
+        tool("PYTHON", ".venv/bin/python")
+    };
     let venv_bin = python.parent().unwrap().to_path_buf();
     let admin_dir = built_binary("catalog-admin")
         .parent()
@@ -127,11 +140,22 @@ async fn every_readme_recipe_downloads_the_gated_dataset() {
 
     let recipes = recipes();
     let names: Vec<&str> = recipes.iter().map(|(n, _, _)| n.as_str()).collect();
-    assert_eq!(names, ["curl", "pandas", "duckdb", "catalog-admin"]);
+    assert_eq!(
+        names,
+        ["curl", "pandas", "duckdb", "catalog-admin", "delta-sharing"]
+    );
     for (name, lang, script) in &recipes {
         let scratch = Scratch::new(name);
         let home = duckdb_home(&scratch.0);
-        let out = run_recipe(lang, script, &base, EVENTS_READ_KEY, &scratch.0, &home);
+        let out = run_recipe(
+            name,
+            lang,
+            script,
+            &base,
+            EVENTS_READ_KEY,
+            &scratch.0,
+            &home,
+        );
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),

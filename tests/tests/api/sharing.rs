@@ -312,7 +312,7 @@ async fn the_connector_meets_the_protocols_errors_and_the_delta_schema() {
         (404, "RESOURCE_DOES_NOT_EXIST", "not_found"),
         (403, "PERMISSION_DENIED", "access_required"),
         (403, "PERMISSION_DENIED", "key_not_for_dataset"),
-        (400, "INVALID_PARAMETER_VALUE", "version_unavailable"),
+        (404, "RESOURCE_DOES_NOT_EXIST", "version_unavailable"),
         (400, "UNSUPPORTED_OPERATION", "unsupported"),
     ];
     for (i, (status, error_code, code)) in expected.into_iter().enumerate() {
