@@ -252,10 +252,10 @@ impl QueryRequest {
         }
         match fields.get("limitHint") {
             None | Some(Value::Null) => {}
-            Some(v) if v.is_u64() => {}
+            Some(v) if v.as_u64().is_some_and(|n| n <= i32::MAX as u64) => {}
             Some(_) => {
                 return Err(malformed(
-                    "has a limitHint that is not a whole number".into(),
+                    "has a limitHint that is not a whole number from 0 to 2147483647".into(),
                 ))
             }
         }
