@@ -34,6 +34,7 @@ fn the_functions_do_not_link_the_writer() {
         "catalog-keys",
         "catalog-signup",
         "catalog-rows",
+        "catalog-sharing",
     ] {
         let tree = dependency_tree(function);
         assert!(
@@ -56,6 +57,7 @@ fn only_the_keys_function_links_the_cognito_sdk() {
         "catalog-data",
         "catalog-signup",
         "catalog-rows",
+        "catalog-sharing",
     ] {
         assert!(
             !dependency_tree(function)
@@ -79,6 +81,7 @@ fn only_the_rows_function_links_arrow_and_parquet() {
         "catalog-data",
         "catalog-keys",
         "catalog-signup",
+        "catalog-sharing",
     ] {
         let tree = dependency_tree(function);
         assert!(

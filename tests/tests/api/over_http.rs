@@ -236,7 +236,35 @@ fn template_routes_are_the_routers() {
             }
         }
     }
-    assert_eq!(routes.len(), 4, "{routes:?}");
+    // The Delta Sharing function takes every path below its prefix, which its router parses.
+    let events = resources["CatalogSharingFunction"]["Properties"]["Events"]
+        .as_mapping()
+        .expect("CatalogSharingFunction has events");
+    for event in events.values() {
+        let properties = &event["Properties"];
+        let (method, path) = (
+            properties["Method"].as_str().expect("a method"),
+            properties["Path"].as_str().expect("a path"),
+        );
+        assert_eq!(method, "ANY");
+        assert_eq!(
+            path,
+            format!("{}/{{proxy+}}", catalog::sharing::PREFIX),
+            "the sharing route is the router's prefix"
+        );
+        let concrete = path.replace("{proxy+}", "shares");
+        assert_eq!(
+            catalog::sharing::SharingRoute::parse(&concrete, "GET").ok(),
+            Some(catalog::sharing::SharingRoute::ListShares)
+        );
+        assert_eq!(
+            Route::parse(&concrete),
+            None,
+            "no catalog function takes it"
+        );
+        routes.push(format!("{method} {path}"));
+    }
+    assert_eq!(routes.len(), 5, "{routes:?}");
     assert_eq!(
         default_route,
         ["CatalogListFunction"],
@@ -250,14 +278,21 @@ fn template_routes_are_the_routers() {
     for throttled in [
         "ANY /api/v1/datasets/{slug}/data",
         "ANY /api/v1/datasets/{slug}/rows",
+        "ANY /api/v1/delta-sharing/{proxy+}",
     ] {
         assert!(keys.contains(&throttled), "{throttled}: {keys:?}");
     }
     for key in keys {
         assert!(routes.iter().any(|r| r == key), "{key} is not a route");
     }
-    // The deployed data function refuses to start without its signing role.
-    let variables = &resources["CatalogDataFunction"]["Properties"]["Environment"]["Variables"];
-    assert_eq!(variables["SIGNING_ROLE_REQUIRED"].as_str(), Some("true"));
-    assert!(!variables["SIGNING_ROLE_ARN"].is_null());
+    // The deployed functions that sign URLs refuse to start without their signing role.
+    for function in ["CatalogDataFunction", "CatalogSharingFunction"] {
+        let variables = &resources[function]["Properties"]["Environment"]["Variables"];
+        assert_eq!(
+            variables["SIGNING_ROLE_REQUIRED"].as_str(),
+            Some("true"),
+            "{function}"
+        );
+        assert!(!variables["SIGNING_ROLE_ARN"].is_null(), "{function}");
+    }
 }
