@@ -294,7 +294,7 @@ document.getElementById("create").addEventListener("submit", async (event) => {
       h("p", {}, h("strong", {}, `Your new key “${body.key.label}”. `), "Copy it now: it is shown only this once, and we keep no copy we could show you again."),
       h("div", { class: "row" }, secret, copyButton),
       h("p", {}, `It expires ${humanDate(body.key.expires_at)}. `, profile,
-        " (a file for Delta Sharing clients: pandas, Spark, Power BI; it holds the key)."));
+        " (a file for Delta Sharing clients: pandas, Spark, Power BI; it holds the key).")));
     secret.focus();
     secret.select();
     f.reset();
