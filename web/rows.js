@@ -15,10 +15,18 @@ function text(value) {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
-function cell(value, cut) {
+/** Floating-point types, whose NaN and infinities the API sends as the strings below. */
+const FLOAT = /^(halffloat|float|double)$/;
+const SPECIAL = { NaN: "not a number", Infinity: "infinity", "-Infinity": "minus infinity" };
+
+function cell(value, cut, type) {
   const full = text(value);
   // A null is a value of the file, not a gap: a grey dash, named for screen readers.
   if (value === null) return h("td", { "data-null": "" }, h("span", { class: "null", title: "null", "aria-label": "null" }, "–"));
+  // So are a float column's NaN and infinities: shown as such, in grey, and named.
+  if (FLOAT.test(type) && Object.hasOwn(SPECIAL, value)) {
+    return h("td", { "data-float": value }, h("span", { class: "null", title: SPECIAL[value] }, value));
+  }
   const shown = full;
   if (full.length <= SHORT && !cut) return h("td", {}, shown);
   // A long cell: its start, and the whole value (as the API gave it) on request.
@@ -36,7 +44,7 @@ function table(page) {
         page.columns.map((c) => h("th", { scope: "col" }, c.name, h("span", { class: "type" }, c.type))))),
       h("tbody", {}, page.rows.map((row) => h("tr", {},
         h("th", { scope: "row" }, humanNumber(row.row_idx + 1)),
-        page.columns.map((c) => cell(row.row[c.name] ?? null, row.truncated_cells.includes(c.name))))))));
+        page.columns.map((c) => cell(row.row[c.name] ?? null, row.truncated_cells.includes(c.name), c.type)))))));
 }
 
 /**

@@ -82,14 +82,22 @@ def edge_label(edge):
 
 def stray_text(page):
     """Text nodes in the page's main part that are only null, undefined or NaN, and any
-    "undefined" or "NaN" in its text: what a value the page forgot to check leaves."""
+    "undefined" or "NaN" in its text: what a value the page forgot to check leaves. A float
+    column's NaN in the data table (a cell marked data-float) is the file's value, not one."""
     return page.evaluate("""() => {
         const found = [];
         const walk = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
         while (walk.nextNode()) {
+            if (walk.currentNode.parentElement.closest('[data-float]')) continue;
             if (/^\\s*(null|undefined|NaN)+\\s*$/.test(walk.currentNode.data)) found.push(walk.currentNode.data.trim());
         }
-        for (const word of document.querySelector('main').innerText.match(/\\b(undefined|NaN)\\b/g) ?? []) found.push(word);
+        // A float column's NaN in the data table is the file's value, marked as such.
+        const main = document.querySelector('main');
+        let marked = [...main.querySelectorAll('[data-float="NaN"]')].length;
+        for (const word of main.innerText.match(/\\b(undefined|NaN)\\b/g) ?? []) {
+            if (word === 'NaN' && marked > 0) { marked -= 1; continue; }
+            found.push(word);
+        }
         return found;
     }""")
 
