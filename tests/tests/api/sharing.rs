@@ -27,13 +27,11 @@ impl Profiles {
         Self(dir)
     }
 
-    fn write(&self, name: &str, endpoint: &str, key: &str) -> String {
+    /// The profile of `key` on the API at `api` (its base URL), as the CLI and the keys page
+    /// write it.
+    fn write(&self, name: &str, api: &str, key: &str) -> String {
         let path = self.0.join(format!("{name}.share"));
-        let profile = json!({
-            "shareCredentialsVersion": 1,
-            "endpoint": endpoint,
-            "bearerToken": key,
-        });
+        let profile = catalog::sharing::profile(api, key, None);
         std::fs::write(&path, profile.to_string()).unwrap();
         path.display().to_string()
     }
@@ -115,7 +113,6 @@ async fn the_connector_lists_exactly_what_each_key_may_read_and_refuses_a_revoke
         .await
         .expect("revoke");
     let (api, _guard) = start_local_api(&g.stack);
-    let endpoint = format!("{api}/delta-sharing");
     let profiles = Profiles::new();
     let kinds = [
         ("operator", OPERATOR),
@@ -128,9 +125,9 @@ async fn the_connector_lists_exactly_what_each_key_may_read_and_refuses_a_revoke
     // WHEN the connector lists all tables with each profile
     let mut ops: Vec<Value> = kinds
         .iter()
-        .map(|(name, key)| json!({"op": "list", "profile": profiles.write(name, &endpoint, key)}))
+        .map(|(name, key)| json!({"op": "list", "profile": profiles.write(name, &api, key)}))
         .collect();
-    ops.push(json!({"op": "list", "profile": profiles.write("revoked", &endpoint, revoked)}));
+    ops.push(json!({"op": "list", "profile": profiles.write("revoked", &api, revoked)}));
     let results = connector(&Value::Array(ops));
     // THEN each lists exactly the datasets the data endpoint lets it download
     for ((name, key), result) in kinds.iter().zip(&results) {
@@ -241,7 +238,7 @@ async fn load_as_pandas_equals_pyarrow_and_a_pinned_version_holds_while_republis
     let g = given_levels().await;
     let (api, _guard) = start_local_api(&g.stack);
     let profiles = Profiles::new();
-    let profile = profiles.write("operator", &format!("{api}/delta-sharing"), OPERATOR);
+    let profile = profiles.write("operator", &api, OPERATOR);
     let samples: Vec<String> = manifest()
         .datasets
         .iter()
@@ -291,10 +288,9 @@ async fn the_connector_meets_the_protocols_errors_and_the_delta_schema() {
     let g = given_levels().await;
     let (api, _guard) = start_local_api(&g.stack);
     let profiles = Profiles::new();
-    let endpoint = format!("{api}/delta-sharing");
-    let operator = profiles.write("operator", &endpoint, OPERATOR);
-    let ungranted = profiles.write("ungranted", &endpoint, UNGRANTED);
-    let limited = profiles.write("limited", &endpoint, ONLY_AIR);
+    let operator = profiles.write("operator", &api, OPERATOR);
+    let ungranted = profiles.write("ungranted", &api, UNGRANTED);
+    let limited = profiles.write("limited", &api, ONLY_AIR);
     let results = connector(&json!([
         {"op": "fail", "profile": operator, "table": table("no-such-dataset")},
         {"op": "fail", "profile": operator, "table": "catalog.other.air-quality-hourly"},
