@@ -11,6 +11,7 @@
 //! - [`grants`]: access requests and grants, from the request to its decisions.
 //! - [`sharing`]: the Delta Sharing protocol's routes, bodies and answers (its handler is
 //!   [`api::sharing()`]).
+//! - [`linked`]: the metadata as Croissant and DCAT documents (and where they link to).
 //! - [`access`]: who may read a dataset's data: the one rule every route applies.
 //! - [`time`]: how times are written, in answers and stored items.
 //! - [`query`]: list filters, words and sort order, and which access path serves them.
@@ -34,6 +35,7 @@ pub mod grants;
 pub mod input;
 pub mod keys;
 pub mod lambda;
+pub mod linked;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
 pub mod policy;

@@ -60,3 +60,71 @@ pub fn run_admin(cmd: &mut Command) -> std::process::Output {
 pub fn admin_command() -> Command {
     Command::new(built_binary("catalog-admin"))
 }
+
+/// One dataset of the showcase catalog as [`publish_showcase`] left it: its slug, the file its
+/// active version holds, and whether it is in an open keyless window.
+#[derive(Debug, Clone)]
+pub struct Showcased {
+    pub slug: String,
+    pub file: PathBuf,
+    pub keyless: bool,
+}
+
+/// Publishes the showcase catalog (`dev/showcase.py`, generated into `dir`) on `env`'s stack
+/// through `catalog-admin`, as `dev/run` does: every publication in order (a corrected file
+/// becomes version 2) and the keyless windows.
+pub fn publish_showcase(env: &[(String, String)], dir: &std::path::Path) -> Vec<Showcased> {
+    let made = Command::new(crate::tool("PYTHON", ".venv/bin/python"))
+        .arg(crate::repo_root().join("dev/showcase.py"))
+        .arg("--out")
+        .arg(dir)
+        .output()
+        .expect("run dev/showcase.py");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let plan = std::fs::read_to_string(dir.join("plan.tsv")).expect("plan.tsv");
+    let mut published: Vec<Showcased> = Vec::new();
+    for line in plan.lines() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let [slug, file, meta, hours] = fields[..] else {
+            panic!("plan line {line:?}");
+        };
+        let out = run_admin(admin_command().envs(env.iter().cloned()).args([
+            "publish",
+            &dir.join(file).to_string_lossy(),
+            "--slug",
+            slug,
+            "--metadata",
+            &dir.join(meta).to_string_lossy(),
+        ]));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if hours != "-" {
+            let out = run_admin(admin_command().envs(env.iter().cloned()).args([
+                "keyless",
+                "set",
+                slug,
+                "--until",
+                &format!("+{hours}h"),
+            ]));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        published.retain(|s| s.slug != slug);
+        published.push(Showcased {
+            slug: slug.to_owned(),
+            file: dir.join(file),
+            keyless: hours != "-" && !hours.starts_with('-'),
+        });
+    }
+    published
+}

@@ -7,7 +7,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use catalog_tests::{admin_command, repo_root, run_admin, start_local_api_with, tool, Stack};
+use catalog_tests::{
+    admin_command, publish_showcase, repo_root, run_admin, start_local_api_with, tool, Stack,
+};
 use chrono::Utc;
 
 fn browser_python() -> PathBuf {
@@ -20,51 +22,7 @@ async fn the_site_works_end_to_end_in_a_real_browser() {
     let stack = Stack::start().await;
     stack.seed_samples(Utc::now()).await;
     let showcase = std::env::temp_dir().join(format!("catalog-showcase-{}", uuid::Uuid::new_v4()));
-    let made = Command::new(tool("PYTHON", ".venv/bin/python"))
-        .arg(repo_root().join("dev/showcase.py"))
-        .arg("--out")
-        .arg(&showcase)
-        .output()
-        .expect("run dev/showcase.py");
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
-    let plan = std::fs::read_to_string(showcase.join("plan.tsv")).expect("plan.tsv");
-    for line in plan.lines() {
-        let fields: Vec<&str> = line.split('\t').collect();
-        let [slug, file, meta, hours] = fields[..] else {
-            panic!("plan line {line:?}");
-        };
-        let out = run_admin(admin_command().envs(stack.function_env()).args([
-            "publish",
-            &showcase.join(file).to_string_lossy(),
-            "--slug",
-            slug,
-            "--metadata",
-            &showcase.join(meta).to_string_lossy(),
-        ]));
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        if hours != "-" {
-            let out = run_admin(admin_command().envs(stack.function_env()).args([
-                "keyless",
-                "set",
-                slug,
-                "--until",
-                &format!("+{hours}h"),
-            ]));
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-    }
+    publish_showcase(&stack.function_env(), &showcase);
     let _ = std::fs::remove_dir_all(&showcase);
 
     // AND the local API serving the site, with the account routes behind the JWT checks

@@ -106,7 +106,16 @@ async fn serve(
             return Ok(hyper::Response::from_parts(parts, Full::new(body)));
         }
     }
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
+    // As the site's CloudFront distribution does: the API learns the origin the site and the
+    // API share, for the links in its linked-data documents.
+    if let Some(host) = parts.headers.get(hyper::header::HOST).cloned() {
+        parts.headers.insert("x-forwarded-host", host);
+    }
+    parts.headers.insert(
+        "x-forwarded-proto",
+        hyper::header::HeaderValue::from_static("http"),
+    );
     let bytes = body
         .collect()
         .await

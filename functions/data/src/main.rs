@@ -1,7 +1,9 @@
-//! `GET /api/v1/datasets/{slug}/data`: composition root only; the logic is in `catalog::api::data`.
+//! `GET /api/v1/datasets/{slug}/data` and its redirecting twin `GET /api/v1/datasets/{slug}/download`:
+//! composition root only; the logic is in `catalog::api::data` and `catalog::api::download`.
 
 use std::convert::Infallible;
 
+use catalog::api::{request_path, Route};
 use catalog::aws::DataClients;
 use catalog::config::DataConfig;
 use catalog::dynamo::DynamoCatalog;
@@ -13,7 +15,11 @@ async fn handle(
     signer: &S3Signer,
     req: Request,
 ) -> Result<Response<Body>, Infallible> {
-    Ok(catalog::api::data(&req, catalog, signer, chrono::Utc::now()).await)
+    let now = chrono::Utc::now();
+    Ok(match Route::parse(request_path(&req)) {
+        Some(Route::Download(_)) => catalog::api::download(&req, catalog, signer, now).await,
+        _ => catalog::api::data(&req, catalog, signer, now).await,
+    })
 }
 
 #[tokio::main]

@@ -1,13 +1,19 @@
-//! `GET /api/v1/datasets/{slug}`: composition root only; the logic is in `catalog::api::metadata`.
+//! `GET /api/v1/datasets/{slug}` and its Croissant document `GET /api/v1/datasets/{slug}/croissant`:
+//! composition root only; the logic is in `catalog::api::metadata` and `catalog::api::croissant`.
 
 use std::convert::Infallible;
 
+use catalog::api::{request_path, Route};
 use catalog::config::CatalogConfig;
 use catalog::dynamo::DynamoCatalog;
 use lambda_http::{service_fn, Body, Error, Request, Response};
 
 async fn handle(catalog: &DynamoCatalog, req: Request) -> Result<Response<Body>, Infallible> {
-    Ok(catalog::api::metadata(&req, catalog, chrono::Utc::now()).await)
+    let now = chrono::Utc::now();
+    Ok(match Route::parse(request_path(&req)) {
+        Some(Route::Croissant(_)) => catalog::api::croissant(&req, catalog, now).await,
+        _ => catalog::api::metadata(&req, catalog, now).await,
+    })
 }
 
 #[tokio::main]

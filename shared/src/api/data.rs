@@ -2,17 +2,17 @@
 //! a read key or inside a keyless window.
 
 use chrono::{DateTime, Utc};
-use lambda_http::http::StatusCode;
+use lambda_http::http::{header, HeaderValue, StatusCode};
 use lambda_http::{Body, Request, Response};
 use serde::Serialize;
 
-use super::gate::admit;
+use super::gate::{admit, Admitted};
 use super::http::{finish, json_response, no_store, preflight};
-use super::request::{accept, presented_key, single_param, Endpoint};
+use super::request::{accept, presented_key, presented_key_or_basic, single_param, Endpoint};
 use crate::access::Allowed;
 use crate::error::ApiError;
 use crate::input::{DatasetRef, Format, Slug, VersionPin};
-use crate::ports::{DownloadReader, GrantReader, KeyUsage, UrlSigner};
+use crate::ports::{DownloadReader, GrantReader, KeyUsage, SignedUrl, UrlSigner};
 
 /// The download descriptor ([docs/api.md, Data](../../../docs/api.md#data-get-datasetsslugdata)),
 /// plus the version the URL serves: its number, the file's SHA-256 and size, and when
@@ -54,13 +54,64 @@ async fn data_inner(
     now: DateTime<Utc>,
 ) -> Result<Response<Body>, ApiError> {
     let raw = accept(req, Endpoint::Data)?.unwrap_or_default();
-    let dataset = DatasetRef::parse(&raw)?;
     let format = Format::parse(single_param(req, "format")?)?;
-    let pin = VersionPin::parse(single_param(req, "version")?)?;
     let key = presented_key(req.headers())?;
+    let (admitted, signed) = sign(req, &raw, key, reader, signer, now).await?;
+    Ok(json_response(
+        StatusCode::OK,
+        &descriptor(&admitted, &signed, format.as_str()),
+    ))
+}
+
+/// `GET /api/v1/datasets/{slug}/download`: the data endpoint's answer as a redirect, `302
+/// Found` to the presigned URL (the descriptor in the body), for clients that fetch a URL and
+/// follow redirects (Croissant's `contentUrl`). Besides the data endpoint's two headers, the
+/// key may come as HTTP Basic's password.
+pub async fn download(
+    req: &Request,
+    reader: &(impl DownloadReader + KeyUsage + GrantReader),
+    signer: &impl UrlSigner,
+    now: DateTime<Utc>,
+) -> Response<Body> {
+    if let Some(response) = preflight(req) {
+        return response;
+    }
+    no_store(finish(download_inner(req, reader, signer, now).await, req))
+}
+
+async fn download_inner(
+    req: &Request,
+    reader: &(impl DownloadReader + KeyUsage + GrantReader),
+    signer: &impl UrlSigner,
+    now: DateTime<Utc>,
+) -> Result<Response<Body>, ApiError> {
+    let raw = accept(req, Endpoint::Download)?.unwrap_or_default();
+    let key = presented_key_or_basic(req.headers())?;
+    let (admitted, signed) = sign(req, &raw, key, reader, signer, now).await?;
+    let mut response = json_response(
+        StatusCode::FOUND,
+        &descriptor(&admitted, &signed, "parquet"),
+    );
+    let location =
+        HeaderValue::try_from(signed.url.as_str()).map_err(|e| ApiError::Internal(Box::new(e)))?;
+    response.headers_mut().insert(header::LOCATION, location);
+    Ok(response)
+}
+
+/// The gate, then a presigned URL for the version it admits: what the data and download routes
+/// share.
+async fn sign(
+    req: &Request,
+    raw: &str,
+    key: Option<crate::keys::ApiKey>,
+    reader: &(impl DownloadReader + KeyUsage + GrantReader),
+    signer: &impl UrlSigner,
+    now: DateTime<Utc>,
+) -> Result<(Admitted, SignedUrl), ApiError> {
+    let dataset = DatasetRef::parse(raw)?;
+    let pin = VersionPin::parse(single_param(req, "version")?)?;
     let admitted = admit(&dataset, pin, key, reader, now).await?;
     let active = &admitted.active;
-
     let signed = signer
         .sign(
             &active.s3_key,
@@ -77,21 +128,27 @@ async fn data_inner(
         expires_at = %signed.expires_at,
         "issued download URL"
     );
-    Ok(json_response(
-        StatusCode::OK,
-        &DownloadDescriptor {
-            slug: &admitted.slug,
-            format: format.as_str(),
-            url: &signed.url,
-            expires_at: signed.expires_at,
-            row_count: active.row_count,
-            columns: &active.columns,
-            version: active.version,
-            sha256: &active.sha256,
-            size_bytes: active.size,
-            published_at: active.published_at,
-        },
-    ))
+    Ok((admitted, signed))
+}
+
+fn descriptor<'a>(
+    admitted: &'a Admitted,
+    signed: &'a SignedUrl,
+    format: &'static str,
+) -> DownloadDescriptor<'a> {
+    let active = &admitted.active;
+    DownloadDescriptor {
+        slug: &admitted.slug,
+        format,
+        url: &signed.url,
+        expires_at: signed.expires_at,
+        row_count: active.row_count,
+        columns: &active.columns,
+        version: active.version,
+        sha256: &active.sha256,
+        size_bytes: active.size,
+        published_at: active.published_at,
+    }
 }
 
 /// The name a browser saves the download under (the URL's `Content-Disposition`), the name

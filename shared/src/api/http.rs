@@ -254,7 +254,35 @@ pub(super) fn cacheable<T: serde::Serialize>(
     last_modified: Option<DateTime<Utc>>,
     max_age: i64,
 ) -> Response<Body> {
-    let mut response = json_response(StatusCode::OK, body);
+    cacheable_response(
+        req,
+        json_response(StatusCode::OK, body),
+        last_modified,
+        max_age,
+    )
+}
+
+/// [`cacheable`] for a body already written, in `content_type` (the linked-data documents).
+pub(super) fn cacheable_as(
+    req: &Request,
+    body: String,
+    content_type: &'static str,
+    last_modified: Option<DateTime<Utc>>,
+    max_age: i64,
+) -> Response<Body> {
+    let mut response = Response::new(Body::Text(body));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    cacheable_response(req, response, last_modified, max_age)
+}
+
+fn cacheable_response(
+    req: &Request,
+    mut response: Response<Body>,
+    last_modified: Option<DateTime<Utc>>,
+    max_age: i64,
+) -> Response<Body> {
     if response.status() != StatusCode::OK {
         return response;
     }

@@ -2,7 +2,8 @@
 //!
 //! - [`request`]: what a request carries (route, request id, query parameters, presented key);
 //! - `list`, `metadata`, `data`: the three catalog endpoints, and `rows` (its reader is the
-//!   rows function's); `gate`: who is let through to a dataset's data, for `data` and `rows`;
+//!   rows function's); `croissant` (the metadata function's) and `download` (the data
+//!   function's: `data`'s answer as a redirect); `gate`: who is let through to a dataset's data, for `data` and `rows`;
 //!   [`account`]: the account routes
 //!   (keys), [`access`]: access requests and operators' decisions; `sharing`: the Delta Sharing
 //!   routes ([`crate::sharing`]);
@@ -19,6 +20,7 @@ use crate::rows::RowsReader;
 
 pub mod access;
 pub mod account;
+mod croissant;
 mod data;
 pub mod gate;
 mod http;
@@ -28,7 +30,8 @@ pub mod request;
 mod rows;
 mod sharing;
 
-pub use data::{data, download_name};
+pub use croissant::croissant;
+pub use data::{data, download, download_name};
 pub use http::{cors, entity_tag, error_response, preflight_answer, PUBLIC_MAX_AGE_SECONDS};
 pub use list::list;
 pub use metadata::metadata;
@@ -57,6 +60,8 @@ where
         Some(Route::Metadata(_)) => metadata(req, catalog, now).await,
         Some(Route::Data(_)) => data(req, catalog, signer, now).await,
         Some(Route::Rows(_)) => rows(req, catalog, rows_reader, now).await,
+        Some(Route::Croissant(_)) => croissant(req, catalog, now).await,
+        Some(Route::Download(_)) => download(req, catalog, signer, now).await,
         _ => list(req, catalog, now).await,
     }
 }

@@ -17,6 +17,10 @@ pub enum Route {
     Metadata(String),
     Data(String),
     Rows(String),
+    /// `/datasets/{slug}/croissant`: the metadata as Croissant JSON-LD (the metadata function).
+    Croissant(String),
+    /// `/datasets/{slug}/download`: a redirect to the presigned URL (the data function).
+    Download(String),
 }
 
 impl Route {
@@ -30,12 +34,17 @@ impl Route {
             [slug] if !slug.is_empty() => Some(Self::Metadata((*slug).to_owned())),
             [slug, "data"] if !slug.is_empty() => Some(Self::Data((*slug).to_owned())),
             [slug, "rows"] if !slug.is_empty() => Some(Self::Rows((*slug).to_owned())),
+            [slug, "croissant"] if !slug.is_empty() => Some(Self::Croissant((*slug).to_owned())),
+            [slug, "download"] if !slug.is_empty() => Some(Self::Download((*slug).to_owned())),
             _ => None,
         }
     }
 
     /// The list route; the others are below it.
     pub const BASE: &'static str = "/api/v1/datasets";
+
+    /// The start of every API path: `{base_url}` without its origin.
+    pub const API_BASE: &'static str = "/api/v1";
 }
 
 /// Which endpoint a function serves.
@@ -45,6 +54,8 @@ pub enum Endpoint {
     Metadata,
     Data,
     Rows,
+    Croissant,
+    Download,
 }
 
 /// The request id for logs: Lambda's; else API Gateway's from the event; else `local` (dev/run).
@@ -93,7 +104,9 @@ pub(super) fn accept(req: &Request, endpoint: Endpoint) -> Result<Option<String>
         (Endpoint::List, Route::List) => Ok(None),
         (Endpoint::Metadata, Route::Metadata(slug))
         | (Endpoint::Data, Route::Data(slug))
-        | (Endpoint::Rows, Route::Rows(slug)) => Ok(Some(slug)),
+        | (Endpoint::Rows, Route::Rows(slug))
+        | (Endpoint::Croissant, Route::Croissant(slug))
+        | (Endpoint::Download, Route::Download(slug)) => Ok(Some(slug)),
         _ => Err(not_found()),
     }
 }
@@ -154,6 +167,91 @@ pub fn presented_key(headers: &HeaderMap) -> Result<Option<ApiKey>, ApiError> {
         )),
         (a, b) => Ok(a.or(b)),
     }
+}
+
+/// The key a request to the download route presents: as [`presented_key`] reads it, or as the
+/// password of HTTP Basic authentication (`Authorization: Basic base64(user:key)`, any user),
+/// the one way a Croissant client (`mlcroissant`) sends a secret.
+pub fn presented_key_or_basic(headers: &HeaderMap) -> Result<Option<ApiKey>, ApiError> {
+    let basic = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("basic"));
+    let Some((_, encoded)) = basic else {
+        return presented_key(headers);
+    };
+    if headers.get_all(header::AUTHORIZATION).iter().count() > 1 {
+        return Err(ApiError::BadRequest(
+            "the Authorization header was sent more than once".to_owned(),
+        ));
+    }
+    let decoded = aws_smithy_types::base64::decode(encoded.trim())
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or(ApiError::InvalidKey)?;
+    let (_, password) = decoded.split_once(':').ok_or(ApiError::InvalidKey)?;
+    let from_basic = ApiKey::parse(password).ok_or(ApiError::InvalidKey)?;
+    let mut values = headers.get_all("x-api-key").iter();
+    match (values.next(), values.next()) {
+        (None, _) => Ok(Some(from_basic)),
+        (Some(_), Some(_)) => Err(ApiError::BadRequest(
+            "the x-api-key header was sent more than once".to_owned(),
+        )),
+        (Some(value), None) if parse_key(value)? == from_basic => Ok(Some(from_basic)),
+        (Some(_), None) => Err(ApiError::BadRequest(
+            "x-api-key and Authorization carry different keys; send one".to_owned(),
+        )),
+    }
+}
+
+/// Where the API and the web site are, as this request reached them ([`crate::linked::Links`]):
+/// the scheme from `x-forwarded-proto` (API Gateway's; `https` without one), the host from
+/// `x-forwarded-host` (set by the site's CloudFront distribution and by the local server, which
+/// serve the site and the API under one origin) or else `Host`, or else API Gateway's domain
+/// name. Without any, the links are relative (`/api/v1`).
+pub fn links(req: &Request) -> crate::linked::Links {
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.split(',').next().unwrap_or_default().trim())
+            .filter(|v| !v.is_empty())
+    };
+    let scheme = match header("x-forwarded-proto") {
+        Some(p) if p.eq_ignore_ascii_case("http") => "http",
+        _ => "https",
+    };
+    let forwarded = header("x-forwarded-host").filter(|h| is_host(h));
+    let domain = || {
+        use lambda_http::request::RequestContext;
+        match req.request_context_ref() {
+            Some(RequestContext::ApiGatewayV2(ctx)) => ctx.domain_name.clone(),
+            Some(RequestContext::ApiGatewayV1(ctx)) => ctx.domain_name.clone(),
+            _ => None,
+        }
+    };
+    let host = forwarded
+        .map(str::to_owned)
+        .or_else(|| header("host").filter(|h| is_host(h)).map(str::to_owned))
+        .or_else(|| domain().filter(|h| is_host(h)));
+    let origin = host.map(|h| format!("{scheme}://{}", h.to_ascii_lowercase()));
+    crate::linked::Links {
+        api_base: format!(
+            "{}{}",
+            origin.as_deref().unwrap_or_default(),
+            Route::API_BASE
+        ),
+        site: forwarded.and(origin),
+    }
+}
+
+/// A host name or address with an optional port: letters, digits, `.`, `-`, `:` and brackets.
+fn is_host(text: &str) -> bool {
+    text.len() <= 255
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'))
 }
 
 fn parse_key(value: &HeaderValue) -> Result<ApiKey, ApiError> {

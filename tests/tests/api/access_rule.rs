@@ -88,6 +88,41 @@ async fn outcome(g: &Given, dataset: &str, key: Option<&str>) -> String {
         rows_outcome, data_outcome,
         "rows and data disagree on {dataset} with {key:?}"
     );
+    // And the download route (Croissant's contentUrl), the key sent as HTTP Basic's password:
+    // a 302 to the data route's file.
+    let basic = key.map(|k| {
+        format!(
+            "Basic {}",
+            aws_smithy_types::base64::encode(format!("key:{k}"))
+        )
+    });
+    let basic_headers: Vec<(&str, &str)> = basic
+        .iter()
+        .map(|b| ("authorization", b.as_str()))
+        .collect();
+    let redirect = g
+        .download(
+            &format!("/api/v1/datasets/{dataset}/download"),
+            &basic_headers,
+        )
+        .await;
+    let download_outcome = if redirect.status() == 302 {
+        let location = redirect.headers()["location"].to_str().unwrap().to_owned();
+        let (status, bytes) = http_get(&location).await;
+        assert_eq!(status, 200, "redirected download of {dataset}");
+        assert_eq!(
+            Some(hex::encode(Sha256::digest(&bytes)).as_str()),
+            body["sha256"].as_str(),
+            "{dataset}: the download route's file is the data route's"
+        );
+        "ok".to_owned()
+    } else {
+        status_and_code(&redirect, &json_body(&redirect))
+    };
+    assert_eq!(
+        download_outcome, data_outcome,
+        "download and data disagree on {dataset} with {key:?}"
+    );
     // And Delta Sharing's query, for a key (a recipient always has one): its file is the
     // data route's.
     if let Some(key) = key {

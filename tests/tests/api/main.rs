@@ -81,6 +81,21 @@ impl Given {
         .await
     }
 
+    async fn download(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> lambda_http::Response<lambda_http::Body> {
+        let signer = self.stack.signer(Duration::from_secs(900));
+        api::download(
+            &v2_request(path, headers),
+            &self.catalog,
+            &signer,
+            Utc::now(),
+        )
+        .await
+    }
+
     async fn rows_answer(
         &self,
         path: &str,
@@ -114,6 +129,7 @@ mod contract;
 mod downloads;
 mod events;
 mod finding;
+mod linked;
 mod listing;
 mod over_http;
 mod request_cost;
