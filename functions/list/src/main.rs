@@ -1,13 +1,19 @@
-//! `GET /api/v1/datasets`: composition root only; the logic is in `catalog::api::list`.
+//! `GET /api/v1/datasets`, the DCAT catalog `GET /api/v1/catalog`, and the `$default` route:
+//! composition root only; the logic is in `catalog::api::list` and `catalog::api::catalog`.
 
 use std::convert::Infallible;
 
+use catalog::api::{request_path, Route};
 use catalog::config::CatalogConfig;
 use catalog::dynamo::DynamoCatalog;
 use lambda_http::{service_fn, Body, Error, Request, Response};
 
 async fn handle(catalog: &DynamoCatalog, req: Request) -> Result<Response<Body>, Infallible> {
-    Ok(catalog::api::list(&req, catalog, chrono::Utc::now()).await)
+    let now = chrono::Utc::now();
+    Ok(match Route::parse(request_path(&req)) {
+        Some(Route::Catalog) => catalog::api::catalog(&req, catalog, now).await,
+        _ => catalog::api::list(&req, catalog, now).await,
+    })
 }
 
 #[tokio::main]

@@ -3,7 +3,8 @@
 //! - [`request`]: what a request carries (route, request id, query parameters, presented key);
 //! - `list`, `metadata`, `data`: the three catalog endpoints, and `rows` (its reader is the
 //!   rows function's); `croissant` (the metadata function's) and `download` (the data
-//!   function's: `data`'s answer as a redirect); `gate`: who is let through to a dataset's data, for `data` and `rows`;
+//!   function's: `data`'s answer as a redirect); `catalog`: the DCAT catalog (the list
+//!   function's); `gate`: who is let through to a dataset's data, for `data` and `rows`;
 //!   [`account`]: the account routes
 //!   (keys), [`access`]: access requests and operators' decisions; `sharing`: the Delta Sharing
 //!   routes ([`crate::sharing`]);
@@ -20,6 +21,7 @@ use crate::rows::RowsReader;
 
 pub mod access;
 pub mod account;
+mod catalog;
 mod croissant;
 mod data;
 pub mod gate;
@@ -30,6 +32,7 @@ pub mod request;
 mod rows;
 mod sharing;
 
+pub use catalog::{catalog, RdfFormat};
 pub use croissant::croissant;
 pub use data::{data, download, download_name};
 pub use http::{cors, entity_tag, error_response, preflight_answer, PUBLIC_MAX_AGE_SECONDS};
@@ -61,6 +64,7 @@ where
         Some(Route::Data(_)) => data(req, catalog, signer, now).await,
         Some(Route::Rows(_)) => rows(req, catalog, rows_reader, now).await,
         Some(Route::Croissant(_)) => croissant(req, catalog, now).await,
+        Some(Route::Catalog) => self::catalog(req, catalog, now).await,
         Some(Route::Download(_)) => download(req, catalog, signer, now).await,
         _ => list(req, catalog, now).await,
     }

@@ -17,6 +17,8 @@ pub enum Route {
     Metadata(String),
     Data(String),
     Rows(String),
+    /// `/catalog`: the public catalog as DCAT (the list function).
+    Catalog,
     /// `/datasets/{slug}/croissant`: the metadata as Croissant JSON-LD (the metadata function).
     Croissant(String),
     /// `/datasets/{slug}/download`: a redirect to the presigned URL (the data function).
@@ -25,6 +27,9 @@ pub enum Route {
 
 impl Route {
     pub fn parse(path: &str) -> Option<Self> {
+        if path == Self::CATALOG {
+            return Some(Self::Catalog);
+        }
         let rest = path.strip_prefix(Self::BASE)?;
         if rest.is_empty() {
             return Some(Self::List);
@@ -43,6 +48,9 @@ impl Route {
     /// The list route; the others are below it.
     pub const BASE: &'static str = "/api/v1/datasets";
 
+    /// The DCAT catalog's route.
+    pub const CATALOG: &'static str = "/api/v1/catalog";
+
     /// The start of every API path: `{base_url}` without its origin.
     pub const API_BASE: &'static str = "/api/v1";
 }
@@ -54,6 +62,7 @@ pub enum Endpoint {
     Metadata,
     Data,
     Rows,
+    Catalog,
     Croissant,
     Download,
 }
@@ -101,7 +110,7 @@ pub(super) fn accept(req: &Request, endpoint: Endpoint) -> Result<Option<String>
         });
     }
     match (endpoint, route) {
-        (Endpoint::List, Route::List) => Ok(None),
+        (Endpoint::List, Route::List) | (Endpoint::Catalog, Route::Catalog) => Ok(None),
         (Endpoint::Metadata, Route::Metadata(slug))
         | (Endpoint::Data, Route::Data(slug))
         | (Endpoint::Rows, Route::Rows(slug))

@@ -7,6 +7,8 @@
 //! site are: [`Links`], read from each request (`api::request::links`).
 
 pub mod croissant;
+pub mod dcat;
+pub mod rdf;
 
 use crate::slug::Slug;
 

@@ -190,3 +190,176 @@ async fn a_croissant_client_reads_gated_data_with_a_key_as_basic_password_and_no
     }
     assert_eq!(results[2]["equal"], true, "{}", results[2]);
 }
+
+/// Runs `script` with the Python at `$var` (default `default`) on `args`; its JSON output.
+fn python_json(var: &str, default: &str, script: &str, args: &[&str]) -> Value {
+    let python = tool(var, default);
+    let out = Command::new(&python)
+        .arg(catalog_tests::repo_root().join(script))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{} ({e}): run dev/setup", python.display()));
+    assert!(
+        out.status.success(),
+        "{script} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the script's JSON")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_dcat_catalog_validates_against_dcat_ap_3_in_both_formats_and_ckan_harvests_it() {
+    // GIVEN the samples and the showcase catalog, and what the list endpoint says of them
+    let g = given().await;
+    let dir = std::env::temp_dir().join(format!("catalog-dcat-{}", uuid::Uuid::new_v4()));
+    let showcase = publish_showcase(&g.stack.function_env(), &dir);
+    let listed = json_body(&g.list("/api/v1/datasets?page_size=100").await);
+    let items = listed["items"].as_array().unwrap().clone();
+    assert_eq!(items.len(), 4 + showcase.len());
+    let (api, _guard) = start_local_api(&g.stack);
+
+    // WHEN a harvester walks the catalog 10 datasets a page, each page fetched in Turtle and in
+    // JSON-LD, parsed by rdflib and validated by pyshacl against the DCAT-AP 3.0.1 shapes
+    let walked = python_json(
+        "PROTOCOLS_PYTHON",
+        ".venv-protocols/bin/python",
+        "tests/dcat_client.py",
+        &[&format!("{api}/catalog?page_size=10")],
+    );
+    let pages = walked["pages"].as_array().unwrap();
+    // THEN every page conforms, both formats hold the same graph, and the pages chain from the
+    // first to the last with the total
+    let expected_pages = items.len().div_ceil(10);
+    assert_eq!(pages.len(), expected_pages, "{walked}");
+    for (i, page) in pages.iter().enumerate() {
+        assert_eq!(page["conforms"], true, "page {}: {}", i + 1, page["report"]);
+        assert_eq!(
+            page["isomorphic"],
+            true,
+            "page {}: Turtle and JSON-LD differ",
+            i + 1
+        );
+        assert_eq!(
+            page["content_types"],
+            json!(["text/turtle; charset=utf-8", "application/ld+json"])
+        );
+        assert_eq!(page["total"], items.len(), "{page}");
+        assert_eq!(
+            page["view"],
+            format!("{api}/catalog?page={}&page_size=10", i + 1)
+        );
+        assert_eq!(page["first"], format!("{api}/catalog?page=1&page_size=10"));
+        assert_eq!(
+            page["last"],
+            format!("{api}/catalog?page={expected_pages}&page_size=10")
+        );
+        let previous = (i > 0).then(|| format!("{api}/catalog?page={i}&page_size=10"));
+        assert_eq!(page["previous"], json!(previous));
+    }
+    // AND the datasets are the list's, each with its metadata, access rights and distribution
+    let mut found: Vec<Value> = walked["datasets"].as_array().unwrap().clone();
+    assert_eq!(found.len(), items.len());
+    found.sort_by_key(|d| d["identifier"].as_str().unwrap().to_owned());
+    let mut expected = items.clone();
+    expected.sort_by_key(|d| d["id"].as_str().unwrap().to_owned());
+    for (d, item) in found.iter().zip(&expected) {
+        let slug = item["slug"].as_str().unwrap();
+        assert_eq!(d["identifier"], item["id"]);
+        assert_eq!(d["iri"], format!("{api}/datasets/{slug}"));
+        assert_eq!(d["title"], item["name"]);
+        assert_eq!(d["byte_size"], item["size"]);
+        let mut keywords: Vec<Value> = item["tags"].as_array().unwrap().clone();
+        keywords.push(item["category"].clone());
+        keywords.sort_by_key(|k| k.as_str().unwrap().to_owned());
+        keywords.dedup();
+        assert_eq!(d["keywords"], json!(keywords), "{slug}");
+        let rights = if item["keyless"] == true {
+            "PUBLIC"
+        } else {
+            "RESTRICTED"
+        };
+        assert_eq!(
+            d["access_rights"],
+            format!("http://publications.europa.eu/resource/authority/access-right/{rights}"),
+            "{slug}"
+        );
+        assert_eq!(
+            d["license"],
+            format!(
+                "https://spdx.org/licenses/{}",
+                item["license"].as_str().unwrap()
+            )
+        );
+        assert_eq!(
+            d["media_type"],
+            "https://www.iana.org/assignments/media-types/application/vnd.apache.parquet"
+        );
+        assert_eq!(d["access_url"], format!("{api}/datasets/{slug}/data"));
+        assert_eq!(d["download_url"], format!("{api}/datasets/{slug}/download"));
+        let origin = api.trim_end_matches("/api/v1");
+        assert_eq!(
+            d["landing_page"],
+            format!("{origin}/dataset.html?slug={slug}")
+        );
+    }
+    assert!(
+        found
+            .iter()
+            .any(|d| d["access_rights"].as_str().unwrap().ends_with("PUBLIC")),
+        "a keyless dataset is public"
+    );
+
+    // WHEN CKAN's harvester parser (ckanext-dcat, DCAT-AP 3 profile) harvests the catalog in
+    // each format, following its pages
+    for format in ["turtle", "json-ld"] {
+        let harvested = python_json(
+            "CKAN_PYTHON",
+            ".venv-ckan/bin/python",
+            "tests/ckan_harvest.py",
+            &[&format!("{api}/catalog?page_size=10"), format],
+        );
+        // THEN it reads every page and every dataset, with its tags and its Parquet resource
+        assert_eq!(harvested["pages"], expected_pages, "{format}");
+        let mut got: Vec<Value> = harvested["datasets"].as_array().unwrap().clone();
+        assert_eq!(got.len(), items.len(), "{format}");
+        got.sort_by_key(|d| d["identifier"].as_str().unwrap().to_owned());
+        for (d, item) in got.iter().zip(&expected) {
+            let slug = item["slug"].as_str().unwrap();
+            assert_eq!(d["title"], item["name"], "{format}");
+            assert_eq!(d["uri"], format!("{api}/datasets/{slug}"), "{format}");
+            let resource = &d["resources"][0];
+            assert_eq!(resource["size"], item["size"], "{format} {slug}");
+            assert_eq!(
+                resource["url"],
+                format!("{api}/datasets/{slug}/download"),
+                "{format}"
+            );
+            assert_eq!(
+                resource["access_url"],
+                format!("{api}/datasets/{slug}/data"),
+                "{format}"
+            );
+            assert_eq!(
+                resource["license"],
+                format!(
+                    "https://spdx.org/licenses/{}",
+                    item["license"].as_str().unwrap()
+                ),
+                "{format}"
+            );
+            let tags: Vec<&str> = d["tags"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap())
+                .collect();
+            for tag in item["tags"].as_array().unwrap() {
+                assert!(
+                    tags.contains(&tag.as_str().unwrap()),
+                    "{format} {slug}: {tags:?}"
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
