@@ -49,6 +49,14 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     ("rows-gated-no-key.json", "catalog-rows", 401),
     ("rows-past-the-end.json", "catalog-rows", 200),
     ("rows-bad-offset.json", "catalog-rows", 400),
+    // The linked-data documents: Croissant (the metadata function), the DCAT catalog in both
+    // formats (the list function, through the $default route), and the download route a
+    // Croissant client follows, with the key as HTTP Basic's password (the data function)
+    ("croissant.json", "catalog-metadata", 200),
+    ("catalog-turtle.json", "catalog-list", 200),
+    ("catalog-jsonld.json", "catalog-list", 200),
+    ("download-basic-auth.json", "catalog-data", 302),
+    ("download-gated-no-key.json", "catalog-data", 401),
     // The Delta Sharing server, as its Python connector calls it
     ("sharing-list-tables.json", "catalog-sharing", 200),
     ("sharing-query.json", "catalog-sharing", 200),
@@ -292,9 +300,73 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
             statuses.insert(*file, status);
             continue;
         }
+        if *file == "catalog-turtle.json" {
+            // Turtle, with the links API Gateway's host makes, two datasets and the next page
+            assert_eq!(status, *expected, "{file}: {response}");
+            assert_eq!(
+                response["headers"]["content-type"], "text/turtle; charset=utf-8",
+                "{file}"
+            );
+            let text = response["body"].as_str().expect("a body");
+            let base = "https://abc123.execute-api.us-east-1.amazonaws.com/api/v1";
+            assert!(
+                text.contains(&format!("<{base}/catalog> a dcat:Catalog")),
+                "{file}: {text}"
+            );
+            assert_eq!(
+                text.matches(" a dcat:Dataset ;").count(),
+                2,
+                "{file}: {text}"
+            );
+            assert!(
+                text.contains(&format!("hydra:next <{base}/catalog?page=2&page_size=2>")),
+                "{file}: {text}"
+            );
+            statuses.insert(*file, status);
+            continue;
+        }
         let body: Value = serde_json::from_str(response["body"].as_str().unwrap_or("null"))
             .unwrap_or_else(|e| panic!("{file}: body is not JSON ({e}): {response}"));
         statuses.insert(*file, status);
+        if *file == "download-basic-auth.json" {
+            // A redirect to the file the descriptor names
+            assert_eq!(status, *expected, "{file}: {body}");
+            let location = response["headers"]["location"].as_str().expect("Location");
+            assert_eq!(location, body["url"], "{file}");
+            let (code, bytes) = http_get(location).await;
+            assert_eq!(code, 200, "{file}");
+            let (rows, _, _) = read_parquet(bytes);
+            assert_eq!(body["row_count"], rows, "{file}");
+            continue;
+        }
+        if *file == "croissant.json" {
+            assert_eq!(status, *expected, "{file}: {body}");
+            assert_eq!(
+                response["headers"]["content-type"], "application/ld+json",
+                "{file}"
+            );
+            assert_eq!(
+                body["conformsTo"], "http://mlcommons.org/croissant/1.1",
+                "{file}"
+            );
+            assert_eq!(
+                body["distribution"][0]["contentUrl"],
+                "https://abc123.execute-api.us-east-1.amazonaws.com/api/v1/datasets/city-bikes/download?version=1",
+                "{file}"
+            );
+            continue;
+        }
+        if *file == "catalog-jsonld.json" {
+            assert_eq!(status, *expected, "{file}: {body}");
+            let datasets = body["@graph"]
+                .as_array()
+                .expect("@graph")
+                .iter()
+                .filter(|n| n["@type"][0] == "http://www.w3.org/ns/dcat#Dataset")
+                .count();
+            assert_eq!(datasets, 4, "{file}: every sample on the first page");
+            continue;
+        }
         assert_eq!(status, *expected, "{file}: {body}");
         if status >= 400 {
             // The catalog's error body, or, from the Delta Sharing server, the protocol's.
