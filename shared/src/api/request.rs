@@ -346,4 +346,139 @@ mod tests {
             assert_eq!(Route::parse(path), None, "{path}");
         }
     }
+
+    #[test]
+    fn the_linked_data_routes_are_exact_too() {
+        assert_eq!(Route::parse("/api/v1/catalog"), Some(Route::Catalog));
+        assert_eq!(
+            Route::parse("/api/v1/datasets/x/croissant"),
+            Some(Route::Croissant("x".into()))
+        );
+        assert_eq!(
+            Route::parse("/api/v1/datasets/x/download"),
+            Some(Route::Download("x".into()))
+        );
+        for path in [
+            "/api/v1/catalog/",
+            "/api/v1/catalogs",
+            "/prod/api/v1/catalog",
+            "/api/v1/datasets//croissant",
+            "/api/v1/datasets/x/download/",
+        ] {
+            assert_eq!(Route::parse(path), None, "{path}");
+        }
+    }
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(
+                lambda_http::http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        map
+    }
+
+    const KEY: &str = "dcat_0123456789abcdef0123456789abcdef0123456789abcdef0123456789ab";
+
+    fn basic(credentials: &str) -> String {
+        format!("Basic {}", aws_smithy_types::base64::encode(credentials))
+    }
+
+    #[test]
+    fn the_download_route_reads_a_key_as_basic_password_and_nothing_else_does() {
+        let sent = headers(&[("authorization", &basic(&format!("key:{KEY}")))]);
+        let key = presented_key_or_basic(&sent).unwrap().unwrap();
+        assert_eq!(key, ApiKey::parse(KEY).unwrap());
+        // Any user name, an empty one included
+        let sent = headers(&[("authorization", &basic(&format!(":{KEY}")))]);
+        assert!(presented_key_or_basic(&sent).unwrap().is_some());
+        // The other routes keep refusing Basic
+        assert!(matches!(presented_key(&sent), Err(ApiError::InvalidKey)));
+        // The same key in x-api-key too is fine; another is a 400
+        let same = headers(&[
+            ("authorization", &basic(&format!("key:{KEY}"))),
+            ("x-api-key", KEY),
+        ]);
+        assert!(presented_key_or_basic(&same).unwrap().is_some());
+        let other = headers(&[
+            ("authorization", &basic(&format!("key:{KEY}"))),
+            ("x-api-key", &KEY.replace('a', "b")),
+        ]);
+        assert!(matches!(
+            presented_key_or_basic(&other),
+            Err(ApiError::BadRequest(_))
+        ));
+        // The header forms of the data endpoint still work here
+        assert!(presented_key_or_basic(&headers(&[("x-api-key", KEY)]))
+            .unwrap()
+            .is_some());
+        assert!(presented_key_or_basic(&headers(&[])).unwrap().is_none());
+    }
+
+    #[test]
+    fn hostile_basic_credentials_are_an_invalid_key_never_a_panic() {
+        for value in [
+            "Basic".to_owned(),
+            "Basic ".to_owned(),
+            "Basic !!!".to_owned(),
+            basic("no-colon"),
+            basic("key:"),
+            format!(
+                "Basic {}",
+                aws_smithy_types::base64::encode([0xff, 0xfe, b':', b'x'])
+            ),
+        ] {
+            let result = presented_key_or_basic(&headers(&[("authorization", &value)]));
+            assert!(
+                matches!(result, Err(ApiError::InvalidKey)),
+                "{value:?}: {result:?}"
+            );
+        }
+        let twice = headers(&[
+            ("authorization", &basic(&format!("key:{KEY}"))),
+            ("authorization", &basic(&format!("key:{KEY}"))),
+        ]);
+        assert!(matches!(
+            presented_key_or_basic(&twice),
+            Err(ApiError::BadRequest(_))
+        ));
+    }
+
+    fn request(pairs: &[(&str, &str)]) -> Request {
+        let mut req = Request::default();
+        *req.headers_mut() = headers(pairs);
+        req
+    }
+
+    #[test]
+    fn links_follow_the_forwarded_host_then_the_host() {
+        let direct = links(&request(&[("host", "abc.execute-api.example.com")]));
+        assert_eq!(
+            direct.api_base,
+            "https://abc.execute-api.example.com/api/v1"
+        );
+        assert_eq!(direct.site, None);
+        let through_site = links(&request(&[
+            ("host", "abc.execute-api.example.com"),
+            ("x-forwarded-host", "Data.Example.org"),
+            ("x-forwarded-proto", "https"),
+        ]));
+        assert_eq!(through_site.api_base, "https://data.example.org/api/v1");
+        assert_eq!(
+            through_site.site.as_deref(),
+            Some("https://data.example.org")
+        );
+        let local = links(&request(&[
+            ("host", "127.0.0.1:3000"),
+            ("x-forwarded-host", "127.0.0.1:3000"),
+            ("x-forwarded-proto", "http"),
+        ]));
+        assert_eq!(local.api_base, "http://127.0.0.1:3000/api/v1");
+        // A host that is not one is ignored
+        let hostile = links(&request(&[("host", "evil.example/<script>")]));
+        assert_eq!(hostile.api_base, "/api/v1");
+        assert_eq!(hostile.site, None);
+    }
 }

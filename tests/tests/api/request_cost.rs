@@ -51,6 +51,15 @@ async fn each_request_costs_the_designed_round_trips_and_items_and_no_s3_call() 
     let by_id_data = format!("{by_id}/data");
     let bearer = format!("Bearer {KEY}");
     let gated = "/api/v1/datasets/air-quality-hourly/data";
+    let gated_download = "/api/v1/datasets/air-quality-hourly/download";
+    let basic = |key: &str| {
+        format!(
+            "Basic {}",
+            aws_smithy_types::base64::encode(format!("key:{key}"))
+        )
+    };
+    let basic_key = basic(KEY);
+    let basic_bad = basic("dcat_bad");
     let cases: Vec<Case> = vec![
         // Listing: the counter, then exactly one page of entries
         ("/api/v1/datasets", vec![], 200, &[(GET, 1), (QUERY, 4)]),
@@ -172,6 +181,54 @@ async fn each_request_costs_the_designed_round_trips_and_items_and_no_s3_call() 
             400,
             &[],
         ),
+        // Croissant: the metadata's one item
+        (
+            "/api/v1/datasets/city-bikes/croissant",
+            vec![],
+            200,
+            &[(GET, 1)],
+        ),
+        (
+            "/api/v1/datasets/no-such-dataset/croissant",
+            vec![],
+            404,
+            &[(GET, 0)],
+        ),
+        // The DCAT catalog: a page of the list, at the list's cost
+        ("/api/v1/catalog", vec![], 200, &[(GET, 1), (QUERY, 4)]),
+        (
+            "/api/v1/catalog?page=2&page_size=2",
+            vec![("accept", "text/turtle")],
+            200,
+            &[(GET, 1), (QUERY, 2)],
+        ),
+        ("/api/v1/catalog?format=xml", vec![], 400, &[]),
+        // The download route: the data route's reads, then a redirect
+        (
+            "/api/v1/datasets/city-bikes/download",
+            vec![],
+            302,
+            &[(GET, 1)],
+        ),
+        (
+            gated_download,
+            vec![("authorization", &basic_key)],
+            302,
+            &[(BATCH, 2)],
+        ),
+        (
+            gated_download,
+            vec![("authorization", &basic_bad)],
+            401,
+            &[(BATCH, 1)],
+        ),
+        (
+            gated_download,
+            vec![("authorization", "Basic not-base64!")],
+            401,
+            &[],
+        ),
+        (gated_download, vec![], 401, &[(GET, 1)]),
         // A key in the query string is never read: no key was sent
         (
             "/api/v1/datasets/air-quality-hourly/data?api_key=dcat_in_the_query",
