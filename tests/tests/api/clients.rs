@@ -89,11 +89,12 @@ fn run_recipe(
     dir: &Path,
     home: &Path,
 ) -> Output {
-    // Delta Sharing's connector lives in its own virtualenv (it pins older pandas and pyarrow).
-    let python = if name == "delta-sharing" {
-        tool("PROTOCOLS_PYTHON", ".venv-protocols/bin/python")
-    } else {
-        tool("PYTHON", ".venv/bin/python")
+    // The protocols' clients live in their own virtualenvs (Delta Sharing's connector pins
+    // older pandas and pyarrow; CKAN pins its own web stack).
+    let python = match name {
+        "delta-sharing" | "mlcroissant" => tool("PROTOCOLS_PYTHON", ".venv-protocols/bin/python"),
+        "ckan-dcat" => tool("CKAN_PYTHON", ".venv-ckan/bin/python"),
+        _ => tool("PYTHON", ".venv/bin/python"),
     };
     let venv_bin = python.parent().unwrap().to_path_buf();
     let admin_dir = built_binary("catalog-admin")
@@ -142,7 +143,15 @@ async fn every_readme_recipe_downloads_the_gated_dataset() {
     let names: Vec<&str> = recipes.iter().map(|(n, _, _)| n.as_str()).collect();
     assert_eq!(
         names,
-        ["curl", "pandas", "duckdb", "catalog-admin", "delta-sharing"]
+        [
+            "curl",
+            "pandas",
+            "duckdb",
+            "catalog-admin",
+            "delta-sharing",
+            "mlcroissant",
+            "ckan-dcat"
+        ]
     );
     for (name, lang, script) in &recipes {
         let scratch = Scratch::new(name);
@@ -167,6 +176,13 @@ async fn every_readme_recipe_downloads_the_gated_dataset() {
                 let file = scratch.0.join("air-quality-hourly-v1.parquet");
                 assert_eq!(std::fs::read(&file).unwrap(), original, "{name}");
                 assert!(stdout.contains("verified"), "{stdout}");
+            }
+            "ckan-dcat" => {
+                // Every dataset of the catalog, harvested with its file's size
+                for sample in catalog_tests::manifest().datasets {
+                    let line = format!("{} {}", sample.meta.card.name, sample.size);
+                    assert!(stdout.lines().any(|l| l == line), "{line}: {stdout}");
+                }
             }
             _ => assert_eq!(
                 stdout.trim().lines().last(),
