@@ -2,6 +2,7 @@
 import { api, explain } from "./api.js";
 import { accessBadge, fill, h, header } from "./dom.js";
 import { humanBytes, humanNumber } from "./format.js";
+import { catalogJsonLd, placeJsonLd } from "./linked.js";
 
 const PAGE_SIZE = 12;
 const FIELDS = ["q", "category", "tag", "license", "sort"];
@@ -44,6 +45,14 @@ function entry(d) {
     d.tags.length ? h("p", {}, ...d.tags.map((t) => h("a", { class: "tag", href: href(new URLSearchParams({ tag: t }), 1) }, t))) : null);
 }
 
+/** The page's schema.org `DataCatalog` (linked.js), in <head>: the datasets shown. */
+function linkedData(items) {
+  placeJsonLd("catalog-jsonld", catalogJsonLd(items, {
+    catalogUrl: `${location.origin}/`,
+    description: document.querySelector('meta[name="description"]')?.content,
+  }));
+}
+
 /** Offers every value of each facet, with its count, once each. A list answer without
  * `facets` (an API from before them) leaves the suggestions empty. */
 function suggest(facets) {
@@ -76,6 +85,7 @@ async function load() {
   try {
     const result = await api(`/datasets?${query}`);
     fill(list, result.items.map(entry));
+    linkedData(result.items);
     if (withFacets) {
       facetsWanted = false;
       suggest(result.facets);
@@ -91,6 +101,7 @@ async function load() {
   } catch (error) {
     list.replaceChildren();
     pages.replaceChildren();
+    linkedData([]);
     fill(status, h("span", { class: "error" }, explain(error)));
   } finally {
     list.removeAttribute("aria-busy");

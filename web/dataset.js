@@ -1,8 +1,9 @@
 // A dataset's page: everything the metadata endpoint returns (one request), a chart per
 // column, the access section of a dataset shared by approval, and the download panel.
-import { api, explain } from "./api.js";
+import { api, config, explain } from "./api.js";
 import { accessBadge, copy, fill, h, header } from "./dom.js";
 import { compactNumber, humanBytes, humanDate, humanDecimal, humanDuration, humanNumber } from "./format.js";
+import { datasetJsonLd, datasetPageUrl, placeJsonLd, timeRange } from "./linked.js";
 import { accessPanel } from "./request.js";
 import { rowsSection } from "./rows.js";
 import { session, tabKeys } from "./session.js";
@@ -126,29 +127,16 @@ function show(value) {
   return String(value);
 }
 
-/** An exclusive date or timestamp edge, one step earlier: the latest value its bin can hold
- * (a day for dates; a millisecond, or the edge's own millisecond, for timestamps). */
-function justBefore(edge) {
-  const date = /^(\d{4}-\d\d-\d\d)$/.exec(edge);
-  if (date) return new Date(Date.parse(`${date[1]}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
-  const time = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,3})(\d*))?/.exec(edge);
-  if (!time) return null;
-  const ms = Date.parse(`${time[1]}.${(time[2] ?? "").padEnd(3, "0")}Z`);
-  const finer = /[1-9]/.test(time[3] ?? "");
-  return Number.isNaN(ms) ? null : new Date(finer ? ms : ms - 1).toISOString();
-}
-
-/** A date or timestamp column's minimum and maximum, as its histogram tells them (the
- * statistics' `min` and `max` are numbers only): the first edge is the minimum; the maximum lies
- * in the last bin, exactly known when that bin is one day (or, shown to the minute, one minute)
- * wide. */
+/** A date or timestamp column's minimum and maximum, as its histogram tells them
+ * (`timeRange`, which the page's JSON-LD reads too): the first edge is the minimum; the maximum
+ * lies in the last bin, exactly known when that bin is one day (or, shown to the minute, one
+ * minute) wide. */
 function timeExtent(column) {
-  const edges = column.histogram?.bin_edges;
-  if (!Array.isArray(edges) || edges.length < 2 || typeof edges[0] !== "string") return null;
-  const from = edgeLabel(edges[edges.length - 2]);
-  const before = justBefore(edges[edges.length - 1]);
-  const to = before ? edgeLabel(before) : null;
-  return { min: edgeLabel(edges[0]), max: !to || to === from ? from : `between ${from} and ${to}` };
+  const range = timeRange(column);
+  if (!range) return null;
+  const from = edgeLabel(range.last);
+  const to = range.latest ? edgeLabel(range.latest) : null;
+  return { min: edgeLabel(range.min), max: !to || to === from ? from : `between ${from} and ${to}` };
 }
 
 /** Why a column has no chart, in a sentence. */
@@ -309,8 +297,20 @@ function sqlConsole(d) {
   return [h("h2", { id: "console-heading" }, "SQL console"), slot];
 }
 
+/** The page's schema.org `Dataset` (linked.js), in <head>, for search engines. */
+async function linkedData(d) {
+  const { apiBase } = await config();
+  const catalogUrl = `${location.origin}/`;
+  placeJsonLd("dataset-jsonld", datasetJsonLd(d, {
+    apiBase: new URL(apiBase, location.href).href,
+    pageUrl: datasetPageUrl(catalogUrl, d.slug),
+    catalogUrl,
+  }));
+}
+
 function render(d) {
   document.title = `${d.name} · Dataset catalog`;
+  linkedData(d);
   // The page's sections in order; the access and download slots are filled once their panels
   // are ready. A section after the column charts is added after `columns(d)`.
   fill(article,

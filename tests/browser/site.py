@@ -5,8 +5,9 @@ local stack (tests/tests/site.rs starts it and runs this file).
     python tests/browser/site.py BASE_URL SHOTS_DIR
 
 Browse, filter, search, open a dataset (its charts drawn), download a keyless dataset without a
-key, sign up, confirm, sign in, create a key (shown once), download a gated dataset with it (the
-file's SHA-256 equals the page's), ask for access to a dataset shared by approval, have an
+key, read the schema.org JSON-LD of dataset pages and of the catalog, sign up, confirm, sign in,
+create a key (shown once), download a gated dataset with it (the file's SHA-256 equals the
+page's), ask for access to a dataset shared by approval, have an
 operator (OPERATOR_EMAIL, OPERATOR_PASSWORD) approve it on the Access requests page with the
 keyboard, download, have it revoked and be refused; revoke the key, and see the download refused
 with a sentence.
@@ -20,7 +21,9 @@ import os
 import re
 import sys
 import traceback
+from datetime import date, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urljoin, urlparse
 
 from playwright.sync_api import expect, sync_playwright
 
@@ -327,6 +330,245 @@ def dataset_id(page, ctx):
     page.goto(BASE + "/dataset.html?slug=city-bikes")
     expect(page.locator("#dataset-id")).to_have_text(meta["id"])
     expect(page.locator("dl.facts dt", has_text="ID")).to_have_count(1)
+
+
+# schema.org JSON-LD: what each property may be, by type (a misspelt or unknown term fails).
+SCHEMA_TERMS = {
+    "Dataset": {"name", "alternateName", "description", "url", "identifier", "version", "creator",
+                "keywords", "license", "isAccessibleForFree", "conditionsOfAccess", "dateCreated",
+                "dateModified", "datePublished", "temporalCoverage", "variableMeasured",
+                "distribution", "isPartOf", "includedInDataCatalog"},
+    "DataCatalog": {"name", "description", "url", "dataset"},
+    "Organization": {"name", "url"},
+    "PropertyValue": {"name", "description", "minValue", "maxValue"},
+    "DataDownload": {"name", "encodingFormat", "contentUrl", "contentSize", "sha256"},
+}
+HOSTILE_DESCRIPTION = (
+    "A description that tries to end its element: </script><script>alert(1)</script> and to "
+    "open a comment <!-- in the page's HTML."
+)
+
+
+def well_formed(node, top=True):
+    """Compact JSON-LD in schema.org's terms: every object typed with a known type, each of its
+    properties one of that type's (no other @-keywords), no null, empty string or empty list (but
+    a catalog's list of datasets, empty when the page shows none)."""
+    if isinstance(node, list):
+        for item in node:
+            well_formed(item, top=False)
+    elif isinstance(node, dict):
+        kind = node.get("@type")
+        assert kind in SCHEMA_TERMS, f"an object of type {kind!r}: {node}"
+        for key, value in node.items():
+            assert key == "@type" or (top and key == "@context") or key in SCHEMA_TERMS[kind], (
+                f"{key!r} is not a {kind} property here")
+            assert value is not None and value != "" and (value != [] or key == "dataset"), (kind, key, value)
+            well_formed(value, top=False)
+
+
+def json_ld(page, kind):
+    """The page's schema.org JSON-LD (one <script type="application/ld+json"> in <head>, which the
+    page's module writes), parsed and checked as JSON-LD of `kind`."""
+    scripts = page.locator('script[type="application/ld+json"]')
+    expect(scripts).to_have_count(1)
+    assert page.locator('head > script[type="application/ld+json"]').count() == 1, "not in <head>"
+    text = scripts.text_content()
+    # Every < escaped (\u003c): no value can end the element or open a comment in it.
+    assert "<" not in text, text[:300]
+    doc = json.loads(text)
+    well_formed(doc)
+    assert doc["@context"] == "https://schema.org", doc["@context"]
+    assert doc["@type"] == kind, doc["@type"]
+    return doc
+
+
+def license_value(license_):
+    """A license as linked.js (and the API's Croissant) gives it: a URL, an SPDX id's page, or the text."""
+    text = license_.strip()
+    if re.match(r"https?://", text):
+        return text
+    if len(text) <= 64 and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.+-]*", text):
+        return f"https://spdx.org/licenses/{text}"
+    return text
+
+
+def check_description(text, d):
+    """Google's 50 to 5,000 characters: the dataset's own description when it is long enough,
+    else that followed by what the metadata says."""
+    own = (d.get("description") or "").strip()
+    assert 50 <= len(text) <= 5000, (d["slug"], len(text), text)
+    if len(own) >= 50:
+        assert text == own if len(own) <= 5000 else text.startswith(own[:4000]), (d["slug"], text)
+        return
+    assert text.startswith(own), (d["slug"], own, text)
+    for fact in (d["name"], d["category"], f"{d['row_count']:,} row", f"{d['column_count']:,} column",
+                 f"License: {d['license']}."):
+        assert fact in text, (d["slug"], fact, text)
+
+
+def expected_coverage(schema):
+    """temporalCoverage as linked.js derives it: the first date or timestamp column with a
+    histogram, from its first edge to the latest value its last bin can hold."""
+    for column in schema:
+        edges = (column.get("histogram") or {}).get("bin_edges") or []
+        if not re.match(r"(date|timestamp)", column["dtype"]) or len(edges) < 2 or not all(isinstance(e, str) for e in edges):
+            continue
+        last = edges[-1]
+        if re.fullmatch(r"\d{4}-\d\d-\d\d", last):
+            return f"{edges[0]}/{(date.fromisoformat(last) - timedelta(days=1)).isoformat()}"
+        m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)?", last)
+        fraction = m.group(2) or ""
+        at = datetime.fromisoformat(m.group(1)) + timedelta(milliseconds=int(fraction[:3].ljust(3, "0")))
+        latest = at if fraction[3:].strip("0") else at - timedelta(milliseconds=1)
+        end = latest.strftime("%Y-%m-%dT%H:%M:%S.") + f"{latest.microsecond // 1000:03d}" + (m.group(3) or "")
+        return f"{edges[0]}/{end}"
+    return None
+
+
+def check_dataset_json_ld(page, slug):
+    """The dataset page's schema.org Dataset against the metadata answer, property by property."""
+    meta = metadata(page, slug)
+    page.goto(BASE + f"/dataset.html?slug={slug}")
+    doc = json_ld(page, "Dataset")
+    catalog = BASE + "/"
+    want = {
+        "name": meta["name"], "alternateName": slug, "identifier": meta["id"],
+        "version": meta["version"], "url": f"{BASE}/dataset.html?slug={slug}",
+        "license": license_value(meta["license"]), "isAccessibleForFree": True,
+        "keywords": list(dict.fromkeys([meta["category"], *meta["tags"]])),
+        "dateCreated": meta["created_at"], "dateModified": meta["updated_at"],
+        "datePublished": meta["published_at"],
+        "isPartOf": catalog,
+        "includedInDataCatalog": {"@type": "DataCatalog", "name": "Dataset catalog", "url": catalog},
+    }
+    for key, value in want.items():
+        assert doc.get(key) == value, (slug, key, doc.get(key), value)
+    check_description(doc["description"], meta)
+    source = meta["source"].strip()
+    if re.fullmatch(r"https?://\S+", source):
+        assert doc["creator"] == {"@type": "Organization", "name": urlparse(source).hostname, "url": source}, doc["creator"]
+    else:
+        assert doc["creator"] == {"@type": "Organization", "name": source}, doc["creator"]
+    access = meta["access"]
+    if access["mode"] == "keyless":
+        assert "conditionsOfAccess" not in doc, doc["conditionsOfAccess"]
+    else:
+        assert "read-scoped API key" in doc["conditionsOfAccess"], doc["conditionsOfAccess"]
+        assert ("granted access" in doc["conditionsOfAccess"]) == (access["level"] == "approval"), doc["conditionsOfAccess"]
+    coverage = expected_coverage(meta["schema"])
+    assert doc.get("temporalCoverage") == coverage, (slug, doc.get("temporalCoverage"), coverage)
+    variables = doc["variableMeasured"]
+    assert [v["name"] for v in variables] == [c["name"] for c in meta["schema"]], variables
+    for variable, column in zip(variables, meta["schema"]):
+        assert variable["@type"] == "PropertyValue" and variable["description"] == column["dtype"], variable
+        exact = all(isinstance(column[k], (int, float)) and not isinstance(column[k], bool)
+                    and not (column["dtype"].startswith(("int", "uint")) and abs(column[k]) >= 2**53)
+                    for k in ("min", "max"))
+        if exact:
+            assert (variable["minValue"], variable["maxValue"]) == (column["min"], column["max"]), (variable, column)
+        else:
+            assert "minValue" not in variable and "maxValue" not in variable, variable
+    (download,) = doc["distribution"]
+    assert download == {
+        "@type": "DataDownload", "name": f"{slug}-v{meta['version']}.parquet",
+        "encodingFormat": "application/vnd.apache.parquet",
+        "contentUrl": f"{BASE}/api/v1/datasets/{slug}/download?version={meta['version']}",
+        "contentSize": f"{meta['size']} B", "sha256": meta["sha256"],
+    }, download
+    return meta, doc
+
+
+@step("schema.org JSON-LD on dataset pages: a Dataset with the metadata's values, its download route, columns and dates")
+def dataset_json_ld(page, ctx):
+    # Without a description (bird-sightings), keyless (city-bikes), gated with a URL for a source
+    # (air-quality-hourly), shared by approval, with a timestamp and a date histogram.
+    seen = {}
+    for slug in ("bird-sightings", "city-bikes", "air-quality-hourly", "clinical-trial-registry",
+                 "weather-stations", "museum-collection"):
+        seen[slug] = check_dataset_json_ld(page, slug)
+    assert not seen["bird-sightings"][0]["description"], "bird-sightings has no description of its own"
+    assert seen["air-quality-hourly"][1]["creator"]["url"].startswith("https://")
+    assert seen["clinical-trial-registry"][0]["access"]["level"] == "approval"
+    for slug in ("weather-stations", "museum-collection"):
+        assert "temporalCoverage" in seen[slug][1], f"{slug} has a date or timestamp histogram"
+    # The distribution's URL is the download route: keyless, it redirects to the file itself;
+    # gated, it asks for a key.
+    meta, doc = seen["city-bikes"]
+    assert meta["access"]["mode"] == "keyless", meta["access"]
+    assert sha256_of(page, doc["distribution"][0]["contentUrl"]) == meta["sha256"]
+    refused = page.request.get(seen["air-quality-hourly"][1]["distribution"][0]["contentUrl"], max_redirects=0)
+    assert refused.status == 401, refused.status
+    # Opened by its UUID, the page still names the dataset by its slug.
+    page.goto(BASE + f"/dataset.html?slug={meta['id']}")
+    assert json_ld(page, "Dataset")["url"] == f"{BASE}/dataset.html?slug=city-bikes"
+    # A description holding </script> and <!-- stays inside the element, as the page is written out.
+
+    def hostile(route):
+        route.fulfill(json={**route.fetch().json(), "description": HOSTILE_DESCRIPTION})
+
+    page.route("**/api/v1/datasets/city-bikes", hostile)
+    try:
+        page.goto(BASE + "/dataset.html?slug=city-bikes")
+        doc = json_ld(page, "Dataset")
+        assert doc["description"] == HOSTILE_DESCRIPTION, doc["description"]
+        written = re.findall(r'<script type="application/ld\+json" id="dataset-jsonld">(.*?)</script>', page.content(), re.S)
+        assert len(written) == 1 and json.loads(written[0]) == doc, written
+    finally:
+        page.unroute("**/api/v1/datasets/city-bikes", hostile)
+
+
+def check_catalog_json_ld(page):
+    """The catalog page's DataCatalog: the datasets it shows, in order, each with its page."""
+    doc = json_ld(page, "DataCatalog")
+    assert doc["name"] == "Dataset catalog" and doc["url"] == BASE + "/", doc
+    assert len(doc["description"]) >= 50, doc["description"]
+    links = page.locator("ul.datasets > li h2 a")
+    shown = [(a.inner_text(), urljoin(page.url, a.get_attribute("href"))) for a in links.all()]
+    entries = doc.get("dataset", [])
+    assert [(d["name"], d["url"]) for d in entries] == shown, (entries, shown)
+    for entry in entries:
+        assert entry["@type"] == "Dataset", entry
+    return entries
+
+
+@step("schema.org JSON-LD on the catalog page: a DataCatalog of exactly the datasets shown, through paging, filters and search")
+def catalog_json_ld(page, ctx):
+    page.goto(BASE + "/")
+    settled(page)
+    entries = check_catalog_json_ld(page)
+    # The first page against the list endpoint's own answer.
+    answer = page.request.get(BASE + "/api/v1/datasets?page=1&page_size=12").json()
+    assert len(entries) == len(answer["items"]) == 12, (len(entries), len(answer["items"]))
+    for entry, item in zip(entries, answer["items"]):
+        assert entry["name"] == item["name"] and entry["identifier"] == item["id"], (entry, item)
+        assert entry["url"] == f"{BASE}/dataset.html?slug={item['slug']}", entry
+        assert entry["license"] == license_value(item["license"]), (entry, item)
+        assert entry["keywords"] == list(dict.fromkeys([item["category"], *item["tags"]])), (entry, item)
+        check_description(entry["description"], item)
+    first = [e["name"] for e in entries]
+    page.get_by_role("link", name="Next →").click()
+    settled(page)
+    expect(page.locator("#status")).to_contain_text("page 2 of")
+    second = [e["name"] for e in check_catalog_json_ld(page)]
+    assert second and not set(first) & set(second), (first, second)
+    page.fill("#category", "environment")
+    page.get_by_role("button", name="Search").click()
+    settled(page)
+    assert check_catalog_json_ld(page), "environment has datasets"
+    page.goto(BASE + "/?tag=birds")
+    settled(page)
+    assert [e["name"] for e in check_catalog_json_ld(page)] == ["Bird Sightings"]
+    page.fill("#tag", "")
+    page.fill("#q", "no such words anywhere")
+    page.keyboard.press("Enter")
+    settled(page)
+    expect(page.locator("#status")).to_have_text("No dataset matches. Try fewer words or filters.")
+    assert check_catalog_json_ld(page) == []
+    # Back in the browser's history: the list, and its JSON-LD, follow.
+    page.go_back()
+    expect(page.locator("ul.datasets > li")).to_have_count(1)
+    settled(page)
+    assert [e["name"] for e in check_catalog_json_ld(page)] == ["Bird Sightings"]
 
 
 @step("dates and timestamps: their min and max, as their histograms tell them")

@@ -89,6 +89,6 @@ async fn the_site_works_end_to_end_in_a_real_browser() {
 
     // THEN every step passed, with no error in the pages' console
     assert!(out.status.success(), "the browser test failed:\n{report}");
-    assert!(report.contains("32 of 32 steps passed"), "{report}");
+    assert!(report.contains("34 of 34 steps passed"), "{report}");
     assert!(shots.join("catalog.png").exists() && shots.join("dataset.png").exists());
 }
