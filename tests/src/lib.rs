@@ -36,7 +36,8 @@ pub use http::{
     start_local_api_with, v2_event, v2_request,
 };
 pub use process::{
-    built_binary, free_port, log_files, repo_root, start_on_free_port, tool, wait_for_port, Guard,
+    built_binary, free_port, log_files, python_json, repo_root, start_on_free_port, tool,
+    wait_for_port, Guard,
 };
 pub use stack::{
     credentials, manifest, samples_dir, Stack, ACCESS_KEY, EVENTS_DATASET_ID, EVENTS_READ_KEY,

@@ -147,3 +147,36 @@ pub fn built_binary(name: &str) -> PathBuf {
     );
     path
 }
+
+/// Runs `script` (a path under the repository root) with the Python at `python`, feeding
+/// `input` as JSON on stdin, with `envs` set; the JSON it prints. Fails the test, with what the
+/// script wrote on stderr, if it fails.
+pub fn python_json(
+    python: &Path,
+    script: &str,
+    input: &serde_json::Value,
+    envs: &[(&str, &std::ffi::OsStr)],
+) -> serde_json::Value {
+    use std::io::Write;
+    let mut child = Command::new(python)
+        .arg(repo_root().join(script))
+        .envs(envs.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{} ({e}): run dev/setup", python.display()));
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.to_string().as_bytes())
+        .expect("write the script's input");
+    let out = child.wait_with_output().expect("run the script");
+    assert!(
+        out.status.success(),
+        "{script} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the script's JSON")
+}

@@ -18,28 +18,14 @@ use super::*;
 fn croissant_client(ops: &Value) -> Vec<Value> {
     let python = tool("PROTOCOLS_PYTHON", ".venv-protocols/bin/python");
     let cache = std::env::temp_dir().join(format!("catalog-croissant-{}", uuid::Uuid::new_v4()));
-    let mut child = Command::new(&python)
-        .arg(catalog_tests::repo_root().join("tests/croissant_client.py"))
-        .env("CROISSANT_CACHE", &cache)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{} ({e}): run dev/setup", python.display()));
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(ops.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().expect("mlcroissant");
-    let _ = std::fs::remove_dir_all(&cache);
-    assert!(
-        out.status.success(),
-        "mlcroissant failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let results = catalog_tests::python_json(
+        &python,
+        "tests/croissant_client.py",
+        ops,
+        &[("CROISSANT_CACHE", cache.as_os_str())],
     );
-    serde_json::from_slice(&out.stdout).expect("the client's JSON")
+    let _ = std::fs::remove_dir_all(&cache);
+    serde_json::from_value(results).expect("one result per operation")
 }
 
 fn publish(env: &[(String, String)], file: &Path, slug: &str, keyless_hours: Option<i64>) {

@@ -46,27 +46,8 @@ impl Drop for Profiles {
 /// Runs the connector over `ops` (tests/sharing_client.py); one result per operation.
 fn connector(ops: &Value) -> Vec<Value> {
     let python = tool("PROTOCOLS_PYTHON", ".venv-protocols/bin/python");
-    let script = catalog_tests::repo_root().join("tests/sharing_client.py");
-    let mut child = Command::new(&python)
-        .arg(&script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{} ({e}): run dev/setup", python.display()));
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(ops.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().expect("the connector");
-    assert!(
-        out.status.success(),
-        "the connector failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("the connector's JSON")
+    let results = catalog_tests::python_json(&python, "tests/sharing_client.py", ops, &[]);
+    serde_json::from_value(results).expect("one result per operation")
 }
 
 fn sample_file(slug: &str) -> PathBuf {
