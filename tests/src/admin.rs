@@ -61,6 +61,23 @@ pub fn admin_command() -> Command {
     Command::new(built_binary("catalog-admin"))
 }
 
+/// `catalog-admin keyless set SLUG --until +<hours>h` on `env`'s stack (a negative `hours`: a
+/// window that ended).
+pub fn set_keyless(env: &[(String, String)], slug: &str, hours: &str) {
+    let out = run_admin(admin_command().envs(env.iter().cloned()).args([
+        "keyless",
+        "set",
+        slug,
+        "--until",
+        &format!("+{hours}h"),
+    ]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// One dataset of the showcase catalog as [`publish_showcase`] left it: its slug, the file its
 /// active version holds, and whether it is in an open keyless window.
 #[derive(Debug, Clone)]
@@ -106,18 +123,7 @@ pub fn publish_showcase(env: &[(String, String)], dir: &std::path::Path) -> Vec<
             String::from_utf8_lossy(&out.stderr)
         );
         if hours != "-" {
-            let out = run_admin(admin_command().envs(env.iter().cloned()).args([
-                "keyless",
-                "set",
-                slug,
-                "--until",
-                &format!("+{hours}h"),
-            ]));
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            set_keyless(env, slug, hours);
         }
         published.retain(|s| s.slug != slug);
         published.push(Showcased {

@@ -30,7 +30,7 @@ pub mod process;
 pub mod stack;
 pub mod wire;
 
-pub use admin::{admin_command, publish_showcase, run_admin, Showcased};
+pub use admin::{admin_command, publish_showcase, run_admin, set_keyless, Showcased};
 pub use http::{
     answer, http_get, http_request, http_send, json_body, read_parquet, start_local_api,
     start_local_api_with, v2_event, v2_request,

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use lambda_http::http::{header, HeaderValue};
 use lambda_http::{Body, Request, Response};
 
-use super::http::{cacheable_as, changed_at, finish, preflight, seconds_to_next_window_end};
+use super::http::{cacheable_as, finish, page_freshness, preflight};
 use super::request::{accept, links, single_param, Endpoint};
 use crate::error::ApiError;
 use crate::input::PageRequest;
@@ -127,12 +127,7 @@ async fn catalog_inner(
         RdfFormat::JsonLd => graph.to_json_ld().to_string(),
         RdfFormat::Turtle => graph.to_turtle(),
     };
-    let last_modified = result
-        .items
-        .iter()
-        .map(|i| changed_at(i.updated_at, i.keyless_until, now))
-        .max();
-    let max_age = seconds_to_next_window_end(result.items.iter().map(|i| i.keyless_until), now);
+    let (last_modified, max_age) = page_freshness(&result.items, now);
     Ok(cacheable_as(
         req,
         body,

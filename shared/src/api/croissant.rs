@@ -5,9 +5,9 @@ use chrono::{DateTime, Utc};
 use lambda_http::{Body, Request, Response};
 
 use super::http::{cacheable_as, changed_at, finish, preflight, seconds_to_next_window_end};
+use super::metadata::read_published;
 use super::request::{accept, links, Endpoint};
 use crate::error::ApiError;
-use crate::input::DatasetRef;
 use crate::ports::DatasetReader;
 
 /// The media type of the answer.
@@ -31,16 +31,8 @@ async fn croissant_inner(
     now: DateTime<Utc>,
 ) -> Result<Response<Body>, ApiError> {
     let raw = accept(req, Endpoint::Croissant)?.unwrap_or_default();
-    let dataset = DatasetRef::parse(&raw)?;
-    let record = reader
-        .get_dataset(&dataset)
-        .await?
-        .ok_or_else(|| ApiError::DatasetNotFound(dataset.to_string()))?;
-    let active = record
-        .active
-        .as_ref()
-        .ok_or_else(|| ApiError::NoActiveVersion(format!("'{}'", record.slug)))?;
-    let document = crate::linked::croissant::document(&record, active, &links(req));
+    let (record, active) = read_published(reader, &raw).await?;
+    let document = crate::linked::croissant::document(&record, &active, &links(req));
     tracing::info!(slug = %record.slug, version = active.version, "read dataset as Croissant");
     Ok(cacheable_as(
         req,

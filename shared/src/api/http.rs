@@ -348,6 +348,20 @@ pub(super) fn seconds_to_next_window_end(
         .unwrap_or(PUBLIC_MAX_AGE_SECONDS)
 }
 
+/// A page of datasets' `Last-Modified` (its latest change) and `max-age` (up to the first open
+/// keyless window's end): the list endpoint and the DCAT catalog both page the catalog.
+pub(super) fn page_freshness(
+    items: &[crate::records::DatasetSummary],
+    now: DateTime<Utc>,
+) -> (Option<DateTime<Utc>>, i64) {
+    let last_modified = items
+        .iter()
+        .map(|i| changed_at(i.updated_at, i.keyless_until, now))
+        .max();
+    let max_age = seconds_to_next_window_end(items.iter().map(|i| i.keyless_until), now);
+    (last_modified, max_age)
+}
+
 /// When a dataset's answer last changed: its last update, or the end of its keyless window if
 /// that has passed since (the `keyless` and `access` fields changed then).
 pub(super) fn changed_at(

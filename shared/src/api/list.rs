@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use lambda_http::{Body, Request, Response};
 use serde::Serialize;
 
-use super::http::{cacheable, changed_at, finish, preflight, seconds_to_next_window_end};
+use super::http::{cacheable, finish, page_freshness, preflight};
 use super::request::{accept, all_params, single_param, Endpoint};
 use crate::error::ApiError;
 use crate::input::PageRequest;
@@ -65,12 +65,7 @@ async fn list_inner(
         facet_values = result.facets.as_ref().map(FacetCounts::len),
         "listed datasets"
     );
-    let last_modified = result
-        .items
-        .iter()
-        .map(|i| changed_at(i.updated_at, i.keyless_until, now))
-        .max();
-    let max_age = seconds_to_next_window_end(result.items.iter().map(|i| i.keyless_until), now);
+    let (last_modified, max_age) = page_freshness(&result.items, now);
     Ok(cacheable(
         req,
         &PageResponse {

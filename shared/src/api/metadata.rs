@@ -12,7 +12,7 @@ use crate::error::ApiError;
 use crate::input::{DatasetRef, Slug};
 use crate::policy::{is_keyless, Access};
 use crate::ports::DatasetReader;
-use crate::records::Discussion;
+use crate::records::{ActiveVersion, DatasetRecord, Discussion};
 
 /// The Dataset object ([docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)),
 /// plus `id`, the active version (`version`, `sha256`, `published_at`) and `access`.
@@ -47,6 +47,25 @@ struct DatasetResponse<'a> {
     access: Access,
 }
 
+/// The dataset `raw` names (slug or UUID), in one read, and its active version taken out of
+/// it: 404 when there is no such dataset or it has no active version. The metadata and its
+/// Croissant document both answer from it.
+pub(super) async fn read_published(
+    reader: &impl DatasetReader,
+    raw: &str,
+) -> Result<(DatasetRecord, ActiveVersion), ApiError> {
+    let dataset = DatasetRef::parse(raw)?;
+    let mut record = reader
+        .get_dataset(&dataset)
+        .await?
+        .ok_or_else(|| ApiError::DatasetNotFound(dataset.to_string()))?;
+    let active = record
+        .active
+        .take()
+        .ok_or_else(|| ApiError::NoActiveVersion(format!("'{}'", record.slug)))?;
+    Ok((record, active))
+}
+
 /// `GET /api/v1/datasets/{slug}` (slug or UUID)
 pub async fn metadata(
     req: &Request,
@@ -65,15 +84,8 @@ async fn metadata_inner(
     now: DateTime<Utc>,
 ) -> Result<Response<Body>, ApiError> {
     let raw = accept(req, Endpoint::Metadata)?.unwrap_or_default();
-    let dataset = DatasetRef::parse(&raw)?;
-    let record = reader
-        .get_dataset(&dataset)
-        .await?
-        .ok_or_else(|| ApiError::DatasetNotFound(dataset.to_string()))?;
-    let active = record
-        .active
-        .as_ref()
-        .ok_or_else(|| ApiError::NoActiveVersion(format!("'{}'", record.slug)))?;
+    let (record, active) = read_published(reader, &raw).await?;
+    let active = &active;
     tracing::info!(slug = %record.slug, version = active.version, "read dataset metadata");
     Ok(cacheable(
         req,

@@ -51,18 +51,7 @@ fn publish(env: &[(String, String)], file: &Path, slug: &str, keyless_hours: Opt
         String::from_utf8_lossy(&out.stderr)
     );
     if let Some(hours) = keyless_hours {
-        let out = run_admin(admin_command().envs(env.iter().cloned()).args([
-            "keyless",
-            "set",
-            slug,
-            "--until",
-            &format!("+{hours}h"),
-        ]));
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        catalog_tests::set_keyless(env, slug, &hours.to_string());
     }
 }
 
