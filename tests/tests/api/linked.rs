@@ -2,9 +2,8 @@
 //! over moto and s3s-fs: Croissant documents validated and loaded by MLCommons' `mlcroissant`
 //! (tests/croissant_client.py), records compared with pyarrow's reading of the same file.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use catalog_tests::{
     admin_command, publish_showcase, run_admin, samples_dir, start_local_api, tool,

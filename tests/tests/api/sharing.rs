@@ -4,9 +4,7 @@
 //! dataset is re-published, the protocol's errors; and, through the handler, what each route
 //! costs on the wire.
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 use catalog::testing::V2Event;
 use catalog_tests::{samples_dir, start_local_api, tool, Wire};
