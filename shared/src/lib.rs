@@ -18,6 +18,7 @@
 //! - [`ports`]: one small trait per capability; [`dynamo`] and [`s3`] implement them.
 //! - [`api`]: the endpoints' rules, on top of the ports.
 //! - [`error`]: the one error type and its mapping to HTTP.
+//! - [`metrics`]: the functions' CloudWatch metrics, as embedded-metric-format log lines.
 //! - [`lambda`]: the Lambda entry point, with a guard against events lambda_http cannot convert.
 //! - [`signup`]: who may sign up in the `domains` mode (the sign-up function).
 //! - [`config`], [`aws`]: typed configuration and SDK setup, read once per cold start.
@@ -38,6 +39,7 @@ pub mod lambda;
 pub mod linked;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
+pub mod metrics;
 pub mod policy;
 pub mod ports;
 pub mod query;

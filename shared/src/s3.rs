@@ -82,11 +82,11 @@ impl S3Signer {
                 return Ok(current.clone());
             }
         }
-        let credentials = self
-            .provider
-            .provide_credentials()
-            .await
-            .map_err(|e| StoreError::Unavailable(Box::new(e)))?;
+        let credentials = self.provider.provide_credentials().await.map_err(|e| {
+            tracing::error!(error = %e, "could not fetch or renew the URL-signing credentials");
+            crate::metrics::record(crate::metrics::Metric::SigningUnavailable);
+            StoreError::Unavailable(Box::new(e))
+        })?;
         let signing = Signing {
             client: Client::from_conf(
                 self.config
@@ -316,6 +316,46 @@ mod tests {
                 .duration_trunc(TimeDelta::seconds(1))
                 .unwrap()
         );
+    }
+
+    /// Fails as an `AssumeRole` refused by STS would.
+    #[derive(Debug)]
+    struct Refused;
+
+    impl aws_credential_types::provider::ProvideCredentials for Refused {
+        fn provide_credentials<'a>(
+            &'a self,
+        ) -> aws_credential_types::provider::future::ProvideCredentials<'a>
+        where
+            Self: 'a,
+        {
+            aws_credential_types::provider::future::ProvideCredentials::ready(Err(
+                aws_credential_types::provider::error::CredentialsError::provider_error(
+                    "AccessDenied",
+                ),
+            ))
+        }
+    }
+
+    #[tokio::test]
+    async fn credentials_that_cannot_be_fetched_are_a_503_and_counted() {
+        use crate::metrics::{capture::metrics_of, Metric};
+        let config = aws_sdk_s3::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new("eu-west-1"))
+            .build();
+        let signer = S3Signer::new(
+            config,
+            SharedCredentialsProvider::new(Refused),
+            "bucket",
+            Duration::from_secs(900),
+        );
+        let (signed, got) = metrics_of(signer.sign("k", "x-v1.parquet", now())).await;
+        assert!(
+            matches!(signed, Err(StoreError::Unavailable(_))),
+            "{signed:?}"
+        );
+        assert_eq!(got, [Metric::SigningUnavailable]);
     }
 
     #[tokio::test]

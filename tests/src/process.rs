@@ -132,6 +132,20 @@ pub fn log_files(name: &str) -> (Stdio, Stdio) {
     (Stdio::from(file), Stdio::from(err))
 }
 
+/// A file for a spawned binary's stdout and stderr that the test reads back: under
+/// `$CATALOG_TEST_LOGS` when set (so that dev/check-logs scans it too), else under the
+/// temporary directory.
+pub fn kept_log(name: &str) -> (PathBuf, Stdio, Stdio) {
+    let dir = std::env::var_os("CATALOG_TEST_LOGS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("catalog-test-logs"));
+    std::fs::create_dir_all(&dir).expect("log directory");
+    let path = dir.join(format!("{name}-{}.log", Uuid::new_v4()));
+    let file = std::fs::File::create(&path).expect("log file");
+    let err = file.try_clone().expect("log file");
+    (path, Stdio::from(file), Stdio::from(err))
+}
+
 /// A workspace binary, built next to the running test (target/<profile>/).
 pub fn built_binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");

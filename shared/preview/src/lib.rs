@@ -292,6 +292,7 @@ impl<S: RangeSource> RowsReader for ParquetRows<S> {
             object_bytes = version.size,
             "read rows"
         );
+        catalog::metrics::record(catalog::metrics::Metric::RowsBytesRead(cost.bytes));
         Ok(page)
     }
 }

@@ -2,7 +2,7 @@
 //! a read key or inside a keyless window.
 
 use chrono::{DateTime, Utc};
-use lambda_http::http::{header, HeaderValue, StatusCode};
+use lambda_http::http::{header, HeaderValue, Method, StatusCode};
 use lambda_http::{Body, Request, Response};
 use serde::Serialize;
 
@@ -12,6 +12,7 @@ use super::request::{accept, presented_key, presented_key_or_basic, single_param
 use crate::access::Allowed;
 use crate::error::ApiError;
 use crate::input::{DatasetRef, Format, Slug, VersionPin};
+use crate::metrics::{self, Metric, UrlRoute};
 use crate::ports::{DownloadReader, GrantReader, KeyUsage, SignedUrl, UrlSigner};
 
 /// The download descriptor ([docs/api.md, Data](../../../docs/api.md#data-get-datasetsslugdata)),
@@ -56,7 +57,15 @@ async fn data_inner(
     let raw = accept(req, Endpoint::Data)?.unwrap_or_default();
     let format = Format::parse(single_param(req, "format")?)?;
     let key = presented_key(req.headers())?;
-    let (admitted, signed) = sign(req, &raw, key, reader, signer, now).await?;
+    let dataset = DatasetRef::parse(&raw)?;
+    let pin = VersionPin::parse(single_param(req, "version")?)?;
+    if req.method() == Method::HEAD {
+        // The GET answer's status and headers, without a URL: nothing is signed that would
+        // never be delivered, and nothing is counted as issued.
+        admit(&dataset, pin, key, reader, now).await?;
+        return Ok(json_response(StatusCode::OK, &()));
+    }
+    let (admitted, signed) = sign(&dataset, pin, UrlRoute::Data, key, reader, signer, now).await?;
     Ok(json_response(
         StatusCode::OK,
         &descriptor(&admitted, &signed, format.as_str()),
@@ -87,7 +96,11 @@ async fn download_inner(
 ) -> Result<Response<Body>, ApiError> {
     let raw = accept(req, Endpoint::Download)?.unwrap_or_default();
     let key = presented_key_or_basic(req.headers())?;
-    let (admitted, signed) = sign(req, &raw, key, reader, signer, now).await?;
+    let dataset = DatasetRef::parse(&raw)?;
+    let pin = VersionPin::parse(single_param(req, "version")?)?;
+    // A HEAD gets the redirect's `Location` too: its URL is delivered, and counted.
+    let (admitted, signed) =
+        sign(&dataset, pin, UrlRoute::Download, key, reader, signer, now).await?;
     let mut response = json_response(
         StatusCode::FOUND,
         &descriptor(&admitted, &signed, "parquet"),
@@ -101,16 +114,15 @@ async fn download_inner(
 /// The gate, then a presigned URL for the version it admits: what the data and download routes
 /// share.
 async fn sign(
-    req: &Request,
-    raw: &str,
+    dataset: &DatasetRef,
+    pin: Option<VersionPin>,
+    route: UrlRoute,
     key: Option<crate::keys::ApiKey>,
     reader: &(impl DownloadReader + KeyUsage + GrantReader),
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Result<(Admitted, SignedUrl), ApiError> {
-    let dataset = DatasetRef::parse(raw)?;
-    let pin = VersionPin::parse(single_param(req, "version")?)?;
-    let admitted = admit(&dataset, pin, key, reader, now).await?;
+    let admitted = admit(dataset, pin, key, reader, now).await?;
     let active = &admitted.active;
     let signed = signer
         .sign(
@@ -126,8 +138,10 @@ async fn sign(
         keyless = admitted.allowed == Allowed::Keyless,
         allowed = admitted.allowed.as_str(),
         expires_at = %signed.expires_at,
+        route = route.as_str(),
         "issued download URL"
     );
+    metrics::record(Metric::UrlIssued(route));
     Ok((admitted, signed))
 }
 

@@ -108,6 +108,7 @@ pub async fn authenticate(
     if record.use_worth_recording(now) {
         if let Err(e) = usage.record_use(hash, now).await {
             tracing::warn!(key_id = %record.id, error = %e, "could not record the key's use");
+            crate::metrics::record(crate::metrics::Metric::KeyUseNotRecorded);
         }
     }
     Ok(record)

@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::request::{request_id, request_path, Route};
 use crate::error::{ApiError, RETRY_AFTER_SECONDS};
+use crate::metrics::{self, Metric};
 
 /// A JSON response with the given status. Serializing this crate's response types cannot fail
 /// (no maps with non-string keys, no non-finite floats from `serde_json::Value`); should it ever,
@@ -115,8 +116,10 @@ pub(super) fn shaped_error_answer(
             cause = %cause_chain(&error),
             "request failed"
         );
+        metrics::record(Metric::Failed(error.code()));
     } else {
         tracing::info!(request_id, status = status.as_u16(), error = %error, "request rejected");
+        metrics::record(Metric::Refused(error.code()));
     }
     let message = error.to_string();
     let mut response = match shape {

@@ -166,6 +166,9 @@ async fn answer(
                 expires_at = %signed.expires_at,
                 "issued Delta Sharing file URL"
             );
+            crate::metrics::record(crate::metrics::Metric::UrlIssued(
+                crate::metrics::UrlRoute::Sharing,
+            ));
             ndjson(
                 &opened,
                 &[metadata_line(&opened)?, json!({ "file": file }).to_string()],

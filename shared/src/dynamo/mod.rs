@@ -450,6 +450,7 @@ fn facet_counts(
             tracing::warn!(
                 "the catalog's facet counts are not built yet: run `catalog-admin datasets reindex`"
             );
+            crate::metrics::record(crate::metrics::Metric::IndexIncomplete);
             None
         }
         FacetSummary::Full => {
@@ -457,6 +458,7 @@ fn facet_counts(
                 "the catalog has more facet values than its facet summary holds: facets=true \
                  answers without facets (docs/data-model.md, known limits)"
             );
+            crate::metrics::record(crate::metrics::Metric::IndexIncomplete);
             None
         }
     })
@@ -477,6 +479,7 @@ fn warn_if_unindexed(catalog_counter: Option<&Item>, facet: &Facet) {
             facet = %facet.key(),
             "the catalog's filters are not indexed yet: run `catalog-admin datasets reindex`"
         );
+        crate::metrics::record(crate::metrics::Metric::IndexIncomplete);
     }
 }
 
@@ -531,5 +534,20 @@ mod tests {
         );
         assert!(facets_indexed(Some(&counter(true))));
         assert!(!facets_indexed(Some(&counter(false))));
+    }
+
+    #[tokio::test]
+    async fn a_filter_on_a_catalog_never_indexed_is_counted_for_operators() {
+        use crate::metrics::{capture::metrics_of, Metric};
+        use crate::query::{Facet, FacetKind};
+        let facet = Facet::new(FacetKind::Tag, "birds").unwrap();
+        let mut unmarked = counter_key(COUNTER_PK);
+        unmarked.insert(TOTAL.into(), attr::n(3));
+        let ((), got) = metrics_of(async { warn_if_unindexed(Some(&unmarked), &facet) }).await;
+        assert_eq!(got, [Metric::IndexIncomplete]);
+        let mut marked = unmarked.clone();
+        marked.insert(FACETS_INDEXED.into(), AttributeValue::Bool(true));
+        let ((), got) = metrics_of(async { warn_if_unindexed(Some(&marked), &facet) }).await;
+        assert_eq!(got, []);
     }
 }

@@ -221,4 +221,5 @@ mod every_endpoint;
 mod list;
 mod list_facets;
 mod metadata;
+mod metrics;
 mod rows;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use catalog::policy::{AccessLevel, Approval, ApprovalPolicy};
 use catalog_tests::{
-    built_binary, free_port, http_get, read_parquet, repo_root, wait_for_port, Guard, Stack,
+    built_binary, emf, free_port, http_get, read_parquet, repo_root, wait_for_port, Guard, Stack,
     EVENTS_READ_KEY,
 };
 use chrono::Utc;
@@ -207,6 +207,7 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
     );
     wait_for_port(port, &mut watch.0, "cargo lambda watch");
     let mut functions = Vec::new();
+    let mut logs: BTreeMap<&str, PathBuf> = BTreeMap::new();
     for name in FUNCTIONS {
         let mut cmd = Command::new(built_binary(name));
         cmd.envs(stack.function_env())
@@ -218,8 +219,10 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
             .env("AWS_LAMBDA_FUNCTION_NAME", name)
             .env("AWS_LAMBDA_FUNCTION_VERSION", "1")
             .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
-            .env("RUST_LOG", "info");
-        let (stdout, stderr) = catalog_tests::log_files(name);
+            .env("RUST_LOG", "info")
+            .env("METRICS_NAMESPACE", METRICS_NAMESPACE);
+        let (log, stdout, stderr) = catalog_tests::kept_log(name);
+        logs.insert(name, log);
         cmd.stdout(stdout).stderr(stderr);
         functions.push(Guard(cmd.spawn().expect("start function binary")));
     }
@@ -489,4 +492,65 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
     assert_eq!(code, 401);
     drop(functions);
     drop(watch);
+
+    // AND each binary wrote its metrics as embedded-metric-format lines CloudWatch Logs can
+    // read, in the namespace it was given, each a metric the code declares (and the template's
+    // alarms and dashboard read: metrics.rs)
+    let points = |name: &str| {
+        let log = std::fs::read_to_string(&logs[name]).expect("the function's log");
+        let points = emf::points(&log);
+        emf::assert_declared(&points, METRICS_NAMESPACE);
+        points
+    };
+    let data = points("catalog-data");
+    for route in ["data", "download"] {
+        assert!(
+            emf::has(&data, "UrlsIssued", &[("Route", route)]),
+            "{route}: {data:?}"
+        );
+    }
+    let issued = |p: &[emf::Point]| {
+        p.iter()
+            .filter(|p| p.name == "UrlsIssued" && p.dimensions.is_empty())
+            .count()
+    };
+    // data-x-api-key, data-bearer, data-keyless-no-key, data-function-url, download-basic-auth
+    // and the function URL's request: six URLs, each counted once
+    assert_eq!(issued(&data), 6, "{data:?}");
+    for code in ["missing_key", "invalid_key", "bad_request"] {
+        assert!(
+            emf::has(&data, "Refusals", &[("Code", code)]),
+            "{code}: {data:?}"
+        );
+    }
+    let sharing = points("catalog-sharing");
+    assert!(
+        emf::has(&sharing, "UrlsIssued", &[("Route", "sharing")]),
+        "{sharing:?}"
+    );
+    assert_eq!(issued(&sharing), 1);
+    assert!(emf::has(&sharing, "Refusals", &[]), "{sharing:?}");
+    let rows = points("catalog-rows");
+    let read: f64 = rows
+        .iter()
+        .filter(|p| p.name == "RowsBytesRead")
+        .map(|p| p.value)
+        .sum();
+    assert!(read > 0.0, "{rows:?}");
+    assert!(
+        emf::has(&rows, "Refusals", &[("Code", "missing_key")]),
+        "{rows:?}"
+    );
+    let list = points("catalog-list");
+    assert!(
+        emf::has(&list, "Refusals", &[("Code", "not_found")]),
+        "{list:?}"
+    );
+    assert!(
+        emf::has(&list, "Refusals", &[("Code", "bad_request")]),
+        "{list:?}"
+    );
 }
+
+/// The namespace the functions are given here (the stack gives `DatasetCatalog/<stack>`).
+const METRICS_NAMESPACE: &str = "DatasetCatalog/events-test";

@@ -131,6 +131,7 @@ mod events;
 mod finding;
 mod linked;
 mod listing;
+mod metrics;
 mod over_http;
 mod request_cost;
 mod rows;
