@@ -27,6 +27,10 @@ pub enum Fault {
     DropConnection,
     /// A 502 whose body is an HTML error page, as a proxy or load balancer in the way sends.
     ErrorPage,
+    /// The request reaches DynamoDB and is applied, but its answer is lost: the client gets a
+    /// 500 (which the SDK retries) instead. Once: the proxy is healthy again afterwards, so
+    /// the retry reaches DynamoDB and meets the write it already made.
+    LoseResponseOnce,
 }
 
 pub struct Proxy {
@@ -161,7 +165,7 @@ pub async fn start_proxy(upstream: String) -> Proxy {
                             // An error from the service makes hyper close the connection
                             // without an answer.
                             Fault::DropConnection => Err("dropped".to_string()),
-                            Fault::Healthy => {
+                            Fault::Healthy | Fault::LoseResponseOnce => {
                                 let mut forward = hyper::Request::builder()
                                     .method(parts.method.clone())
                                     .uri(format!("{upstream}{}", parts.uri));
@@ -177,6 +181,10 @@ pub async fn start_proxy(upstream: String) -> Proxy {
                                             .await
                                             .map(|b| b.to_bytes())
                                             .unwrap_or_default();
+                                        if current == Fault::LoseResponseOnce {
+                                            *fault.lock().unwrap() = Fault::Healthy;
+                                            return Ok(dynamo_error(500, "InternalServerError"));
+                                        }
                                         Ok(hyper::Response::from_parts(parts, Full::new(body)))
                                     }
                                     Err(e) => Err(e.to_string()),

@@ -5,6 +5,7 @@
 //! publish checks before it starts ([`check_fits`]), and reading what is stored.
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
@@ -375,21 +376,33 @@ impl DynamoWriter {
         Err(WriteError::Conflict(slug.to_string()))
     }
 
-    /// Records a version whose object is already in S3. Versions are immutable.
+    /// Records a version whose object is already in S3. Versions are immutable: the put is
+    /// conditioned on the version being new. When the condition fails on an item equal to the
+    /// one being put, the version is already recorded as asked (the SDK retried a put whose
+    /// answer was lost), and that is success, not a conflict.
     async fn put_version(&self, slug: &Slug, version: &NewVersion) -> Result<(), WriteError> {
+        let item = version_item(slug, &version.active, &version.schema_json);
         let result = self
             .client
             .put_item()
             .table_name(&self.datasets_table)
-            .set_item(Some(version_item(
-                slug,
-                &version.active,
-                &version.schema_json,
-            )))
+            .set_item(Some(item.clone()))
             .condition_expression(format!("attribute_not_exists({PK})"))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;
-        settle(result, slug)
+        match result {
+            Err(e)
+                if matches!(
+                    e.as_service_error(),
+                    Some(PutItemError::ConditionalCheckFailedException(failed))
+                        if failed.item() == Some(&item)
+                ) =>
+            {
+                Ok(())
+            }
+            other => settle(other, slug),
+        }
     }
 
     /// Every stored version of a dataset, oldest first.

@@ -182,3 +182,43 @@ async fn a_dynamodb_failure_at_activation_leaves_the_previous_version_serving() 
     ));
     assert!(out.contains("version 3"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_record_whose_answer_was_lost_is_not_a_false_conflict() {
+    // GIVEN version 1 serving, and a proxy that lets the next version's record through to
+    // DynamoDB but loses its answer once (the SDK retries, and meets the record it made)
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("river-levels"), "gauges"));
+    let key = create_key(&stack);
+    let proxy = catalog_tests::faults::start_proxy(stack.dynamo_url.clone()).await;
+    proxy.set_for_requests(
+        "PutItem",
+        &["V#0000000002"],
+        catalog_tests::faults::Fault::LoseResponseOnce,
+    );
+
+    // WHEN version 2 is published through it
+    let out = ok(&admin(
+        &stack,
+        &[
+            "publish",
+            sample("city-bikes").to_str().unwrap(),
+            "--slug",
+            "gauges",
+        ],
+        &[("AWS_ENDPOINT_URL_DYNAMODB", &proxy.url)],
+    ));
+
+    // THEN the publish succeeds and version 2 serves
+    assert!(out.contains("version 2"), "{out}");
+    let served = json_body(&data(&stack, "gauges", Some(&key)).await);
+    assert_eq!(served["version"], 2);
+
+    // AND the retry reserved nothing more: two versions, as published
+    let writer = stack.writer();
+    let versions = writer
+        .list_versions(&catalog::input::Slug::parse("gauges").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(versions.len(), 2);
+}
