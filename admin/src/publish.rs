@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use aws_sdk_s3::primitives::ByteStream;
-use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+use aws_sdk_s3::types::{ChecksumAlgorithm, CompletedMultipartUpload, CompletedPart};
 use catalog::input::{echo, is_site_path, Description, Slug, Tag, SITE_PATH_MAX};
 use catalog::policy::AccessSettings;
 use catalog::records::{ActiveVersion, Card, DatasetMeta, Discussion};
@@ -378,6 +378,9 @@ impl Publisher {
             .bucket(&self.bucket)
             .key(key)
             .content_type("application/vnd.apache.parquet")
+            // Each part carries its SHA-256, which S3 checks on receipt (and the completion
+            // lists them, which S3 checks against what it received).
+            .checksum_algorithm(ChecksumAlgorithm::Sha256)
             .send()
             .await
             .map_err(|e| err(&aws_sdk_s3::error::DisplayErrorContext(e)))?;
@@ -399,6 +402,7 @@ impl Publisher {
                 if read == 0 {
                     break;
                 }
+                let checksum = part_checksum(&buf);
                 let part = self
                     .s3
                     .upload_part()
@@ -406,6 +410,7 @@ impl Publisher {
                     .key(key)
                     .upload_id(&upload_id)
                     .part_number(number)
+                    .checksum_sha256(&checksum)
                     .body(ByteStream::from(buf))
                     .send()
                     .await
@@ -414,6 +419,7 @@ impl Publisher {
                     CompletedPart::builder()
                         .part_number(number)
                         .set_e_tag(part.e_tag().map(str::to_owned))
+                        .checksum_sha256(checksum)
                         .build(),
                 );
                 if let Some(bar) = bar {
@@ -454,5 +460,23 @@ impl Publisher {
                 .await;
         }
         completed
+    }
+}
+
+/// A part's `x-amz-checksum-sha256`: the base64 of its SHA-256.
+fn part_checksum(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    aws_smithy_types::base64::encode(Sha256::digest(bytes))
+}
+
+#[cfg(test)]
+mod part_checksum_tests {
+    #[test]
+    fn a_parts_checksum_is_the_base64_of_its_sha256() {
+        // SHA-256("abc"), as S3's x-amz-checksum-sha256 writes it
+        assert_eq!(
+            super::part_checksum(b"abc"),
+            "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="
+        );
     }
 }
