@@ -183,11 +183,24 @@ mod tests {
     use aws_sdk_s3::config::{BehaviorVersion, Region};
 
     fn signer(creds: Credentials, ttl: Duration) -> S3Signer {
+        signer_with(creds, ttl)
+    }
+
+    /// A signer for the bucket `bucket`, its credentials from `provider`.
+    fn signer_with(
+        provider: impl aws_credential_types::provider::ProvideCredentials + 'static,
+        ttl: Duration,
+    ) -> S3Signer {
         let config = aws_sdk_s3::Config::builder()
             .behavior_version(BehaviorVersion::latest())
             .region(Region::new("eu-west-1"))
             .build();
-        S3Signer::new(config, SharedCredentialsProvider::new(creds), "bucket", ttl)
+        S3Signer::new(
+            config,
+            SharedCredentialsProvider::new(provider),
+            "bucket",
+            ttl,
+        )
     }
 
     fn now() -> DateTime<Utc> {
@@ -280,16 +293,7 @@ mod tests {
             calls: counter.clone(),
             base: now(),
         };
-        let config = aws_sdk_s3::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .region(Region::new("eu-west-1"))
-            .build();
-        let signer = S3Signer::new(
-            config,
-            SharedCredentialsProvider::new(provider),
-            "bucket",
-            Duration::from_secs(900),
-        );
+        let signer = signer_with(provider, Duration::from_secs(900));
         let calls = || counter.load(std::sync::atomic::Ordering::SeqCst);
         // First credentials expire at now+20m: a URL signed now gets its full 15 minutes.
         let first = signer.sign("k", "x-v1.parquet", now()).await.unwrap();
@@ -340,16 +344,7 @@ mod tests {
     #[tokio::test]
     async fn credentials_that_cannot_be_fetched_are_a_503_and_counted() {
         use crate::metrics::{capture::metrics_of, Metric};
-        let config = aws_sdk_s3::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .region(Region::new("eu-west-1"))
-            .build();
-        let signer = S3Signer::new(
-            config,
-            SharedCredentialsProvider::new(Refused),
-            "bucket",
-            Duration::from_secs(900),
-        );
+        let signer = signer_with(Refused, Duration::from_secs(900));
         let (signed, got) = metrics_of(signer.sign("k", "x-v1.parquet", now())).await;
         assert!(
             matches!(signed, Err(StoreError::Unavailable(_))),
