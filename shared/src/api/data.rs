@@ -57,8 +57,7 @@ async fn data_inner(
     let raw = accept(req, Endpoint::Data)?.unwrap_or_default();
     let format = Format::parse(single_param(req, "format")?)?;
     let key = presented_key(req.headers())?;
-    let dataset = DatasetRef::parse(&raw)?;
-    let pin = VersionPin::parse(single_param(req, "version")?)?;
+    let (dataset, pin) = requested(req, &raw)?;
     if req.method() == Method::HEAD {
         // The GET answer's status and headers, without a URL: nothing is signed that would
         // never be delivered, and nothing is counted as issued.
@@ -96,8 +95,7 @@ async fn download_inner(
 ) -> Result<Response<Body>, ApiError> {
     let raw = accept(req, Endpoint::Download)?.unwrap_or_default();
     let key = presented_key_or_basic(req.headers())?;
-    let dataset = DatasetRef::parse(&raw)?;
-    let pin = VersionPin::parse(single_param(req, "version")?)?;
+    let (dataset, pin) = requested(req, &raw)?;
     // A HEAD gets the redirect's `Location` too: its URL is delivered, and counted.
     let (admitted, signed) =
         sign(&dataset, pin, UrlRoute::Download, key, reader, signer, now).await?;
@@ -109,6 +107,15 @@ async fn download_inner(
         HeaderValue::try_from(signed.url.as_str()).map_err(|e| ApiError::Internal(Box::new(e)))?;
     response.headers_mut().insert(header::LOCATION, location);
     Ok(response)
+}
+
+/// The dataset (slug or UUID) and the version pin (`?version=`) a data or download request
+/// names.
+fn requested(req: &Request, raw: &str) -> Result<(DatasetRef, Option<VersionPin>), ApiError> {
+    Ok((
+        DatasetRef::parse(raw)?,
+        VersionPin::parse(single_param(req, "version")?)?,
+    ))
 }
 
 /// The gate, then a presigned URL for the version it admits: what the data and download routes
