@@ -59,6 +59,7 @@ export function explain(error) {
     key_not_for_dataset: "That API key is limited to other datasets, so it cannot download this one.",
     not_found: "This dataset does not exist (any more).",
     no_active_version: "This dataset has no published version to download yet.",
+    unpublished: "The catalog's operators have taken this dataset down.",
     rate_limited: "The catalog is busy right now. Please try again in a moment.",
     unavailable: "The catalog is temporarily unavailable. Please try again in a moment.",
     http_429: "Too many requests right now. Please wait a moment and try again.",

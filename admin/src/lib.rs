@@ -9,6 +9,7 @@
 pub mod cmd;
 pub mod download;
 pub mod publish;
+pub mod remove;
 pub mod stats;
 
 use std::time::Duration;

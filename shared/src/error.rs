@@ -48,6 +48,10 @@ pub enum ApiError {
     DatasetNotFound(String),
     #[error("dataset {0} has no active version to download")]
     NoActiveVersion(String),
+    /// Taken down by the catalog's operators (`catalog-admin datasets unpublish`): a 410 on
+    /// every route and protocol until they restore it.
+    #[error("dataset {0} was unpublished by the catalog's operators")]
+    Unpublished(String),
     #[error("version {requested} of '{slug}' is not available: its active version is {active}")]
     VersionNotActive {
         slug: String,
@@ -234,6 +238,7 @@ impl ApiError {
             | Self::RouteNotFound(_)
             | Self::ResourceNotFound(_) => StatusCode::NOT_FOUND,
             Self::VersionUnavailable { .. } => StatusCode::NOT_FOUND,
+            Self::Unpublished(_) => StatusCode::GONE,
             Self::MalformedRequest(_) | Self::Unsupported(_) => StatusCode::BAD_REQUEST,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::PreviewUnavailable(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -274,6 +279,7 @@ impl ApiError {
             Self::Unsupported(_) => "unsupported",
             Self::VersionUnavailable { .. } => "version_unavailable",
             Self::NoActiveVersion(_) => "no_active_version",
+            Self::Unpublished(_) => "unpublished",
             Self::MethodNotAllowed { .. } => "method_not_allowed",
             Self::PreviewUnavailable(_) => "preview_unavailable",
             Self::Unauthenticated(_) => "invalid_token",

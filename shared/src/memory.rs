@@ -136,6 +136,7 @@ impl DownloadReader for MemoryCatalog {
             level: d.meta.card.access_level,
             keyless_until: d.keyless_until,
             active: d.active,
+            unpublished: d.unpublished_at.is_some(),
         });
         let key = key.and_then(|h| lock(&self.keys).get(h).cloned());
         Ok((target, key))

@@ -74,6 +74,8 @@ pub struct DatasetRecord {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub active: Option<ActiveVersion>,
+    /// When an operator unpublished it (every route answers 410 until it is restored).
+    pub unpublished_at: Option<DateTime<Utc>>,
 }
 
 /// The part of a dataset the data endpoint needs.
@@ -84,6 +86,7 @@ pub struct DownloadTarget {
     pub level: AccessLevel,
     pub keyless_until: Option<DateTime<Utc>>,
     pub active: Option<ActiveVersion>,
+    pub unpublished: bool,
 }
 
 impl DatasetRecord {
@@ -95,6 +98,7 @@ impl DatasetRecord {
             level: self.meta.card.access_level,
             keyless_until: self.keyless_until,
             active: self.active.clone(),
+            unpublished: self.unpublished_at.is_some(),
         }
     }
 }

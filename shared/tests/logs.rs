@@ -71,6 +71,7 @@ fn catalog() -> MemoryCatalog {
         keyless_until: None,
         created_at: Utc::now(),
         updated_at: Utc::now(),
+        unpublished_at: None,
         active: Some(ActiveVersion {
             version: 1,
             s3_key: "datasets/d/v1/x.parquet".into(),

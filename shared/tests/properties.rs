@@ -57,6 +57,7 @@ fn record(slug: &str, keyless: bool) -> DatasetRecord {
         keyless_until: keyless.then(|| now() + Duration::hours(1)),
         created_at: now(),
         updated_at: now(),
+        unpublished_at: None,
         active: Some(ActiveVersion {
             version: 1,
             s3_key: format!("datasets/{slug}/v1/x.parquet"),

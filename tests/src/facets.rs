@@ -211,12 +211,69 @@ pub async fn assert_facet_counts_exact(stack: &Stack) {
     }
 }
 
+/// Every dataset item and its alias agree with the catalog list: a listed dataset (its item
+/// has `seq`) is the entry at that position, once; an unpublished one has no `seq` and no
+/// entry; every entry's dataset exists, and none is left marked `withdrawn`; no renumbering
+/// mark is left behind.
+pub async fn assert_positions_consistent(stack: &Stack) {
+    let items = scan_all(&stack.dynamo, &stack.target.datasets_table).await;
+    let mut entries: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for item in items.iter().filter(|i| text(i, "pk") == "LIST") {
+        assert!(
+            !item.contains_key("withdrawn"),
+            "a withdrawn entry is left: {item:?}"
+        );
+        entries
+            .entry(text(item, "slug"))
+            .or_default()
+            .push(position(&text(item, "sk")));
+    }
+    let datasets: Vec<&Item> = items
+        .iter()
+        .filter(|i| text(i, "pk").starts_with("DS#") && text(i, "sk") == "DATASET")
+        .collect();
+    let mut listed = 0;
+    for item in &datasets {
+        let slug = text(item, "slug");
+        let seq = text(item, "seq");
+        let alias = items
+            .iter()
+            .find(|i| text(i, "pk") == format!("ID#{}", text(item, "id")))
+            .unwrap_or_else(|| panic!("{slug}: no alias"));
+        assert_eq!(text(alias, "seq"), seq, "{slug}: the alias's seq");
+        assert_eq!(
+            text(alias, "unpublished_at"),
+            text(item, "unpublished_at"),
+            "{slug}: the alias's mark"
+        );
+        let unpublished = item.contains_key("unpublished_at");
+        match (seq.parse::<u64>().ok(), entries.get(&slug)) {
+            (Some(seq), Some(at)) => {
+                assert!(!unpublished, "{slug}: unpublished yet listed");
+                assert_eq!(at, &vec![seq], "{slug}: listed once, at its seq");
+                listed += 1;
+            }
+            (None, None) => {}
+            (seq, at) => panic!("{slug}: seq {seq:?}, list entries {at:?}"),
+        }
+    }
+    assert_eq!(listed, entries.len(), "every list entry's dataset exists");
+    let mark = items
+        .iter()
+        .find(|i| text(i, "pk") == "CATALOG" && text(i, "sk") == "REBUILD");
+    assert!(
+        mark.is_none_or(|m| !m.contains_key("rebuild_until")),
+        "the catalog list's mark is left: {mark:?}"
+    );
+}
+
 /// The catalog list holds positions 1..=total with its counter saying total, and every facet
 /// list holds exactly the listed datasets with that value (from the catalog list, the source
 /// of truth), at positions 1..=n in publication order, its counter says n, and no rebuild mark
 /// is left behind. A facet whose datasets all left keeps its counter, at 0. And the facet
 /// counts are exact ([`assert_facet_counts_exact`]).
 pub async fn assert_facet_lists_consistent(stack: &Stack) {
+    assert_positions_consistent(stack).await;
     let stored = Stored::read(stack).await;
     let positions: Vec<u64> = stored.listed.iter().map(|(p, _, _)| *p).collect();
     let wanted: Vec<u64> = (1..=positions.len() as u64).collect();

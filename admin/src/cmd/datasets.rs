@@ -36,6 +36,29 @@ pub enum Command {
     ///
     /// Example: catalog-admin datasets reindex
     Reindex,
+    /// Take a dataset down: every route and protocol answers 410 `unpublished`, and it leaves
+    /// the catalog, its filters and its counts. Its versions and files are kept, so that
+    /// `datasets restore` brings it back. URLs already handed out work until they expire; to
+    /// make them fail at once, delete the files (`datasets delete`, `versions delete`).
+    ///
+    /// Example: catalog-admin datasets unpublish air-quality
+    Unpublish { slug: String },
+    /// List an unpublished dataset again, with the version that was active (it is listed as
+    /// newly published: first in the default order).
+    ///
+    /// Example: catalog-admin datasets restore air-quality
+    Restore { slug: String },
+    /// Delete a dataset for good: its records, every version, and their files in the bucket.
+    /// Asks to type the slug to confirm, unless --yes. URLs already handed out fail at once
+    /// (the files are gone). The slug may then be published anew (a new dataset, a new id).
+    ///
+    /// Example: catalog-admin datasets delete air-quality --yes
+    Delete {
+        slug: String,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
@@ -72,23 +95,79 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
             let slug = slug(&raw)?;
             println!("{}", show(&aws.catalog(), &slug, now).await?);
         }
-        Command::Reindex => {
-            let done = aws.writer().reindex().await?;
-            println!(
-                "reindexed {} filter lists ({} entries written or removed)",
-                done.lists, done.written
-            );
-            let (values, kb) = (done.summary_values, done.summary_bytes.div_ceil(1024));
-            if done.summary_fits {
-                println!("facet counts: {values} values ({kb} KB)");
-            } else {
-                eprintln!(
-                    "warning: the catalog has {values} facet values ({kb} KB), more than the facet \
-                     summary holds ({} KB): the list answers facets=true without facets",
-                    catalog_writer::summary::BUDGET_BYTES / 1024
-                );
-            }
+        Command::Reindex => report(&aws.writer().reindex().await?),
+        Command::Unpublish { slug: raw } => {
+            let slug = slug(&raw)?;
+            let done = aws.writer().unpublish(&slug, now).await?;
+            println!("{slug}: unpublished (every route answers 410; `datasets restore {slug}` lists it again)");
+            report(&done);
         }
+        Command::Restore { slug: raw } => {
+            let slug = slug(&raw)?;
+            aws.writer().restore(&slug, now).await?;
+            println!("{slug}: listed again");
+        }
+        Command::Delete { slug: raw, yes } => {
+            let slug = slug(&raw)?;
+            if !yes {
+                confirm(&slug)?;
+            }
+            let bucket = aws.config.bucket()?.to_owned();
+            let done = aws.writer().delete_dataset(&slug, now).await?;
+            let removed = crate::remove::objects(
+                &aws.s3(),
+                &bucket,
+                &done.objects,
+                Some(&format!("datasets/{slug}/")),
+            )
+            .await?;
+            println!(
+                "{slug}: deleted ({} versions, {removed} files)",
+                done.objects.len()
+            );
+            report(&done.lists);
+        }
+    }
+    Ok(())
+}
+
+/// What `reindex` (or the renumbering after a take-down) did.
+fn report(done: &catalog_writer::Reindexed) {
+    println!(
+        "reindexed {} filter lists ({} entries written or removed; {} catalog entries moved or removed)",
+        done.lists, done.written, done.renumbered
+    );
+    let (values, kb) = (done.summary_values, done.summary_bytes.div_ceil(1024));
+    if done.summary_fits {
+        println!("facet counts: {values} values ({kb} KB)");
+    } else {
+        eprintln!(
+            "warning: the catalog has {values} facet values ({kb} KB), more than the facet \
+             summary holds ({} KB): the list answers facets=true without facets",
+            catalog_writer::summary::BUDGET_BYTES / 1024
+        );
+    }
+}
+
+/// Asks the operator to type the slug (on a terminal); refuses when there is none to ask.
+fn confirm(slug: &Slug) -> Result<(), CliError> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if !std::io::stdin().is_terminal() {
+        return Err(CliError::Usage(format!(
+            "deleting '{slug}' removes every version and file for good: pass --yes to confirm"
+        )));
+    }
+    eprint!(
+        "This deletes '{slug}', every version and its files, for good. Type the slug to confirm: "
+    );
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| CliError::Usage(format!("no confirmation: {e}")))?;
+    if line.trim() != slug.as_str() {
+        return Err(CliError::Usage("not confirmed: nothing was deleted".into()));
     }
     Ok(())
 }

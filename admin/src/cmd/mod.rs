@@ -91,6 +91,9 @@ pub enum CliError {
     Download(#[from] crate::download::DownloadError),
     #[error("Cognito refused the request")]
     Cognito(#[source] catalog::error::BoxError),
+    /// The records are deleted, but not every file: the message names them.
+    #[error("{0}")]
+    Objects(String),
 }
 
 impl CliError {
@@ -112,18 +115,25 @@ impl CliError {
     /// 2 when the operator asked for something wrong (bad arguments or environment, a dataset,
     /// version or key that does not exist, a file that cannot be published), 1 otherwise.
     pub fn exit_code(&self) -> u8 {
+        let fixable = |w: &WriteError| {
+            matches!(
+                w,
+                WriteError::NoSuchDataset(_)
+                    | WriteError::NoSuchVersion(..)
+                    | WriteError::NoSuchKey(_)
+                    | WriteError::TooLarge(_)
+                    | WriteError::Unpublished(_)
+                    | WriteError::Invalid(_)
+            )
+        };
         match self {
             CliError::Usage(_)
             | CliError::Config(_)
-            | CliError::Write(
-                WriteError::NoSuchDataset(_)
-                | WriteError::NoSuchVersion(..)
-                | WriteError::NoSuchKey(_)
-                | WriteError::TooLarge(_)
-                | WriteError::Invalid(_),
-            )
             | CliError::Publish(PublishError::BadInput(_) | PublishError::BadFile(_))
             | CliError::Download(crate::download::DownloadError::Usage(_)) => 2,
+            CliError::Write(w) if fixable(w) => 2,
+            // Publishing to an unpublished dataset: restore it first.
+            CliError::Publish(PublishError::Write(WriteError::Unpublished(_))) => 2,
             _ => 1,
         }
     }
@@ -248,6 +258,10 @@ mod tests {
             (
                 PublishError::Write(WriteError::NoSuchDataset("a".into())).into(),
                 1,
+            ),
+            (
+                PublishError::Write(WriteError::Unpublished("a".into())).into(),
+                2,
             ),
             (store().into(), 1),
             (

@@ -67,6 +67,7 @@ fn record(i: usize) -> DatasetRecord {
         keyless_until: (i == 0).then(|| now + TimeDelta::days(30)),
         created_at: now,
         updated_at: now,
+        unpublished_at: None,
         active: Some(ActiveVersion {
             version: 3,
             s3_key: format!("datasets/dataset-{i}/v3/data.parquet"),

@@ -64,7 +64,8 @@ pub async fn admit(
 /// Judges what was read for a request to a dataset's data (by any route or protocol): the
 /// dataset (`None`: there is none called `named`) and, when a key was presented, its hash and
 /// stored record. A presented key is verified first, whatever the dataset's window says; then
-/// the dataset must exist and have an active version (404); then [`authorize`] decides.
+/// the dataset must exist (404), be published (410 once unpublished) and have an active version
+/// (404); then [`authorize`] decides.
 pub async fn judge(
     named: &str,
     target: Option<DownloadTarget>,
@@ -77,6 +78,9 @@ pub async fn judge(
         None => None,
     };
     let target = target.ok_or_else(|| ApiError::DatasetNotFound(named.to_owned()))?;
+    if target.unpublished {
+        return Err(ApiError::Unpublished(format!("'{}'", target.slug)));
+    }
     let Some(active) = target.active else {
         return Err(ApiError::NoActiveVersion(format!("'{}'", target.slug)));
     };

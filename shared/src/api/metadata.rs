@@ -48,7 +48,7 @@ struct DatasetResponse<'a> {
 }
 
 /// The dataset `raw` names (slug or UUID), in one read, and its active version taken out of
-/// it: 404 when there is no such dataset or it has no active version. The metadata and its
+/// it: 404 when there is no such dataset or it has no active version, 410 once unpublished. The metadata and its
 /// Croissant document both answer from it.
 pub(super) async fn read_published(
     reader: &impl DatasetReader,
@@ -59,6 +59,9 @@ pub(super) async fn read_published(
         .get_dataset(&dataset)
         .await?
         .ok_or_else(|| ApiError::DatasetNotFound(dataset.to_string()))?;
+    if record.unpublished_at.is_some() {
+        return Err(ApiError::Unpublished(format!("'{}'", record.slug)));
+    }
     let active = record
         .active
         .take()

@@ -367,7 +367,13 @@ async fn open(
     };
     let read = store.read_table(&slug, version, hash).await?;
     let target = read.dataset.as_ref().map(DatasetRecord::target);
-    let admitted = judge(&named, target, Some((hash, read.key)), store, now).await?;
+    // The protocol has no 410: an unpublished table is one that does not exist, saying why.
+    let admitted = judge(&named, target, Some((hash, read.key)), store, now)
+        .await
+        .map_err(|e| match e {
+            ApiError::Unpublished(_) => ApiError::ResourceNotFound(e.to_string()),
+            e => e,
+        })?;
     let Some(dataset) = read.dataset else {
         return Err(ApiError::DatasetNotFound(named));
     };

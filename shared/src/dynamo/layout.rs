@@ -10,6 +10,7 @@
 //! | version | `DS#<slug>` | `V#<version, 10 digits>` | one immutable published version |
 //! | list entry | `LIST` | `SEQ#<seq, 12 digits>` | the summary shown by the list endpoint |
 //! | counter | `CATALOG` | `COUNTER` | `total`: how many datasets are listed; `rev`: bumped by every write to a list |
+//! | catalog list mark | `CATALOG` | `REBUILD` | `rebuild_until` while a renumbering holds the catalog list |
 //! | facet list entry | `LIST#<facet>#<value>` | `SEQ#<position, 12 digits>` | the summary, and `seq`, its position in `LIST` |
 //! | facet counter | `CATALOG#<facet>#<value>` | `COUNTER` | `total`: how many datasets the facet list holds; `rebuild_until`: a rewrite's mark |
 //! | facet summary | `CATALOG` | `FACETS` | per facet value, `n#<facet>#<value>`: its facet counter's `total`, and `d#<facet>#<value>`: its display form when not the value itself; `complete` once it holds every value; `full` when it could not ([`crate::query::FacetCounts`]) |
@@ -53,6 +54,12 @@ pub mod name {
     pub const CREATED_AT: &str = "created_at";
     pub const UPDATED_AT: &str = "updated_at";
     pub const KEYLESS_UNTIL: &str = "keyless_until";
+    /// On a dataset item (and its alias): when an operator unpublished it. Every route then
+    /// answers 410 `unpublished`; its versions are kept, so that it can be restored.
+    pub const UNPUBLISHED_AT: &str = "unpublished_at";
+    /// On a catalog list entry: its dataset left the catalog (unpublished or deleted), and the
+    /// renumbering that closes the gap it leaves has not run yet.
+    pub const WITHDRAWN: &str = "withdrawn";
     /// The last version number reserved.
     pub const LATEST_VERSION: &str = "latest_version";
     /// The active version, as a map (on a version item: the version itself) of the fields
@@ -91,7 +98,8 @@ pub mod name {
     pub const REV: &str = "rev";
     /// On the catalog counter: the facet lists were built (first listing, or `reindex`).
     pub const FACETS_INDEXED: &str = "facets_indexed";
-    /// On a facet counter: until when a rewrite holds the list.
+    /// On a facet counter, and on the catalog list's mark item: until when a rewrite holds the
+    /// list.
     pub const REBUILD_UNTIL: &str = "rebuild_until";
     /// On the facet summary: it holds every facet value (set by a catalog's first listing and
     /// by `reindex`).
@@ -150,6 +158,10 @@ pub const DATASET_SK: &str = "DATASET";
 pub const LIST_PK: &str = "LIST";
 pub const COUNTER_PK: &str = "CATALOG";
 pub const COUNTER_SK: &str = "COUNTER";
+/// The catalog list's mark item (`CATALOG`, `REBUILD`): `rebuild_until` while a renumbering
+/// holds the list. Apart from the counter, so that marking never conflicts with the counter's
+/// updates.
+pub const LIST_MARK_SK: &str = "REBUILD";
 /// The facet summary's sort key, beside the catalog counter (pk [`COUNTER_PK`]).
 pub const FACETS_SK: &str = "FACETS";
 /// The keys table's index by public key id (`id`), keys only: revocation by id reads it.

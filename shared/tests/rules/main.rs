@@ -55,6 +55,7 @@ fn record(slug: &str, keyless_until: Option<DateTime<Utc>>, active: bool) -> Dat
         keyless_until,
         created_at: now() - Duration::days(10),
         updated_at: now() - Duration::days(1),
+        unpublished_at: None,
         active: active.then(|| ActiveVersion {
             version: 3,
             s3_key: format!("datasets/{slug}/v3/data.parquet"),
@@ -175,6 +176,7 @@ const ERROR_CODES: &[&str] = &[
     "insufficient_scope",
     "not_found",
     "no_active_version",
+    "unpublished",
     "method_not_allowed",
     "rate_limited",
     "unavailable",

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use catalog::dynamo::attr::{opt_time, s, time};
-use catalog::dynamo::layout::name::{ACCESS_LEVEL, ACCESS_POLICY, KEYLESS_UNTIL, UPDATED_AT};
+use catalog::dynamo::attr::{n, opt_time, s, time};
+use catalog::dynamo::layout::name::{ACCESS_LEVEL, ACCESS_POLICY, KEYLESS_UNTIL, REV, UPDATED_AT};
 use catalog::dynamo::layout::{
     alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, DATASET_SK, LIST_PK,
 };
@@ -75,12 +75,15 @@ impl Changing<'_> {
     /// Every write, decided without I/O. A dataset missing from a facet list it belongs in is
     /// put back by a rewrite (with the change).
     pub fn plan(&self, positions: &HashMap<Facet, u64>) -> Plan {
-        let (set, entry) = self.change.attributes(self.now);
+        let (mut set, entry) = self.change.attributes(self.now);
+        set.push((REV, n(self.stored.rev + 1)));
+        // Conditioned on the dataset as read: a first activation (which lists it, copying the
+        // attributes) or another change in between makes this one start again.
         let mut writes = vec![
             Write::Set {
                 key: key_of(dataset_pk(self.slug.as_str()), DATASET_SK),
                 set: set.clone(),
-                condition: Condition::Exists,
+                condition: Condition::Dataset(self.stored.guard(None)),
             },
             Write::Set {
                 key: key_of(alias_pk(&self.stored.id), DATASET_SK),
@@ -93,8 +96,9 @@ impl Changing<'_> {
             writes.push(Write::Set {
                 key: key_of(LIST_PK, &list_sk(seq)),
                 set: entry.clone(),
-                condition: Condition::Exists,
+                condition: Condition::Holds(self.slug.clone()),
             });
+            writes.push(Write::ListUnmarked);
             for facet in self.to_locate() {
                 match positions.get(&facet) {
                     Some(pos) => {

@@ -6,9 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
-use aws_sdk_dynamodb::types::{
-    AttributeValue, DeleteRequest, PutRequest, TransactWriteItem, Update, WriteRequest,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update, WriteRequest};
 use catalog::dynamo::attr::{get_s, get_strings, get_u64, n, s, time};
 use catalog::dynamo::codec::{is_marked, summary_entry, summary_mark, SummaryChange};
 use catalog::dynamo::layout::name::{
@@ -27,7 +25,10 @@ use catalog::records::Card;
 use chrono::{DateTime, Utc};
 
 use crate::summary::{StoredSummary, BUDGET_BYTES};
-use crate::tx::{is_condition_failure, other, summary_update, SummaryExpression, UNMARKED};
+use crate::tx::{
+    delete_request, is_condition_failure, list_mark_key, other, put_request, summary_update,
+    SummaryExpression, UNMARKED,
+};
 use crate::{DynamoWriter, WriteError};
 
 /// How long a facet list rewrite may hold its list before another writer may take over.
@@ -163,6 +164,19 @@ impl DynamoWriter {
         facet: &Facet,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
+        self.hold(counter_key(facet_counter_pk(facet)), &facet.key(), now)
+            .await
+    }
+
+    /// Sets the rebuild mark on the item `key` (a facet counter, or the catalog list's mark
+    /// item), waiting for another writer's mark to clear or expire: `Busy` (naming `list`)
+    /// after about a minute.
+    pub(crate) async fn hold(
+        &self,
+        key: Item,
+        list: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
         Backoff::LIST_MARK
             .run(
                 (),
@@ -172,7 +186,7 @@ impl DynamoWriter {
                         .client
                         .update_item()
                         .table_name(&self.datasets_table)
-                        .set_key(Some(counter_key(facet_counter_pk(facet))))
+                        .set_key(Some(key.clone()))
                         .update_expression("SET #mark = :until")
                         .condition_expression(UNMARKED)
                         .expression_attribute_names("#mark", REBUILD_UNTIL)
@@ -189,7 +203,7 @@ impl DynamoWriter {
                         Err(e) => Err(WriteError::from(classify(e))),
                     }
                 },
-                |()| WriteError::Busy(facet.key()),
+                |()| WriteError::Busy(list.to_owned()),
             )
             .await
     }
@@ -212,48 +226,33 @@ impl DynamoWriter {
         members.dedup_by_key(|m| seq_of(m));
         let list_pk = facet_list_pk(facet);
         // What sits at each position now (a list may have gaps or strays after a failure).
-        let mut at: BTreeMap<u64, Option<AttributeValue>> = BTreeMap::new();
+        let mut at: BTreeMap<u64, &Item> = BTreeMap::new();
         for item in existing {
             if let Ok(pos) = position_of(item) {
-                at.insert(pos, item.get(SLUG).cloned());
+                at.insert(pos, item);
             }
         }
         let mut requests = Vec::new();
         for (i, member) in members.iter().enumerate() {
-            let current = at.get(&(i as u64 + 1)).cloned().flatten();
-            let slug = member.get(SLUG).cloned();
+            let current = at.get(&(i as u64 + 1)).copied();
+            let mut item = member.clone();
+            item.insert(PK.to_owned(), s(&list_pk));
+            item.insert(SK.to_owned(), s(list_sk(i as u64 + 1)));
             let write = match &rewrite {
-                Rewrite::All => true,
+                Rewrite::Differing => current != Some(&item),
                 // Its summary may be newer than the copy in place.
-                Rewrite::Moved(refresh) => current != slug || (slug.is_some() && *refresh == slug),
+                Rewrite::Moved(refresh) => {
+                    let slug = member.get(SLUG);
+                    current.and_then(|c| c.get(SLUG)) != slug
+                        || (slug.is_some() && refresh.as_ref() == slug)
+                }
             };
             if write {
-                let mut item = member.clone();
-                item.insert(PK.to_owned(), s(&list_pk));
-                item.insert(SK.to_owned(), s(list_sk(i as u64 + 1)));
-                requests.push(
-                    WriteRequest::builder()
-                        .put_request(
-                            PutRequest::builder()
-                                .set_item(Some(item))
-                                .build()
-                                .map_err(other)?,
-                        )
-                        .build(),
-                );
+                requests.push(put_request(item)?);
             }
         }
         for pos in at.keys().filter(|p| **p > members.len() as u64) {
-            requests.push(
-                WriteRequest::builder()
-                    .delete_request(
-                        DeleteRequest::builder()
-                            .set_key(Some(key_of(list_pk.clone(), &list_sk(*pos))))
-                            .build()
-                            .map_err(other)?,
-                    )
-                    .build(),
-            );
+            requests.push(delete_request(key_of(list_pk.clone(), &list_sk(*pos)))?);
         }
         let written = requests.len();
         self.batch_write(requests).await?;
@@ -332,7 +331,7 @@ impl DynamoWriter {
 
     /// Every request, 25 at a time, each batch's unprocessed items retried
     /// (`Backoff::BATCH_WRITE`).
-    async fn batch_write(&self, requests: Vec<WriteRequest>) -> Result<(), StoreError> {
+    pub(crate) async fn batch_write(&self, requests: Vec<WriteRequest>) -> Result<(), StoreError> {
         for chunk in requests.chunks(25) {
             let pending = HashMap::from([(self.datasets_table.clone(), chunk.to_vec())]);
             Backoff::BATCH_WRITE
@@ -382,12 +381,26 @@ impl DynamoWriter {
     /// upgrade from a version without facet lists or without the summary, or to repair an
     /// interrupted rebuild. Says how many facet lists there are, how many entries were written
     /// or deleted, and what the summary holds.
+    ///
+    /// It holds the catalog list's mark throughout: the catalog list is renumbered first (what
+    /// left it, or what an interrupted renumbering left), then every facet list is rebuilt
+    /// from it, while no dataset joins or moves (a first activation meanwhile is refused, and
+    /// retried).
     pub async fn reindex(&self) -> Result<Reindexed, WriteError> {
+        self.hold(list_mark_key(), LIST_PK, Utc::now()).await?;
+        let done = self.reindex_held().await;
+        // Lifted whatever happened (else it expires after 10 minutes).
+        let lifted = self.lift_list_mark().await;
+        let done = done?;
+        lifted?;
+        Ok(done)
+    }
+
+    async fn reindex_held(&self) -> Result<Reindexed, WriteError> {
+        let renumbered = self.renumber_held().await?;
         let mut wanted: BTreeMap<Facet, Vec<Item>> = BTreeMap::new();
-        let mut last_seen = 0;
         for entry in query_partition(&self.client, &self.datasets_table, LIST_PK).await? {
             let seq = position_of(&entry)?;
-            last_seen = last_seen.max(seq);
             for facet in facets_of_item(&entry)? {
                 wanted
                     .entry(facet)
@@ -420,22 +433,16 @@ impl DynamoWriter {
         let mut written = 0;
         let facets = wanted.len();
         let known: BTreeSet<Facet> = wanted.keys().cloned().collect();
-        for (facet, mut members) in wanted {
+        for (facet, members) in wanted {
             // Under the facet's mark, like any rebuild: appends wait, and a running rebuild
             // finishes first.
             self.mark_facet(&facet, Utc::now()).await?;
             let existing =
                 query_partition(&self.client, &self.datasets_table, &facet_list_pk(&facet)).await?;
-            // Datasets first listed after the catalog list was read are kept as their
-            // activation wrote them.
-            for item in &existing {
-                if get_u64(item, SEQ).is_ok_and(|seq| seq > last_seen) {
-                    members.push(item.clone());
-                }
-            }
-            // Every entry is rewritten: its summary may be stale, not only its position.
+            // Every entry that differs is rewritten: its summary may be stale, not only its
+            // position.
             written += self
-                .write_facet(&facet, &existing, members, Rewrite::All, summary.fits)
+                .write_facet(&facet, &existing, members, Rewrite::Differing, summary.fits)
                 .await?;
         }
         if summary.fits {
@@ -460,6 +467,7 @@ impl DynamoWriter {
             .await
             .map_err(classify)?;
         Ok(Reindexed {
+            renumbered,
             lists: facets,
             written,
             summary_values: summary.values,
@@ -520,9 +528,12 @@ impl DynamoWriter {
 /// What `reindex` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reindexed {
+    /// How many catalog list entries moved or left (datasets taken out of the catalog, or
+    /// what an interrupted renumbering left).
+    pub renumbered: usize,
     /// How many facet lists there are (values no dataset has any more included, at 0).
     pub lists: usize,
-    /// How many list entries were written or deleted.
+    /// How many facet list entries were written or deleted (0: nothing needed repair).
     pub written: usize,
     /// How many values the facet summary needs, and their size in bytes.
     pub summary_values: usize,
@@ -557,8 +568,8 @@ enum Rewrite {
     /// Positions whose dataset changes, and the dataset with this slug wherever it lands (the
     /// others are up to date).
     Moved(Option<AttributeValue>),
-    /// All of them.
-    All,
+    /// Every entry that differs from what it should be.
+    Differing,
 }
 
 /// The facets of a dataset item or list entry, as stored.

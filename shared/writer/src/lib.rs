@@ -14,6 +14,7 @@
 //! - [`change`]: keyless windows and access levels, planned the same way.
 //! - [`facets`]: rewrites of the per-category, per-tag and per-license lists, and `reindex`.
 //! - [`summary`]: the facet summary (every value's count and display form), and its budget.
+//! - [`takedown`]: unpublishing, restoring and deleting datasets, and deleting versions.
 //! - [`keys`]: API keys.
 //! - [`tables`]: creating the tables.
 //! - `tx`: writes as data, and their DynamoDB transaction items.
@@ -25,6 +26,7 @@ pub mod keys;
 pub mod publish;
 pub mod summary;
 pub mod tables;
+pub mod takedown;
 mod tx;
 
 use aws_sdk_dynamodb::Client;
@@ -51,6 +53,8 @@ pub enum WriteError {
     NoSuchKey(String),
     #[error("slug '{0}' is already taken by a published dataset")]
     SlugTaken(String),
+    #[error("dataset '{0}' is unpublished: restore it first (catalog-admin datasets restore {0})")]
+    Unpublished(String),
     /// Another writer has held a filter list for over a minute (or died holding it).
     #[error(
         "the filter list {0} is being rebuilt by another writer (a mark that expires after 10 minutes)"

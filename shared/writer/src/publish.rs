@@ -8,13 +8,15 @@ use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
-    ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
 use catalog::dynamo::attr::{get_time_opt, get_u64, get_uuid, n, s};
 use catalog::dynamo::codec::{
     item_size, schema_attributes, version_item, DatasetItem, ITEM_LIMIT_BYTES,
 };
-use catalog::dynamo::layout::name::{ACTIVE, ID, KEYLESS_UNTIL, LATEST_VERSION, PK, SEQ, SK};
+use catalog::dynamo::layout::name::{
+    ACTIVE, ID, KEYLESS_UNTIL, LATEST_VERSION, PK, REV, SEQ, SK, UNPUBLISHED_AT,
+};
 use catalog::dynamo::layout::{dataset_pk, key_of, Item, DATASET_SK};
 use catalog::dynamo::requests::{classify, query_all};
 use catalog::error::StoreError;
@@ -24,7 +26,7 @@ use chrono::{DateTime, Utc};
 use std::future::Future;
 use uuid::Uuid;
 
-use crate::tx::{is_condition_failure, put_new, settle};
+use crate::tx::{is_condition_failure, put_new, settle, Guard};
 use crate::{DynamoWriter, WriteError};
 
 /// A version whose Parquet object is already in S3.
@@ -201,6 +203,21 @@ pub(crate) struct StoredDataset {
     pub seq: Option<u64>,
     pub meta: DatasetMeta,
     pub keyless_until: Option<DateTime<Utc>>,
+    /// Its revision (0 before the first write that sets one): see [`crate::tx::Guard`].
+    pub rev: u64,
+    /// Whether an operator unpublished it.
+    pub unpublished: bool,
+}
+
+impl StoredDataset {
+    /// What a write to this dataset's item checks: that it is still as read.
+    pub fn guard(&self, active: Option<Expected>) -> Guard {
+        Guard {
+            active,
+            rev: self.rev,
+            unpublished: self.unpublished,
+        }
+    }
 }
 
 impl TryFrom<&Item> for StoredDataset {
@@ -211,11 +228,16 @@ impl TryFrom<&Item> for StoredDataset {
             id: get_uuid(item, ID)?,
             current: ActiveVersion::from_item(item)?.map(|a| a.version),
             seq: match item.get(SEQ) {
+                None | Some(AttributeValue::Null(_)) => None,
                 Some(_) => Some(get_u64(item, SEQ)?),
-                None => None,
             },
             meta: DatasetMeta::try_from(item)?,
             keyless_until: get_time_opt(item, KEYLESS_UNTIL)?,
+            rev: match item.get(REV) {
+                None => 0,
+                Some(_) => get_u64(item, REV)?,
+            },
+            unpublished: get_time_opt(item, UNPUBLISHED_AT)?.is_some(),
         })
     }
 }
@@ -291,10 +313,11 @@ impl DynamoWriter {
         now: DateTime<Utc>,
     ) -> Result<Reserved, WriteError> {
         for _ in 0..2 {
+            // An unpublished dataset takes no new version until it is restored.
             let condition = if new_only {
-                format!("attribute_exists({PK}) AND attribute_not_exists({ACTIVE})")
+                format!("attribute_exists({PK}) AND attribute_not_exists({ACTIVE}) AND attribute_not_exists({UNPUBLISHED_AT})")
             } else {
-                format!("attribute_exists({PK})")
+                format!("attribute_exists({PK}) AND attribute_not_exists({UNPUBLISHED_AT})")
             };
             let bumped = self
                 .client
@@ -322,6 +345,13 @@ impl DynamoWriter {
                 }
                 Err(e) => match e.as_service_error() {
                     Some(UpdateItemError::ConditionalCheckFailedException(failed)) => {
+                        if failed
+                            .item()
+                            .and_then(|i| get_time_opt(i, UNPUBLISHED_AT).ok().flatten())
+                            .is_some()
+                        {
+                            return Err(WriteError::Unpublished(slug.to_string()));
+                        }
                         // It exists but already serves a version: taken (only with new_only).
                         if failed.item().is_some_and(|i| i.contains_key(PK)) {
                             return Err(WriteError::SlugTaken(slug.to_string()));

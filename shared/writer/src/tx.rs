@@ -5,13 +5,18 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
-use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Put, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Delete, DeleteRequest, Put, PutRequest, TransactWriteItem,
+    Update, WriteRequest,
+};
 use catalog::dynamo::attr::{n, s, time};
 use catalog::dynamo::codec::SummaryChange;
 use catalog::dynamo::layout::name::{
-    ACTIVE, FACETS_INDEXED, PK, REBUILD_UNTIL, REV, SLUG, TOTAL, VERSION,
+    ACTIVE, FACETS_INDEXED, PK, REBUILD_UNTIL, REV, SLUG, TOTAL, UNPUBLISHED_AT, VERSION,
 };
-use catalog::dynamo::layout::{counter_key, facet_counter_pk, facet_summary_key, Item, COUNTER_PK};
+use catalog::dynamo::layout::{
+    counter_key, facet_counter_pk, facet_summary_key, key_of, Item, COUNTER_PK, LIST_MARK_SK,
+};
 use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
 use catalog::input::Slug;
@@ -31,6 +36,8 @@ pub(crate) enum Write {
     },
     /// Put an item that must not exist yet.
     Create(Item),
+    /// Delete an item, if `condition` holds.
+    Delete { key: Item, condition: Condition },
     /// The catalog counter's `total` goes from `old` to `old + 1` (absent counts as 0), and its
     /// `rev` is bumped.
     CountListed { old: u64 },
@@ -39,6 +46,8 @@ pub(crate) enum Write {
     CountInFacet { facet: Facet, old: u64 },
     /// No rewrite holds this facet's list (its positions are stable).
     FacetUnmarked(Facet),
+    /// No renumbering holds the catalog list (its positions are stable).
+    ListUnmarked,
 }
 
 /// The writes of one transaction, the facet summary's changes sent in it (none: the summary
@@ -56,10 +65,26 @@ pub(crate) struct Plan {
 pub(crate) enum Condition {
     /// The item exists.
     Exists,
-    /// The dataset's active version is still the expected one.
-    Active(Expected),
-    /// The entry still holds this dataset (positions in a facet list move).
+    /// The dataset item is as it was read ([`Guard`]).
+    Dataset(Guard),
+    /// The entry still holds this dataset (positions in a list move).
     Holds(Slug),
+}
+
+/// What a write to a dataset item checks of it: its revision as read (`rev`, bumped by every
+/// write that changes what its list entries copy, so that no such write is lost to another
+/// made in between), whether it is unpublished, and, for an activation, the expected active
+/// version.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Guard {
+    pub active: Option<Expected>,
+    pub rev: u64,
+    pub unpublished: bool,
+}
+
+/// The key of the catalog list's mark item.
+pub(crate) fn list_mark_key() -> Item {
+    key_of(COUNTER_PK, LIST_MARK_SK)
 }
 
 /// No rewrite holds the facet list (never marked, or the mark expired). Times are RFC 3339 UTC
@@ -93,6 +118,22 @@ where
     }
 }
 
+/// A batch write's put of `item`.
+pub(crate) fn put_request(item: Item) -> Result<WriteRequest, StoreError> {
+    let put = PutRequest::builder().set_item(Some(item)).build();
+    Ok(WriteRequest::builder()
+        .put_request(put.map_err(other)?)
+        .build())
+}
+
+/// A batch write's delete of the item `key`.
+pub(crate) fn delete_request(key: Item) -> Result<WriteRequest, StoreError> {
+    let delete = DeleteRequest::builder().set_key(Some(key)).build();
+    Ok(WriteRequest::builder()
+        .delete_request(delete.map_err(other)?)
+        .build())
+}
+
 /// A `Put` of an item that must not exist yet.
 pub(crate) fn put_new(table: &str, item: Item) -> Result<Put, StoreError> {
     Put::builder()
@@ -118,6 +159,20 @@ impl Write {
                 condition,
             } => item.update(set_update(table, key, set, condition)?).build(),
             Self::Create(new) => item.put(put_new(table, new.clone())?).build(),
+            Self::Delete { key, condition } => {
+                let spelled = Spelled::of(condition);
+                item.delete(
+                    Delete::builder()
+                        .table_name(table)
+                        .set_key(Some(key.clone()))
+                        .condition_expression(spelled.text)
+                        .set_expression_attribute_names(Some(spelled.names))
+                        .set_expression_attribute_values(spelled.values)
+                        .build()
+                        .map_err(other)?,
+                )
+                .build()
+            }
             Self::CountListed { old } => {
                 // A catalog's first listing creates its facet lists with it: they are indexed.
                 let indexed = if *old == 0 { ", #indexed = :true" } else { "" };
@@ -158,19 +213,25 @@ impl Write {
                 )
                 .build(),
             Self::FacetUnmarked(facet) => item
-                .condition_check(
-                    ConditionCheck::builder()
-                        .table_name(table)
-                        .set_key(Some(counter_key(facet_counter_pk(facet))))
-                        .condition_expression(UNMARKED)
-                        .expression_attribute_names("#mark", REBUILD_UNTIL)
-                        .expression_attribute_values(":now", time(&now))
-                        .build()
-                        .map_err(other)?,
-                )
+                .condition_check(unmarked(table, counter_key(facet_counter_pk(facet)), now)?)
+                .build(),
+            Self::ListUnmarked => item
+                .condition_check(unmarked(table, list_mark_key(), now)?)
                 .build(),
         })
     }
+}
+
+/// A check that no rewrite holds the list whose mark `key` carries.
+fn unmarked(table: &str, key: Item, now: DateTime<Utc>) -> Result<ConditionCheck, StoreError> {
+    ConditionCheck::builder()
+        .table_name(table)
+        .set_key(Some(key))
+        .condition_expression(UNMARKED)
+        .expression_attribute_names("#mark", REBUILD_UNTIL)
+        .expression_attribute_values(":now", time(&now))
+        .build()
+        .map_err(other)
 }
 
 /// The update that applies `changes` to the facet summary (`SET` what has a value, `REMOVE`
@@ -235,40 +296,94 @@ fn total_is(old: u64) -> &'static str {
     }
 }
 
-/// `SET #a0 = :v0, ...` over `set`, under `condition`, every name and value explicit.
+/// `SET #a0 = :v0, ...` over `set`, under `condition`, every name and value explicit; a NULL
+/// value removes its attribute (an absent attribute and a NULL one read the same).
 fn set_update(
     table: &str,
     key: &Item,
     set: &[(&'static str, AttributeValue)],
     condition: &Condition,
 ) -> Result<Update, StoreError> {
+    let spelled = Spelled::of(condition);
     let mut builder = Update::builder()
         .table_name(table)
-        .set_key(Some(key.clone()));
-    let mut parts = Vec::with_capacity(set.len());
+        .set_key(Some(key.clone()))
+        .condition_expression(spelled.text)
+        .set_expression_attribute_names(Some(spelled.names))
+        .set_expression_attribute_values(spelled.values);
+    let (mut sets, mut removes) = (Vec::with_capacity(set.len()), Vec::new());
     for (i, (name, value)) in set.iter().enumerate() {
-        parts.push(format!("#a{i} = :v{i}"));
-        builder = builder
-            .expression_attribute_names(format!("#a{i}"), *name)
-            .expression_attribute_values(format!(":v{i}"), value.clone());
+        builder = builder.expression_attribute_names(format!("#a{i}"), *name);
+        if let AttributeValue::Null(_) = value {
+            removes.push(format!("#a{i}"));
+        } else {
+            sets.push(format!("#a{i} = :v{i}"));
+            builder = builder.expression_attribute_values(format!(":v{i}"), value.clone());
+        }
     }
-    builder = match condition {
-        Condition::Exists => builder.condition_expression(format!("attribute_exists({PK})")),
-        Condition::Active(Expected::Nothing) => builder
-            .condition_expression("attribute_not_exists(#active)")
-            .expression_attribute_names("#active", ACTIVE),
-        Condition::Active(Expected::Version(v)) => builder
-            .condition_expression("#active.#version = :prev")
-            .expression_attribute_names("#active", ACTIVE)
-            .expression_attribute_names("#version", VERSION)
-            .expression_attribute_values(":prev", n(*v)),
-        Condition::Holds(slug) => builder
-            .condition_expression("#slug = :slug")
-            .expression_attribute_names("#slug", SLUG)
-            .expression_attribute_values(":slug", s(slug.as_str())),
-    };
+    let mut expression = Vec::new();
+    if !sets.is_empty() {
+        expression.push(format!("SET {}", sets.join(", ")));
+    }
+    if !removes.is_empty() {
+        expression.push(format!("REMOVE {}", removes.join(", ")));
+    }
     builder
-        .update_expression(format!("SET {}", parts.join(", ")))
+        .update_expression(expression.join(" "))
         .build()
         .map_err(other)
+}
+
+/// A [`Condition`] as a condition expression, its names and values.
+struct Spelled {
+    text: String,
+    names: HashMap<String, String>,
+    values: Option<HashMap<String, AttributeValue>>,
+}
+
+impl Spelled {
+    fn of(condition: &Condition) -> Self {
+        let mut names = HashMap::new();
+        let mut values = HashMap::new();
+        let text = match condition {
+            Condition::Exists => format!("attribute_exists({PK})"),
+            Condition::Dataset(guard) => {
+                let mut parts = Vec::new();
+                match guard.active {
+                    None => parts.push(format!("attribute_exists({PK})")),
+                    Some(Expected::Nothing) => parts.push("attribute_not_exists(#active)".into()),
+                    Some(Expected::Version(v)) => {
+                        parts.push("#active.#version = :prev".into());
+                        names.insert("#version".into(), VERSION.into());
+                        values.insert(":prev".into(), n(v));
+                    }
+                }
+                if guard.active.is_some() {
+                    names.insert("#active".into(), ACTIVE.into());
+                }
+                parts.push(match guard.rev {
+                    0 => "(attribute_not_exists(#rev) OR #rev = :rev)".into(),
+                    _ => "#rev = :rev".into(),
+                });
+                parts.push(match guard.unpublished {
+                    true => "attribute_exists(#unpublished)".into(),
+                    false => "attribute_not_exists(#unpublished)".into(),
+                });
+                names.insert("#rev".into(), REV.into());
+                names.insert("#unpublished".into(), UNPUBLISHED_AT.into());
+                values.insert(":rev".into(), n(guard.rev));
+                parts.join(" AND ")
+            }
+            Condition::Holds(slug) => {
+                names.insert("#slug".into(), SLUG.into());
+                values.insert(":slug".into(), s(slug.as_str()));
+                "#slug = :slug".into()
+            }
+        };
+        Self {
+            text,
+            names,
+            values: (!values.is_empty()).then_some(values),
+        }
+    }
 }

@@ -6,6 +6,7 @@
 //! - `reindex`: the filter lists repaired, and a publish whose list rewrite fails;
 //! - `operations`: keys, keyless windows, listings, pinned versions, `--help`;
 //! - `statistics`: `catalog-admin inspect` against a pandas/pyarrow reference.
+//! - `takedown`: unpublish, restore, delete a dataset, delete a version.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -123,4 +124,5 @@ mod operations;
 mod publishing;
 mod reindex;
 mod statistics;
+mod takedown;
 mod wide;

@@ -205,6 +205,7 @@ impl TryFrom<&Item> for DatasetRecord {
             created_at: get_time(item, name::CREATED_AT)?,
             updated_at: get_time(item, name::UPDATED_AT)?,
             active: ActiveVersion::from_item(item)?,
+            unpublished_at: get_time_opt(item, name::UNPUBLISHED_AT)?,
         })
     }
 }
@@ -279,7 +280,7 @@ fn value_size(value: &AttributeValue) -> usize {
 
 /// What the data endpoint reads of a dataset item: every attribute [`DownloadTarget`] needs,
 /// and nothing else (the schema may be large).
-pub const DOWNLOAD_PROJECTION: &str = "#slug, #id, #level, #until, #active";
+pub const DOWNLOAD_PROJECTION: &str = "#slug, #id, #level, #until, #active, #unpublished";
 
 /// The names behind [`DOWNLOAD_PROJECTION`].
 pub fn download_projection_names() -> HashMap<String, String> {
@@ -289,6 +290,7 @@ pub fn download_projection_names() -> HashMap<String, String> {
         ("#level".to_owned(), name::ACCESS_LEVEL.to_owned()),
         ("#until".to_owned(), name::KEYLESS_UNTIL.to_owned()),
         ("#active".to_owned(), ACTIVE.to_owned()),
+        ("#unpublished".to_owned(), name::UNPUBLISHED_AT.to_owned()),
     ])
 }
 
@@ -302,6 +304,7 @@ impl TryFrom<&Item> for DownloadTarget {
             level: get_level(item)?,
             keyless_until: get_time_opt(item, name::KEYLESS_UNTIL)?,
             active: ActiveVersion::from_item(item)?,
+            unpublished: get_time_opt(item, name::UNPUBLISHED_AT)?.is_some(),
         })
     }
 }

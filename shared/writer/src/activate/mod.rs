@@ -41,11 +41,29 @@ impl DynamoWriter {
         meta: Option<&DatasetMeta>,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
+        self.activate_as(slug, version, expected, meta, false, now)
+            .await
+    }
+
+    /// [`Self::activate`], or, `restoring`, the listing again of an unpublished dataset's
+    /// active version (as a first activation: at the end of the catalog and its facet lists).
+    pub(crate) async fn activate_as(
+        &self,
+        slug: &Slug,
+        version: u64,
+        expected: Expected,
+        meta: Option<&DatasetMeta>,
+        restoring: bool,
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
         Backoff::CONFLICT
             .run(
                 (),
                 |()| async {
-                    match self.activate_once(slug, version, expected, meta, now).await {
+                    match self
+                        .activate_once(slug, version, expected, meta, restoring, now)
+                        .await
+                    {
                         // Worth another try only while the expected version is still active.
                         Err(WriteError::Conflict(_)) => {
                             let stored = self.stored_dataset(slug).await?;
@@ -68,9 +86,16 @@ impl DynamoWriter {
         version: u64,
         expected: Expected,
         meta: Option<&DatasetMeta>,
+        restoring: bool,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
         let stored = self.stored_dataset(slug).await?;
+        if stored.unpublished != restoring {
+            return Err(match restoring {
+                false => WriteError::Unpublished(slug.to_string()),
+                true => WriteError::Invalid(format!("dataset '{slug}' is not unpublished")),
+            });
+        }
         if Expected::from(stored.current) != expected {
             return Err(WriteError::Conflict(slug.to_string()));
         }
@@ -87,6 +112,7 @@ impl DynamoWriter {
             version: &active,
             schema: schema.get(),
             meta,
+            restoring,
             now,
         };
         let mut lists = Lists::default();

@@ -9,7 +9,9 @@ use catalog::dynamo::attr::{n, s, time};
 use catalog::dynamo::codec::{
     schema_attributes, summary_count, summary_display, summary_entry, summary_mark, SummaryChange,
 };
-use catalog::dynamo::layout::name::{ACTIVE, COMPLETE, PK, SEQ, SK, UPDATED_AT};
+use catalog::dynamo::layout::name::{
+    ACTIVE, COMPLETE, PK, REV, SEQ, SK, UNPUBLISHED_AT, UPDATED_AT,
+};
 use catalog::dynamo::layout::{
     alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, Item, DATASET_SK, LIST_PK,
 };
@@ -33,6 +35,8 @@ pub(crate) struct Activation<'a> {
     pub schema: &'a str,
     /// New descriptive metadata, if any (else the stored metadata stays).
     pub meta: Option<&'a DatasetMeta>,
+    /// An unpublished dataset listed again (`datasets restore`).
+    pub restoring: bool,
     pub now: DateTime<Utc>,
 }
 
@@ -87,8 +91,14 @@ impl Activation<'_> {
     /// Every write, decided without I/O.
     pub fn plan(&self, lists: &Lists) -> Plan {
         let now = self.now;
-        let mut set: Vec<(&'static str, AttributeValue)> =
-            vec![(ACTIVE, self.version.to_value()), (UPDATED_AT, time(&now))];
+        let mut set: Vec<(&'static str, AttributeValue)> = vec![
+            (ACTIVE, self.version.to_value()),
+            (UPDATED_AT, time(&now)),
+            (REV, n(self.stored.rev + 1)),
+        ];
+        if self.restoring {
+            set.push((UNPUBLISHED_AT, AttributeValue::Null(true)));
+        }
         set.extend(schema_attributes(self.schema));
         if let Some(meta) = self.meta {
             set.extend(meta.to_attributes());
@@ -114,8 +124,9 @@ impl Activation<'_> {
                 writes.push(Write::Set {
                     key: key_of(LIST_PK, &list_sk(seq)),
                     set: summary.clone(),
-                    condition: Condition::Exists,
+                    condition: Condition::Holds(self.slug.clone()),
                 });
+                writes.push(Write::ListUnmarked);
                 // Entries in facet lists it stays in change with it; joining or leaving a
                 // facet list shifts positions, done afterwards.
                 let listed = self.listed_facets();
@@ -159,12 +170,15 @@ impl Activation<'_> {
                 }
                 writes.push(Write::Create(entry));
                 writes.push(Write::CountListed { old: lists.listed });
+                writes.push(Write::ListUnmarked);
             }
         }
         writes.push(Write::Set {
             key: key_of(dataset_pk(self.slug.as_str()), DATASET_SK),
             set: set.clone(),
-            condition: Condition::Active(Expected::from(self.stored.current)),
+            condition: Condition::Dataset(
+                self.stored.guard(Some(Expected::from(self.stored.current))),
+            ),
         });
         writes.push(Write::Set {
             key: key_of(alias_pk(&self.stored.id), DATASET_SK),
@@ -259,6 +273,8 @@ mod tests {
             seq,
             meta,
             keyless_until: None,
+            rev: 3,
+            unpublished: false,
         }
     }
 
@@ -303,9 +319,13 @@ mod tests {
                     format!("set {} {} if {condition:?}", pk_sk(key).0, pk_sk(key).1)
                 }
                 Write::Create(item) => format!("create {} {}", pk_sk(item).0, pk_sk(item).1),
+                Write::Delete { key, condition } => {
+                    format!("delete {} {} if {condition:?}", pk_sk(key).0, pk_sk(key).1)
+                }
                 Write::CountListed { old } => format!("count LIST from {old}"),
                 Write::CountInFacet { facet, old } => format!("count {} from {old}", facet.key()),
                 Write::FacetUnmarked(facet) => format!("unmarked {}", facet.key()),
+                Write::ListUnmarked => "unmarked LIST".into(),
             })
             .collect()
     }
@@ -328,6 +348,7 @@ mod tests {
             version: &v,
             schema: "[]",
             meta: None,
+            restoring: false,
             now: DateTime::UNIX_EPOCH,
         };
         assert!(activation.to_locate().is_empty());
@@ -350,7 +371,8 @@ mod tests {
                 "count license#cc0-1.0 from 0",
                 "create LIST SEQ#000000000042",
                 "count LIST from 41",
-                "set DS#river-levels DATASET if Active(Nothing)",
+                "unmarked LIST",
+                "set DS#river-levels DATASET if Dataset(Guard { active: Some(Nothing), rev: 3, unpublished: false })",
                 &format!("set ID#{} DATASET if Exists", Uuid::nil()),
             ]
         );
@@ -361,10 +383,14 @@ mod tests {
         assert_eq!(entry.get(SEQ), Some(&n(42)));
         assert_eq!(entry.get(ROW_COUNT), Some(&n(10)));
         assert_eq!(entry.get(COLUMN_COUNT), Some(&n(2)));
-        let Write::Set { set, .. } = &plan.writes[8] else {
+        let Write::Set { set, .. } = &plan.writes[9] else {
             panic!()
         };
         assert!(set.contains(&(SEQ, n(42))));
+        assert!(
+            set.contains(&(REV, n(4))),
+            "the dataset's revision is bumped"
+        );
         assert!(set.iter().any(|(name, _)| *name == ACTIVE));
     }
 
@@ -378,6 +404,7 @@ mod tests {
             version: &v,
             schema: "[]",
             meta: None,
+            restoring: false,
             now: DateTime::UNIX_EPOCH,
         };
         assert_eq!(activation.to_locate().len(), 3);
@@ -391,14 +418,15 @@ mod tests {
         assert_eq!(
             keys(&plan),
             [
-                "set LIST SEQ#000000000005 if Exists",
+                "set LIST SEQ#000000000005 if Holds(Slug(\"river-levels\"))",
+                "unmarked LIST",
                 "set LIST#category#water SEQ#000000000002 if Holds(Slug(\"river-levels\"))",
                 "unmarked category#water",
                 "set LIST#tag#rivers SEQ#000000000009 if Holds(Slug(\"river-levels\"))",
                 "unmarked tag#rivers",
                 "set LIST#license#cc0-1.0 SEQ#000000000004 if Holds(Slug(\"river-levels\"))",
                 "unmarked license#cc0-1.0",
-                "set DS#river-levels DATASET if Active(Version(2))",
+                "set DS#river-levels DATASET if Dataset(Guard { active: Some(Version(2)), rev: 3, unpublished: false })",
                 &format!("set ID#{} DATASET if Exists", Uuid::nil()),
             ]
         );
@@ -415,6 +443,7 @@ mod tests {
             version: &v,
             schema: "[]",
             meta: Some(&new_meta),
+            restoring: false,
             now: DateTime::UNIX_EPOCH,
         };
         // The tag and license stay: their positions are needed; the category moves.
@@ -463,6 +492,7 @@ mod tests {
             version: &v,
             schema: "[]",
             meta: None,
+            restoring: false,
             now: DateTime::UNIX_EPOCH,
         };
         let lists = Lists {
@@ -506,6 +536,7 @@ mod tests {
             version: &v,
             schema: "[]",
             meta: Some(&recased),
+            restoring: false,
             now: DateTime::UNIX_EPOCH,
         };
         // First in the water list, third in the rivers list.
@@ -546,6 +577,7 @@ mod tests {
             version: &v,
             schema: "[]",
             meta: None,
+            restoring: false,
             now: DateTime::UNIX_EPOCH,
         };
         let mut item = facet_summary_key();
@@ -556,7 +588,7 @@ mod tests {
             ..Lists::default()
         });
         assert!(plan.summary.is_empty());
-        assert_eq!(plan.writes.len(), 10, "the rest as ever");
+        assert_eq!(plan.writes.len(), 11, "the rest as ever");
     }
 
     #[test]
@@ -569,6 +601,7 @@ mod tests {
             version: &v,
             schema: "[]",
             meta: None,
+            restoring: false,
             now: DateTime::UNIX_EPOCH,
         };
         // Found in the license list only.
