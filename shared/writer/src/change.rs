@@ -194,3 +194,82 @@ impl DynamoWriter {
         self.apply(plan.rewrites, now).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tx::Guard;
+    use catalog::records::{Card, DatasetMeta};
+    use uuid::Uuid;
+
+    fn stored(seq: Option<u64>, rev: u64) -> StoredDataset {
+        StoredDataset {
+            id: Uuid::nil(),
+            current: Some(1),
+            seq,
+            meta: DatasetMeta {
+                access: Default::default(),
+                card: Card {
+                    access_level: Default::default(),
+                    name: "River levels".into(),
+                    description: None,
+                    license: "CC0-1.0".into(),
+                    category: "water".into(),
+                    tags: vec![],
+                },
+                source: "Somewhere".into(),
+                insights: String::new(),
+                discussions: Vec::new(),
+            },
+            keyless_until: None,
+            rev,
+            unpublished: false,
+        }
+    }
+
+    /// A keyless change planned on an unlisted dataset must not land after a first activation
+    /// listed it (the entries the activation created would keep the old window): its write to
+    /// the dataset item is conditioned on the revision it read, which the activation bumps.
+    #[test]
+    fn a_change_is_conditioned_on_the_dataset_as_read_and_bumps_its_revision() {
+        let slug = Slug::parse("river-levels").unwrap();
+        let change = Change::Keyless(None);
+        let read = stored(None, 7);
+        let plan = Changing {
+            slug: &slug,
+            stored: &read,
+            change: &change,
+            now: DateTime::UNIX_EPOCH,
+        }
+        .plan(&HashMap::new());
+        let Write::Set { set, condition, .. } = &plan.writes[0] else {
+            panic!("{:?}", plan.writes[0])
+        };
+        assert_eq!(
+            condition,
+            &Condition::Dataset(Guard {
+                active: None,
+                rev: 7,
+                unpublished: false
+            })
+        );
+        assert!(set.contains(&(REV, n(8))));
+        assert_eq!(plan.writes.len(), 2, "unlisted: the item and its alias");
+
+        // Listed: its catalog entry is written only while it holds this dataset and no
+        // renumbering holds the list.
+        let listed = stored(Some(4), 8);
+        let plan = Changing {
+            slug: &slug,
+            stored: &listed,
+            change: &change,
+            now: DateTime::UNIX_EPOCH,
+        }
+        .plan(&HashMap::new());
+        assert!(matches!(
+            &plan.writes[2],
+            Write::Set { condition: Condition::Holds(s), .. } if s == &slug
+        ));
+        assert_eq!(plan.writes[3], Write::ListUnmarked);
+    }
+}
