@@ -26,6 +26,7 @@
 pub mod access;
 pub mod accounts;
 pub mod api;
+pub mod audit;
 pub mod aws;
 #[cfg(feature = "cognito")]
 pub mod cognito;

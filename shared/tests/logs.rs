@@ -167,3 +167,72 @@ async fn server_errors_are_logged_with_request_id_and_cause_but_answered_generic
         "cause logged: {logs}"
     );
 }
+
+/// The download log is built from the functions' own log lines: a URL handed out to an
+/// account's key writes one event that reads back (as the log pipeline reads it, from Lambda's
+/// JSON log format) as that download: dataset, version, key id, account, route.
+#[tokio::test]
+async fn a_url_handed_out_writes_one_download_event_naming_the_key_and_its_account() {
+    const ACCOUNT_KEY: &str = "dcat_logtest_account_0123456789abcdef01234";
+    const SUB: &str = "7d1e5b9c-1111-4a2b-9c3d-0123456789ab";
+    let out = Captured::default();
+    let writer = out.clone();
+    // As lambda_runtime's init_default_subscriber does under AWS_LAMBDA_LOG_FORMAT=JSON.
+    let subscriber = tracing_subscriber::fmt()
+        .with_target(false)
+        .without_time()
+        .json()
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let c = catalog();
+    c.insert_key(
+        KeyHash::of(ACCOUNT_KEY),
+        KeyRecord {
+            owner: catalog::keys::Owner::parse(SUB),
+            datasets: None,
+            id: "key_account_id".into(),
+            scopes: vec![Scope::Read],
+            expires_at: None,
+            revoked_at: None,
+            last_used_at: None,
+        },
+    );
+    let signer = FakeSigner {
+        ttl: Duration::minutes(15),
+    };
+    for (path, key) in [
+        ("/api/v1/datasets/d/data", ACCOUNT_KEY),
+        ("/api/v1/datasets/d/download", KEY),
+    ] {
+        let req = request(path, &[("x-api-key", key)]);
+        let resp = match path.ends_with("/data") {
+            true => catalog::api::data(&req, &c, &signer, Utc::now()).await,
+            false => catalog::api::download(&req, &c, &signer, Utc::now()).await,
+        };
+        assert!(resp.status().is_success() || resp.status().is_redirection());
+    }
+    let logs = out.text();
+    let downloads: Vec<catalog::audit::Download> = logs
+        .lines()
+        .filter_map(|line| catalog::audit::Download::from_log_event(line, 1_795_692_687_847))
+        .collect();
+    use catalog::audit::{Download, Route};
+    let at = chrono::DateTime::from_timestamp_millis(1_795_692_687_847).unwrap();
+    let download = |key_id: &str, account: Option<&str>, route| Download {
+        slug: "d".into(),
+        version: 1,
+        key_id: Some(key_id.into()),
+        account: account.map(str::to_owned),
+        route,
+        at,
+    };
+    assert_eq!(
+        downloads,
+        [
+            download("key_account_id", Some(SUB), Route::Data),
+            download("key_public_id", None, Route::Download),
+        ],
+        "{logs}"
+    );
+}

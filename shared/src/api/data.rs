@@ -139,9 +139,11 @@ async fn sign(
         )
         .await?;
     tracing::info!(
+        audit = crate::audit::MARK,
         slug = %admitted.slug,
         version = active.version,
         key_id = admitted.key_label(),
+        account = crate::audit::account_label(&admitted),
         keyless = admitted.allowed == Allowed::Keyless,
         allowed = admitted.allowed.as_str(),
         expires_at = %signed.expires_at,

@@ -21,6 +21,8 @@ pub struct Admitted {
     pub active: ActiveVersion,
     /// The presented key's public id, for logs.
     pub key_id: Option<String>,
+    /// The presented key's account (a Cognito `sub`), for the download log.
+    pub account: Option<String>,
     pub allowed: Allowed,
 }
 
@@ -94,6 +96,10 @@ pub async fn judge(
     Ok(Admitted {
         slug: target.slug,
         active,
+        account: key_record
+            .as_ref()
+            .and_then(|k| k.owner.as_ref())
+            .map(|o| o.to_string()),
         key_id: key_record.map(|k| k.id),
         allowed,
     })

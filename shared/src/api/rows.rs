@@ -62,9 +62,12 @@ async fn rows_inner(
     let length = page.rows.len() as u64;
     let end = window.offset().saturating_add(length);
     tracing::info!(
+        audit = crate::audit::MARK,
         slug = %admitted.slug,
         version = active.version,
         key_id = admitted.key_label(),
+        account = crate::audit::account_label(&admitted),
+        route = crate::audit::Route::Rows.as_str(),
         allowed = admitted.allowed.as_str(),
         offset = window.offset(),
         length,

@@ -158,10 +158,13 @@ async fn answer(
                 expiration_timestamp: millis(signed.expires_at),
             };
             tracing::info!(
+                audit = crate::audit::MARK,
                 slug = %opened.admitted.slug,
                 version = version.version,
                 pinned,
                 key_id = opened.admitted.key_label(),
+                account = crate::audit::account_label(&opened.admitted),
+                route = crate::audit::Route::Sharing.as_str(),
                 allowed = opened.admitted.allowed.as_str(),
                 expires_at = %signed.expires_at,
                 "issued Delta Sharing file URL"
