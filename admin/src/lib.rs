@@ -16,17 +16,22 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-/// An instant given as RFC 3339 (`2026-12-01T00:00:00Z`) or as a duration from now (`+7d`,
-/// `+12h`, `+30m`, `+90s`).
+/// An instant given as RFC 3339 (`2026-12-01T00:00:00Z`) or as a duration from now, ahead
+/// (`+7d`, `+12h`, `+30m`, `+90s`) or back (`-7d`).
 pub fn parse_when(raw: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
-    if let Some(rest) = raw.strip_prefix('+') {
+    let relative = match raw.as_bytes().first() {
+        Some(b'+') => Some((1, &raw[1..])),
+        Some(b'-') => Some((-1, &raw[1..])),
+        _ => None,
+    };
+    if let Some((sign, rest)) = relative {
+        let expected = || format!("'{raw}': expected +<number><s|m|h|d> or -<number><s|m|h|d>");
         let (digits, unit) = rest.split_at(rest.len().saturating_sub(1));
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(format!("'{raw}': expected +<number><s|m|h|d>"));
+            return Err(expected());
         }
-        let amount: i64 = digits
-            .parse()
-            .map_err(|_| format!("'{raw}': expected +<number><s|m|h|d>"))?;
+        let amount: i64 = digits.parse().map_err(|_| expected())?;
+        let amount = sign * amount;
         let delta = match unit {
             "s" => TimeDelta::try_seconds(amount),
             "m" => TimeDelta::try_minutes(amount),
@@ -34,10 +39,10 @@ pub fn parse_when(raw: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String
             "d" => TimeDelta::try_days(amount),
             _ => None,
         }
-        .ok_or_else(|| format!("'{raw}': expected +<number><s|m|h|d>"))?;
+        .ok_or_else(expected)?;
         return now
             .checked_add_signed(delta)
-            .ok_or_else(|| format!("'{raw}' is too far in the future"));
+            .ok_or_else(|| format!("'{raw}' is too far from now"));
     }
     DateTime::parse_from_rfc3339(raw)
         .map(|t| t.with_timezone(&Utc))
@@ -106,7 +111,21 @@ mod tests {
             parse_when("+90s", now()).unwrap(),
             now() + TimeDelta::seconds(90)
         );
-        for bad in ["", "+", "+7", "+7w", "tomorrow", "+-3d", "2026-13-01"] {
+        assert_eq!(
+            parse_when("-7d", now()).unwrap(),
+            now() - TimeDelta::days(7)
+        );
+        for bad in [
+            "",
+            "+",
+            "-",
+            "+7",
+            "-7w",
+            "tomorrow",
+            "+-3d",
+            "--3d",
+            "2026-13-01",
+        ] {
             assert!(parse_when(bad, now()).is_err(), "{bad}");
         }
     }

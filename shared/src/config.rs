@@ -126,6 +126,8 @@ pub struct AdminConfig {
     pub s3_force_path_style: bool,
     /// The Cognito user pool of the accounts (`USER_POOL_ID`): only `accounts` commands need it.
     pub user_pool_id: Option<String>,
+    /// The download log's table (`DOWNLOADS_TABLE`): only `audit` needs it.
+    pub downloads_table: Option<String>,
 }
 
 type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -273,7 +275,15 @@ impl AdminConfig {
             bucket: optional(lookup, "DATA_BUCKET"),
             s3_force_path_style: flag(lookup, "S3_FORCE_PATH_STYLE")?,
             user_pool_id: optional(lookup, "USER_POOL_ID"),
+            downloads_table: optional(lookup, "DOWNLOADS_TABLE"),
         })
+    }
+
+    /// The download log's table, for `audit`.
+    pub fn downloads_table(&self) -> Result<&str, ConfigError> {
+        self.downloads_table
+            .as_deref()
+            .ok_or(ConfigError::Missing("DOWNLOADS_TABLE"))
     }
 
     /// The user pool, for the commands on accounts.
@@ -426,9 +436,14 @@ mod tests {
                 bucket: None,
                 s3_force_path_style: false,
                 user_pool_id: None,
+                downloads_table: None,
             }
         );
         assert_eq!(c.bucket(), Err(ConfigError::Missing("DATA_BUCKET")));
+        assert_eq!(
+            c.downloads_table(),
+            Err(ConfigError::Missing("DOWNLOADS_TABLE"))
+        );
         assert_eq!(c.user_pool_id(), Err(ConfigError::Missing("USER_POOL_ID")));
         assert_eq!(
             c.bucket().unwrap_err().to_string(),

@@ -7,6 +7,7 @@
 
 pub mod access;
 pub mod accounts;
+pub mod audit;
 pub mod datasets;
 pub mod download;
 pub mod inspect;
@@ -57,6 +58,7 @@ pub enum Command {
     #[command(subcommand)]
     Versions(versions::Command),
     Download(download::Args),
+    Audit(audit::Args),
 }
 
 /// Runs one command.
@@ -72,6 +74,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Datasets(command) => datasets::run(command, &ctx).await,
         Command::Versions(command) => versions::run(command, &ctx).await,
         Command::Download(args) => download::run(args, &ctx).await,
+        Command::Audit(args) => audit::run(args, &ctx).await,
     }
 }
 

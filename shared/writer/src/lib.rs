@@ -15,12 +15,14 @@
 //! - [`facets`]: rewrites of the per-category, per-tag and per-license lists, and `reindex`.
 //! - [`summary`]: the facet summary (every value's count and display form), and its budget.
 //! - [`takedown`]: unpublishing, restoring and deleting datasets, and deleting versions.
+//! - [`downloads`]: the download log and the daily download counts, in their own table.
 //! - [`keys`]: API keys.
 //! - [`tables`]: creating the tables.
 //! - `tx`: writes as data, and their DynamoDB transaction items.
 
 pub mod activate;
 pub mod change;
+pub mod downloads;
 pub mod facets;
 pub mod keys;
 pub mod publish;

@@ -7,6 +7,7 @@
 //! - `operations`: keys, keyless windows, listings, pinned versions, `--help`;
 //! - `statistics`: `catalog-admin inspect` against a pandas/pyarrow reference.
 //! - `takedown`: unpublish, restore, delete a dataset, delete a version.
+//! - `downloads`: the download log and counts, and `catalog-admin audit`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -119,6 +120,7 @@ fn inspect(file: &Path) -> Value {
     serde_json::from_slice(&out.stdout).expect("inspect prints JSON")
 }
 
+mod downloads;
 mod failed_publishes;
 mod operations;
 mod publishing;

@@ -1,0 +1,199 @@
+//! The download log and counts: downloads recorded once each (a redelivered event is skipped),
+//! counted by day (rows pages excepted), expiring after the retention, and `catalog-admin
+//! audit` showing who downloaded what, with the account's email, filtered by dataset, account
+//! and time.
+
+use super::*;
+use catalog::audit::{Download, Route};
+use catalog_tests::facets::{scan_all, text};
+use catalog_writer::downloads::{create_downloads_table, DownloadLog};
+use chrono::{DateTime, Duration as Span};
+
+const TABLE: &str = "catalog-downloads";
+const PASSWORD: &str = "Correct-horse-battery-9";
+
+fn at(raw: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(raw)
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+fn download(
+    slug: &str,
+    key: Option<&str>,
+    account: Option<&str>,
+    route: Route,
+    when: &str,
+) -> Download {
+    Download {
+        slug: slug.into(),
+        version: 2,
+        key_id: key.map(str::to_owned),
+        account: account.map(str::to_owned),
+        route,
+        at: at(when),
+    }
+}
+
+#[tokio::test]
+async fn downloads_are_recorded_once_counted_by_day_and_shown_by_audit_with_filters() {
+    let stack = Stack::start().await;
+    create_downloads_table(&stack.dynamo, TABLE).await.unwrap();
+    let pool = stack.user_pool().await;
+    let cognito = stack.cognito();
+    let sub =
+        catalog_dev::cognito::sign_up_confirmed(&cognito, &pool, "partner@example.com", PASSWORD)
+            .await
+            .unwrap();
+    let log = DownloadLog::new(stack.dynamo.clone(), TABLE);
+    let today = Utc::now();
+    let stamp = |ago: Span| (today - ago).to_rfc3339();
+    let (two_days, one_day, now) = (
+        stamp(Span::days(2)),
+        stamp(Span::days(1)),
+        stamp(Span::zero()),
+    );
+
+    // GIVEN downloads by a partner's key, an operator's key and none (a keyless window), one
+    // of them delivered twice, and one of them a rows page
+    let events = [
+        (
+            "e1",
+            download(
+                "river-levels",
+                Some("key_partner"),
+                Some(&sub),
+                Route::Data,
+                &two_days,
+            ),
+        ),
+        (
+            "e2",
+            download(
+                "river-levels",
+                Some("key_operator"),
+                None,
+                Route::Sharing,
+                &one_day,
+            ),
+        ),
+        (
+            "e3",
+            download(
+                "river-levels",
+                Some("key_partner"),
+                Some(&sub),
+                Route::Rows,
+                &now,
+            ),
+        ),
+        (
+            "e4",
+            download("city-bikes", None, None, Route::Download, &now),
+        ),
+        (
+            "e1",
+            download(
+                "river-levels",
+                Some("key_partner"),
+                Some(&sub),
+                Route::Data,
+                &two_days,
+            ),
+        ),
+    ];
+    let events: Vec<(String, Download)> = events
+        .into_iter()
+        .map(|(id, d)| (id.to_owned(), d))
+        .collect();
+    // WHEN they are recorded, with a 30-day retention
+    let recorded = log.record(&events, 30).await.unwrap();
+    // THEN each is recorded once
+    assert_eq!(recorded, 4);
+    // AND counted on its day, rows pages aside
+    let counts = log.counts(today.date_naive(), 30).await.unwrap();
+    assert_eq!(counts.get("river-levels"), Some(&2));
+    assert_eq!(counts.get("city-bikes"), Some(&1));
+    let last_day = log.counts(today.date_naive(), 1).await.unwrap();
+    assert_eq!(
+        last_day.get("river-levels"),
+        None,
+        "its rows page is not a download"
+    );
+    // AND every item expires 30 days after its download (DynamoDB's time to live)
+    for item in scan_all(&stack.dynamo, TABLE).await {
+        if text(&item, "pk").starts_with("DL#") {
+            let at = at(&text(&item, "at"));
+            let expire: i64 = text(&item, "expire_at").parse().unwrap();
+            assert_eq!(expire, (at + Span::days(30)).timestamp(), "{item:?}");
+        }
+    }
+
+    // WHEN the operator asks who downloaded what
+    let env: Vec<(&str, &str)> = vec![("DOWNLOADS_TABLE", TABLE), ("USER_POOL_ID", &pool.pool_id)];
+    let audit = |args: &[&str]| {
+        let mut all = vec!["audit"];
+        all.extend(args);
+        ok(&admin(&stack, &all, &env))
+    };
+    let out = audit(&[]);
+    // THEN every download shows, oldest first, with the account's email, key, dataset,
+    // version and route
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "4 downloads", "{out}");
+    let expect = [
+        (
+            "partner@example.com",
+            "key_partner",
+            "river-levels v2",
+            "data",
+        ),
+        (
+            "(operator's key)",
+            "key_operator",
+            "river-levels v2",
+            "sharing",
+        ),
+        (
+            "partner@example.com",
+            "key_partner",
+            "river-levels v2",
+            "rows",
+        ),
+        ("(no key)", "-", "city-bikes v2", "download"),
+    ];
+    // (the last two share a time: their order is by event id)
+    for (line, (who, key, what, route)) in lines[1..].iter().zip(expect) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        assert!(line.contains(who) && fields.contains(&key), "{line}");
+        assert!(
+            line.contains(what) && fields.last() == Some(&route),
+            "{line}"
+        );
+    }
+    // AND the filters select by dataset, account and time
+    assert!(audit(&["--dataset", "city-bikes"]).starts_with("1 downloads"));
+    let partner = audit(&["--account", "partner@example.com"]);
+    assert!(partner.starts_with("2 downloads"), "{partner}");
+    assert!(partner
+        .lines()
+        .skip(1)
+        .all(|l| l.contains("partner@example.com")));
+    let since = (today - Span::hours(36)).to_rfc3339();
+    assert!(audit(&["--since", &since]).starts_with("3 downloads"));
+    assert!(audit(&["--since", "-36h", "--dataset", "river-levels"]).starts_with("2 downloads"));
+    assert!(audit(&["--until", &since]).starts_with("1 downloads"));
+    assert!(audit(&[
+        "--dataset",
+        "river-levels",
+        "--account",
+        "partner@example.com",
+        "--since",
+        "-1h"
+    ])
+    .starts_with("1 downloads"));
+    // AND without the table's name, it says what is missing
+    let out = admin(&stack, &["audit"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("DOWNLOADS_TABLE"));
+}
