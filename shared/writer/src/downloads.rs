@@ -174,7 +174,7 @@ impl DownloadLog {
                 items
             }
         };
-        items.sort_by(|a, b| get_s(a, SK).ok().cmp(&get_s(b, SK).ok()));
+        items.sort_by_key(|item| get_s(item, SK).ok());
         items.iter().map(download_of).collect()
     }
 
