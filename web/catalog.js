@@ -1,7 +1,7 @@
 // The catalog page: search, filters, sort and paging, all in the page's URL.
 import { api, explain } from "./api.js";
 import { accessBadge, fill, h, header } from "./dom.js";
-import { humanBytes, humanNumber } from "./format.js";
+import { downloadCount, humanBytes, humanDownloads, humanNumber } from "./format.js";
 import { catalogJsonLd, placeJsonLd } from "./linked.js";
 
 const PAGE_SIZE = 12;
@@ -34,6 +34,7 @@ function href(params, page) {
 }
 
 function entry(d) {
+  const downloads = humanDownloads(downloadCount(d));
   return h("li", {},
     h("h2", {}, h("a", { href: `dataset.html?slug=${encodeURIComponent(d.slug)}` }, d.name), " ", accessBadge(d.keyless_until, d.access_level)),
     d.description ? h("p", {}, d.description) : null,
@@ -41,7 +42,8 @@ function entry(d) {
       h("span", {}, "Category: ", h("a", { href: href(new URLSearchParams({ category: d.category }), 1) }, d.category)),
       h("span", {}, "License: ", d.license),
       h("span", {}, humanBytes(d.size)),
-      h("span", {}, `${humanNumber(d.row_count)} rows × ${humanNumber(d.column_count)} columns`)),
+      h("span", {}, `${humanNumber(d.row_count)} rows × ${humanNumber(d.column_count)} columns`),
+      downloads ? h("span", { class: "downloads" }, downloads) : null),
     d.tags.length ? h("p", {}, ...d.tags.map((t) => h("a", { class: "tag", href: href(new URLSearchParams({ tag: t }), 1) }, t))) : null);
 }
 

@@ -2,7 +2,7 @@
 // column, the access section of a dataset shared by approval, and the download panel.
 import { api, config, explain } from "./api.js";
 import { accessBadge, copy, fill, h, header } from "./dom.js";
-import { compactNumber, humanBytes, humanDate, humanDecimal, humanDuration, humanNumber } from "./format.js";
+import { compactNumber, downloadCount, humanBytes, humanDate, humanDecimal, humanDuration, humanNumber } from "./format.js";
 import { datasetJsonLd, datasetPageUrl, placeJsonLd, timeRange } from "./linked.js";
 import { accessPanel } from "./request.js";
 import { rowsSection } from "./rows.js";
@@ -256,18 +256,21 @@ async function downloadPanel(d) {
 // ---------------------------------------------------------------------------------------------
 
 function facts(d) {
+  // The downloads of the last 30 days; an answer without them (an older API) shows no row.
+  const downloads = downloadCount(d);
   const rows = [
     ["Slug", h("code", {}, d.slug)], ["ID", h("code", { id: "dataset-id" }, d.id)],
     ["License", d.license], ["Source", /^https?:\/\//.test(d.source) ? h("a", { href: d.source, rel: "noopener" }, d.source) : d.source],
     ["Category", h("a", { href: `./?category=${encodeURIComponent(d.category)}` }, d.category)],
     ["Tags", d.tags.length ? d.tags.map((t) => h("a", { class: "tag", href: `./?tag=${encodeURIComponent(t)}` }, t)) : "–"],
     ["Size", humanBytes(d.size)], ["Rows × columns", `${humanNumber(d.row_count)} × ${humanNumber(d.column_count)}`],
+    downloads === null ? null : ["Downloads (30 days)", h("span", { id: "download-count" }, downloads ? humanNumber(downloads) : "None")],
     ["Version", `${d.version}, published ${humanDate(d.published_at)}`], ["SHA-256", h("code", { id: "sha256" }, d.sha256)],
     ["Created", humanDate(d.created_at)], ["Updated", humanDate(d.updated_at)],
     ["Access", d.access.mode === "keyless" ? `No key needed until ${humanDate(d.access.keyless_until)}`
       : d.access.level === "approval" ? "A read key of an account granted access" : "A read-scoped API key is required"],
   ];
-  return h("dl", { class: "facts" }, rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+  return h("dl", { class: "facts" }, rows.filter(Boolean).flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }
 
 function discussions(d) {

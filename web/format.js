@@ -20,6 +20,21 @@ export function humanNumber(n) {
   return WHOLE.format(n);
 }
 
+/** A dataset's downloads over the last 30 days (`downloads` in the API's answers): the count,
+ * or null when the answer has none (an API from before the counts), so that nothing is shown. */
+export function downloadCount(d) {
+  const n = d?.downloads;
+  return Number.isInteger(n) && n >= 0 ? n : null;
+}
+
+/** The downloads of the last 30 days in a few words: "1,234 downloads (30 days)",
+ * "No downloads in 30 days"; null without a count (see `downloadCount`). */
+export function humanDownloads(n) {
+  if (n === null || n === undefined) return null;
+  if (n === 0) return "No downloads in 30 days";
+  return `${WHOLE.format(n)} download${n === 1 ? "" : "s"} (30 days)`;
+}
+
 /** Any number as a statistic reads: integers whole, others to 6 significant digits, with
  * thousands separators (12,345.7, 0.000123); beyond them, in scientific notation (1.5e+21). */
 export function humanDecimal(x) {

@@ -76,6 +76,8 @@ pub struct DatasetRecord {
     pub active: Option<ActiveVersion>,
     /// When an operator unpublished it (every route answers 410 until it is restored).
     pub unpublished_at: Option<DateTime<Utc>>,
+    /// Downloads over the last 30 days (counted once a day).
+    pub downloads: u64,
 }
 
 /// The part of a dataset the data endpoint needs.
@@ -136,6 +138,8 @@ pub struct DatasetSummary {
     pub updated_at: DateTime<Utc>,
     /// Filled in at request time from `keyless_until`.
     pub keyless: bool,
+    /// Downloads over the last 30 days (counted once a day).
+    pub downloads: u64,
     /// Publication position (1 = first published); orders `sort=created`. Not serialized.
     #[serde(skip)]
     pub seq: u64,
@@ -162,6 +166,7 @@ impl DatasetSummary {
             keyless_until,
             updated_at,
             keyless: false,
+            downloads: 0,
             seq,
         }
     }

@@ -72,6 +72,7 @@ fn catalog() -> MemoryCatalog {
         created_at: Utc::now(),
         updated_at: Utc::now(),
         unpublished_at: None,
+        downloads: 0,
         active: Some(ActiveVersion {
             version: 1,
             s3_key: "datasets/d/v1/x.parquet".into(),

@@ -58,6 +58,7 @@ fn record(slug: &str, keyless: bool) -> DatasetRecord {
         created_at: now(),
         updated_at: now(),
         unpublished_at: None,
+        downloads: 0,
         active: Some(ActiveVersion {
             version: 1,
             s3_key: format!("datasets/{slug}/v1/x.parquet"),

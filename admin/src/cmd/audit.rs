@@ -31,6 +31,36 @@ pub struct Args {
     until: Option<String>,
 }
 
+/// Count each dataset's downloads over the last 30 days now, as the stack's daily job does
+/// (the list's `downloads` and `sort=downloads`, the metadata's `downloads`). Needs
+/// DOWNLOADS_TABLE.
+///
+/// Example: catalog-admin count-downloads
+#[derive(clap::Args)]
+pub struct CountArgs {}
+
+pub async fn count(_args: CountArgs, ctx: &Context) -> Result<(), CliError> {
+    let aws = ctx.aws().await?;
+    let log = DownloadLog::new(aws.dynamo.clone(), aws.config.downloads_table()?);
+    let done = aws
+        .writer()
+        .roll_up_downloads(&log, ctx.now.date_naive(), ctx.now)
+        .await?;
+    println!(
+        "counted the last 30 days: {} datasets downloaded in {} days, {} counts changed",
+        done.checked,
+        catalog_writer::downloads::LOOKBACK_DAYS,
+        done.changed
+    );
+    if !done.failed.is_empty() {
+        return Err(CliError::Objects(format!(
+            "these counts could not be set (the next run tries again): {}",
+            done.failed.join(", ")
+        )));
+    }
+    Ok(())
+}
+
 pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
     let aws = ctx.aws().await?;
     let log = DownloadLog::new(aws.dynamo.clone(), aws.config.downloads_table()?);

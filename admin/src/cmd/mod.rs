@@ -59,6 +59,7 @@ pub enum Command {
     Versions(versions::Command),
     Download(download::Args),
     Audit(audit::Args),
+    CountDownloads(audit::CountArgs),
 }
 
 /// Runs one command.
@@ -75,6 +76,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Versions(command) => versions::run(command, &ctx).await,
         Command::Download(args) => download::run(args, &ctx).await,
         Command::Audit(args) => audit::run(args, &ctx).await,
+        Command::CountDownloads(args) => audit::count(args, &ctx).await,
     }
 }
 

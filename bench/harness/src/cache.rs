@@ -46,6 +46,7 @@ fn entry(list: usize, i: usize) -> Indexed {
         keyless_until: None,
         updated_at: chrono::Utc::now(),
         keyless: false,
+        downloads: 0,
         seq: i as u64 + 1,
     })
 }

@@ -68,6 +68,7 @@ fn record(i: usize) -> DatasetRecord {
         created_at: now,
         updated_at: now,
         unpublished_at: None,
+        downloads: 0,
         active: Some(ActiveVersion {
             version: 3,
             s3_key: format!("datasets/dataset-{i}/v3/data.parquet"),

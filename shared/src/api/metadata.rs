@@ -39,6 +39,8 @@ struct DatasetResponse<'a> {
     created_at: DateTime<Utc>,
     #[serde(serialize_with = "crate::time::rfc3339")]
     updated_at: DateTime<Utc>,
+    /// Downloads over the last 30 days (counted once a day).
+    downloads: u64,
     /// The active version's number: pass it as `?version=` to the data endpoint to pin it.
     version: u64,
     sha256: &'a str,
@@ -111,6 +113,7 @@ async fn metadata_inner(
             discussions: &record.meta.discussions,
             created_at: record.created_at,
             updated_at: record.updated_at,
+            downloads: record.downloads,
             version: active.version,
             sha256: &active.sha256,
             published_at: active.published_at,

@@ -57,6 +57,9 @@ pub mod name {
     /// On a dataset item (and its alias): when an operator unpublished it. Every route then
     /// answers 410 `unpublished`; its versions are kept, so that it can be restored.
     pub const UNPUBLISHED_AT: &str = "unpublished_at";
+    /// On a dataset item, its alias and its list entries: its downloads over the last 30 days,
+    /// as the daily count last set it (absent: none).
+    pub const DOWNLOADS: &str = "downloads_30d";
     /// On a catalog list entry: its dataset left the catalog (unpublished or deleted), and the
     /// renumbering that closes the gap it leaves has not run yet.
     pub const WITHDRAWN: &str = "withdrawn";

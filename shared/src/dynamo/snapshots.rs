@@ -109,6 +109,7 @@ mod tests {
                         keyless_until: None,
                         updated_at: chrono::DateTime::UNIX_EPOCH,
                         keyless: false,
+                        downloads: 0,
                         seq: i as u64 + 1,
                     })
                 })

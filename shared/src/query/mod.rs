@@ -267,6 +267,7 @@ impl ListQuery {
             SortField::Created => x.seq.cmp(&y.seq),
             SortField::Updated => x.updated_at.cmp(&y.updated_at).then(x.seq.cmp(&y.seq)),
             SortField::Name => a.name.cmp(&b.name).then_with(|| x.slug.cmp(&y.slug)),
+            SortField::Downloads => x.downloads.cmp(&y.downloads).then(x.seq.cmp(&y.seq)),
         };
         if self.sort.descending {
             ordering.reverse()

@@ -10,6 +10,8 @@ pub enum SortField {
     Updated,
     /// `name`, case-insensitively, then slug.
     Name,
+    /// Downloads over the last 30 days, then publication order.
+    Downloads,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,8 +27,8 @@ impl Sort {
         descending: true,
     };
 
-    /// `created`, `updated` or `name`, optionally with `:asc` or `:desc`. Without a direction,
-    /// dates sort newest first and names A to Z.
+    /// `created`, `updated`, `name` or `downloads`, optionally with `:asc` or `:desc`. Without
+    /// a direction, dates sort newest first, names A to Z, downloads most first.
     pub fn parse(raw: Option<&str>) -> Result<Self, QueryError> {
         let Some(raw) = raw else {
             return Ok(Self::DEFAULT);
@@ -40,6 +42,7 @@ impl Sort {
             "created" => SortField::Created,
             "updated" => SortField::Updated,
             "name" => SortField::Name,
+            "downloads" => SortField::Downloads,
             _ => return Err(bad()),
         };
         let descending = match direction {

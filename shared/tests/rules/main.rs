@@ -56,6 +56,7 @@ fn record(slug: &str, keyless_until: Option<DateTime<Utc>>, active: bool) -> Dat
         created_at: now() - Duration::days(10),
         updated_at: now() - Duration::days(1),
         unpublished_at: None,
+        downloads: 0,
         active: active.then(|| ActiveVersion {
             version: 3,
             s3_key: format!("datasets/{slug}/v3/data.parquet"),

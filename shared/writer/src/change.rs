@@ -6,7 +6,9 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use catalog::dynamo::attr::{n, opt_time, s, time};
-use catalog::dynamo::layout::name::{ACCESS_LEVEL, ACCESS_POLICY, KEYLESS_UNTIL, REV, UPDATED_AT};
+use catalog::dynamo::layout::name::{
+    ACCESS_LEVEL, ACCESS_POLICY, DOWNLOADS, KEYLESS_UNTIL, REV, UPDATED_AT,
+};
 use catalog::dynamo::layout::{
     alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, DATASET_SK, LIST_PK,
 };
@@ -23,13 +25,16 @@ use crate::{DynamoWriter, WriteError};
 type Attributes = Vec<(&'static str, AttributeValue)>;
 
 /// What changes: attributes of the dataset item and its alias, and those of its list entries.
-/// The dataset's answers change, so `updated_at` is set on all of them.
+/// The dataset's answers change, so `updated_at` is set on all of them (the download count aside).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
     /// A keyless window opened until then, or closed (`None`).
     Keyless(Option<DateTime<Utc>>),
     /// Who may read the data, and an `approval` dataset's policy.
     Access(AccessLevel, ApprovalPolicy),
+    /// The downloads over the last 30 days (the daily count): not a change to the dataset's
+    /// answers, so `updated_at` stays.
+    Downloads(u64),
 }
 
 impl Change {
@@ -39,6 +44,10 @@ impl Change {
         match self {
             Self::Keyless(until) => {
                 let set = vec![(KEYLESS_UNTIL, opt_time(until.as_ref())), updated];
+                (set.clone(), set)
+            }
+            Self::Downloads(count) => {
+                let set = vec![(DOWNLOADS, n(*count))];
                 (set.clone(), set)
             }
             Self::Access(level, policy) => {
@@ -133,6 +142,16 @@ impl DynamoWriter {
         self.change(slug, &Change::Keyless(until), now).await
     }
 
+    /// Sets the dataset's 30-day downloads (the daily count), on its item, alias and entries.
+    pub async fn set_downloads(
+        &self,
+        slug: &Slug,
+        count: u64,
+        now: DateTime<Utc>,
+    ) -> Result<(), WriteError> {
+        self.change(slug, &Change::Downloads(count), now).await
+    }
+
     /// Sets who may read the dataset's data (and an `approval` dataset's policy); the next
     /// data request follows it.
     pub async fn set_access(
@@ -224,6 +243,7 @@ mod tests {
             keyless_until: None,
             rev,
             unpublished: false,
+            downloads: 0,
         }
     }
 

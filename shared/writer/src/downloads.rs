@@ -25,7 +25,10 @@ use catalog::dynamo::requests::{classify, query_all};
 use catalog::error::StoreError;
 use chrono::{DateTime, Duration, NaiveDate, SecondsFormat, Utc};
 
+use catalog::input::Slug;
+
 use crate::tx::{is_condition_failure, other, put_new};
+use crate::{DynamoWriter, WriteError};
 
 const PK: &str = "pk";
 const SK: &str = "sk";
@@ -203,6 +206,64 @@ impl DownloadLog {
             }
         }
         Ok(counts)
+    }
+}
+
+/// How many days a count covers (the public "downloads in the last 30 days").
+pub const WINDOW_DAYS: u32 = 30;
+
+/// How far back the daily job looks for datasets whose count may have changed: a dataset
+/// downloaded only on days that left the window drops, so the job finds it among the days
+/// before the window (as long as it ran at least once in this many days).
+pub const LOOKBACK_DAYS: u32 = 60;
+
+/// What the daily count did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RolledUp {
+    /// Datasets downloaded in the lookback, checked.
+    pub checked: usize,
+    /// Datasets whose 30-day count changed, and was set.
+    pub changed: usize,
+    /// Datasets whose count could not be set, with why (the next run tries again).
+    pub failed: Vec<String>,
+}
+
+impl DynamoWriter {
+    /// Sets every dataset's downloads over the 30 days up to `today` (rows pages aside) on its
+    /// item, alias and list entries, where it changed: the list's `downloads` and
+    /// `sort=downloads`, and the metadata's `downloads`. Datasets that are gone are skipped.
+    pub async fn roll_up_downloads(
+        &self,
+        log: &DownloadLog,
+        today: NaiveDate,
+        now: DateTime<Utc>,
+    ) -> Result<RolledUp, WriteError> {
+        let counts = log.counts(today, WINDOW_DAYS).await?;
+        let seen = log.counts(today, LOOKBACK_DAYS).await?;
+        let mut done = RolledUp::default();
+        for slug in seen.keys() {
+            let Ok(slug) = Slug::parse(slug) else {
+                continue;
+            };
+            done.checked += 1;
+            let count = counts.get(slug.as_str()).copied().unwrap_or(0);
+            let stored = match self.stored_dataset(&slug).await {
+                Ok(stored) => stored,
+                Err(WriteError::NoSuchDataset(_)) => continue,
+                Err(e) => {
+                    done.failed.push(format!("{slug} ({e})"));
+                    continue;
+                }
+            };
+            if stored.downloads == count {
+                continue;
+            }
+            match self.set_downloads(&slug, count, now).await {
+                Ok(()) => done.changed += 1,
+                Err(e) => done.failed.push(format!("{slug} ({e})")),
+            }
+        }
+        Ok(done)
     }
 }
 

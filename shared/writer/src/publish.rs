@@ -207,6 +207,8 @@ pub(crate) struct StoredDataset {
     pub rev: u64,
     /// Whether an operator unpublished it.
     pub unpublished: bool,
+    /// Its 30-day downloads, as the daily count last set them.
+    pub downloads: u64,
 }
 
 impl StoredDataset {
@@ -238,6 +240,7 @@ impl TryFrom<&Item> for StoredDataset {
                 Some(_) => get_u64(item, REV)?,
             },
             unpublished: get_time_opt(item, UNPUBLISHED_AT)?.is_some(),
+            downloads: catalog::dynamo::codec::downloads(item)?,
         })
     }
 }

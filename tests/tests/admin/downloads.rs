@@ -35,10 +35,21 @@ fn download(
     }
 }
 
+fn audit_count(stack: &Stack, env: &[(&str, &str)]) -> String {
+    ok(&admin(stack, &["count-downloads"], env))
+}
+
 #[tokio::test]
 async fn downloads_are_recorded_once_counted_by_day_and_shown_by_audit_with_filters() {
     let stack = Stack::start().await;
     create_downloads_table(&stack.dynamo, TABLE).await.unwrap();
+    for (file, slug) in [
+        ("river-levels", "river-levels"),
+        ("city-bikes", "city-bikes"),
+        ("bird-sightings", "never-downloaded"),
+    ] {
+        ok(&publish(&stack, &sample(file), slug));
+    }
     let pool = stack.user_pool().await;
     let cognito = stack.cognito();
     let sub =
@@ -192,6 +203,80 @@ async fn downloads_are_recorded_once_counted_by_day_and_shown_by_audit_with_filt
         "-1h"
     ])
     .starts_with("1 downloads"));
+    // WHEN the daily count runs
+    let out = audit_count(&stack, &env);
+    assert!(
+        out.contains("2 datasets downloaded in 60 days, 2 counts changed"),
+        "{out}"
+    );
+    // THEN the list and the metadata show each dataset's downloads, and sort by them
+    let listed = list(&stack).await;
+    let shown: Vec<(String, u64)> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["slug"].as_str().unwrap().to_owned(),
+                i["downloads"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("never-downloaded".to_owned(), 0),
+            ("city-bikes".to_owned(), 1),
+            ("river-levels".to_owned(), 2)
+        ]
+    );
+    let by_downloads = api::list(
+        &v2_request("/api/v1/datasets?sort=downloads", &[]),
+        &stack.catalog(),
+        Utc::now(),
+    )
+    .await;
+    let body = json_body(&by_downloads);
+    let order: Vec<String> = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["slug"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(order, ["river-levels", "city-bikes", "never-downloaded"]);
+    let filtered = api::list(
+        &v2_request("/api/v1/datasets?sort=downloads:asc&category=testing", &[]),
+        &stack.catalog(),
+        Utc::now(),
+    )
+    .await;
+    let body = json_body(&filtered);
+    let order: Vec<String> = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["slug"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(order, ["never-downloaded", "city-bikes", "river-levels"]);
+    assert_eq!(
+        json_body(&metadata(&stack, "river-levels").await)["downloads"],
+        2
+    );
+    // AND the lists and their copies stay exact: nothing for reindex to repair
+    catalog_tests::facets::assert_facet_lists_consistent(&stack).await;
+    let out = ok(&admin(&stack, &["datasets", "reindex"], &[]));
+    assert!(
+        out.contains("(0 entries written or removed; 0 catalog entries moved or removed)"),
+        "{out}"
+    );
+    // AND a second run changes nothing; publishing a new version keeps the count
+    assert!(audit_count(&stack, &env).contains("0 counts changed"));
+    ok(&publish(&stack, &sample("river-levels"), "river-levels"));
+    assert_eq!(
+        json_body(&metadata(&stack, "river-levels").await)["downloads"],
+        2
+    );
+
     // AND without the table's name, it says what is missing
     let out = admin(&stack, &["audit"], &[]);
     assert_eq!(out.status.code(), Some(2));

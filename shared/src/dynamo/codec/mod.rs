@@ -206,7 +206,16 @@ impl TryFrom<&Item> for DatasetRecord {
             updated_at: get_time(item, name::UPDATED_AT)?,
             active: ActiveVersion::from_item(item)?,
             unpublished_at: get_time_opt(item, name::UNPUBLISHED_AT)?,
+            downloads: downloads(item)?,
         })
+    }
+}
+
+/// The 30-day downloads a dataset item or list entry holds (0 when none were counted).
+pub fn downloads(item: &Item) -> Result<u64, StoreError> {
+    match item.get(name::DOWNLOADS) {
+        None | Some(AttributeValue::Null(_)) => Ok(0),
+        Some(_) => get_u64(item, name::DOWNLOADS),
     }
 }
 
@@ -324,6 +333,7 @@ impl TryFrom<&Item> for DatasetSummary {
             keyless_until: get_time_opt(item, name::KEYLESS_UNTIL)?,
             updated_at: get_time(item, name::UPDATED_AT)?,
             keyless: false,
+            downloads: downloads(item)?,
             // Facet entries carry their `LIST` position; a `LIST` entry's is its own.
             seq: match item.get(name::SEQ) {
                 Some(_) => get_u64(item, name::SEQ)?,
@@ -353,6 +363,7 @@ impl DatasetSummary {
             (name::SLUG, s(self.slug.as_str())),
             (name::ID, s(self.id.to_string())),
             (name::KEYLESS_UNTIL, opt_time(self.keyless_until.as_ref())),
+            (name::DOWNLOADS, n(self.downloads)),
         ];
         attributes.extend(self.listing_attributes());
         attributes

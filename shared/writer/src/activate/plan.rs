@@ -104,7 +104,7 @@ impl Activation<'_> {
             set.extend(meta.to_attributes());
         }
         // The list entry shows the new version's figures and the (possibly new) metadata.
-        let entry = DatasetSummary::of(
+        let mut entry = DatasetSummary::of(
             self.slug.clone(),
             self.stored.id,
             self.effective_meta().card.clone(),
@@ -113,6 +113,8 @@ impl Activation<'_> {
             now,
             self.stored.seq.unwrap_or(lists.listed + 1),
         );
+        // A restored dataset's entry shows the downloads its item holds.
+        entry.downloads = self.stored.downloads;
         let summary = entry.listing_attributes();
         let entry_attributes = entry.to_attributes();
 
@@ -275,6 +277,7 @@ mod tests {
             keyless_until: None,
             rev: 3,
             unpublished: false,
+            downloads: 0,
         }
     }
 
