@@ -61,6 +61,44 @@ impl SignUpConfig {
     }
 }
 
+/// Configuration of the audit function (the download log and the daily counts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditConfig {
+    pub datasets_table: String,
+    pub keys_table: String,
+    pub downloads_table: String,
+    /// `DOWNLOAD_LOG_RETENTION_DAYS` (1 to 3650, default 90): how long a download's record is
+    /// kept (its day counts too).
+    pub retention_days: u32,
+}
+
+impl AuditConfig {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(&env_lookup)
+    }
+
+    pub fn from_lookup(lookup: Lookup) -> Result<Self, ConfigError> {
+        let retention_days = match optional(lookup, "DOWNLOAD_LOG_RETENTION_DAYS") {
+            None => 90,
+            Some(raw) => raw
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|d| (1..=3650).contains(d))
+                .ok_or_else(|| ConfigError::Invalid {
+                    name: "DOWNLOAD_LOG_RETENTION_DAYS",
+                    reason: format!("'{raw}' is not a number of days from 1 to 3650"),
+                })?,
+        };
+        Ok(Self {
+            datasets_table: required(lookup, "DATASETS_TABLE")?,
+            keys_table: required(lookup, "KEYS_TABLE")?,
+            downloads_table: required(lookup, "DOWNLOADS_TABLE")?,
+            retention_days,
+        })
+    }
+}
+
 /// Configuration of the data function.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataConfig {

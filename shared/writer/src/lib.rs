@@ -16,6 +16,7 @@
 //! - [`summary`]: the facet summary (every value's count and display form), and its budget.
 //! - [`takedown`]: unpublishing, restoring and deleting datasets, and deleting versions.
 //! - [`downloads`]: the download log and the daily download counts, in their own table.
+//! - [`ingest`]: the audit function's events (log batches, the daily schedule).
 //! - [`keys`]: API keys.
 //! - [`tables`]: creating the tables.
 //! - `tx`: writes as data, and their DynamoDB transaction items.
@@ -24,6 +25,7 @@ pub mod activate;
 pub mod change;
 pub mod downloads;
 pub mod facets;
+pub mod ingest;
 pub mod keys;
 pub mod publish;
 pub mod summary;

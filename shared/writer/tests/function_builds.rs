@@ -1,6 +1,7 @@
-//! The Lambda functions never link the write side: their dependency trees (as Cargo resolves
-//! them for a build) contain the `catalog` crate and not `catalog-writer`; only the rows
-//! function links Arrow and Parquet.
+//! The request path's Lambda functions never link the write side: their dependency trees (as
+//! Cargo resolves them for a build) contain the `catalog` crate and not `catalog-writer`; only
+//! the audit function, which writes the download log and counts off the request path, does.
+//! Only the rows function links Arrow and Parquet.
 
 use std::process::Command;
 
@@ -82,6 +83,7 @@ fn only_the_rows_function_links_arrow_and_parquet() {
         "catalog-keys",
         "catalog-signup",
         "catalog-sharing",
+        "catalog-audit",
     ] {
         let tree = dependency_tree(function);
         assert!(
@@ -96,9 +98,15 @@ fn only_the_rows_function_links_arrow_and_parquet() {
 }
 
 #[test]
-fn the_operators_cli_does_link_the_writer() {
+fn the_operators_cli_and_the_audit_function_do_link_the_writer() {
     // The same query finds the writer where it is used, so the check above can fail.
-    assert!(dependency_tree("catalog-admin")
-        .iter()
-        .any(|p| p == "catalog-writer"));
+    for user in ["catalog-admin", "catalog-audit"] {
+        assert!(
+            dependency_tree(user).iter().any(|p| p == "catalog-writer"),
+            "{user}"
+        );
+    }
+    // The audit function does not link Cognito's SDK: it writes DynamoDB alone.
+    let audit = dependency_tree("catalog-audit");
+    assert!(!audit.iter().any(|p| p == "aws-sdk-cognitoidentityprovider"));
 }
