@@ -54,6 +54,8 @@ pub struct Target {
     pub datasets_table: String,
     pub keys_table: String,
     pub bucket: String,
+    /// The download log's table (`DOWNLOADS_TABLE`).
+    pub downloads_table: String,
 }
 
 /// Creates the tables and the bucket unless they exist.
@@ -66,6 +68,9 @@ pub async fn ensure_resources(
     let names = tables.table_names();
     if !names.iter().any(|n| n == &target.datasets_table) {
         catalog_writer::create_tables(dynamo, &target.datasets_table, &target.keys_table).await?;
+    }
+    if !names.iter().any(|n| n == &target.downloads_table) {
+        catalog_writer::downloads::create_downloads_table(dynamo, &target.downloads_table).await?;
     }
     let buckets = s3.list_buckets().send().await?;
     if !buckets

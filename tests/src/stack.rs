@@ -207,6 +207,7 @@ impl Stack {
             datasets_table: "catalog-datasets".into(),
             keys_table: "catalog-keys".into(),
             bucket: "catalog-data".into(),
+            downloads_table: "catalog-downloads".into(),
         };
         catalog_dev::ensure_resources(&dynamo, &s3, &target)
             .await
@@ -408,6 +409,7 @@ impl Stack {
             ("DATASETS_TABLE", self.target.datasets_table.as_str()),
             ("KEYS_TABLE", self.target.keys_table.as_str()),
             ("DATA_BUCKET", self.target.bucket.as_str()),
+            ("DOWNLOADS_TABLE", self.target.downloads_table.as_str()),
             ("S3_FORCE_PATH_STYLE", "true"),
             ("AWS_ENDPOINT_URL_DYNAMODB", self.dynamo_url.as_str()),
             ("AWS_ENDPOINT_URL_S3", self.s3_url.as_str()),

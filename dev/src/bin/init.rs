@@ -23,6 +23,8 @@ async fn main() -> Result<(), DevError> {
         datasets_table: config.datasets_table,
         keys_table: config.keys_table,
         bucket: config.bucket,
+        downloads_table: std::env::var("DOWNLOADS_TABLE")
+            .unwrap_or_else(|_| "catalog-downloads".into()),
     };
     ensure_resources(&dynamo, &s3, &target).await?;
 

@@ -84,9 +84,14 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     ("signup-other-domain.json", "catalog-signup", 400),
     ("signup-invited.json", "catalog-signup", 200),
     ("signup-capitals.json", "catalog-signup", 400),
+    // The download log: a CloudWatch Logs subscription batch (one download event, one other
+    // line), delivered twice (recorded once), and the daily schedule
+    ("audit-logs.json", "catalog-audit", 200),
+    ("audit-logs.json", "catalog-audit", 200),
+    ("audit-daily.json", "catalog-audit", 200),
 ];
 
-const FUNCTIONS: [&str; 7] = [
+const FUNCTIONS: [&str; 8] = [
     "catalog-list",
     "catalog-metadata",
     "catalog-data",
@@ -94,6 +99,7 @@ const FUNCTIONS: [&str; 7] = [
     "catalog-signup",
     "catalog-rows",
     "catalog-sharing",
+    "catalog-audit",
 ];
 
 fn cargo_lambda() -> PathBuf {
@@ -220,6 +226,8 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
             .env("AWS_LAMBDA_FUNCTION_VERSION", "1")
             .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
             .env("RUST_LOG", "info")
+            // As the template's LoggingConfig (LogFormat: JSON) has Lambda set it.
+            .env("AWS_LAMBDA_LOG_FORMAT", "JSON")
             .env("METRICS_NAMESPACE", METRICS_NAMESPACE);
         let (log, stdout, stderr) = catalog_tests::kept_log(name);
         logs.insert(name, log);
@@ -229,8 +237,29 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
 
     // WHEN every event is invoked THEN each gets its status, as JSON
     let mut statuses = BTreeMap::new();
+    let mut batches = 0;
     for (file, function, expected) in EXPECTED {
         let event = format!("events/{file}");
+        if *function == "catalog-audit" {
+            let answer = invoke(port, function, &event);
+            if file.contains("logs") {
+                // The same batch twice: its download is recorded the first time only.
+                batches += 1;
+                let recorded = if batches == 1 { 1 } else { 0 };
+                assert_eq!(
+                    answer,
+                    serde_json::json!({"events": 2, "downloads": 1, "recorded": recorded}),
+                    "{file}"
+                );
+            } else {
+                assert!(
+                    answer["checked"].is_u64() && answer["changed"].is_u64(),
+                    "{file}: {answer}"
+                );
+            }
+            statuses.insert(*file, *expected);
+            continue;
+        }
         if *function == "catalog-signup" {
             let sent: Value = serde_json::from_str(
                 &std::fs::read_to_string(repo_root().join(&event)).expect("event file"),
@@ -490,6 +519,52 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
     ))
     .await;
     assert_eq!(code, 401);
+
+    // AND the download log is built from the data function's own log lines: every URL it
+    // handed out, delivered to the audit function as CloudWatch Logs would, is recorded, and
+    // the daily count shows on the list
+    let data_log = std::fs::read_to_string(&logs["catalog-data"]).expect("the data function's log");
+    let now = Utc::now().timestamp_millis();
+    let lines: Vec<catalog_writer::ingest::LogEvent> = data_log
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .enumerate()
+        .map(|(i, l)| catalog_writer::ingest::LogEvent {
+            id: format!("data-{i}"),
+            timestamp: now,
+            message: l.to_owned(),
+        })
+        .collect();
+    let handed_out = catalog_writer::ingest::downloads(&lines).len();
+    assert_eq!(
+        handed_out, 6,
+        "every URL the data function handed out: {data_log}"
+    );
+    let batch = std::env::temp_dir().join(format!("audit-batch-{port}.json"));
+    std::fs::write(
+        &batch,
+        catalog_writer::ingest::batch("/aws/lambda/catalog-data", &lines).to_string(),
+    )
+    .unwrap();
+    let answer = invoke(port, "catalog-audit", batch.to_str().unwrap());
+    assert_eq!(answer["recorded"], handed_out as u64, "{answer}");
+    let answer = invoke(port, "catalog-audit", "events/audit-daily.json");
+    assert!(answer["changed"].as_u64() > Some(0), "{answer}");
+    let _ = std::fs::remove_file(&batch);
+    let listed = catalog::api::list(
+        &catalog_tests::v2_request("/api/v1/datasets", &[]),
+        &stack.catalog(),
+        Utc::now(),
+    )
+    .await;
+    let body: Value = serde_json::from_slice(listed.body().as_ref()).unwrap();
+    let counted: u64 = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["downloads"].as_u64().unwrap())
+        .sum();
+    assert_eq!(counted, handed_out as u64, "{body}");
     drop(functions);
     drop(watch);
 
