@@ -4,6 +4,7 @@
 
 pub mod authorizer;
 pub mod cognito;
+pub mod download_log;
 pub mod s3_cors;
 pub mod site;
 

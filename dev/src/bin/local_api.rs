@@ -232,12 +232,19 @@ async fn accounts(
 
 #[tokio::main]
 async fn main() -> Result<(), DevError> {
-    lambda_http::tracing::init_default_subscriber();
+    // With DOWNLOADS_TABLE, downloads are recorded as the stack's pipeline records them.
+    let sdk = catalog::aws::load_sdk_config().await;
+    let download_log = std::env::var("DOWNLOADS_TABLE")
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .map(|table| {
+            catalog_writer::downloads::DownloadLog::new(aws_sdk_dynamodb::Client::new(&sdk), table)
+        });
+    catalog_dev::download_log::init(download_log, 90);
     let addr: SocketAddr = std::env::var("LOCAL_API_ADDR")
         .unwrap_or_else(|_| "127.0.0.1:3000".to_owned())
         .parse()?;
     let config = DataConfig::from_env()?;
-    let sdk = catalog::aws::load_sdk_config().await;
     let DataClients { catalog, signer } = DataClients::from_config(&sdk, &config).await?;
     let site_dir = std::env::var_os("SITE_DIR")
         .map(std::path::PathBuf::from)
