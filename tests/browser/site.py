@@ -120,6 +120,12 @@ def browse(page, ctx):
     expect(page.locator("#status")).to_contain_text(re.compile(r"\d+ datasets · page 1 of \d+"))
     items = page.locator("ul.datasets > li")
     expect(items).to_have_count(12)
+    # Each card shows its 30-day downloads, as the API counts them.
+    answer = page.request.get(BASE + "/api/v1/datasets?page=1&page_size=12").json()
+    def words(n):
+        return "No downloads in 30 days" if n == 0 else f"{n:,} download{'' if n == 1 else 's'} (30 days)"
+    shown = page.locator("ul.datasets > li .meta .downloads").all_inner_texts()
+    assert shown == [words(i["downloads"]) for i in answer["items"]], shown
     total = int(re.search(r"(\d+) datasets", page.locator("#status").inner_text()).group(1))
     assert total >= 30, total
     expect(page.locator("ul.datasets .badge").first).to_be_visible()
@@ -179,6 +185,9 @@ def dataset(page, ctx):
     expect(page.locator("h1")).to_contain_text("Air Quality (Hourly)")
     meta = page.request.get(BASE + "/api/v1/datasets/air-quality-hourly").json()
     expect(page.locator("#sha256")).to_have_text(meta["sha256"])
+    n = meta["downloads"]
+    expect(page.locator("dl.facts dt", has_text="Downloads (30 days)")).to_have_count(1)
+    expect(page.locator("#download-count")).to_have_text(f"{n:,}" if n else "None")
     columns = page.locator("section.column")
     expect(columns).to_have_count(meta["column_count"])
     for column in meta["schema"]:
