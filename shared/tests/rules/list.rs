@@ -40,6 +40,7 @@ async fn list_items_are_summaries_without_schema() {
             "category",
             "column_count",
             "description",
+            "downloads",
             "id",
             "keyless",
             "keyless_until",
