@@ -176,6 +176,17 @@ pub async fn run(opts: Options) -> Result<(), String> {
             ),
             extra_env: vec![("ALLOWED_DOMAINS".into(), "example.com".into())],
         },
+        Function {
+            name: "catalog-audit",
+            bootstrap: bootstrap("catalog-audit"),
+            // A CloudWatch Logs subscription batch with one download event (recorded the
+            // first time, found already recorded after).
+            event: Bytes::from(
+                std::fs::read(catalog_tests::repo_root().join("events/audit-logs.json"))
+                    .map_err(|e| format!("events/audit-logs.json: {e}"))?,
+            ),
+            extra_env: vec![],
+        },
     ];
     for f in &functions {
         if !f.bootstrap.exists() {
