@@ -350,6 +350,10 @@ fn check(name: &str, response: &serde_json::Value) -> Result<(), String> {
     if response.get("triggerSource").is_some() {
         return Ok(());
     }
+    // The audit function answers what it read of a log batch.
+    if response.get("events").is_some_and(|e| e.is_u64()) {
+        return Ok(());
+    }
     match response.get("statusCode").and_then(|s| s.as_u64()) {
         Some(200) => Ok(()),
         _ => Err(format!("{name} answered {response}")),
