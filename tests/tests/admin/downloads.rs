@@ -35,6 +35,22 @@ fn download(
     }
 }
 
+/// The slugs a listing with `query` answers, in its order.
+async fn ordered(stack: &Stack, query: &str) -> Vec<String> {
+    let resp = api::list(
+        &v2_request(&format!("/api/v1/datasets?{query}"), &[]),
+        &stack.catalog(),
+        Utc::now(),
+    )
+    .await;
+    json_body(&resp)["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["slug"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 fn audit_count(stack: &Stack, env: &[(&str, &str)]) -> String {
     ok(&admin(stack, &["count-downloads"], env))
 }
@@ -229,34 +245,14 @@ async fn downloads_are_recorded_once_counted_by_day_and_shown_by_audit_with_filt
             ("river-levels".to_owned(), 2)
         ]
     );
-    let by_downloads = api::list(
-        &v2_request("/api/v1/datasets?sort=downloads", &[]),
-        &stack.catalog(),
-        Utc::now(),
-    )
-    .await;
-    let body = json_body(&by_downloads);
-    let order: Vec<String> = body["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["slug"].as_str().unwrap().to_owned())
-        .collect();
-    assert_eq!(order, ["river-levels", "city-bikes", "never-downloaded"]);
-    let filtered = api::list(
-        &v2_request("/api/v1/datasets?sort=downloads:asc&category=testing", &[]),
-        &stack.catalog(),
-        Utc::now(),
-    )
-    .await;
-    let body = json_body(&filtered);
-    let order: Vec<String> = body["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["slug"].as_str().unwrap().to_owned())
-        .collect();
-    assert_eq!(order, ["never-downloaded", "city-bikes", "river-levels"]);
+    assert_eq!(
+        ordered(&stack, "sort=downloads").await,
+        ["river-levels", "city-bikes", "never-downloaded"]
+    );
+    assert_eq!(
+        ordered(&stack, "sort=downloads:asc&category=testing").await,
+        ["never-downloaded", "city-bikes", "river-levels"]
+    );
     assert_eq!(
         json_body(&metadata(&stack, "river-levels").await)["downloads"],
         2
