@@ -346,3 +346,125 @@ async fn a_large_file_goes_up_in_parts_and_downloads_whole() {
     assert_eq!(bytes.as_ref(), std::fs::read(&file).unwrap().as_slice());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A request as it goes on the wire: method and URI, then its headers (names lowercase).
+type Request = (String, Vec<(String, String)>);
+
+/// Every request an S3 client sends.
+#[derive(Debug, Default, Clone)]
+struct Sent(std::sync::Arc<std::sync::Mutex<Vec<Request>>>);
+
+impl aws_smithy_runtime_api::client::interceptors::Intercept for Sent {
+    fn name(&self) -> &'static str {
+        "sent"
+    }
+
+    fn read_before_transmit(
+        &self,
+        context: &aws_smithy_runtime_api::client::interceptors::context::BeforeTransmitInterceptorContextRef<'_>,
+        _: &aws_smithy_runtime_api::client::runtime_components::RuntimeComponents,
+        _: &mut aws_smithy_types::config_bag::ConfigBag,
+    ) -> Result<(), aws_smithy_runtime_api::box_error::BoxError> {
+        let request = context.request();
+        let headers = request
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.to_lowercase(), v.to_owned()))
+            .collect();
+        self.0
+            .lock()
+            .unwrap()
+            .push((format!("{} {}", request.method(), request.uri()), headers));
+        Ok(())
+    }
+}
+
+/// S3 verifies each part of a multipart upload on its side: the upload is created with the
+/// SHA-256 algorithm, and each part is sent with the base64 of its own SHA-256, as the bytes of
+/// the file at that part's place give it (s3s-fs does not verify part checksums itself, so
+/// this checks what S3 receives).
+#[tokio::test]
+async fn each_part_of_a_large_upload_carries_its_own_sha256_for_s3_to_verify() {
+    use sha2::{Digest, Sha256};
+    let stack = Stack::start().await;
+    let dir = std::env::temp_dir().join(format!("catalog-parts-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("large.parquet");
+    let script = "import os, sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  t = pa.table({'blob': [os.urandom(1 << 20) for _ in range(20)], 'n': list(range(20))})\n\
+                  pq.write_table(t, sys.argv[1], compression='none')\n";
+    let python = std::env::var_os("PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| catalog_tests::repo_root().join(".venv/bin/python"));
+    assert!(Command::new(python)
+        .args(["-c", script])
+        .arg(&file)
+        .status()
+        .expect("python")
+        .success());
+    let sent = Sent::default();
+    let s3 = aws_sdk_s3::Client::from_conf(
+        stack
+            .s3
+            .config()
+            .to_builder()
+            .interceptor(sent.clone())
+            .build(),
+    );
+    let publisher = catalog_admin::publish::Publisher {
+        writer: stack.writer(),
+        s3,
+        bucket: stack.target.bucket.clone(),
+    };
+    let input = catalog_admin::publish::MetaInput {
+        name: Some("Large".into()),
+        license: Some("CC0-1.0".into()),
+        source: Some("tests".into()),
+        category: Some("testing".into()),
+        ..Default::default()
+    };
+    publisher
+        .publish(
+            &file,
+            &Slug::parse("parts").unwrap(),
+            input,
+            false,
+            Utc::now(),
+        )
+        .await
+        .expect("publish");
+
+    let bytes = std::fs::read(&file).unwrap();
+    let expected: Vec<String> = bytes
+        .chunks(catalog_admin::publish::PART_SIZE)
+        .map(|part| aws_smithy_types::base64::encode(Sha256::digest(part)))
+        .collect();
+    assert_eq!(expected.len(), 2, "the file goes up in two parts");
+    let sent = sent.0.lock().unwrap().clone();
+    let header = |headers: &[(String, String)], name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    let create = sent
+        .iter()
+        .find(|(line, _)| line.starts_with("POST") && line.ends_with("?uploads"))
+        .expect("CreateMultipartUpload");
+    assert_eq!(
+        header(&create.1, "x-amz-checksum-algorithm").as_deref(),
+        Some("SHA256"),
+        "{create:?}"
+    );
+    let parts: Vec<Option<String>> = sent
+        .iter()
+        .filter(|(line, _)| line.starts_with("PUT") && line.contains("partNumber="))
+        .map(|(_, headers)| header(headers, "x-amz-checksum-sha256"))
+        .collect();
+    assert_eq!(
+        parts,
+        expected.into_iter().map(Some).collect::<Vec<_>>(),
+        "each part's own SHA-256, in order"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
