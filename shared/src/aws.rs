@@ -47,16 +47,25 @@ impl RootCertificates {
 pub fn http_client(roots: RootCertificates) -> SharedHttpClient {
     let builder = aws_smithy_http_client::Builder::new()
         .tls_provider(tls::Provider::rustls(CryptoMode::Ring));
-    let store = match roots {
-        RootCertificates::Platform => return builder.build_https(),
+    match tls_context(roots) {
+        Some(context) => builder.tls_context(context).build_https(),
+        None => builder.build_https(),
+    }
+}
+
+/// The TLS context trusting `roots`: `None` for the platform's store (the client's default).
+pub fn tls_context(roots: RootCertificates) -> Option<tls::TlsContext> {
+    match roots {
+        RootCertificates::Platform => None,
         RootCertificates::Aws => {
-            tls::TrustStore::empty().with_pem_certificate(AWS_ROOT_CERTIFICATES.as_bytes())
+            let store =
+                tls::TrustStore::empty().with_pem_certificate(AWS_ROOT_CERTIFICATES.as_bytes());
+            // The compiled-in certificates are checked by a unit test; the error is never met.
+            tls::TlsContext::builder()
+                .with_trust_store(store)
+                .build()
+                .ok()
         }
-    };
-    match tls::TlsContext::builder().with_trust_store(store).build() {
-        Ok(context) => builder.tls_context(context).build_https(),
-        // The compiled-in certificates are checked by a unit test; never reached.
-        Err(_) => builder.build_https(),
     }
 }
 

@@ -28,7 +28,6 @@ pub mod accounts;
 pub mod api;
 pub mod audit;
 pub mod aws;
-#[cfg(feature = "cognito")]
 pub mod cognito;
 pub mod config;
 pub mod dynamo;

@@ -8,7 +8,6 @@ use catalog_writer::downloads::DownloadLog;
 use catalog_writer::ingest::{self, AuditEvent};
 use catalog_writer::DynamoWriter;
 use lambda_http::lambda_runtime::{self, service_fn, Error, LambdaEvent};
-use lambda_http::tracing;
 use serde_json::{json, Value};
 
 async fn handle(
@@ -49,7 +48,7 @@ async fn handle(
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    lambda_http::tracing::init_default_subscriber();
+    catalog::lambda::init_logging();
     let config = AuditConfig::from_env()?;
     let dynamo = aws_sdk_dynamodb::Client::new(&catalog::aws::load_sdk_config().await);
     let log = DownloadLog::new(dynamo.clone(), &config.downloads_table);

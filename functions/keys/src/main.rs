@@ -31,7 +31,7 @@ async fn handle(app: &App, req: Request) -> Result<Response<Body>, Infallible> {
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    lambda_http::tracing::init_default_subscriber();
+    catalog::lambda::init_logging();
     let config = KeysConfig::from_env()?;
     let sdk = catalog::aws::load_sdk_config().await;
     let dynamodb = aws_sdk_dynamodb::Client::new(&sdk);

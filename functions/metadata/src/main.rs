@@ -18,7 +18,7 @@ async fn handle(catalog: &DynamoCatalog, req: Request) -> Result<Response<Body>,
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    lambda_http::tracing::init_default_subscriber();
+    catalog::lambda::init_logging();
     let config = CatalogConfig::from_env()?;
     let sdk = catalog::aws::load_sdk_config().await;
     let catalog = DynamoCatalog::new(aws_sdk_dynamodb::Client::new(&sdk), config.datasets_table);

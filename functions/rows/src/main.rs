@@ -18,7 +18,7 @@ async fn handle(
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    lambda_http::tracing::init_default_subscriber();
+    catalog::lambda::init_logging();
     let config = RowsConfig::from_env()?;
     let sdk = catalog::aws::load_sdk_config().await;
     let catalog = DynamoCatalog::with_keys(

@@ -23,7 +23,7 @@ async fn handle(
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    lambda_http::tracing::init_default_subscriber();
+    catalog::lambda::init_logging();
     let config = DataConfig::from_env()?;
     let sdk = catalog::aws::load_sdk_config().await;
     let DataClients { catalog, signer } = DataClients::from_config(&sdk, &config).await?;

@@ -21,11 +21,11 @@ async fn handle(
     let source = payload["triggerSource"].as_str().unwrap_or("").to_owned();
     match pre_sign_up(payload, domains) {
         Ok(accepted) => {
-            lambda_http::tracing::info!(%domain, trigger = %source, "sign-up accepted");
+            tracing::info!(%domain, trigger = %source, "sign-up accepted");
             Ok(accepted)
         }
         Err(refused) => {
-            lambda_http::tracing::info!(%domain, trigger = %source, reason = %refused, "sign-up refused");
+            tracing::info!(%domain, trigger = %source, reason = %refused, "sign-up refused");
             Err(refused.into())
         }
     }
@@ -33,7 +33,7 @@ async fn handle(
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    lambda_http::tracing::init_default_subscriber();
+    catalog::lambda::init_logging();
     let config = SignUpConfig::from_env()?;
     let domains = config.allowed_domains;
     lambda_runtime::run(service_fn(|event| handle(domains.as_ref(), event))).await
