@@ -16,9 +16,14 @@ const PROBES: &[(&str, &str, &str)] = &[
         "yes, init",
     ),
     (
-        "tracing",
-        "lambda_http::tracing::init_default_subscriber()",
+        "logging",
+        "catalog::lambda::init_logging(): fmt subscriber, one level filter",
         "yes, init",
+    ),
+    (
+        "tracing-env-filter",
+        "lambda_http::tracing::init_default_subscriber() (EnvFilter), for comparison",
+        "no (not linked since 2026-11-26)",
     ),
     (
         "sdk-config",
@@ -75,7 +80,12 @@ pub fn probe(name: &str) -> Result<(), String> {
             drop(rt);
             d
         }
-        "tracing" => {
+        "logging" => {
+            let t = Instant::now();
+            catalog::lambda::init_logging();
+            t.elapsed()
+        }
+        "tracing-env-filter" => {
             let t = Instant::now();
             lambda_http::tracing::init_default_subscriber();
             t.elapsed()
