@@ -186,9 +186,14 @@ fn digest(path: &Path) -> Result<(u64, String), StatsError> {
 pub async fn inspect(path: &Path) -> Result<(FileStats, u64, String), PublishError> {
     let owned: PathBuf = path.to_owned();
     let joined = tokio::task::spawn_blocking(move || {
-        let stats = summarize(&owned)?;
-        let (size, sha) = digest(&owned)?;
-        Ok::<_, StatsError>((stats, size, sha))
+        // The digest reads the file beside the statistics' passes, on its own thread.
+        let (stats, digested) = std::thread::scope(|scope| {
+            let digest = scope.spawn(|| digest(&owned));
+            let stats = summarize(&owned);
+            (stats, digest.join())
+        });
+        let (size, sha) = digested.map_err(|_| StatsError::Panicked)??;
+        Ok::<_, StatsError>((stats?, size, sha))
     })
     .await
     .map_err(|e| PublishError::BadInput(format!("statistics task failed: {e}")))??;

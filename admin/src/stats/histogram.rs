@@ -209,6 +209,22 @@ impl Binner {
         }
     }
 
+    /// One integer (a date in days, a timestamp in its unit).
+    pub(super) fn add_int(&mut self, v: i128) -> Result<(), StatsError> {
+        match &mut self.bins {
+            Bins::Int(bins) => bins.add(v),
+            Bins::Float(_) => Err(StatsError::Changed),
+        }
+    }
+
+    /// One finite number.
+    pub(super) fn add_float(&mut self, x: f64) -> Result<(), StatsError> {
+        match &mut self.bins {
+            Bins::Float(bins) => bins.add(x),
+            Bins::Int(_) => Err(StatsError::Changed),
+        }
+    }
+
     pub(super) fn add(&mut self, array: &ArrayRef) -> Result<(), StatsError> {
         let a = array.as_ref();
         match array.data_type() {

@@ -35,6 +35,7 @@
 
 mod accumulator;
 pub mod histogram;
+mod listed;
 mod sketch;
 mod values;
 
@@ -105,6 +106,10 @@ pub struct ColumnStats {
 pub struct FileStats {
     pub row_count: u64,
     pub columns: Vec<ColumnStats>,
+    /// How many times the file was opened and read (its columns in groups, then again for
+    /// histograms and the columns that outgrew their share of memory).
+    #[serde(skip)]
+    pub passes: usize,
 }
 
 /// Feeds each array of a batch to its own item: the items are independent, so each thread takes
@@ -146,50 +151,177 @@ fn in_parallel<T: Send>(
 
 fn open(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>, StatsError> {
     let file = File::open(path).map_err(|e| StatsError::Io(path.display().to_string(), e))?;
-    Ok(ParquetRecordBatchReaderBuilder::try_new(file)?.with_batch_size(BATCH_ROWS))
+    Ok(ParquetRecordBatchReaderBuilder::try_new(file)?)
 }
 
-/// Reads the file batch by batch and summarizes every column; then reads the numeric, date and
-/// timestamp columns again to count their histograms.
+/// Reads the columns at `indices` (ascending) batch by batch, each batch's arrays in that
+/// order; a batch holds about [`BATCH_BYTES`] of them, decoded.
+fn read_columns(
+    path: &Path,
+    indices: &[usize],
+    mut each: impl FnMut(&[ArrayRef]) -> Result<(), StatsError>,
+) -> Result<(), StatsError> {
+    let builder = open(path)?;
+    let metadata = builder.metadata().clone();
+    let rows = metadata.file_metadata().num_rows().max(1) as u64;
+    let schema = metadata.file_metadata().schema_descr();
+    let bytes: u64 = metadata
+        .row_groups()
+        .iter()
+        .flat_map(|g| g.columns().iter().enumerate())
+        .filter(|(leaf, _)| indices.contains(&schema.get_column_root_idx(*leaf)))
+        .map(|(_, c)| u64::try_from(c.uncompressed_size()).unwrap_or(0))
+        .sum();
+    let per_row = (bytes / rows).max(1);
+    let batch = usize::try_from(BATCH_BYTES / per_row)
+        .unwrap_or(BATCH_ROWS)
+        .clamp(MIN_BATCH_ROWS, BATCH_ROWS);
+    let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
+    for read in builder
+        .with_projection(mask)
+        .with_batch_size(batch)
+        .build()?
+    {
+        each(read?.columns())?;
+    }
+    Ok(())
+}
+
+/// The bytes every column's counts and values may take at once, whatever the file's width:
+/// columns are read in passes of at most [`PASS_COLUMNS`] sharing it, and a column that
+/// outgrows its share is counted again in a pass of its own (or with others whose worst case
+/// fits beside it). See docs/operations.md, Statistics conventions.
+pub const MEMORY_BUDGET: usize = 96 << 20;
+/// At most this many columns are read in one pass.
+pub const PASS_COLUMNS: usize = 8;
+/// Decoded bytes of the columns a batch holds, about.
+const BATCH_BYTES: u64 = 8 << 20;
+const MIN_BATCH_ROWS: usize = 1024;
+
+/// What a pass after the first does for one column: its histogram, its counts and values, or
+/// both.
+struct Job {
+    index: usize,
+    binner: Option<histogram::Binner>,
+    own: Option<Accumulator>,
+}
+
+/// Summarizes every column within [`MEMORY_BUDGET`], or the MiB that `CATALOG_STATS_MEMORY_MIB`
+/// names (a machine with more memory takes fewer passes).
 pub fn summarize(path: &Path) -> Result<FileStats, StatsError> {
+    let budget = std::env::var("CATALOG_STATS_MEMORY_MIB")
+        .ok()
+        .and_then(|m| m.trim().parse::<usize>().ok())
+        .filter(|m| *m > 0)
+        .map_or(MEMORY_BUDGET, |m| m.saturating_mul(1 << 20));
+    summarize_within(path, budget)
+}
+
+/// Reads the file in passes of at most [`PASS_COLUMNS`] columns whose counts and values share
+/// `budget` bytes; then, in as few passes as `budget` allows, counts again each column that
+/// outgrew its share, with the numeric, date and timestamp columns' histograms. The answer is
+/// the same whatever the budget: only the number of passes changes.
+pub fn summarize_within(path: &Path, budget: usize) -> Result<FileStats, StatsError> {
     let builder = open(path)?;
     let row_count = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
     let schema = builder.schema().clone();
-    if schema.fields().is_empty() {
+    drop(builder);
+    let width = schema.fields().len();
+    if width == 0 {
         return Err(StatsError::NoColumns);
     }
-    let mut columns: Vec<Accumulator> = schema
-        .fields()
-        .iter()
-        .map(|f| Accumulator::new(f.name(), f.data_type()))
-        .collect();
-    for batch in builder.build()? {
-        in_parallel(&mut columns, batch?.columns(), Accumulator::add)?;
-    }
-    // Second pass: the bins are fixed by each column's exact minimum and maximum.
-    let (indices, mut binners): (Vec<usize>, Vec<_>) = columns
-        .iter()
-        .enumerate()
-        .filter_map(|(i, c)| c.binner().map(|b| (i, b)))
-        .unzip();
-    if !binners.is_empty() {
-        let builder = open(path)?;
-        let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
-        for batch in builder.with_projection(mask).build()? {
-            in_parallel(&mut binners, batch?.columns(), |b, a| b.add(a))?;
+    let together = width.min(PASS_COLUMNS);
+    let share = (together > 1).then_some(budget / together);
+    let rows = usize::try_from(row_count).unwrap_or(usize::MAX);
+    let mut passes = 0;
+    // Every column that kept its counts is done but for its histogram as soon as its group is
+    // read (its counts are dropped then); the others wait for a pass of their own.
+    let mut done: Vec<Option<ColumnStats>> = vec![None; width];
+    let mut waiting: Vec<Option<Accumulator>> = (0..width).map(|_| None).collect();
+    // (column, its histogram's bins, the bytes of a pass of its own if it needs one)
+    let mut jobs: Vec<(usize, Option<histogram::Binner>, usize)> = Vec::new();
+    let all: Vec<usize> = (0..width).collect();
+    for indices in all.chunks(together) {
+        passes += 1;
+        let mut group: Vec<Accumulator> = indices
+            .iter()
+            .map(|i| {
+                let field = &schema.fields()[*i];
+                let mut column = Accumulator::new(field.name(), field.data_type(), share);
+                column.reserve_list(rows);
+                column
+            })
+            .collect();
+        read_columns(path, indices, |arrays| {
+            in_parallel(&mut group, arrays, Accumulator::add)
+        })?;
+        for (index, column) in indices.iter().copied().zip(group) {
+            let binner = column.binner().filter(|_| !column.histogram_from_list());
+            let own = if column.deferred() {
+                let bytes = column.own_pass_bytes();
+                waiting[index] = Some(column);
+                Some(bytes)
+            } else {
+                done[index] = Some(column.finish(row_count)?);
+                None
+            };
+            if binner.is_some() || own.is_some() {
+                jobs.push((index, binner, own.unwrap_or(0)));
+            }
         }
     }
-    let mut histograms: Vec<Option<Histogram>> = vec![None; columns.len()];
-    for (i, binner) in indices.into_iter().zip(binners) {
-        histograms[i] = Some(binner.finish());
+
+    // Then the histograms (bins fixed by each column's exact minimum and maximum) and the
+    // columns counted again, each finished as soon as its pass ends.
+    while !jobs.is_empty() {
+        // One pass: columns in file order while their worst cases fit the budget together
+        // (at least one).
+        let mut pass = Vec::new();
+        let mut used = 0usize;
+        let mut rest = Vec::new();
+        for (index, binner, bytes) in jobs {
+            if pass.len() < PASS_COLUMNS && (pass.is_empty() || used + bytes <= budget) {
+                used += bytes;
+                let own = waiting[index].as_ref().map(|first| {
+                    let field = &schema.fields()[index];
+                    Accumulator::own_pass(field.name(), field.data_type(), first)
+                });
+                pass.push(Job { index, binner, own });
+            } else {
+                rest.push((index, binner, bytes));
+            }
+        }
+        jobs = rest;
+        passes += 1;
+        let indices: Vec<usize> = pass.iter().map(|j| j.index).collect();
+        read_columns(path, &indices, |arrays| {
+            in_parallel(&mut pass, arrays, |job, array| {
+                if let Some(b) = &mut job.binner {
+                    b.add(array)?;
+                }
+                if let Some(own) = &mut job.own {
+                    own.add(array)?;
+                }
+                Ok(())
+            })
+        })?;
+        for job in pass {
+            if let (Some(own), Some(mut column)) = (job.own, waiting[job.index].take()) {
+                column.adopt(own);
+                done[job.index] = Some(column.finish(row_count)?);
+            }
+            if let (Some(stats), Some(binner)) = (&mut done[job.index], job.binner) {
+                stats.histogram = Some(binner.finish());
+            }
+        }
     }
     Ok(FileStats {
         row_count,
-        columns: columns
+        passes,
+        columns: done
             .into_iter()
-            .zip(histograms)
-            .map(|(c, h)| c.finish(row_count, h))
-            .collect(),
+            .map(|c| c.ok_or(StatsError::Changed))
+            .collect::<Result<_, _>>()?,
     })
 }
 
@@ -225,6 +357,25 @@ mod tests {
         assert_eq!(cut.chars().count(), SHOWN_CHARS + 1);
         assert!(cut.ends_with('…'));
         assert_eq!(shown("short"), "short");
+    }
+
+    #[test]
+    fn the_median_of_counted_values_is_the_median_of_every_copy() {
+        use super::sketch::weighted_median;
+        let mut seed = 7u64;
+        for case in 0..200 {
+            let mut counted = Vec::new();
+            let mut copies = Vec::new();
+            for _ in 0..(case % 9) {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                let value = ((seed >> 33) % 50) as f64 - 20.5;
+                let n = (seed >> 20) % 4;
+                counted.push((value, n));
+                copies.extend(std::iter::repeat_n(value, n as usize));
+            }
+            let expected = (!copies.is_empty()).then(|| median(&mut copies));
+            assert_eq!(weighted_median(counted.clone()), expected, "{counted:?}");
+        }
     }
 
     #[test]

@@ -156,9 +156,10 @@ fn beyond_the_exact_limits_statistics_are_estimates_flagged_approximate() {
     let dir = std::env::temp_dir().join(format!("catalog-approx-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("many.parquet");
-    // 1.2 million distinct integers, more than the 2^20 counted exactly.
+    // 4.3 million distinct integers: more values than the 2^22 listed, and more distinct ones
+    // than the 2^20 counted exactly.
     let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
-                  n = 1_200_000\n\
+                  n = 4_300_000\n\
                   pq.write_table(pa.table({'id': pa.array(range(n), pa.int64()), 'few': pa.array([i % 7 for i in range(n)], pa.int64())}), sys.argv[1])\n";
     let status = Command::new(python())
         .args(["-c", script])
@@ -176,15 +177,119 @@ fn beyond_the_exact_limits_statistics_are_estimates_flagged_approximate() {
     assert_eq!(id["approximate"], true);
     let unique = id["unique_count"].as_f64().unwrap();
     assert!(
-        (unique - 1.2e6).abs() / 1.2e6 < 0.03,
+        (unique - 4.3e6).abs() / 4.3e6 < 0.03,
         "HyperLogLog estimate {unique}"
     );
     assert_eq!(id["min"], 0);
-    assert_eq!(id["max"], 1_199_999);
+    assert_eq!(id["max"], 4_299_999);
     let mean = id["mean"].as_f64().unwrap();
-    assert!((mean - 599_999.5).abs() < 1e-6, "mean stays exact: {mean}");
+    assert!(
+        (mean - 2_149_999.5).abs() < 1e-6,
+        "mean stays exact: {mean}"
+    );
+    let median = id["median"].as_f64().unwrap();
+    assert!(
+        (median - 2_149_999.5).abs() < 0.01 * 4.3e6,
+        "a sampled median: {median}"
+    );
+    // Past the listed values, a column of few distinct values is counted exactly, and its
+    // median comes from the counts: exact at any number of rows.
     let few = &json["schema"][1];
     assert_eq!(few["approximate"], false, "a small column stays exact");
     assert_eq!(few["unique_count"], 7);
+    assert_eq!(few["median"], 3.0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A column of at most 2^22 values is exact whatever its number of distinct values: 1.5 million
+/// integers, 1.25 million of them distinct (more than the 2^20 that counts hold), are listed,
+/// sorted and counted.
+#[test]
+fn up_to_the_listed_values_every_statistic_is_exact() {
+    let dir = std::env::temp_dir().join(format!("catalog-listed-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("listed.parquet");
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  n = 1_500_000\n\
+                  pq.write_table(pa.table({'id': pa.array([i // 2 if i % 3 == 0 else i for i in range(n)], pa.int64())}), sys.argv[1])\n";
+    let status = Command::new(python())
+        .args(["-c", script])
+        .arg(&file)
+        .status()
+        .expect("python");
+    assert!(status.success());
+    // The same values here: distinct count, median, the most frequent.
+    let mut sorted: Vec<i64> = (0..1_500_000i64)
+        .map(|i| if i % 3 == 0 { i / 2 } else { i })
+        .collect();
+    sorted.sort_unstable();
+    let mut distinct = sorted.clone();
+    distinct.dedup();
+    let n = sorted.len();
+    let median = (sorted[n / 2 - 1] + sorted[n / 2]) as f64 / 2.0;
+    let stats = catalog_admin::stats::summarize_within(&file, 1 << 30).unwrap();
+    let id = &stats.columns[0];
+    assert!(!id.approximate);
+    assert_eq!(id.unique_count, distinct.len() as u64);
+    assert!(distinct.len() > 1 << 20);
+    assert_eq!(id.median, Some(median));
+    assert_eq!(id.top_counts, [2, 2, 2, 2, 2]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every statistic is the same whatever the memory budget: a budget too small for any column's
+/// counts makes each column of many values outgrow its share and be counted again in a pass of
+/// its own, and the answer does not change. Run on every reference file and on a file of 40
+/// columns (more than one pass reads together), 100,000 rows, mixed cardinalities.
+#[test]
+fn statistics_are_the_same_within_any_memory_budget() {
+    use catalog_admin::stats::{summarize_within, MEMORY_BUDGET, PASS_COLUMNS};
+    let dir = std::env::temp_dir().join(format!("catalog-budget-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = generate(&dir);
+    let wide = dir.join("wide.parquet");
+    let script = "import sys, numpy as np, pyarrow as pa, pyarrow.parquet as pq\n\
+                  rng = np.random.default_rng(7)\n\
+                  n = 100_000\n\
+                  cols = {}\n\
+                  for i in range(10):\n\
+                  \x20   cols[f'id{i}'] = pa.array(np.arange(n) * (i + 1), pa.int64())\n\
+                  \x20   cols[f'few{i}'] = pa.array(rng.integers(0, 9, n), pa.int32())\n\
+                  \x20   cols[f'x{i}'] = pa.array(rng.normal(0, 1, n), mask=rng.random(n) < 0.1)\n\
+                  \x20   cols[f'user{i}'] = pa.array(np.char.add('u-', rng.integers(0, 200_000, n).astype(str)))\n\
+                  pq.write_table(pa.table(cols), sys.argv[1], row_group_size=100_000)\n";
+    let status = Command::new(python())
+        .args(["-c", script])
+        .arg(&wide)
+        .status()
+        .expect("python");
+    assert!(status.success());
+    files.push(wide.clone());
+    for file in &files {
+        let roomy = summarize_within(file, MEMORY_BUDGET).unwrap();
+        // 1 KiB: no column of more than 64 distinct values keeps its counts in a shared pass.
+        let tight = summarize_within(file, 1 << 10).unwrap();
+        assert_eq!(tight.columns, roomy.columns, "{}", file.display());
+        let counted_again =
+            roomy.columns.len() > 1 && roomy.columns.iter().any(|c| c.unique_count > 64);
+        if counted_again {
+            assert!(
+                tight.passes > roomy.passes,
+                "{}: a 1 KiB budget should take more passes ({} and {})",
+                file.display(),
+                tight.passes,
+                roomy.passes
+            );
+        }
+    }
+    // The wide file is read in ceil(40 / PASS_COLUMNS) passes, and no more: with the default
+    // budget each of its 40 columns fits its share, and the histograms come from the listed
+    // values.
+    let roomy = summarize_within(&wide, MEMORY_BUDGET).unwrap();
+    assert_eq!(roomy.columns.len(), 40);
+    assert_eq!(roomy.passes, 40usize.div_ceil(PASS_COLUMNS));
+    assert!(roomy.columns[0].histogram.is_some());
+    let user = roomy.columns.iter().find(|c| c.name == "user3").unwrap();
+    assert!(!user.approximate);
     let _ = std::fs::remove_dir_all(&dir);
 }
