@@ -36,6 +36,8 @@
 mod accumulator;
 pub mod histogram;
 mod listed;
+
+use listed::LIST_LIMIT;
 mod sketch;
 mod values;
 
@@ -43,7 +45,9 @@ use std::fs::File;
 use std::path::Path;
 
 use arrow_array::ArrayRef;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::ProjectionMask;
 use serde::Serialize;
 use serde_json::Value;
@@ -149,42 +153,69 @@ fn in_parallel<T: Send>(
     })
 }
 
-fn open(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>, StatsError> {
-    let file = File::open(path).map_err(|e| StatsError::Io(path.display().to_string(), e))?;
-    Ok(ParquetRecordBatchReaderBuilder::try_new(file)?)
+/// The file, its footer read once for every pass.
+struct Source<'a> {
+    path: &'a Path,
+    metadata: ArrowReaderMetadata,
+    /// Each root column's decoded bytes, over every row group.
+    root_bytes: Vec<u64>,
 }
 
-/// Reads the columns at `indices` (ascending) batch by batch, each batch's arrays in that
-/// order; a batch holds about [`BATCH_BYTES`] of them, decoded.
-fn read_columns(
-    path: &Path,
-    indices: &[usize],
-    mut each: impl FnMut(&[ArrayRef]) -> Result<(), StatsError>,
-) -> Result<(), StatsError> {
-    let builder = open(path)?;
-    let metadata = builder.metadata().clone();
-    let rows = metadata.file_metadata().num_rows().max(1) as u64;
-    let schema = metadata.file_metadata().schema_descr();
-    let bytes: u64 = metadata
-        .row_groups()
-        .iter()
-        .flat_map(|g| g.columns().iter().enumerate())
-        .filter(|(leaf, _)| indices.contains(&schema.get_column_root_idx(*leaf)))
-        .map(|(_, c)| u64::try_from(c.uncompressed_size()).unwrap_or(0))
-        .sum();
-    let per_row = (bytes / rows).max(1);
-    let batch = usize::try_from(BATCH_BYTES / per_row)
-        .unwrap_or(BATCH_ROWS)
-        .clamp(MIN_BATCH_ROWS, BATCH_ROWS);
-    let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
-    for read in builder
-        .with_projection(mask)
-        .with_batch_size(batch)
-        .build()?
-    {
-        each(read?.columns())?;
+impl<'a> Source<'a> {
+    fn open(path: &'a Path) -> Result<Self, StatsError> {
+        let file = Self::file(path)?;
+        let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::default())?;
+        let parquet = metadata.metadata();
+        let schema = parquet.file_metadata().schema_descr();
+        let mut root_bytes = vec![0u64; metadata.schema().fields().len()];
+        for group in parquet.row_groups() {
+            for (leaf, column) in group.columns().iter().enumerate() {
+                if let Some(bytes) = root_bytes.get_mut(schema.get_column_root_idx(leaf)) {
+                    *bytes += u64::try_from(column.uncompressed_size()).unwrap_or(0);
+                }
+            }
+        }
+        Ok(Self {
+            path,
+            metadata,
+            root_bytes,
+        })
     }
-    Ok(())
+
+    fn file(path: &Path) -> Result<File, StatsError> {
+        File::open(path).map_err(|e| StatsError::Io(path.display().to_string(), e))
+    }
+
+    fn rows(&self) -> u64 {
+        u64::try_from(self.metadata.metadata().file_metadata().num_rows()).unwrap_or(0)
+    }
+
+    /// Reads the columns at `indices` (ascending) batch by batch, each batch's arrays in that
+    /// order; a batch holds about [`BATCH_BYTES`] of them, decoded.
+    fn read_columns(
+        &self,
+        indices: &[usize],
+        mut each: impl FnMut(&[ArrayRef]) -> Result<(), StatsError>,
+    ) -> Result<(), StatsError> {
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
+            Self::file(self.path)?,
+            self.metadata.clone(),
+        );
+        let bytes: u64 = indices.iter().filter_map(|i| self.root_bytes.get(*i)).sum();
+        let per_row = (bytes / self.rows().max(1)).max(1);
+        let batch = usize::try_from(BATCH_BYTES / per_row)
+            .unwrap_or(BATCH_ROWS)
+            .clamp(MIN_BATCH_ROWS, BATCH_ROWS);
+        let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
+        for read in builder
+            .with_projection(mask)
+            .with_batch_size(batch)
+            .build()?
+        {
+            each(read?.columns())?;
+        }
+        Ok(())
+    }
 }
 
 /// The bytes every column's counts and values may take at once, whatever the file's width:
@@ -192,7 +223,7 @@ fn read_columns(
 /// outgrows its share is counted again in a pass of its own (or with others whose worst case
 /// fits beside it). See docs/operations.md, Statistics conventions.
 pub const MEMORY_BUDGET: usize = 96 << 20;
-/// At most this many columns are read in one pass.
+/// At least this many columns are read in one pass (more in a short file).
 pub const PASS_COLUMNS: usize = 8;
 /// Decoded bytes of the columns a batch holds, about.
 const BATCH_BYTES: u64 = 8 << 20;
@@ -222,17 +253,22 @@ pub fn summarize(path: &Path) -> Result<FileStats, StatsError> {
 /// outgrew its share, with the numeric, date and timestamp columns' histograms. The answer is
 /// the same whatever the budget: only the number of passes changes.
 pub fn summarize_within(path: &Path, budget: usize) -> Result<FileStats, StatsError> {
-    let builder = open(path)?;
-    let row_count = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
-    let schema = builder.schema().clone();
-    drop(builder);
+    let source = Source::open(path)?;
+    let row_count = source.rows();
+    let schema = source.metadata.schema().clone();
     let width = schema.fields().len();
     if width == 0 {
         return Err(StatsError::NoColumns);
     }
-    let together = width.min(PASS_COLUMNS);
-    let share = (together > 1).then_some(budget / together);
+    // At least PASS_COLUMNS columns a pass, more when the file is short: as many as the
+    // budget holds with each column's values listed.
     let rows = usize::try_from(row_count).unwrap_or(usize::MAX);
+    let per_column = rows
+        .min(LIST_LIMIT)
+        .saturating_mul(16)
+        .saturating_add(64 << 10);
+    let together = (budget / per_column).max(PASS_COLUMNS).min(width);
+    let share = (together > 1).then_some(budget / together);
     let mut passes = 0;
     // Every column that kept its counts is done but for its histogram as soon as its group is
     // read (its counts are dropped then); the others wait for a pass of their own.
@@ -252,7 +288,7 @@ pub fn summarize_within(path: &Path, budget: usize) -> Result<FileStats, StatsEr
                 column
             })
             .collect();
-        read_columns(path, indices, |arrays| {
+        source.read_columns(indices, |arrays| {
             in_parallel(&mut group, arrays, Accumulator::add)
         })?;
         for (index, column) in indices.iter().copied().zip(group) {
@@ -280,7 +316,7 @@ pub fn summarize_within(path: &Path, budget: usize) -> Result<FileStats, StatsEr
         let mut used = 0usize;
         let mut rest = Vec::new();
         for (index, binner, bytes) in jobs {
-            if pass.len() < PASS_COLUMNS && (pass.is_empty() || used + bytes <= budget) {
+            if pass.len() < together && (pass.is_empty() || used + bytes <= budget) {
                 used += bytes;
                 let own = waiting[index].as_ref().map(|first| {
                     let field = &schema.fields()[index];
@@ -294,7 +330,7 @@ pub fn summarize_within(path: &Path, budget: usize) -> Result<FileStats, StatsEr
         jobs = rest;
         passes += 1;
         let indices: Vec<usize> = pass.iter().map(|j| j.index).collect();
-        read_columns(path, &indices, |arrays| {
+        source.read_columns(&indices, |arrays| {
             in_parallel(&mut pass, arrays, |job, array| {
                 if let Some(b) = &mut job.binner {
                     b.add(array)?;
