@@ -69,6 +69,12 @@ pub enum WriteError {
         "the change is published, but these filter lists could not be updated: {0}; run `catalog-admin datasets reindex`"
     )]
     FacetLists(String),
+    /// A delete whose dataset is gone from every route, but whose lists, version records or
+    /// files are not all put in order or removed: running the delete again finishes it.
+    #[error(
+        "dataset '{slug}' is gone from every route, but its delete did not finish ({reason}); run `catalog-admin datasets delete {slug} --yes` again to finish it"
+    )]
+    DeleteUnfinished { slug: String, reason: String },
     /// The dataset cannot be stored or served as given (checked before anything is written).
     #[error("dataset too large to publish: {0}")]
     TooLarge(String),

@@ -179,13 +179,20 @@ impl DynamoWriter {
             Err(WriteError::NoSuchDataset(_)) => false,
             Err(e) => return Err(e),
         };
-        let lists = self.reindex().await.map_err(committed)?;
+        // From here on the dataset is gone from every route: what fails leaves work that
+        // running the delete again finishes (it handles an item already gone).
+        let unfinished = |e: WriteError| WriteError::DeleteUnfinished {
+            slug: slug.to_string(),
+            reason: e.to_string(),
+        };
+        let lists = self.reindex().await.map_err(unfinished)?;
         let versions = query_partition(
             &self.client,
             &self.datasets_table,
             &dataset_pk(slug.as_str()),
         )
-        .await?;
+        .await
+        .map_err(|e| unfinished(e.into()))?;
         if !existed && versions.is_empty() {
             return Err(WriteError::NoSuchDataset(slug.to_string()));
         }
@@ -199,7 +206,9 @@ impl DynamoWriter {
             }
             requests.push(delete_request(key_of(get_s(item, PK)?, &get_s(item, SK)?))?);
         }
-        self.batch_write(requests).await?;
+        self.batch_write(requests)
+            .await
+            .map_err(|e| unfinished(e.into()))?;
         Ok(Deleted { objects, lists })
     }
 

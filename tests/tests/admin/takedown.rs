@@ -277,6 +277,57 @@ async fn an_unpublish_interrupted_after_its_transaction_is_completed_by_reindex(
     assert_nothing_to_repair(&stack);
 }
 
+// The proxy runs on the test's runtime while the CLI runs: two worker threads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delete_interrupted_after_its_transaction_is_finished_by_deleting_again() {
+    let stack = Stack::start().await;
+    publish_as(&stack, "river-levels", "ds-0", "water", &["daily"]);
+    publish_as(&stack, "city-bikes", "ds-0", "water", &["daily"]);
+    publish_as(&stack, "bird-sightings", "ds-1", "water", &["daily"]);
+    assert_eq!(objects(&stack, "datasets/ds-0/").await.len(), 2);
+    // GIVEN DynamoDB refusing the catalog list's mark (and only it)
+    let proxy = start_proxy(stack.dynamo_url.clone()).await;
+    proxy.set_for_requests(
+        "UpdateItem",
+        &["\"REBUILD\"", "SET #mark"],
+        Fault::InternalServerError,
+    );
+    // WHEN the first dataset is deleted through it
+    let out = admin(
+        &stack,
+        &["datasets", "delete", "ds-0", "--yes"],
+        &[("AWS_ENDPOINT_URL_DYNAMODB", &proxy.url)],
+    );
+    // THEN the CLI exits 1 asking for the delete to be run again (reindex alone would leave
+    // its versions and files), and the dataset is already gone from the routes
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("run `catalog-admin datasets delete ds-0 --yes` again"),
+        "{stderr}"
+    );
+    assert_eq!(metadata(&stack, "ds-0").await.status(), 404);
+    assert_eq!(objects(&stack, "datasets/ds-0/").await.len(), 2);
+    // WHEN the operator runs it again
+    let out = ok(&admin(
+        &stack,
+        &["datasets", "delete", "ds-0", "--yes"],
+        &[],
+    ));
+    // THEN it finishes: the versions' records and files are gone, the lists exact
+    assert!(out.contains("ds-0: deleted (2 versions, 2 files)"), "{out}");
+    assert!(objects(&stack, "datasets/ds-0/").await.is_empty());
+    let left = scan_all(&stack.dynamo, &stack.target.datasets_table)
+        .await
+        .iter()
+        .filter(|i| text(i, "pk") == "DS#ds-0")
+        .count();
+    assert_eq!(left, 0);
+    assert_eq!(slugs(&stack, "").await, ["ds-1"]);
+    assert_facet_lists_consistent(&stack).await;
+    assert_nothing_to_repair(&stack);
+}
+
 /// The bucket's keys under `prefix`.
 async fn objects(stack: &Stack, prefix: &str) -> Vec<String> {
     stack
