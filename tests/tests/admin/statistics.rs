@@ -14,6 +14,21 @@ fn python() -> PathBuf {
         .unwrap_or_else(|| repo_root().join(".venv/bin/python"))
 }
 
+/// A fresh directory, named after `label`, with `name` in it written by the Python `script`
+/// (which gets the file's path as its argument).
+fn written_by_python(label: &str, name: &str, script: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("catalog-{label}-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(name);
+    let status = Command::new(python())
+        .args(["-c", script])
+        .arg(&file)
+        .status()
+        .expect("python");
+    assert!(status.success(), "{script}");
+    (dir, file)
+}
+
 /// Every file the reference generates, each of which is checked.
 const FILES: &[&str] = &[
     "numeric.parquet",
@@ -153,20 +168,15 @@ fn nested_column_types_are_named_as_pyarrow_names_them() {
 
 #[test]
 fn beyond_the_exact_limits_statistics_are_estimates_flagged_approximate() {
-    let dir = std::env::temp_dir().join(format!("catalog-approx-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("many.parquet");
     // 4.3 million distinct integers: more values than the 2^22 listed, and more distinct ones
     // than the 2^20 counted exactly.
-    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
-                  n = 4_300_000\n\
-                  pq.write_table(pa.table({'id': pa.array(range(n), pa.int64()), 'few': pa.array([i % 7 for i in range(n)], pa.int64())}), sys.argv[1])\n";
-    let status = Command::new(python())
-        .args(["-c", script])
-        .arg(&file)
-        .status()
-        .expect("python");
-    assert!(status.success());
+    let (dir, file) = written_by_python(
+        "approx",
+        "many.parquet",
+        "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+         n = 4_300_000\n\
+         pq.write_table(pa.table({'id': pa.array(range(n), pa.int64()), 'few': pa.array([i % 7 for i in range(n)], pa.int64())}), sys.argv[1])\n",
+    );
     let out = Command::new(built_binary("catalog-admin"))
         .args(["inspect", file.to_str().unwrap()])
         .output()
@@ -206,18 +216,13 @@ fn beyond_the_exact_limits_statistics_are_estimates_flagged_approximate() {
 /// sorted and counted.
 #[test]
 fn up_to_the_listed_values_every_statistic_is_exact() {
-    let dir = std::env::temp_dir().join(format!("catalog-listed-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("listed.parquet");
-    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
-                  n = 1_500_000\n\
-                  pq.write_table(pa.table({'id': pa.array([i // 2 if i % 3 == 0 else i for i in range(n)], pa.int64())}), sys.argv[1])\n";
-    let status = Command::new(python())
-        .args(["-c", script])
-        .arg(&file)
-        .status()
-        .expect("python");
-    assert!(status.success());
+    let (dir, file) = written_by_python(
+        "listed",
+        "listed.parquet",
+        "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+         n = 1_500_000\n\
+         pq.write_table(pa.table({'id': pa.array([i // 2 if i % 3 == 0 else i for i in range(n)], pa.int64())}), sys.argv[1])\n",
+    );
     // The same values here: distinct count, median, the most frequent.
     let mut sorted: Vec<i64> = (0..1_500_000i64)
         .map(|i| if i % 3 == 0 { i / 2 } else { i })
@@ -244,26 +249,21 @@ fn up_to_the_listed_values_every_statistic_is_exact() {
 #[test]
 fn statistics_are_the_same_within_any_memory_budget() {
     use catalog_admin::stats::{summarize_within, MEMORY_BUDGET};
-    let dir = std::env::temp_dir().join(format!("catalog-budget-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let (dir, wide) = written_by_python(
+        "budget",
+        "wide.parquet",
+        "import sys, numpy as np, pyarrow as pa, pyarrow.parquet as pq\n\
+         rng = np.random.default_rng(7)\n\
+         n = 100_000\n\
+         cols = {}\n\
+         for i in range(10):\n\
+         \x20   cols[f'id{i}'] = pa.array(np.arange(n) * (i + 1), pa.int64())\n\
+         \x20   cols[f'few{i}'] = pa.array(rng.integers(0, 9, n), pa.int32())\n\
+         \x20   cols[f'x{i}'] = pa.array(rng.normal(0, 1, n), mask=rng.random(n) < 0.1)\n\
+         \x20   cols[f'user{i}'] = pa.array(np.char.add('u-', rng.integers(0, 200_000, n).astype(str)))\n\
+         pq.write_table(pa.table(cols), sys.argv[1], row_group_size=100_000)\n",
+    );
     let mut files = generate(&dir);
-    let wide = dir.join("wide.parquet");
-    let script = "import sys, numpy as np, pyarrow as pa, pyarrow.parquet as pq\n\
-                  rng = np.random.default_rng(7)\n\
-                  n = 100_000\n\
-                  cols = {}\n\
-                  for i in range(10):\n\
-                  \x20   cols[f'id{i}'] = pa.array(np.arange(n) * (i + 1), pa.int64())\n\
-                  \x20   cols[f'few{i}'] = pa.array(rng.integers(0, 9, n), pa.int32())\n\
-                  \x20   cols[f'x{i}'] = pa.array(rng.normal(0, 1, n), mask=rng.random(n) < 0.1)\n\
-                  \x20   cols[f'user{i}'] = pa.array(np.char.add('u-', rng.integers(0, 200_000, n).astype(str)))\n\
-                  pq.write_table(pa.table(cols), sys.argv[1], row_group_size=100_000)\n";
-    let status = Command::new(python())
-        .args(["-c", script])
-        .arg(&wide)
-        .status()
-        .expect("python");
-    assert!(status.success());
     files.push(wide.clone());
     for file in &files {
         let roomy = summarize_within(file, MEMORY_BUDGET).unwrap();
