@@ -7,7 +7,7 @@ use super::*;
 use aws_sdk_dynamodb::types::AttributeValue;
 use catalog::testing::V2Event;
 use catalog_tests::facets::{assert_facet_lists_consistent, scan_all, text};
-use catalog_tests::faults::{start_proxy, Fault};
+use catalog_tests::faults::{start_proxy, Fault, Proxy};
 
 /// Publishes `file` as `slug` through the CLI, in `category`, with `tags`.
 fn publish_as(stack: &Stack, file: &str, slug: &str, category: &str, tags: &[&str]) {
@@ -236,6 +236,18 @@ async fn unpublishing_hides_a_dataset_everywhere_and_restoring_lists_it_again() 
     assert!(String::from_utf8_lossy(&again.stderr).contains("is not unpublished"));
 }
 
+/// A proxy to DynamoDB that refuses the catalog list's mark, and only it: a take-down's
+/// transaction passes, the renumbering after it fails.
+async fn refusing_the_catalog_mark(stack: &Stack) -> Proxy {
+    let proxy = start_proxy(stack.dynamo_url.clone()).await;
+    proxy.set_for_requests(
+        "UpdateItem",
+        &["\"REBUILD\"", "SET #mark"],
+        Fault::InternalServerError,
+    );
+    proxy
+}
+
 // The proxy runs on the test's runtime while the CLI runs: two worker threads.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unpublish_interrupted_after_its_transaction_is_completed_by_reindex() {
@@ -247,12 +259,7 @@ async fn an_unpublish_interrupted_after_its_transaction_is_completed_by_reindex(
         publish_as(&stack, file, &format!("ds-{i}"), "water", &["daily"]);
     }
     // GIVEN DynamoDB refusing the catalog list's mark (and only it)
-    let proxy = start_proxy(stack.dynamo_url.clone()).await;
-    proxy.set_for_requests(
-        "UpdateItem",
-        &["\"REBUILD\"", "SET #mark"],
-        Fault::InternalServerError,
-    );
+    let proxy = refusing_the_catalog_mark(&stack).await;
     // WHEN the first dataset is unpublished through it
     let out = admin(
         &stack,
@@ -286,12 +293,7 @@ async fn a_delete_interrupted_after_its_transaction_is_finished_by_deleting_agai
     publish_as(&stack, "bird-sightings", "ds-1", "water", &["daily"]);
     assert_eq!(objects(&stack, "datasets/ds-0/").await.len(), 2);
     // GIVEN DynamoDB refusing the catalog list's mark (and only it)
-    let proxy = start_proxy(stack.dynamo_url.clone()).await;
-    proxy.set_for_requests(
-        "UpdateItem",
-        &["\"REBUILD\"", "SET #mark"],
-        Fault::InternalServerError,
-    );
+    let proxy = refusing_the_catalog_mark(&stack).await;
     // WHEN the first dataset is deleted through it
     let out = admin(
         &stack,
