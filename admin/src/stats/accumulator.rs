@@ -51,6 +51,9 @@ pub(super) struct Accumulator {
     text_heap: usize,
     /// The bytes of every text value seen (an average for planning a pass of its own).
     text_bytes: u64,
+    /// The heap bytes of a distinct text value counted before it was deferred: long distinct
+    /// values among many short repeated ones cost more than the average of every value says.
+    distinct_text_average: usize,
     /// In a pass of its own: how many values the column holds (known from the first pass), so
     /// that its counts and kept values are allocated once, at their final size.
     expected: usize,
@@ -98,6 +101,7 @@ impl Accumulator {
             text_heap: 0,
             text_bytes: 0,
             expected: 0,
+            distinct_text_average: 0,
         }
     }
 
@@ -130,6 +134,12 @@ impl Accumulator {
             return false;
         };
         if list.len() >= LIST_LIMIT {
+            // Spilling builds counts beside the list, and kept values: in a shared pass, the
+            // column is counted again in a pass of its own instead (the answer is the same).
+            if self.cap.is_some() {
+                self.defer();
+                return true;
+            }
             self.spill();
             return false;
         }
@@ -181,6 +191,11 @@ impl Accumulator {
 
     /// Drops the counts and values: a pass of its own will count them again.
     fn defer(&mut self) {
+        if let (Counts::Text(map), false) = (&self.counts, self.deferred) {
+            if !map.is_empty() {
+                self.distinct_text_average = self.text_heap / map.len();
+            }
+        }
         self.deferred = true;
         self.counts = self.counts.emptied();
         self.listed = Listed::for_counts(&self.counts);
@@ -210,7 +225,7 @@ impl Accumulator {
         let table = self.counts.table_bytes_for(distinct);
         let text = if matches!(self.counts, Counts::Text(_)) && self.count > 0 {
             let average = usize::try_from(self.text_bytes / self.count).unwrap_or(usize::MAX);
-            distinct.saturating_mul(heap_bytes(average))
+            distinct.saturating_mul(heap_bytes(average).max(self.distinct_text_average))
         } else {
             0
         };

@@ -25,13 +25,16 @@
 //!   bins, computed as numpy computes them, and none where numpy refuses the range. See
 //!   [`histogram`].
 //!
-//! Memory is bounded per column, whatever the file's size: exact up to [`DISTINCT_LIMIT`]
-//! distinct values (unique count, top values) and [`MEDIAN_LIMIT`] values (median); beyond, the
-//! unique count comes from a HyperLogLog sketch (about 0.8 % error), top values from the values
-//! counted before the limit (each still counted exactly), the median from a uniform reservoir
-//! sample of [`MEDIAN_LIMIT`] values, and the column is flagged `"approximate": true`.
-//! Histograms are exact at every size: a second pass over the file, reading only their columns,
-//! counts the values into bins fixed by the first pass's exact minimum and maximum.
+//! Exactness: numbers, dates and timestamps are listed and sorted, exact in every statistic up
+//! to [`LIST_LIMIT`] values; beyond, and for text, counts are exact up to [`DISTINCT_LIMIT`]
+//! distinct values (a median from them is exact at any size); past that the unique count comes
+//! from a HyperLogLog sketch (about 0.8 % error), top values from the values counted before the
+//! limit (each still counted exactly), the median from a uniform reservoir sample of
+//! [`MEDIAN_LIMIT`] values, and the column is flagged `"approximate": true`. Histograms are
+//! exact at every size: from the listed values, or from a later pass that counts the values
+//! into bins fixed by the exact minimum and maximum.
+//!
+//! Memory is bounded in total, whatever the file's width: see [`summarize_within`].
 
 mod accumulator;
 pub mod histogram;
