@@ -20,8 +20,11 @@ use crate::aws::RootCertificates;
 use crate::error::{BoxError, StoreError};
 use crate::ports::Directory;
 
-/// At most this many attempts when Cognito is unreachable, slow or failing on its side.
+/// At most this many attempts when Cognito is unreachable, slow, throttling or failing on its
+/// side.
 const ATTEMPTS: u32 = 3;
+/// All attempts together, as the SDK's operation timeout was (`catalog::aws::load_sdk_config`).
+const DEADLINE: Duration = Duration::from_secs(3);
 
 /// The connector is built on the first lookup, not during the function's init: only an access
 /// request needs it, and the init stays within its cold-start budget (docs/performance.md).
@@ -111,21 +114,29 @@ impl CognitoDirectory {
 }
 
 impl Directory for CognitoDirectory {
-    /// One GetUser (retried up to [`ATTEMPTS`] times when Cognito is unreachable or failing).
-    /// A token Cognito no longer accepts (signed out everywhere) names nobody.
+    /// One GetUser, retried up to [`ATTEMPTS`] times when Cognito is unreachable, throttling or
+    /// failing, all within [`DEADLINE`]. A token Cognito no longer accepts (signed out
+    /// everywhere) names nobody.
     async fn email(&self, access_token: &str) -> Result<Option<String>, StoreError> {
-        let mut attempt = 1;
-        loop {
-            let outcome = self.attempt(access_token).await.and_then(|a| a.email());
-            match outcome {
-                Err(StoreError::Unavailable(e)) if attempt < ATTEMPTS => {
-                    tracing::warn!(attempt, error = %e, "Cognito GetUser failed; retrying");
-                    tokio::time::sleep(Duration::from_millis(50 * u64::from(attempt))).await;
-                    attempt += 1;
+        let attempts = async {
+            let mut attempt = 1;
+            loop {
+                let outcome = self.attempt(access_token).await.and_then(|a| a.email());
+                match outcome {
+                    Err(StoreError::Unavailable(e) | StoreError::Throttled(e))
+                        if attempt < ATTEMPTS =>
+                    {
+                        tracing::warn!(attempt, error = %e, "Cognito GetUser failed; retrying");
+                        tokio::time::sleep(Duration::from_millis(50 * u64::from(attempt))).await;
+                        attempt += 1;
+                    }
+                    outcome => return outcome,
                 }
-                outcome => return outcome,
             }
-        }
+        };
+        tokio::time::timeout(DEADLINE, attempts)
+            .await
+            .unwrap_or_else(|elapsed| Err(StoreError::Unavailable(Box::new(elapsed))))
     }
 }
 
@@ -323,6 +334,87 @@ mod tests {
         );
         let body: serde_json::Value = serde_json::from_slice(req.body().bytes().unwrap()).unwrap();
         assert_eq!(body, serde_json::json!({"AccessToken": "tok\"en"}));
+    }
+
+    /// A loopback Cognito answering each request (one per connection) with the next of
+    /// `answers` (status, body); it records the requests' bodies.
+    fn scripted_cognito(
+        answers: Vec<(u16, &'static str)>,
+    ) -> (String, std::sync::mpsc::Receiver<String>) {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let (seen, requests) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for (status, body) in answers {
+                let Ok((stream, _)) = listener.accept() else {
+                    return;
+                };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap();
+                    }
+                    if line == "\r\n" || line.is_empty() {
+                        break;
+                    }
+                }
+                let mut request = vec![0; length];
+                reader.read_exact(&mut request).unwrap();
+                let _ = seen.send(String::from_utf8_lossy(&request).into_owned());
+                let mut stream = stream;
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/x-amz-json-1.1\r\n\
+                     content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        (url, requests)
+    }
+
+    #[tokio::test]
+    async fn a_throttled_or_failing_getuser_is_tried_again() {
+        let (url, requests) = scripted_cognito(vec![
+            (
+                400,
+                r#"{"__type":"TooManyRequestsException","message":"slow down"}"#,
+            ),
+            (503, "unavailable"),
+            (
+                200,
+                r#"{"Username":"u","UserAttributes":[{"Name":"email","Value":"ada@example.com"}]}"#,
+            ),
+        ]);
+        let directory = CognitoDirectory::with_endpoint(url);
+        assert_eq!(
+            directory.email("the-token").await.unwrap().as_deref(),
+            Some("ada@example.com")
+        );
+        let bodies: Vec<String> = requests.try_iter().collect();
+        assert_eq!(bodies.len(), 3);
+        assert!(bodies.iter().all(|b| b == r#"{"AccessToken":"the-token"}"#));
+    }
+
+    #[tokio::test]
+    async fn a_refused_token_is_not_tried_again() {
+        let (url, requests) = scripted_cognito(vec![
+            (
+                400,
+                r#"{"__type":"NotAuthorizedException","message":"revoked"}"#,
+            ),
+            (
+                200,
+                r#"{"UserAttributes":[{"Name":"email","Value":"x@example.com"}]}"#,
+            ),
+        ]);
+        let directory = CognitoDirectory::with_endpoint(url);
+        assert_eq!(directory.email("old").await.unwrap(), None);
+        assert_eq!(requests.try_iter().count(), 1);
     }
 
     #[tokio::test]
