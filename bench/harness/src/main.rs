@@ -8,6 +8,7 @@
 //! catalog-bench load --api PATH [--requests 20000] [--concurrency 32]
 //! catalog-bench cache-memory [--datasets 100000] [--unbounded]
 //! catalog-bench rows [--small]
+//! catalog-bench index [--datasets 1000000]
 //! ```
 //!
 //! `lambda`, `roundtrips` and `rows` start moto and s3s-fs like the tests do (MOTO_SERVER, S3S_FS,
@@ -15,6 +16,7 @@
 
 mod cache;
 mod handler;
+mod index;
 mod lambda;
 mod load;
 mod probe;
@@ -35,7 +37,8 @@ fn usage() -> ExitCode {
          \x20      catalog-bench handler [--requests N]\n\
          \x20      catalog-bench load --api PATH [--requests N] [--concurrency N]\n\
          \x20      catalog-bench cache-memory [--datasets N] [--unbounded]\n\
-         \x20      catalog-bench rows [--small]"
+         \x20      catalog-bench rows [--small]\n\
+         \x20      catalog-bench index [--datasets N]"
     );
     ExitCode::from(2)
 }
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
                 rest.iter().any(|a| a == "--unbounded"),
             ),
             "rows" => rt.block_on(rows::run(!rest.iter().any(|a| a == "--small"))),
+            "index" => index::run(number(rest, "datasets", 1_000_000)?),
             // A child process of rows: one file's reads, its own peak memory.
             "rows-read" => rt.block_on(rows::read(rest)),
             other => Err(format!("unknown command {other:?}")),
