@@ -46,6 +46,8 @@ pub mod query;
 pub mod records;
 pub mod rows;
 pub mod s3;
+#[cfg(feature = "search")]
+pub mod search;
 pub mod sharing;
 pub mod signup;
 pub mod slug;

@@ -1,0 +1,923 @@
+//! Full-text search of the listings (`q`), on tantivy, partitioned so that a query reads only
+//! the parts of the index its words need.
+//!
+//! - **Shards by term range.** The index is split into [`Shard`]s, each a small tantivy index
+//!   holding every posting of the terms from its lower bound up to the next shard's
+//!   ([`Layout`]). A dataset is in a shard when one of its words falls in the shard's range, with
+//!   those words only. A word of `q` reads only the shards its prefix range touches, whatever the
+//!   catalog's size: a cold listing loads those, never the whole index.
+//! - **A delta for recent changes.** A change to the catalog goes into the [`Delta`] (a tantivy
+//!   index of the changed datasets' whole text, and the positions of removed ones), not into the
+//!   shards. Each change then folds the delta into one shard, the one that has gone longest
+//!   without ([`TextIndex::fold_one`]), so that the delta stays about as many datasets as there
+//!   are shards, and a change rewrites the delta and one shard whatever the catalog's size.
+//!   A shard that outgrows [`TextIndex::max_shard_bytes`] is split in two.
+//! - **Matching.** A dataset matches when each word of `q` starts a word of its name, description
+//!   or a tag (`bird` finds `Birds`); words are runs of letters and digits, lowercase
+//!   ([`words`]). A word of one character matches only that word, so that no query reads a large
+//!   share of the index.
+//! - **Ranking.** Each matching word scores, in each field, BM25 (tantivy's, over the catalog's
+//!   counts) when it is a whole word of the field, plus a constant for starting one; the field
+//!   weighs 3 for the name, 2 for tags and 1 for the description. The dataset's score is the sum.
+//!   Length normalisation is off: a field's length in a shard is only its words in that range.
+//!   So a dataset's score depends on its text and the catalog's counts, never on how the index
+//!   is split, and the same catalog answers the same whichever changes built it.
+//!
+//! Datasets are known by their position in the catalog list (`seq`); a take-down, which
+//! renumbers positions, rebuilds the index (`catalog-admin datasets reindex`).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::columnar::Column;
+use tantivy::directory::RamDirectory;
+use tantivy::postings::Postings;
+use tantivy::query::{
+    AutomatonWeight, Bm25StatisticsProvider, BooleanQuery, BoostQuery, EnableScoring, Occur, Query,
+    TermQuery, Weight,
+};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED,
+};
+use tantivy::tokenizer::{PreTokenizedString, Token};
+use tantivy::{
+    Directory, DocId, DocSet, Index, IndexSettings, ReloadPolicy, Score, Searcher, SegmentOrdinal,
+    SegmentReader, SingleSegmentIndexWriter, TantivyDocument, Term, TERMINATED,
+};
+
+mod prefix;
+
+use prefix::Prefix;
+
+/// Why the index could not be built, read or searched.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error("text index: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    #[error("text index: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("text index: a stored shard is damaged: {0}")]
+    Damaged(&'static str),
+    /// A shard the query needs was not loaded (a caller's bug).
+    #[error("text index: shard {0} is not loaded")]
+    NotLoaded(usize),
+}
+
+/// What search reads of a listed dataset: its position and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextDoc {
+    pub seq: u64,
+    pub name: String,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+}
+
+/// The three searched fields, in the order of [`FIELD_WEIGHTS`].
+const FIELDS: [&str; 3] = ["name", "tags", "description"];
+/// How much a word found in each field counts.
+const FIELD_WEIGHTS: [Score; 3] = [3.0, 2.0, 1.0];
+/// The score of starting a word of a field (before the field's weight), beside BM25 for the
+/// whole word.
+const PREFIX_SCORE: Score = 0.5;
+/// Longest indexed word, in bytes (tantivy's limit is 65,530). A longer run of letters is not
+/// a word anyone types; it is left out.
+pub const MAX_WORD_BYTES: usize = 255;
+
+/// The words of a text as `q` and the index split it: runs of letters and digits, lowercase.
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
+/// A dataset as a shard holds it: for each field, its words in the shard's range, each with
+/// how often it occurs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Terms {
+    seq: u64,
+    fields: [BTreeMap<String, u32>; 3],
+}
+
+impl Terms {
+    fn of(doc: &TextDoc) -> Self {
+        let mut fields: [BTreeMap<String, u32>; 3] = Default::default();
+        let mut count = |field: usize, text: &str| {
+            for word in words(text).filter(|w| w.len() <= MAX_WORD_BYTES) {
+                *fields[field].entry(word).or_default() += 1;
+            }
+        };
+        count(0, &doc.name);
+        for tag in &doc.tags {
+            count(1, tag);
+        }
+        if let Some(d) = &doc.description {
+            count(2, d);
+        }
+        Self {
+            seq: doc.seq,
+            fields,
+        }
+    }
+
+    /// Only the words in `range`; `None` when none is.
+    fn within(&self, range: &TermRange<'_>) -> Option<Self> {
+        let fields = self.fields.clone().map(|mut f| {
+            f.retain(|w, _| range.contains(w));
+            f
+        });
+        fields.iter().any(|f| !f.is_empty()).then_some(Self {
+            seq: self.seq,
+            fields,
+        })
+    }
+}
+
+/// The terms from `lower` (inclusive) to `upper` (exclusive; `None`: every term after).
+#[derive(Debug, Clone, Copy)]
+struct TermRange<'a> {
+    lower: &'a str,
+    upper: Option<&'a str>,
+}
+
+impl TermRange<'_> {
+    fn contains(&self, term: &str) -> bool {
+        term >= self.lower && self.upper.is_none_or(|u| term < u)
+    }
+
+    /// Whether a term starting with `word` can fall in this range.
+    fn overlaps_prefix(&self, word: &str) -> bool {
+        let starts_before_upper = self.upper.is_none_or(|u| word < u);
+        let reaches_lower = word >= self.lower || self.lower.starts_with(word);
+        starts_before_upper && reaches_lower
+    }
+}
+
+struct SchemaFields {
+    seq: Field,
+    text: [Field; 3],
+}
+
+fn schema() -> (Schema, SchemaFields) {
+    let mut builder = Schema::builder();
+    let seq = builder.add_u64_field("seq", FAST | INDEXED);
+    let options = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_index_option(IndexRecordOption::WithFreqs)
+            .set_fieldnorms(false),
+    );
+    let text = FIELDS.map(|name| builder.add_text_field(name, options.clone()));
+    (builder.build(), SchemaFields { seq, text })
+}
+
+/// One tantivy index in memory: a shard, or the delta.
+#[derive(Clone)]
+pub struct Shard {
+    searcher: Searcher,
+    /// Its files as stored (what the index reads goes through tantivy's managed layer, which
+    /// strips each file's footer).
+    files: RamDirectory,
+    fields: Arc<SchemaFields>,
+    bytes: usize,
+}
+
+impl fmt::Debug for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shard")
+            .field("docs", &self.searcher.num_docs())
+            .field("bytes", &self.bytes)
+            .finish()
+    }
+}
+
+/// Blob format: this byte, then for each file a u16 path length, the path, a u32 length and
+/// the bytes.
+const BLOB_FORMAT: u8 = 1;
+/// tantivy's minimum indexing budget; shards are far smaller, so one segment each.
+const WRITER_BUDGET: usize = 15_000_000;
+
+impl Shard {
+    fn build(docs: &[Terms]) -> Result<Self, SearchError> {
+        let (schema, fields) = schema();
+        let files = RamDirectory::create();
+        let index = Index::create(files.clone(), schema, IndexSettings::default())?;
+        let mut writer = SingleSegmentIndexWriter::new(index, WRITER_BUDGET)?;
+        for doc in docs {
+            let mut document = TantivyDocument::new();
+            document.add_u64(fields.seq, doc.seq);
+            for (field, words) in fields.text.iter().zip(&doc.fields) {
+                if !words.is_empty() {
+                    document.add_pre_tokenized_text(*field, pre_tokenized(words));
+                }
+            }
+            writer.add_document(document)?;
+        }
+        let index = writer.finalize()?;
+        let bytes = blob_len(&Self::files(&index, &files)?);
+        Self::open(index, files, Arc::new(fields), bytes)
+    }
+
+    fn open(
+        index: Index,
+        files: RamDirectory,
+        fields: Arc<SchemaFields>,
+        bytes: usize,
+    ) -> Result<Self, SearchError> {
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(Self {
+            searcher: reader.searcher(),
+            files,
+            fields,
+            bytes,
+        })
+    }
+
+    /// The index's files: `meta.json` and its segments'.
+    fn files(
+        index: &Index,
+        directory: &RamDirectory,
+    ) -> Result<Vec<(PathBuf, Vec<u8>)>, SearchError> {
+        let meta = Path::new("meta.json");
+        let mut files = vec![(
+            meta.to_owned(),
+            directory
+                .atomic_read(meta)
+                .map_err(|_| SearchError::Damaged("no meta.json"))?,
+        )];
+        let mut paths: Vec<PathBuf> = index
+            .searchable_segment_metas()?
+            .iter()
+            .flat_map(|m| m.list_files())
+            .collect();
+        paths.sort();
+        for path in paths {
+            // A file the segment does not have (no positions are kept) is absent.
+            let Ok(handle) = directory.open_read(&path) else {
+                continue;
+            };
+            let bytes = handle
+                .read_bytes()
+                .map_err(|_| SearchError::Damaged("unreadable file"))?;
+            files.push((path, bytes.as_slice().to_vec()));
+        }
+        Ok(files)
+    }
+
+    /// The shard as bytes, to store.
+    pub fn to_blob(&self) -> Result<Vec<u8>, SearchError> {
+        let files = Self::files(self.searcher.index(), &self.files)?;
+        let mut blob = Vec::with_capacity(blob_len(&files));
+        blob.push(BLOB_FORMAT);
+        for (path, bytes) in &files {
+            let path = path.to_string_lossy();
+            blob.extend_from_slice(&(path.len() as u16).to_le_bytes());
+            blob.extend_from_slice(path.as_bytes());
+            blob.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            blob.extend_from_slice(bytes);
+        }
+        Ok(blob)
+    }
+
+    /// A shard from its stored bytes.
+    pub fn from_blob(blob: &[u8]) -> Result<Self, SearchError> {
+        let damaged = SearchError::Damaged;
+        let (&format, mut rest) = blob.split_first().ok_or(damaged("empty"))?;
+        if format != BLOB_FORMAT {
+            return Err(damaged("unknown format"));
+        }
+        let directory = RamDirectory::create();
+        fn take<'a>(rest: &mut &'a [u8], n: usize) -> Result<&'a [u8], SearchError> {
+            if rest.len() < n {
+                return Err(SearchError::Damaged("truncated"));
+            }
+            let (head, tail) = rest.split_at(n);
+            *rest = tail;
+            Ok(head)
+        }
+        while !rest.is_empty() {
+            let len = take(&mut rest, 2)?;
+            let path_len = u16::from_le_bytes([len[0], len[1]]) as usize;
+            let path = std::str::from_utf8(take(&mut rest, path_len)?)
+                .map_err(|_| damaged("path"))?
+                .to_owned();
+            let len = take(&mut rest, 4)?;
+            let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+            let bytes = take(&mut rest, len)?;
+            directory
+                .atomic_write(Path::new(&path), bytes)
+                .map_err(|_| damaged("unwritable"))?;
+        }
+        let index = Index::open(directory.clone())?;
+        let (_, fields) = schema();
+        Self::open(index, directory, Arc::new(fields), blob.len())
+    }
+
+    /// Its size as stored, in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// How many datasets it holds.
+    pub fn docs(&self) -> u64 {
+        self.searcher.num_docs()
+    }
+
+    /// Every dataset it holds, with its words: what a rewrite starts from.
+    fn terms(&self) -> Result<Vec<Terms>, SearchError> {
+        let mut docs: BTreeMap<(SegmentOrdinal, DocId), Terms> = BTreeMap::new();
+        for (ordinal, segment) in self.searcher.segment_readers().iter().enumerate() {
+            let ordinal = ordinal as SegmentOrdinal;
+            let seqs = segment.fast_fields().u64("seq")?;
+            for (i, field) in self.fields.text.iter().enumerate() {
+                let inverted = segment.inverted_index(*field)?;
+                let mut stream = inverted.terms().stream()?;
+                while let Some((term, info)) = stream.next() {
+                    let word = std::str::from_utf8(term)
+                        .map_err(|_| SearchError::Damaged("term"))?
+                        .to_owned();
+                    let mut postings =
+                        inverted.read_postings_from_terminfo(info, IndexRecordOption::WithFreqs)?;
+                    let mut doc = postings.doc();
+                    while doc != TERMINATED {
+                        let seq = seqs.first(doc).ok_or(SearchError::Damaged("seq"))?;
+                        let entry = docs.entry((ordinal, doc)).or_insert_with(|| Terms {
+                            seq,
+                            ..Terms::default()
+                        });
+                        entry.fields[i].insert(word.clone(), postings.term_freq());
+                        doc = postings.advance();
+                    }
+                }
+            }
+        }
+        Ok(docs.into_values().collect())
+    }
+
+    /// How many datasets hold `term` here, less those in `changed`.
+    fn current_doc_freq(
+        &self,
+        term: &Term,
+        changed: &BTreeMap<u64, (u64, TextDoc)>,
+    ) -> tantivy::Result<u64> {
+        if changed.is_empty() {
+            return self.searcher.doc_freq(term);
+        }
+        let mut n = 0;
+        for segment in self.searcher.segment_readers() {
+            let seqs = segment.fast_fields().u64("seq")?;
+            let inverted = segment.inverted_index(term.field())?;
+            let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic)? else {
+                continue;
+            };
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if seqs
+                    .first(doc)
+                    .is_some_and(|seq| !changed.contains_key(&seq))
+                {
+                    n += 1;
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(n)
+    }
+
+    /// For each dataset where `word` starts a word of a field: its score in each field.
+    fn scores(&self, word: &str, stats: &Stats<'_>) -> Result<Vec<(u64, [Score; 3])>, SearchError> {
+        let mut found: HashMap<u64, [Score; 3]> = HashMap::new();
+        if self.searcher.num_docs() == 0 {
+            // tantivy's prefix search panics on an empty segment.
+            return Ok(Vec::new());
+        }
+        for (i, field) in self.fields.text.iter().enumerate() {
+            let whole: Box<dyn Query> = Box::new(TermQuery::new(
+                Term::from_field_text(*field, word),
+                IndexRecordOption::WithFreqs,
+            ));
+            let mut clauses = vec![(Occur::Should, whole)];
+            if word.chars().nth(1).is_some() {
+                let prefix = PrefixQuery {
+                    field: *field,
+                    prefix: word.to_owned(),
+                };
+                clauses.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(prefix), PREFIX_SCORE)),
+                ));
+            }
+            let query = BooleanQuery::new(clauses);
+            let hits = self
+                .searcher
+                .search_with_statistics_provider(&query, &AllHits, stats)?;
+            for (seq, score) in hits {
+                found.entry(seq).or_default()[i] = score;
+            }
+        }
+        Ok(found.into_iter().collect())
+    }
+}
+
+fn blob_len(files: &[(PathBuf, Vec<u8>)]) -> usize {
+    1 + files
+        .iter()
+        .map(|(p, b)| 2 + p.as_os_str().len() + 4 + b.len())
+        .sum::<usize>()
+}
+
+fn pre_tokenized(words: &BTreeMap<String, u32>) -> PreTokenizedString {
+    let mut tokens = Vec::new();
+    for (word, &count) in words {
+        for _ in 0..count {
+            tokens.push(Token {
+                offset_from: 0,
+                offset_to: 0,
+                position: tokens.len(),
+                text: word.clone(),
+                position_length: 1,
+            });
+        }
+    }
+    PreTokenizedString {
+        text: String::new(),
+        tokens,
+    }
+}
+
+/// Every term starting with `prefix`, in one field; constant score 1 (times its boost).
+#[derive(Debug, Clone)]
+struct PrefixQuery {
+    field: Field,
+    prefix: String,
+}
+
+impl Query for PrefixQuery {
+    fn weight(&self, _: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(Box::new(AutomatonWeight::new(
+            self.field,
+            Prefix::new(self.prefix.as_bytes()),
+        )))
+    }
+}
+
+/// BM25's counts over the whole catalog: its number of datasets, and a term's datasets, as the
+/// shards that hold it (less the datasets changed since, whose words there are stale) and the
+/// delta count them. Every dataset counts as one token long, so no length normalisation applies.
+struct Stats<'a> {
+    datasets: u64,
+    shards: &'a [&'a Shard],
+    delta: &'a Delta,
+}
+
+impl Bm25StatisticsProvider for Stats<'_> {
+    fn total_num_tokens(&self, _: Field) -> tantivy::Result<u64> {
+        Ok(self.datasets.max(1))
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.datasets.max(1))
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        let mut n = self.delta.shard.searcher.doc_freq(term)?;
+        for shard in self.shards {
+            n += shard.current_doc_freq(term, &self.delta.changes)?;
+        }
+        Ok(n.clamp(1, self.datasets.max(1)))
+    }
+}
+
+/// Every matching document's `seq` and score.
+struct AllHits;
+
+struct SegmentHits {
+    seqs: Column<u64>,
+    hits: Vec<(u64, Score)>,
+}
+
+impl Collector for AllHits {
+    type Fruit = Vec<(u64, Score)>;
+    type Child = SegmentHits;
+
+    fn for_segment(
+        &self,
+        _: SegmentOrdinal,
+        segment: &SegmentReader,
+    ) -> tantivy::Result<SegmentHits> {
+        Ok(SegmentHits {
+            seqs: segment.fast_fields().u64("seq")?,
+            hits: Vec::new(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        true
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Vec<(u64, Score)>>) -> tantivy::Result<Self::Fruit> {
+        Ok(fruits.into_iter().flatten().collect())
+    }
+}
+
+impl SegmentCollector for SegmentHits {
+    type Fruit = Vec<(u64, Score)>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        if let Some(seq) = self.seqs.first(doc) {
+            self.hits.push((seq, score));
+        }
+    }
+
+    fn harvest(self) -> Self::Fruit {
+        self.hits
+    }
+}
+
+/// Where each shard starts, and what folding has reached: the part of the index a cold
+/// listing reads first, to know which shards its words need.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Layout {
+    /// Each shard's lowest term, ascending; the first is `""`.
+    pub lowers: Vec<String>,
+    /// For each shard, the last change it has folded in.
+    pub folded: Vec<u64>,
+    /// How many datasets the catalog lists (BM25's count).
+    pub datasets: u64,
+}
+
+impl Layout {
+    fn range(&self, shard: usize) -> TermRange<'_> {
+        TermRange {
+            lower: &self.lowers[shard],
+            upper: self.lowers.get(shard + 1).map(String::as_str),
+        }
+    }
+
+    /// The shards a query with these words reads, ascending.
+    pub fn shards_for(&self, words: &[String]) -> Vec<usize> {
+        let mut needed = BTreeSet::new();
+        for word in words {
+            for shard in 0..self.lowers.len() {
+                let range = self.range(shard);
+                let hit = if word.chars().nth(1).is_some() {
+                    range.overlaps_prefix(word)
+                } else {
+                    range.contains(word)
+                };
+                if hit {
+                    needed.insert(shard);
+                }
+            }
+        }
+        needed.into_iter().collect()
+    }
+}
+
+/// The changes not yet folded into every shard: the changed datasets' whole text (a tantivy
+/// index), and for each the number of its last change.
+#[derive(Debug, Clone)]
+pub struct Delta {
+    shard: Shard,
+    /// For each changed dataset, the number of its last change and its new text.
+    changes: BTreeMap<u64, (u64, TextDoc)>,
+}
+
+impl Delta {
+    fn new(changes: BTreeMap<u64, (u64, TextDoc)>) -> Result<Self, SearchError> {
+        let docs: Vec<Terms> = changes.values().map(|(_, doc)| Terms::of(doc)).collect();
+        Ok(Self {
+            shard: Shard::build(&docs)?,
+            changes,
+        })
+    }
+
+    pub fn shard(&self) -> &Shard {
+        &self.shard
+    }
+
+    /// How many datasets it holds.
+    pub fn len(&self) -> usize {
+        self.changes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+}
+
+/// A dataset found by a query, and its score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    pub seq: u64,
+    pub score: Score,
+}
+
+/// The text index: its layout, its shards (those loaded; a listing loads only those its words
+/// need) and its delta.
+#[derive(Debug, Clone)]
+pub struct TextIndex {
+    pub layout: Layout,
+    shards: Vec<Option<Shard>>,
+    delta: Delta,
+    /// The number of the last change.
+    change: u64,
+    max_shard_bytes: usize,
+}
+
+impl TextIndex {
+    /// A shard is split when it grows past this many bytes.
+    pub const MAX_SHARD_BYTES: usize = 256 * 1024;
+
+    /// The index of these datasets, split into shards of at most `max_shard_bytes` (unless one
+    /// word's postings alone are larger), with an empty delta.
+    pub fn build(
+        docs: impl IntoIterator<Item = TextDoc>,
+        max_shard_bytes: usize,
+    ) -> Result<Self, SearchError> {
+        let terms: Vec<Terms> = docs.into_iter().map(|d| Terms::of(&d)).collect();
+        let datasets = terms.len() as u64;
+        let whole = Layout {
+            lowers: vec![String::new()],
+            folded: vec![0],
+            datasets,
+        };
+        let mut pieces = Vec::new();
+        split_into(&terms, String::new(), None, max_shard_bytes, &mut pieces)?;
+        let mut index = Self {
+            layout: Layout {
+                lowers: pieces.iter().map(|(l, _)| l.clone()).collect(),
+                folded: vec![0; pieces.len()],
+                ..whole
+            },
+            shards: pieces.into_iter().map(|(_, s)| Some(s)).collect(),
+            delta: Delta::new(BTreeMap::new())?,
+            change: 0,
+            max_shard_bytes,
+        };
+        index.layout.datasets = datasets;
+        Ok(index)
+    }
+
+    /// An index as stored: its layout, the delta and the shards loaded (`None` for those not).
+    pub fn from_parts(
+        layout: Layout,
+        delta: Delta,
+        shards: Vec<Option<Shard>>,
+        change: u64,
+        max_shard_bytes: usize,
+    ) -> Self {
+        Self {
+            layout,
+            shards,
+            delta,
+            change,
+            max_shard_bytes,
+        }
+    }
+
+    pub fn shard(&self, i: usize) -> Option<&Shard> {
+        self.shards.get(i).and_then(Option::as_ref)
+    }
+
+    pub fn delta(&self) -> &Delta {
+        &self.delta
+    }
+
+    pub fn max_shard_bytes(&self) -> usize {
+        self.max_shard_bytes
+    }
+
+    /// The bytes the shards hold, and the delta.
+    pub fn bytes(&self) -> usize {
+        self.shards
+            .iter()
+            .flatten()
+            .map(Shard::bytes)
+            .sum::<usize>()
+            + self.delta.shard.bytes
+    }
+
+    /// Records a dataset's new text (a new dataset, or an edit), in the delta. The caller keeps
+    /// [`Layout::datasets`] equal to the catalog's count.
+    pub fn upsert(&mut self, doc: TextDoc) -> Result<(), SearchError> {
+        let mut changes = self.delta.changes.clone();
+        self.change += 1;
+        changes.insert(doc.seq, (self.change, doc));
+        self.delta = Delta::new(changes)?;
+        Ok(())
+    }
+
+    /// The number of the last change.
+    pub fn change(&self) -> u64 {
+        self.change
+    }
+
+    /// Folds every pending change into the shard that has gone longest without, and drops from
+    /// the delta what every shard now holds. Returns the shards written (the folded one, or
+    /// the two it was split into), with their new positions in the layout.
+    pub fn fold_one(&mut self) -> Result<Vec<usize>, SearchError> {
+        let Some((target, _)) = self
+            .layout
+            .folded
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, f)| (**f, *i))
+        else {
+            return Ok(Vec::new());
+        };
+        let since = self.layout.folded[target];
+        let shard = self
+            .shards
+            .get(target)
+            .and_then(Option::as_ref)
+            .ok_or(SearchError::NotLoaded(target))?;
+        let range = self.layout.range(target);
+        let pending: Vec<(&u64, &(u64, TextDoc))> = self
+            .delta
+            .changes
+            .iter()
+            .filter(|(_, (change, _))| *change > since)
+            .collect();
+        let mut docs: BTreeMap<u64, Terms> =
+            shard.terms()?.into_iter().map(|t| (t.seq, t)).collect();
+        for (seq, (_, doc)) in &pending {
+            docs.remove(seq);
+            if let Some(terms) = Terms::of(doc).within(&range) {
+                docs.insert(**seq, terms);
+            }
+        }
+        let docs: Vec<Terms> = docs.into_values().collect();
+        let lower = range.lower.to_owned();
+        let upper = range.upper.map(str::to_owned);
+        let mut pieces = Vec::new();
+        split_into(&docs, lower, upper, self.max_shard_bytes, &mut pieces)?;
+        let written: Vec<usize> = (target..target + pieces.len()).collect();
+        let lowers: Vec<String> = pieces.iter().map(|(l, _)| l.clone()).collect();
+        let shards: Vec<Option<Shard>> = pieces.into_iter().map(|(_, s)| Some(s)).collect();
+        let n = lowers.len();
+        self.layout.lowers.splice(target..=target, lowers);
+        self.layout
+            .folded
+            .splice(target..=target, std::iter::repeat_n(self.change, n));
+        self.shards.splice(target..=target, shards);
+        let everywhere = self.layout.folded.iter().copied().min().unwrap_or(0);
+        let kept: BTreeMap<u64, (u64, TextDoc)> = self
+            .delta
+            .changes
+            .iter()
+            .filter(|(_, (change, _))| *change > everywhere)
+            .map(|(seq, c)| (*seq, c.clone()))
+            .collect();
+        if kept.len() != self.delta.changes.len() {
+            self.delta = Delta::new(kept)?;
+        }
+        Ok(written)
+    }
+
+    /// The datasets where every word starts a word of the name, description or a tag (a word of
+    /// one character: is one), best first; ties in publication order, newest first.
+    pub fn search(&self, words: &[String]) -> Result<Vec<Hit>, SearchError> {
+        if words.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut total: Option<HashMap<u64, Score>> = None;
+        for word in words {
+            let scores = self.word_scores(word)?;
+            total = Some(match total {
+                None => scores,
+                Some(so_far) => so_far
+                    .into_iter()
+                    .filter_map(|(seq, s)| scores.get(&seq).map(|t| (seq, s + t)))
+                    .collect(),
+            });
+            if total.as_ref().is_some_and(HashMap::is_empty) {
+                break;
+            }
+        }
+        let mut hits: Vec<Hit> = total
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(seq, score)| Hit { seq, score })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.seq.cmp(&a.seq)));
+        Ok(hits)
+    }
+
+    /// One word's score for each dataset it matches: in each field the best of the shards that
+    /// hold it (a field's whole word is in one shard; its prefix score is the same in each),
+    /// weighed and summed over the fields.
+    fn word_scores(&self, word: &str) -> Result<HashMap<u64, Score>, SearchError> {
+        let shards: Vec<(usize, &Shard)> = self
+            .layout
+            .shards_for(std::slice::from_ref(&word.to_owned()))
+            .into_iter()
+            .map(|i| {
+                self.shard(i)
+                    .map(|s| (i, s))
+                    .ok_or(SearchError::NotLoaded(i))
+            })
+            .collect::<Result<_, _>>()?;
+        let holding: Vec<&Shard> = shards.iter().map(|(_, s)| *s).collect();
+        let stats = Stats {
+            datasets: self.layout.datasets,
+            shards: &holding,
+            delta: &self.delta,
+        };
+        let mut fields: HashMap<u64, [Score; 3]> = HashMap::new();
+        let changed = &self.delta.changes;
+        for (_, shard) in &shards {
+            for (seq, scores) in shard.scores(word, &stats)? {
+                if changed.contains_key(&seq) {
+                    continue;
+                }
+                let best = fields.entry(seq).or_default();
+                for (b, s) in best.iter_mut().zip(scores) {
+                    *b = b.max(s);
+                }
+            }
+        }
+        for (seq, scores) in self.delta.shard.scores(word, &stats)? {
+            fields.insert(seq, scores);
+        }
+        Ok(fields
+            .into_iter()
+            .map(|(seq, scores)| {
+                let score = scores
+                    .iter()
+                    .zip(FIELD_WEIGHTS)
+                    .map(|(s, w)| s * w)
+                    .sum::<Score>();
+                (seq, score)
+            })
+            .collect())
+    }
+}
+
+/// Builds `docs` (all within `lower..upper`) into shards of at most `max_bytes`, splitting the
+/// range at its median word while a piece is larger and holds more than one word.
+fn split_into(
+    docs: &[Terms],
+    lower: String,
+    upper: Option<String>,
+    max_bytes: usize,
+    out: &mut Vec<(String, Shard)>,
+) -> Result<(), SearchError> {
+    let shard = Shard::build(docs)?;
+    if shard.bytes <= max_bytes {
+        out.push((lower, shard));
+        return Ok(());
+    }
+    // The word at which about half the postings lie before.
+    let mut weights: BTreeMap<&str, u64> = BTreeMap::new();
+    for doc in docs {
+        for field in &doc.fields {
+            for word in field.keys() {
+                *weights.entry(word.as_str()).or_default() += 1;
+            }
+        }
+    }
+    let total: u64 = weights.values().sum();
+    let mut seen = 0;
+    let mut middle = None;
+    for (word, weight) in &weights {
+        if seen >= total / 2 && *word > lower.as_str() {
+            middle = Some(word.to_string());
+            break;
+        }
+        seen += weight;
+    }
+    let Some(middle) = middle else {
+        // One word: nothing to split.
+        out.push((lower, shard));
+        return Ok(());
+    };
+    drop(shard);
+    let (left, right) = (
+        TermRange {
+            lower: &lower,
+            upper: Some(&middle),
+        },
+        TermRange {
+            lower: &middle,
+            upper: upper.as_deref(),
+        },
+    );
+    let left_docs: Vec<Terms> = docs.iter().filter_map(|d| d.within(&left)).collect();
+    let right_docs: Vec<Terms> = docs.iter().filter_map(|d| d.within(&right)).collect();
+    split_into(
+        &left_docs,
+        lower.clone(),
+        Some(middle.clone()),
+        max_bytes,
+        out,
+    )?;
+    split_into(&right_docs, middle, upper, max_bytes, out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,284 @@
+use super::*;
+
+fn doc(seq: u64, name: &str, description: &str, tags: &[&str]) -> TextDoc {
+    TextDoc {
+        seq,
+        name: name.to_owned(),
+        description: (!description.is_empty()).then(|| description.to_owned()),
+        tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+    }
+}
+
+fn q(text: &str) -> Vec<String> {
+    let mut w: Vec<String> = words(text).collect();
+    w.sort();
+    w.dedup();
+    w
+}
+
+fn seqs(index: &TextIndex, text: &str) -> Vec<u64> {
+    index
+        .search(&q(text))
+        .unwrap()
+        .iter()
+        .map(|h| h.seq)
+        .collect()
+}
+
+fn sample() -> Vec<TextDoc> {
+    vec![
+        doc(
+            1,
+            "Bird sightings",
+            "Counts of birds by volunteers",
+            &["birds", "Ecology"],
+        ),
+        doc(
+            2,
+            "River levels",
+            "Hourly river gauge readings",
+            &["hydrology"],
+        ),
+        doc(
+            3,
+            "City bikes",
+            "Trips of shared bikes; a bird's-eye view",
+            &["transport"],
+        ),
+        doc(4, "Songbirds of Europe", "", &["ornithology"]),
+        doc(5, "Air quality", "PM2.5 and NO2, hourly", &["air", "a"]),
+    ]
+}
+
+/// A catalog of `n` datasets with a few hundred distinct words, deterministic.
+fn corpus(n: u64) -> Vec<TextDoc> {
+    const SYLLABLES: [&str; 16] = [
+        "ka", "ri", "to", "bel", "mar", "sun", "do", "vi", "lo", "qua", "zen", "pe", "ny", "gor",
+        "fa", "ul",
+    ];
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut word = move || {
+        let r = next();
+        let len = 1 + (r % 3) as usize;
+        (0..len)
+            .map(|i| SYLLABLES[((r >> (8 + 4 * i)) % 16) as usize])
+            .collect::<String>()
+    };
+    (1..=n)
+        .map(|seq| {
+            let name = format!("{} {} {seq}", word(), word());
+            let description = (0..6).map(|_| word()).collect::<Vec<_>>().join(" ");
+            let tags = vec![word(), word()];
+            TextDoc {
+                seq,
+                name,
+                description: Some(description),
+                tags,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_word_finds_the_datasets_with_a_word_it_starts() {
+    let index = TextIndex::build(sample(), TextIndex::MAX_SHARD_BYTES).unwrap();
+    let mut found = seqs(&index, "bird");
+    found.sort();
+    assert_eq!(found, [1, 3], "bird finds Bird, birds and bird's-eye");
+    let mut found = seqs(&index, "BIRDS");
+    found.sort();
+    assert_eq!(found, [1], "birds does not find bird");
+    assert_eq!(
+        seqs(&index, "irds"),
+        Vec::<u64>::new(),
+        "a word's middle is not a match"
+    );
+    assert_eq!(
+        seqs(&index, "songbird"),
+        [4],
+        "songbirds is found by its own start"
+    );
+    assert_eq!(seqs(&index, "hydro"), [2], "tags are searched");
+    assert_eq!(seqs(&index, "gauge"), [2], "descriptions are searched");
+    assert_eq!(seqs(&index, "pm2"), [5], "letters and digits make one word");
+}
+
+#[test]
+fn every_word_must_match() {
+    let index = TextIndex::build(sample(), TextIndex::MAX_SHARD_BYTES).unwrap();
+    assert_eq!(seqs(&index, "river hourly"), [2]);
+    assert_eq!(seqs(&index, "river bird"), Vec::<u64>::new());
+    assert_eq!(seqs(&index, ""), Vec::<u64>::new());
+}
+
+#[test]
+fn a_word_of_one_character_matches_only_itself() {
+    let index = TextIndex::build(sample(), TextIndex::MAX_SHARD_BYTES).unwrap();
+    let mut found = seqs(&index, "a");
+    found.sort();
+    assert_eq!(
+        found,
+        [3, 5],
+        "the word a (dataset 3's text, dataset 5's tag), not air"
+    );
+    assert_eq!(seqs(&index, "b"), Vec::<u64>::new());
+}
+
+#[test]
+fn whole_words_in_names_rank_first() {
+    let docs = vec![
+        doc(1, "Rainfall", "", &[]),
+        doc(2, "Rain", "", &[]),
+        doc(3, "Storms", "", &["rain"]),
+        doc(4, "Storms", "", &["rain"]),
+        doc(5, "Weather", "rain", &[]),
+        doc(6, "Drought", "", &[]),
+    ];
+    let index = TextIndex::build(docs, TextIndex::MAX_SHARD_BYTES).unwrap();
+    let hits = index.search(&q("rain")).unwrap();
+    let order: Vec<u64> = hits.iter().map(|h| h.seq).collect();
+    assert_eq!(order.len(), 5);
+    assert_eq!(
+        order[..3],
+        [2, 4, 3],
+        "the word in a name, then in a tag (equal scores: newest first)"
+    );
+    assert_eq!(hits[1].score, hits[2].score);
+    let rank = |seq| order.iter().position(|s| *s == seq).unwrap();
+    assert!(rank(2) < rank(1), "a whole word before a word it starts");
+    assert!(rank(3) < rank(5), "a tag before the description");
+}
+
+fn assert_same_answers(a: &TextIndex, b: &TextIndex, queries: &[&str]) {
+    for text in queries {
+        let (x, y) = (a.search(&q(text)).unwrap(), b.search(&q(text)).unwrap());
+        assert_eq!(
+            x.iter().map(|h| h.seq).collect::<Vec<_>>(),
+            y.iter().map(|h| h.seq).collect::<Vec<_>>(),
+            "{text}"
+        );
+        for (h, k) in x.iter().zip(&y) {
+            assert!((h.score - k.score).abs() < 1e-4, "{text}: {h:?} {k:?}");
+        }
+    }
+}
+
+const QUERIES: [&str; 9] = [
+    "ka", "kari", "mar sun", "qua", "zenpe", "bel to", "u", "gorfa ny", "do vi lo",
+];
+
+#[test]
+fn how_the_index_is_split_does_not_change_any_answer() {
+    let docs = corpus(600);
+    let whole = TextIndex::build(docs.clone(), usize::MAX).unwrap();
+    let split = TextIndex::build(docs, 4 * 1024).unwrap();
+    assert_eq!(whole.layout.lowers.len(), 1);
+    assert!(split.layout.lowers.len() > 8, "{:?}", split.layout.lowers);
+    assert!(!seqs(&whole, "kari").is_empty());
+    assert_same_answers(&whole, &split, &QUERIES);
+}
+
+#[test]
+fn a_query_reads_only_the_shards_of_its_words() {
+    let index = TextIndex::build(corpus(600), 4 * 1024).unwrap();
+    let shards = index.layout.lowers.len();
+    for text in QUERIES {
+        let needed = index.layout.shards_for(&q(text));
+        assert!(needed.len() < shards / 2, "{text}: {needed:?} of {shards}");
+        // With only those loaded, the answer is the same.
+        let partial = TextIndex::from_parts(
+            index.layout.clone(),
+            index.delta().clone(),
+            (0..shards)
+                .map(|i| needed.contains(&i).then(|| index.shard(i).unwrap().clone()))
+                .collect(),
+            index.change(),
+            index.max_shard_bytes(),
+        );
+        assert_same_answers(&index, &partial, &[text]);
+    }
+    let missing = TextIndex::from_parts(
+        index.layout.clone(),
+        index.delta().clone(),
+        vec![None; shards],
+        0,
+        index.max_shard_bytes(),
+    );
+    assert!(matches!(
+        missing.search(&q("ka")),
+        Err(SearchError::NotLoaded(_))
+    ));
+}
+
+#[test]
+fn changes_folded_one_shard_at_a_time_answer_as_a_fresh_build() {
+    let mut docs = corpus(240);
+    let mut index = TextIndex::build(docs[..120].to_vec(), 4 * 1024).unwrap();
+    let mut most_pending = 0;
+    // New datasets, and edits of earlier ones.
+    for i in 120..240 {
+        index.layout.datasets += 1;
+        index.upsert(docs[i].clone()).unwrap();
+        if i % 3 == 0 {
+            let edited = &mut docs[i / 3];
+            edited.name = format!("renamed {}", edited.seq);
+            edited.tags.push("edited".into());
+            index.upsert(edited.clone()).unwrap();
+        }
+        index.fold_one().unwrap();
+        most_pending = most_pending.max(index.delta().len());
+    }
+    let fresh = TextIndex::build(docs.clone(), 4 * 1024).unwrap();
+    assert_eq!(index.layout.datasets, fresh.layout.datasets);
+    let mut renamed = seqs(&index, "renamed");
+    renamed.sort();
+    assert_eq!(renamed.len(), 40);
+    assert_same_answers(&index, &fresh, &QUERIES);
+    assert_same_answers(&index, &fresh, &["renamed", "edited ka"]);
+    // The delta holds about as many datasets as there are shards, not every change.
+    let shards = index.layout.lowers.len();
+    assert!(
+        most_pending <= 2 * (shards + 2),
+        "{most_pending} pending with {shards} shards"
+    );
+    assert!(index
+        .shards
+        .iter()
+        .flatten()
+        .all(|s| s.bytes() <= 4 * 1024 * 2));
+}
+
+#[test]
+fn a_shard_stored_and_read_back_answers_the_same() {
+    let index = TextIndex::build(corpus(300), 4 * 1024).unwrap();
+    let shards: Vec<Option<Shard>> = (0..index.layout.lowers.len())
+        .map(|i| {
+            let blob = index.shard(i).unwrap().to_blob().unwrap();
+            assert_eq!(blob.len(), index.shard(i).unwrap().bytes());
+            Some(Shard::from_blob(&blob).unwrap())
+        })
+        .collect();
+    let read = TextIndex::from_parts(
+        index.layout.clone(),
+        index.delta().clone(),
+        shards,
+        index.change(),
+        index.max_shard_bytes(),
+    );
+    assert_same_answers(&index, &read, &QUERIES);
+}
+
+#[test]
+fn a_damaged_blob_is_an_error() {
+    let index = TextIndex::build(sample(), TextIndex::MAX_SHARD_BYTES).unwrap();
+    let blob = index.shard(0).unwrap().to_blob().unwrap();
+    for bad in [&[][..], &[9, 0][..], &blob[..blob.len() / 2], &blob[..1]] {
+        assert!(Shard::from_blob(bad).is_err(), "{} bytes", bad.len());
+    }
+}
