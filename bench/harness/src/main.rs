@@ -9,6 +9,7 @@
 //! catalog-bench cache-memory [--datasets 100000] [--unbounded]
 //! catalog-bench rows [--small]
 //! catalog-bench index [--datasets 1000000]
+//! catalog-bench text [--datasets 1000000]
 //! ```
 //!
 //! `lambda`, `roundtrips` and `rows` start moto and s3s-fs like the tests do (MOTO_SERVER, S3S_FS,
@@ -25,6 +26,7 @@ mod roundtrips;
 mod rows;
 mod runtime;
 mod stats;
+mod text;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,7 +40,8 @@ fn usage() -> ExitCode {
          \x20      catalog-bench load --api PATH [--requests N] [--concurrency N]\n\
          \x20      catalog-bench cache-memory [--datasets N] [--unbounded]\n\
          \x20      catalog-bench rows [--small]\n\
-         \x20      catalog-bench index [--datasets N]"
+         \x20      catalog-bench index [--datasets N]\n\
+         \x20      catalog-bench text [--datasets N]"
     );
     ExitCode::from(2)
 }
@@ -125,6 +128,7 @@ fn main() -> ExitCode {
             ),
             "rows" => rt.block_on(rows::run(!rest.iter().any(|a| a == "--small"))),
             "index" => index::run(number(rest, "datasets", 1_000_000)?),
+            "text" => text::run(number(rest, "datasets", 1_000_000)?),
             // A child process of rows: one file's reads, its own peak memory.
             "rows-read" => rt.block_on(rows::read(rest)),
             other => Err(format!("unknown command {other:?}")),

@@ -39,9 +39,7 @@ use tantivy::query::{
     AutomatonWeight, Bm25StatisticsProvider, BooleanQuery, BoostQuery, EnableScoring, Occur, Query,
     TermQuery, Weight,
 };
-use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED,
-};
+use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST};
 use tantivy::tokenizer::{PreTokenizedString, Token};
 use tantivy::{
     Directory, DocId, DocSet, Index, IndexSettings, ReloadPolicy, Score, Searcher, SegmentOrdinal,
@@ -82,6 +80,12 @@ const FIELD_WEIGHTS: [Score; 3] = [3.0, 2.0, 1.0];
 /// The score of starting a word of a field (before the field's weight), beside BM25 for the
 /// whole word.
 const PREFIX_SCORE: Score = 0.5;
+/// A full build cuts shards where their estimated size reaches this share of the largest.
+const SHARD_FILL: f64 = 0.6;
+/// The estimate: bytes per dataset holding a word in a field, and per distinct word beside its
+/// length (measured by `catalog-bench text`).
+const BYTES_PER_POSTING: u64 = 2;
+const BYTES_PER_TERM: u64 = 8;
 /// Longest indexed word, in bytes (tantivy's limit is 65,530). A longer run of letters is not
 /// a word anyone types; it is left out.
 pub const MAX_WORD_BYTES: usize = 255;
@@ -162,7 +166,7 @@ struct SchemaFields {
 
 fn schema() -> (Schema, SchemaFields) {
     let mut builder = Schema::builder();
-    let seq = builder.add_u64_field("seq", FAST | INDEXED);
+    let seq = builder.add_u64_field("seq", FAST);
     let options = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
             .set_index_option(IndexRecordOption::WithFreqs)
@@ -195,28 +199,56 @@ impl fmt::Debug for Shard {
 /// Blob format: this byte, then for each file a u16 path length, the path, a u32 length and
 /// the bytes.
 const BLOB_FORMAT: u8 = 1;
-/// tantivy's minimum indexing budget; shards are far smaller, so one segment each.
-const WRITER_BUDGET: usize = 15_000_000;
+/// The indexing budget of one shard's writer: what sizes its first hash table (it grows as
+/// needed, and a shard is always one segment). Small, as a full build has one writer per shard
+/// open at once.
+const WRITER_BUDGET: usize = 1 << 20;
 
-impl Shard {
-    fn build(docs: &[Terms]) -> Result<Self, SearchError> {
+/// Builds one shard, a dataset at a time.
+struct ShardWriter {
+    writer: SingleSegmentIndexWriter<TantivyDocument>,
+    files: RamDirectory,
+    fields: SchemaFields,
+}
+
+impl ShardWriter {
+    fn new() -> Result<Self, SearchError> {
         let (schema, fields) = schema();
         let files = RamDirectory::create();
         let index = Index::create(files.clone(), schema, IndexSettings::default())?;
-        let mut writer = SingleSegmentIndexWriter::new(index, WRITER_BUDGET)?;
-        for doc in docs {
-            let mut document = TantivyDocument::new();
-            document.add_u64(fields.seq, doc.seq);
-            for (field, words) in fields.text.iter().zip(&doc.fields) {
-                if !words.is_empty() {
-                    document.add_pre_tokenized_text(*field, pre_tokenized(words));
-                }
+        Ok(Self {
+            writer: SingleSegmentIndexWriter::new(index, WRITER_BUDGET)?,
+            files,
+            fields,
+        })
+    }
+
+    fn add(&mut self, doc: &Terms) -> Result<(), SearchError> {
+        let mut document = TantivyDocument::new();
+        document.add_u64(self.fields.seq, doc.seq);
+        for (field, words) in self.fields.text.iter().zip(&doc.fields) {
+            if !words.is_empty() {
+                document.add_pre_tokenized_text(*field, pre_tokenized(words));
             }
-            writer.add_document(document)?;
         }
-        let index = writer.finalize()?;
-        let bytes = blob_len(&Self::files(&index, &files)?);
-        Self::open(index, files, Arc::new(fields), bytes)
+        self.writer.add_document(document)?;
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Shard, SearchError> {
+        let index = self.writer.finalize()?;
+        let bytes = blob_len(&Shard::files(&index, &self.files)?);
+        Shard::open(index, self.files, Arc::new(self.fields), bytes)
+    }
+}
+
+impl Shard {
+    fn build(docs: &[Terms]) -> Result<Self, SearchError> {
+        let mut writer = ShardWriter::new()?;
+        for doc in docs {
+            writer.add(doc)?;
+        }
+        writer.finish()
     }
 
     fn open(
@@ -263,7 +295,12 @@ impl Shard {
             let bytes = handle
                 .read_bytes()
                 .map_err(|_| SearchError::Damaged("unreadable file"))?;
-            files.push((path, bytes.as_slice().to_vec()));
+            let bytes = if path.extension().is_some_and(|e| e == "store") {
+                empty_store()?.to_vec()
+            } else {
+                bytes.as_slice().to_vec()
+            };
+            files.push((path, bytes));
         }
         Ok(files)
     }
@@ -315,6 +352,18 @@ impl Shard {
         let index = Index::open(directory.clone())?;
         let (_, fields) = schema();
         Self::open(index, directory, Arc::new(fields), blob.len())
+    }
+
+    /// Its bytes as stored by kind of file (`term`, `idx`, `fast`, `store`, `json`…).
+    pub fn bytes_by_kind(&self) -> Result<BTreeMap<String, usize>, SearchError> {
+        let mut kinds = BTreeMap::new();
+        for (path, bytes) in Self::files(self.searcher.index(), &self.files)? {
+            let kind = path
+                .extension()
+                .map_or_else(String::new, |e| e.to_string_lossy().into_owned());
+            *kinds.entry(kind).or_default() += bytes.len();
+        }
+        Ok(kinds)
     }
 
     /// Its size as stored, in bytes.
@@ -421,6 +470,31 @@ impl Shard {
         }
         Ok(found.into_iter().collect())
     }
+}
+
+/// The document store of a segment with no document. Shards store no field and search never
+/// reads a stored document, yet a store holds an empty entry and a 4-byte offset per dataset
+/// (about half a shard's bytes): a shard is stored with this one in its place, which tantivy
+/// opens as it opens any store (a document fetched from it would be an error, never wrong).
+fn empty_store() -> Result<&'static [u8], SearchError> {
+    static EMPTY: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    if let Some(store) = EMPTY.get() {
+        return Ok(store);
+    }
+    let writer = ShardWriter::new()?;
+    let files = writer.files.clone();
+    let index = writer.writer.finalize()?;
+    let metas = index.searchable_segment_metas()?;
+    let path = metas
+        .iter()
+        .flat_map(|m| m.list_files())
+        .find(|p| p.extension().is_some_and(|e| e == "store"))
+        .ok_or(SearchError::Damaged("no document store"))?;
+    let store = files
+        .open_read(&path)
+        .map_err(|_| SearchError::Damaged("no document store"))?
+        .read_bytes()?;
+    Ok(EMPTY.get_or_init(|| store.as_slice().to_vec()))
 }
 
 fn blob_len(files: &[(PathBuf, Vec<u8>)]) -> usize {
@@ -635,32 +709,82 @@ impl TextIndex {
 
     /// The index of these datasets, split into shards of at most `max_shard_bytes` (unless one
     /// word's postings alone are larger), with an empty delta.
-    pub fn build(
-        docs: impl IntoIterator<Item = TextDoc>,
-        max_shard_bytes: usize,
-    ) -> Result<Self, SearchError> {
-        let terms: Vec<Terms> = docs.into_iter().map(|d| Terms::of(&d)).collect();
-        let datasets = terms.len() as u64;
-        let whole = Layout {
-            lowers: vec![String::new()],
-            folded: vec![0],
-            datasets,
-        };
+    pub fn build(docs: &[TextDoc], max_shard_bytes: usize) -> Result<Self, SearchError> {
+        // Where shards start: cut the vocabulary, in order, where the estimated size of the
+        // postings so far reaches a share of the largest shard.
+        let mut weights: HashMap<String, u64> = HashMap::new();
+        for doc in docs {
+            for field in Terms::of(doc).fields {
+                for word in field.into_keys() {
+                    *weights.entry(word).or_default() += 1;
+                }
+            }
+        }
+        let mut vocabulary: Vec<(String, u64)> = weights.into_iter().collect();
+        vocabulary.sort_unstable();
+        let target = (max_shard_bytes as f64 * SHARD_FILL) as u64;
+        let mut lowers = vec![String::new()];
+        let mut size = 0;
+        for (word, postings) in vocabulary {
+            let estimate = postings * BYTES_PER_POSTING + word.len() as u64 + BYTES_PER_TERM;
+            if size > 0 && size + estimate > target {
+                lowers.push(word);
+                size = 0;
+            }
+            size += estimate;
+        }
+        // One writer per shard, each dataset added to the shards of its words.
+        let mut writers = lowers
+            .iter()
+            .map(|_| ShardWriter::new())
+            .collect::<Result<Vec<_>, _>>()?;
+        for doc in docs {
+            let terms = Terms::of(doc);
+            let mut parts: BTreeMap<usize, Terms> = BTreeMap::new();
+            for (i, field) in terms.fields.into_iter().enumerate() {
+                for (word, count) in field {
+                    let shard = lowers.partition_point(|l| l.as_str() <= word.as_str()) - 1;
+                    let part = parts.entry(shard).or_insert_with(|| Terms {
+                        seq: doc.seq,
+                        ..Terms::default()
+                    });
+                    part.fields[i].insert(word, count);
+                }
+            }
+            for (shard, part) in parts {
+                writers[shard].add(&part)?;
+            }
+        }
+        // A shard the estimate let grow too large is split.
         let mut pieces = Vec::new();
-        split_into(&terms, String::new(), None, max_shard_bytes, &mut pieces)?;
-        let mut index = Self {
+        for (i, writer) in writers.into_iter().enumerate() {
+            let shard = writer.finish()?;
+            if shard.bytes <= max_shard_bytes {
+                pieces.push((lowers[i].clone(), shard));
+            } else {
+                let terms = shard.terms()?;
+                drop(shard);
+                let upper = lowers.get(i + 1).cloned();
+                split_into(
+                    &terms,
+                    lowers[i].clone(),
+                    upper,
+                    max_shard_bytes,
+                    &mut pieces,
+                )?;
+            }
+        }
+        Ok(Self {
             layout: Layout {
                 lowers: pieces.iter().map(|(l, _)| l.clone()).collect(),
                 folded: vec![0; pieces.len()],
-                ..whole
+                datasets: docs.len() as u64,
             },
             shards: pieces.into_iter().map(|(_, s)| Some(s)).collect(),
             delta: Delta::new(BTreeMap::new())?,
             change: 0,
             max_shard_bytes,
-        };
-        index.layout.datasets = datasets;
-        Ok(index)
+        })
     }
 
     /// An index as stored: its layout, the delta and the shards loaded (`None` for those not).

@@ -87,7 +87,7 @@ fn corpus(n: u64) -> Vec<TextDoc> {
 
 #[test]
 fn a_word_finds_the_datasets_with_a_word_it_starts() {
-    let index = TextIndex::build(sample(), TextIndex::MAX_SHARD_BYTES).unwrap();
+    let index = TextIndex::build(&sample(), TextIndex::MAX_SHARD_BYTES).unwrap();
     let mut found = seqs(&index, "bird");
     found.sort();
     assert_eq!(found, [1, 3], "bird finds Bird, birds and bird's-eye");
@@ -111,7 +111,7 @@ fn a_word_finds_the_datasets_with_a_word_it_starts() {
 
 #[test]
 fn every_word_must_match() {
-    let index = TextIndex::build(sample(), TextIndex::MAX_SHARD_BYTES).unwrap();
+    let index = TextIndex::build(&sample(), TextIndex::MAX_SHARD_BYTES).unwrap();
     assert_eq!(seqs(&index, "river hourly"), [2]);
     assert_eq!(seqs(&index, "river bird"), Vec::<u64>::new());
     assert_eq!(seqs(&index, ""), Vec::<u64>::new());
@@ -119,7 +119,7 @@ fn every_word_must_match() {
 
 #[test]
 fn a_word_of_one_character_matches_only_itself() {
-    let index = TextIndex::build(sample(), TextIndex::MAX_SHARD_BYTES).unwrap();
+    let index = TextIndex::build(&sample(), TextIndex::MAX_SHARD_BYTES).unwrap();
     let mut found = seqs(&index, "a");
     found.sort();
     assert_eq!(
@@ -140,7 +140,7 @@ fn whole_words_in_names_rank_first() {
         doc(5, "Weather", "rain", &[]),
         doc(6, "Drought", "", &[]),
     ];
-    let index = TextIndex::build(docs, TextIndex::MAX_SHARD_BYTES).unwrap();
+    let index = TextIndex::build(&docs, TextIndex::MAX_SHARD_BYTES).unwrap();
     let hits = index.search(&q("rain")).unwrap();
     let order: Vec<u64> = hits.iter().map(|h| h.seq).collect();
     assert_eq!(order.len(), 5);
@@ -176,8 +176,8 @@ const QUERIES: [&str; 9] = [
 #[test]
 fn how_the_index_is_split_does_not_change_any_answer() {
     let docs = corpus(600);
-    let whole = TextIndex::build(docs.clone(), usize::MAX).unwrap();
-    let split = TextIndex::build(docs, 4 * 1024).unwrap();
+    let whole = TextIndex::build(&docs, usize::MAX).unwrap();
+    let split = TextIndex::build(&docs, 4 * 1024).unwrap();
     assert_eq!(whole.layout.lowers.len(), 1);
     assert!(split.layout.lowers.len() > 8, "{:?}", split.layout.lowers);
     assert!(!seqs(&whole, "kari").is_empty());
@@ -186,7 +186,7 @@ fn how_the_index_is_split_does_not_change_any_answer() {
 
 #[test]
 fn a_query_reads_only_the_shards_of_its_words() {
-    let index = TextIndex::build(corpus(600), 4 * 1024).unwrap();
+    let index = TextIndex::build(&corpus(600), 4 * 1024).unwrap();
     let shards = index.layout.lowers.len();
     for text in QUERIES {
         let needed = index.layout.shards_for(&q(text));
@@ -219,7 +219,7 @@ fn a_query_reads_only_the_shards_of_its_words() {
 #[test]
 fn changes_folded_one_shard_at_a_time_answer_as_a_fresh_build() {
     let mut docs = corpus(240);
-    let mut index = TextIndex::build(docs[..120].to_vec(), 4 * 1024).unwrap();
+    let mut index = TextIndex::build(&docs[..120], 4 * 1024).unwrap();
     let mut most_pending = 0;
     // New datasets, and edits of earlier ones.
     for i in 120..240 {
@@ -234,7 +234,7 @@ fn changes_folded_one_shard_at_a_time_answer_as_a_fresh_build() {
         index.fold_one().unwrap();
         most_pending = most_pending.max(index.delta().len());
     }
-    let fresh = TextIndex::build(docs.clone(), 4 * 1024).unwrap();
+    let fresh = TextIndex::build(&docs, 4 * 1024).unwrap();
     assert_eq!(index.layout.datasets, fresh.layout.datasets);
     let mut renamed = seqs(&index, "renamed");
     renamed.sort();
@@ -256,7 +256,7 @@ fn changes_folded_one_shard_at_a_time_answer_as_a_fresh_build() {
 
 #[test]
 fn a_shard_stored_and_read_back_answers_the_same() {
-    let index = TextIndex::build(corpus(300), 4 * 1024).unwrap();
+    let index = TextIndex::build(&corpus(300), 4 * 1024).unwrap();
     let shards: Vec<Option<Shard>> = (0..index.layout.lowers.len())
         .map(|i| {
             let blob = index.shard(i).unwrap().to_blob().unwrap();
@@ -276,7 +276,7 @@ fn a_shard_stored_and_read_back_answers_the_same() {
 
 #[test]
 fn a_damaged_blob_is_an_error() {
-    let index = TextIndex::build(sample(), TextIndex::MAX_SHARD_BYTES).unwrap();
+    let index = TextIndex::build(&sample(), TextIndex::MAX_SHARD_BYTES).unwrap();
     let blob = index.shard(0).unwrap().to_blob().unwrap();
     for bad in [&[][..], &[9, 0][..], &blob[..blob.len() / 2], &blob[..1]] {
         assert!(Shard::from_blob(bad).is_err(), "{} bytes", bad.len());

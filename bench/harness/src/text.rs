@@ -1,0 +1,274 @@
+//! The listings' text index (`catalog::search`) at a million datasets, in-process: N synthetic
+//! summaries whose words follow a Zipf law over a 200,000-word vocabulary (plus years and
+//! unique numbers in names, tags from 3,000), built into term-range shards.
+//!
+//! Prints the build (time, shards, sizes, peak memory); for each query shape, the shards and
+//! bytes a cold listing reads and the time to load and search them; the worst word prefix of
+//! two letters; and what publishing costs: each of 400 new datasets recorded in the delta and
+//! folded into one shard, with the bytes written.
+
+use std::time::{Duration, Instant};
+
+use catalog::search::{Shard, TextDoc, TextIndex};
+
+use crate::lambda::proc_status_kb;
+
+/// A small deterministic generator (xorshift64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A rank in 0..n, about Zipf-distributed (log-uniform): rank r has weight about 1/(r+1).
+    fn zipf(&mut self, n: usize) -> usize {
+        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        (((n as f64 + 1.0).ln() * u).exp() as usize)
+            .saturating_sub(1)
+            .min(n - 1)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const SYLLABLES: [&str; 24] = [
+    "ka", "ri", "to", "bel", "mar", "sun", "do", "vi", "lo", "qua", "zen", "pe", "ny", "gor", "fa",
+    "ul", "tre", "sam", "ex", "no", "hy", "lin", "co", "da",
+];
+
+/// The `i`th word of the vocabulary: distinct syllable strings, short ones first.
+fn word(i: usize) -> String {
+    let mut n = i;
+    let mut w = String::new();
+    loop {
+        w.push_str(SYLLABLES[n % SYLLABLES.len()]);
+        n /= SYLLABLES.len();
+        if n == 0 {
+            break;
+        }
+        n -= 1;
+    }
+    w
+}
+
+const VOCABULARY: usize = 200_000;
+const TAGS: usize = 3_000;
+
+fn synthetic(datasets: usize) -> Vec<TextDoc> {
+    let vocabulary: Vec<String> = (0..VOCABULARY).map(word).collect();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    (1..=datasets as u64)
+        .map(|seq| {
+            let mut name: Vec<String> = (0..2 + rng.below(3))
+                .map(|_| vocabulary[rng.zipf(VOCABULARY)].clone())
+                .collect();
+            match rng.below(20) {
+                0..5 => name.push((1990 + rng.below(37)).to_string()),
+                5..7 => name.push(format!("v{seq}")),
+                _ => {}
+            }
+            let description: Vec<&str> = (0..8 + rng.below(33))
+                .map(|_| vocabulary[rng.zipf(VOCABULARY)].as_str())
+                .collect();
+            let tags = (0..1 + rng.below(4))
+                .map(|_| format!("t{}", word(rng.zipf(TAGS))))
+                .collect();
+            TextDoc {
+                seq,
+                name: name.join(" "),
+                description: Some(description.join(" ")),
+                tags,
+            }
+        })
+        .collect()
+}
+
+fn mb(bytes: usize) -> String {
+    format!("{:.2} MB", bytes as f64 / 1e6)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+pub fn run(datasets: usize) -> Result<(), String> {
+    let err = |e: catalog::search::SearchError| e.to_string();
+    let pid = std::process::id();
+    let docs = synthetic(datasets);
+    let generated = proc_status_kb(pid, "VmRSS:")? / 1024;
+    let started = Instant::now();
+    let mut index = TextIndex::build(&docs, TextIndex::MAX_SHARD_BYTES).map_err(err)?;
+    let build = started.elapsed();
+    let shards = index.layout.lowers.len();
+    let mut sizes: Vec<usize> = (0..shards)
+        .map(|i| index.shard(i).map_or(0, Shard::bytes))
+        .collect();
+    let total: usize = sizes.iter().sum();
+    sizes.sort_unstable();
+    let layout_bytes: usize = index.layout.lowers.iter().map(|l| l.len() + 10).sum();
+    let mut kinds = std::collections::BTreeMap::new();
+    for i in 0..shards {
+        for (kind, bytes) in index.shard(i).unwrap().bytes_by_kind().map_err(err)? {
+            *kinds.entry(kind).or_insert(0) += bytes;
+        }
+    }
+    eprintln!("{kinds:?}");
+    let one = TextIndex::build(&docs, usize::MAX).map_err(err)?;
+    eprintln!("one index: {}", mb(one.bytes()));
+    drop(one);
+    println!(
+        "Text index (catalog::search, tantivy), {datasets} synthetic summaries, shards of at \
+         most {} KB:\n",
+        TextIndex::MAX_SHARD_BYTES / 1024
+    );
+    println!(
+        "| build (1 thread) | shards | index size | shard size: median / largest | layout | \
+         peak RSS (summaries alone) |"
+    );
+    println!("|---|---|---|---|---|---|");
+    println!(
+        "| {:.1} s | {shards} | {} | {} / {} | {} | {} MiB ({generated} MiB) |\n",
+        build.as_secs_f64(),
+        mb(total),
+        mb(sizes[shards / 2]),
+        mb(sizes[shards - 1]),
+        mb(layout_bytes),
+        proc_status_kb(pid, "VmHWM:")? / 1024,
+    );
+
+    // What a cold listing reads for each query shape: the shards of its words (and the delta).
+    let common = word(0);
+    let shapes: Vec<(String, String)> = vec![
+        ("the most common word".into(), common.clone()),
+        ("its first two letters".into(), common[..2].to_owned()),
+        ("the 100th word".into(), word(99)),
+        ("the 10,000th word".into(), word(9_999)),
+        ("a year".into(), "2024".into()),
+        ("a unique number".into(), format!("v{}", datasets / 2)),
+        (
+            "two common words".into(),
+            format!("{} {}", word(1), word(2)),
+        ),
+        (
+            "three words".into(),
+            format!("{} {} {}", word(3), word(50), word(700)),
+        ),
+        ("a tag".into(), format!("t{}", word(5))),
+        (
+            "eight words".into(),
+            (10..18).map(word).collect::<Vec<_>>().join(" "),
+        ),
+    ];
+    println!("| q | shards read | bytes read | load | search | matches |");
+    println!("|---|---|---|---|---|---|");
+    for (shape, q) in &shapes {
+        let mut words: Vec<String> = catalog::search::words(q).collect();
+        words.sort();
+        words.dedup();
+        let needed = index.layout.shards_for(&words);
+        let blobs: Vec<(usize, Vec<u8>)> = needed
+            .iter()
+            .map(|i| Ok((*i, index.shard(*i).unwrap().to_blob().map_err(err)?)))
+            .collect::<Result<_, String>>()?;
+        let bytes: usize =
+            blobs.iter().map(|(_, b)| b.len()).sum::<usize>() + index.delta().shard().bytes();
+        let started = Instant::now();
+        let mut loaded = vec![None; shards];
+        for (i, blob) in &blobs {
+            loaded[*i] = Some(Shard::from_blob(blob).map_err(err)?);
+        }
+        let load = started.elapsed();
+        let cold = TextIndex::from_parts(
+            index.layout.clone(),
+            index.delta().clone(),
+            loaded,
+            index.change(),
+            index.max_shard_bytes(),
+        );
+        let started = Instant::now();
+        let hits = cold.search(&words).map_err(err)?;
+        let search = started.elapsed();
+        println!(
+            "| {shape} (`{q}`) | {} | {} | {} | {} | {} |",
+            needed.len(),
+            mb(bytes),
+            ms(load),
+            ms(search),
+            hits.len()
+        );
+    }
+
+    // The worst one-word query: every two-letter start of a word in the vocabulary.
+    let mut prefixes: Vec<String> = (0..VOCABULARY)
+        .map(word)
+        .chain((0..TAGS).map(|i| format!("t{}", word(i))))
+        .map(|w| w.chars().take(2).collect())
+        .collect();
+    prefixes.sort();
+    prefixes.dedup();
+    let mut worst = (0, String::new(), 0);
+    for prefix in &prefixes {
+        let needed = index.layout.shards_for(std::slice::from_ref(prefix));
+        let bytes: usize = needed
+            .iter()
+            .map(|i| index.shard(*i).map_or(0, Shard::bytes))
+            .sum();
+        if bytes > worst.0 {
+            worst = (bytes, prefix.clone(), needed.len());
+        }
+    }
+    println!(
+        "\nThe largest read of one word, over the {} two-letter starts: `{}`, {} shards, {}.\n",
+        prefixes.len(),
+        worst.1,
+        worst.2,
+        mb(worst.0)
+    );
+
+    // Publishing: each new dataset goes into the delta, then one shard folds the delta in.
+    let publishes = 400;
+    let mut extra = synthetic(datasets + publishes);
+    let fresh = extra.split_off(datasets);
+    drop(extra);
+    drop(docs);
+    let (mut most_delta, mut most_written, mut most_docs) = (0usize, 0usize, 0usize);
+    let mut time = Duration::ZERO;
+    let mut slowest = Duration::ZERO;
+    for doc in fresh {
+        let started = Instant::now();
+        index.layout.datasets += 1;
+        index.upsert(doc).map_err(err)?;
+        let written = index.fold_one().map_err(err)?;
+        let took = started.elapsed();
+        time += took;
+        slowest = slowest.max(took);
+        let shard_bytes: usize = written
+            .iter()
+            .map(|i| index.shard(*i).map_or(0, Shard::bytes))
+            .sum();
+        let layout_bytes: usize = index.layout.lowers.iter().map(|l| l.len() + 10).sum();
+        let delta = index.delta().shard().bytes();
+        most_delta = most_delta.max(delta);
+        most_docs = most_docs.max(index.delta().len());
+        most_written = most_written.max(delta + shard_bytes + layout_bytes);
+    }
+    println!(
+        "| publishes | each: delta + one shard + layout written, at most | delta at most | time \
+         each: mean / slowest |"
+    );
+    println!("|---|---|---|---|");
+    println!(
+        "| {publishes} | {} | {} ({most_docs} datasets) | {} / {} |",
+        mb(most_written),
+        mb(most_delta),
+        ms(time / publishes as u32),
+        ms(slowest)
+    );
+    Ok(())
+}
