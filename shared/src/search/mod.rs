@@ -126,8 +126,11 @@ impl Terms {
         }
     }
 
-    /// Only the words in `range`; `None` when none is.
-    fn within(&self, range: &TermRange<'_>) -> Option<Self> {
+    /// Only the words in `range`; `None` when none is, or the dataset is not in its positions.
+    fn within(&self, range: &Bounds) -> Option<Self> {
+        if !range.holds_seq(self.seq) {
+            return None;
+        }
         let fields = self.fields.clone().map(|mut f| {
             f.retain(|w, _| range.contains(w));
             f
@@ -139,22 +142,38 @@ impl Terms {
     }
 }
 
-/// The terms from `lower` (inclusive) to `upper` (exclusive; `None`: every term after).
-#[derive(Debug, Clone, Copy)]
-struct TermRange<'a> {
-    lower: &'a str,
-    upper: Option<&'a str>,
+/// What a shard holds: the terms from `lower` (inclusive) to `upper` (exclusive; `None`: every
+/// term after), of the datasets at positions from `seq_lower` to `seq_upper` (likewise). Shards
+/// of one term range split by position hold a word too common to split by term: a change then
+/// rewrites only the positions it falls in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Bounds {
+    lower: String,
+    upper: Option<String>,
+    seq_lower: u64,
+    seq_upper: Option<u64>,
 }
 
-impl TermRange<'_> {
+impl Bounds {
+    const ALL: Self = Self {
+        lower: String::new(),
+        upper: None,
+        seq_lower: 0,
+        seq_upper: None,
+    };
+
     fn contains(&self, term: &str) -> bool {
-        term >= self.lower && self.upper.is_none_or(|u| term < u)
+        term >= self.lower.as_str() && self.upper.as_deref().is_none_or(|u| term < u)
+    }
+
+    fn holds_seq(&self, seq: u64) -> bool {
+        seq >= self.seq_lower && self.seq_upper.is_none_or(|u| seq < u)
     }
 
     /// Whether a term starting with `word` can fall in this range.
     fn overlaps_prefix(&self, word: &str) -> bool {
-        let starts_before_upper = self.upper.is_none_or(|u| word < u);
-        let reaches_lower = word >= self.lower || self.lower.starts_with(word);
+        let starts_before_upper = self.upper.as_deref().is_none_or(|u| word < u);
+        let reaches_lower = word >= self.lower.as_str() || self.lower.starts_with(word);
         starts_before_upper && reaches_lower
     }
 }
@@ -616,8 +635,11 @@ impl SegmentCollector for SegmentHits {
 /// listing reads first, to know which shards its words need.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Layout {
-    /// Each shard's lowest term, ascending; the first is `""`.
+    /// Each shard's lowest term, ascending; the first is `""`. Shards split by position share
+    /// it.
     pub lowers: Vec<String>,
+    /// Each shard's lowest position: 0, or where a shard of the same term range starts.
+    pub seq_lowers: Vec<u64>,
     /// For each shard, the last change it has folded in.
     pub folded: Vec<u64>,
     /// How many datasets the catalog lists (BM25's count).
@@ -625,10 +647,15 @@ pub struct Layout {
 }
 
 impl Layout {
-    fn range(&self, shard: usize) -> TermRange<'_> {
-        TermRange {
-            lower: &self.lowers[shard],
-            upper: self.lowers.get(shard + 1).map(String::as_str),
+    fn range(&self, shard: usize) -> Bounds {
+        let lower = &self.lowers[shard];
+        let next = shard + 1;
+        let same_terms = self.lowers.get(next) == Some(lower);
+        Bounds {
+            lower: lower.clone(),
+            upper: self.lowers[next..].iter().find(|l| *l != lower).cloned(),
+            seq_lower: self.seq_lowers[shard],
+            seq_upper: same_terms.then(|| self.seq_lowers[next]),
         }
     }
 
@@ -759,24 +786,23 @@ impl TextIndex {
         let mut pieces = Vec::new();
         for (i, writer) in writers.into_iter().enumerate() {
             let shard = writer.finish()?;
+            let bounds = Bounds {
+                lower: lowers[i].clone(),
+                upper: lowers.get(i + 1).cloned(),
+                ..Bounds::ALL
+            };
             if shard.bytes <= max_shard_bytes {
-                pieces.push((lowers[i].clone(), shard));
+                pieces.push((bounds, shard));
             } else {
                 let terms = shard.terms()?;
                 drop(shard);
-                let upper = lowers.get(i + 1).cloned();
-                split_into(
-                    &terms,
-                    lowers[i].clone(),
-                    upper,
-                    max_shard_bytes,
-                    &mut pieces,
-                )?;
+                split_into(&terms, bounds, max_shard_bytes, &mut pieces)?;
             }
         }
         Ok(Self {
             layout: Layout {
-                lowers: pieces.iter().map(|(l, _)| l.clone()).collect(),
+                lowers: pieces.iter().map(|(b, _)| b.lower.clone()).collect(),
+                seq_lowers: pieces.iter().map(|(b, _)| b.seq_lower).collect(),
                 folded: vec![0; pieces.len()],
                 datasets: docs.len() as u64,
             },
@@ -876,15 +902,15 @@ impl TextIndex {
             }
         }
         let docs: Vec<Terms> = docs.into_values().collect();
-        let lower = range.lower.to_owned();
-        let upper = range.upper.map(str::to_owned);
         let mut pieces = Vec::new();
-        split_into(&docs, lower, upper, self.max_shard_bytes, &mut pieces)?;
+        split_into(&docs, range, self.max_shard_bytes, &mut pieces)?;
         let written: Vec<usize> = (target..target + pieces.len()).collect();
-        let lowers: Vec<String> = pieces.iter().map(|(l, _)| l.clone()).collect();
+        let lowers: Vec<String> = pieces.iter().map(|(b, _)| b.lower.clone()).collect();
+        let seq_lowers: Vec<u64> = pieces.iter().map(|(b, _)| b.seq_lower).collect();
         let shards: Vec<Option<Shard>> = pieces.into_iter().map(|(_, s)| Some(s)).collect();
         let n = lowers.len();
         self.layout.lowers.splice(target..=target, lowers);
+        self.layout.seq_lowers.splice(target..=target, seq_lowers);
         self.layout
             .folded
             .splice(target..=target, std::iter::repeat_n(self.change, n));
@@ -982,20 +1008,20 @@ impl TextIndex {
     }
 }
 
-/// Builds `docs` (all within `lower..upper`) into shards of at most `max_bytes`, splitting the
-/// range at its median word while a piece is larger and holds more than one word.
+/// Builds `docs` (all within `bounds`) into shards of at most `max_bytes`: a larger piece is
+/// split at its median word, or, holding one word, at its median position.
 fn split_into(
     docs: &[Terms],
-    lower: String,
-    upper: Option<String>,
+    bounds: Bounds,
     max_bytes: usize,
-    out: &mut Vec<(String, Shard)>,
+    out: &mut Vec<(Bounds, Shard)>,
 ) -> Result<(), SearchError> {
     let shard = Shard::build(docs)?;
-    if shard.bytes <= max_bytes {
-        out.push((lower, shard));
+    if shard.bytes <= max_bytes || docs.len() < 2 {
+        out.push((bounds, shard));
         return Ok(());
     }
+    drop(shard);
     // The word at which about half the postings lie before.
     let mut weights: BTreeMap<&str, u64> = BTreeMap::new();
     for doc in docs {
@@ -1009,38 +1035,44 @@ fn split_into(
     let mut seen = 0;
     let mut middle = None;
     for (word, weight) in &weights {
-        if seen >= total / 2 && *word > lower.as_str() {
+        if seen >= total / 2 && *word > bounds.lower.as_str() {
             middle = Some(word.to_string());
             break;
         }
         seen += weight;
     }
-    let Some(middle) = middle else {
-        // One word: nothing to split.
-        out.push((lower, shard));
-        return Ok(());
+    let (left, right) = match middle {
+        Some(middle) => (
+            Bounds {
+                upper: Some(middle.clone()),
+                ..bounds.clone()
+            },
+            Bounds {
+                lower: middle,
+                ..bounds
+            },
+        ),
+        None => {
+            // One word: split the positions.
+            let mut seqs: Vec<u64> = docs.iter().map(|d| d.seq).collect();
+            seqs.sort_unstable();
+            let middle = seqs[seqs.len() / 2];
+            (
+                Bounds {
+                    seq_upper: Some(middle),
+                    ..bounds.clone()
+                },
+                Bounds {
+                    seq_lower: middle,
+                    ..bounds
+                },
+            )
+        }
     };
-    drop(shard);
-    let (left, right) = (
-        TermRange {
-            lower: &lower,
-            upper: Some(&middle),
-        },
-        TermRange {
-            lower: &middle,
-            upper: upper.as_deref(),
-        },
-    );
     let left_docs: Vec<Terms> = docs.iter().filter_map(|d| d.within(&left)).collect();
     let right_docs: Vec<Terms> = docs.iter().filter_map(|d| d.within(&right)).collect();
-    split_into(
-        &left_docs,
-        lower.clone(),
-        Some(middle.clone()),
-        max_bytes,
-        out,
-    )?;
-    split_into(&right_docs, middle, upper, max_bytes, out)
+    split_into(&left_docs, left, max_bytes, out)?;
+    split_into(&right_docs, right, max_bytes, out)
 }
 
 #[cfg(test)]

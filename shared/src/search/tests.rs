@@ -255,6 +255,42 @@ fn changes_folded_one_shard_at_a_time_answer_as_a_fresh_build() {
 }
 
 #[test]
+fn a_word_too_common_to_split_by_term_is_split_by_position() {
+    // One word, in names, tags and descriptions, with different counts.
+    let docs: Vec<TextDoc> = (1..=1100)
+        .map(|seq| {
+            let many = vec!["common"; 1 + (seq % 7) as usize].join(" ");
+            match seq % 3 {
+                0 => doc(seq, "common", "", &[]),
+                1 => doc(seq, "", &many, &["common"]),
+                _ => doc(seq, &many, "common", &[]),
+            }
+        })
+        .collect();
+    let whole = TextIndex::build(&docs[..1000], usize::MAX).unwrap();
+    let limit = whole.shard(0).unwrap().bytes() * 3 / 4;
+    let mut index = TextIndex::build(&docs[..1000], limit).unwrap();
+    assert!(index.layout.lowers.len() > 1, "{:?}", index.layout);
+    assert!(
+        index.layout.lowers.iter().all(String::is_empty),
+        "one term range, split by position: {:?}",
+        index.layout
+    );
+    assert!(index.layout.seq_lowers.windows(2).all(|w| w[0] < w[1]));
+    assert_same_answers(&index, &whole, &["common", "com"]);
+    // New datasets go to the last positions' shard; none outgrows the limit.
+    for doc in &docs[1000..] {
+        index.layout.datasets += 1;
+        index.upsert(doc.clone()).unwrap();
+        for written in index.fold_one().unwrap() {
+            assert!(index.shard(written).unwrap().bytes() <= limit);
+        }
+    }
+    let whole = TextIndex::build(&docs, usize::MAX).unwrap();
+    assert_same_answers(&index, &whole, &["common", "com"]);
+}
+
+#[test]
 fn a_shard_stored_and_read_back_answers_the_same() {
     let index = TextIndex::build(&corpus(300), 4 * 1024).unwrap();
     let shards: Vec<Option<Shard>> = (0..index.layout.lowers.len())
