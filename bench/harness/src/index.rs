@@ -79,15 +79,20 @@ struct Fields {
     license: Field,
 }
 
-/// A small deterministic generator (xorshift64).
-struct Rng(u64);
+/// A small deterministic generator (xorshift64), for the synthetic catalogs here and in
+/// `text`.
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
+    }
+
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
     }
 
     fn word(&mut self) -> &'static str {

@@ -11,30 +11,15 @@ use std::time::{Duration, Instant};
 
 use catalog::search::{Shard, TextDoc, TextIndex};
 
+use crate::index::Rng;
 use crate::lambda::proc_status_kb;
 
-/// A small deterministic generator (xorshift64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// A rank in 0..n, about Zipf-distributed (log-uniform): rank r has weight about 1/(r+1).
-    fn zipf(&mut self, n: usize) -> usize {
-        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
-        (((n as f64 + 1.0).ln() * u).exp() as usize)
-            .saturating_sub(1)
-            .min(n - 1)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
+/// A rank in 0..n, about Zipf-distributed (log-uniform): rank r has weight about 1/(r+1).
+fn zipf(rng: &mut Rng, n: usize) -> usize {
+    let u = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+    (((n as f64 + 1.0).ln() * u).exp() as usize)
+        .saturating_sub(1)
+        .min(n - 1)
 }
 
 const SYLLABLES: [&str; 24] = [
@@ -66,7 +51,7 @@ fn synthetic(datasets: usize) -> Vec<TextDoc> {
     (1..=datasets as u64)
         .map(|seq| {
             let mut name: Vec<String> = (0..2 + rng.below(3))
-                .map(|_| vocabulary[rng.zipf(VOCABULARY)].clone())
+                .map(|_| vocabulary[zipf(&mut rng, VOCABULARY)].clone())
                 .collect();
             match rng.below(20) {
                 0..5 => name.push((1990 + rng.below(37)).to_string()),
@@ -74,10 +59,10 @@ fn synthetic(datasets: usize) -> Vec<TextDoc> {
                 _ => {}
             }
             let description: Vec<&str> = (0..8 + rng.below(33))
-                .map(|_| vocabulary[rng.zipf(VOCABULARY)].as_str())
+                .map(|_| vocabulary[zipf(&mut rng, VOCABULARY)].as_str())
                 .collect();
             let tags = (0..1 + rng.below(4))
-                .map(|_| format!("t{}", word(rng.zipf(TAGS))))
+                .map(|_| format!("t{}", word(zipf(&mut rng, TAGS))))
                 .collect();
             TextDoc {
                 seq,
