@@ -29,6 +29,19 @@ pub enum StoreError {
     Other(#[source] BoxError),
 }
 
+/// A damaged stored shard is a malformed record; anything else tantivy reports is the backend's.
+#[cfg(feature = "search")]
+impl From<crate::search::SearchError> for StoreError {
+    fn from(e: crate::search::SearchError) -> Self {
+        match e {
+            crate::search::SearchError::Damaged(what) => {
+                Self::Corrupt(format!("text index: a stored shard is damaged: {what}"))
+            }
+            other => Self::Other(Box::new(other)),
+        }
+    }
+}
+
 /// Everything a request can end in other than success.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {

@@ -17,10 +17,11 @@ use crate::ports::{
     AccountKeyStore, CatalogPager, Created, DatasetReader, DownloadReader, GrantLister,
     GrantReader, KeyReader, KeyUsage, SignedUrl, TableReader, TargetsReader, UrlSigner,
 };
-use crate::query::{FacetCounts, Indexed, ListQuery};
+use crate::query::{FacetCounts, Indexed, ListQuery, Scores};
 use crate::records::{
     CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget, StoredVersion, TableRead,
 };
+use crate::search::{TextDoc, TextIndex};
 use crate::slug::Slug;
 
 /// A catalog held in memory. Datasets are listed newest first, in insertion order.
@@ -96,11 +97,30 @@ impl CatalogPager for MemoryCatalog {
         let facets = query
             .facet_counts
             .then(|| FacetCounts::tally(all.iter().map(|i| &i.summary.card)));
+        // Words: the same text index the store keeps, built whole here.
+        let scores = match query.words.is_empty() {
+            true => None,
+            false => Some(text_scores(&all, &query.words)?),
+        };
         Ok(CatalogPage {
             facets,
-            ..query.select(all.iter(), offset, limit)
+            ..query.select(all.iter(), scores.as_ref(), offset, limit)
         })
     }
+}
+
+/// What the text index finds for `words` among `all`.
+fn text_scores(all: &[Indexed], words: &[String]) -> Result<Scores, StoreError> {
+    let docs: Vec<TextDoc> = all
+        .iter()
+        .map(|i| TextDoc::of(i.summary.seq, &i.summary.card))
+        .collect();
+    let index = TextIndex::build(&docs, TextIndex::MAX_SHARD_BYTES)?;
+    Ok(index
+        .search(words)?
+        .into_iter()
+        .map(|hit| (hit.seq, hit.score))
+        .collect())
 }
 
 fn summary(d: &DatasetRecord, seq: u64) -> Option<DatasetSummary> {

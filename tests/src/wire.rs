@@ -26,6 +26,8 @@ pub struct Call {
     pub operation: String,
     /// Items in a DynamoDB response (`Item`, `Items`, `Responses`); 0 for others.
     pub items: usize,
+    /// The response's bytes on the wire (its `Content-Length`; 0 when it has none).
+    pub bytes: usize,
 }
 
 impl Intercept for Wire {
@@ -35,7 +37,7 @@ impl Intercept for Wire {
 
     fn read_before_deserialization(
         &self,
-        _context: &BeforeDeserializationInterceptorContextRef<'_>,
+        context: &BeforeDeserializationInterceptorContextRef<'_>,
         _components: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
@@ -43,9 +45,16 @@ impl Intercept for Wire {
             .load::<Metadata>()
             .map(|m| format!("{}.{}", m.service(), m.name()))
             .unwrap_or_else(|| "?".into());
+        let bytes = context
+            .response()
+            .headers()
+            .get("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
         catalog::lock(&self.0).push(Call {
             operation,
             items: 0,
+            bytes,
         });
         Ok(())
     }

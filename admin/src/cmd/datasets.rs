@@ -137,6 +137,13 @@ fn report(done: &catalog_writer::Reindexed) {
         "reindexed {} filter lists ({} entries written or removed; {} catalog entries moved or removed)",
         done.lists, done.written, done.renumbered
     );
+    println!(
+        "text index: {} datasets in {} shards ({} KB); {} stale items removed",
+        done.text.datasets,
+        done.text.shards,
+        done.text.bytes.div_ceil(1024),
+        done.text.swept
+    );
     let (values, kb) = (done.summary_values, done.summary_bytes.div_ceil(1024));
     if done.summary_fits {
         println!("facet counts: {values} values ({kb} KB)");

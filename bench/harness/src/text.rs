@@ -1,9 +1,10 @@
 //! The listings' text index (`catalog::search`) at a million datasets, in-process: N synthetic
 //! summaries whose words follow a Zipf law over a 200,000-word vocabulary (plus years and
-//! unique numbers in names, tags from 3,000), built into term-range shards.
+//! unique numbers in names, tags from 3,000), with Zipf-distributed categories and licenses,
+//! built into term-range shards.
 //!
-//! Prints the build (time, shards, sizes, peak memory); for each query shape, the shards and
-//! bytes a cold listing reads and the time to load and search them; the worst word prefix of
+//! Prints the build (time, shards, sizes, peak memory); for each query shape (words, filters,
+//! both), the shards and bytes a cold listing reads and the time to load and search them; the worst word prefix of
 //! two letters; and what publishing costs: each of 400 new datasets recorded in the delta and
 //! folded into one shard, with the bytes written.
 
@@ -44,6 +45,10 @@ fn word(i: usize) -> String {
 
 const VOCABULARY: usize = 200_000;
 const TAGS: usize = 3_000;
+/// Categories and licenses, Zipf-distributed too: the most common category holds about a
+/// fifth of the catalog, the most common license about a third.
+const CATEGORIES: usize = 40;
+const LICENSES: usize = 8;
 
 fn synthetic(datasets: usize) -> Vec<TextDoc> {
     let vocabulary: Vec<String> = (0..VOCABULARY).map(word).collect();
@@ -61,14 +66,22 @@ fn synthetic(datasets: usize) -> Vec<TextDoc> {
             let description: Vec<&str> = (0..8 + rng.below(33))
                 .map(|_| vocabulary[zipf(&mut rng, VOCABULARY)].as_str())
                 .collect();
-            let tags = (0..1 + rng.below(4))
+            let tags: Vec<String> = (0..1 + rng.below(4))
                 .map(|_| format!("t{}", word(zipf(&mut rng, TAGS))))
                 .collect();
+            let mut facets = vec![
+                format!("category#c{}", zipf(&mut rng, CATEGORIES)),
+                format!("license#l{}", zipf(&mut rng, LICENSES)),
+            ];
+            facets.extend(tags.iter().map(|t| format!("tag#{t}")));
+            facets.sort();
+            facets.dedup();
             TextDoc {
                 seq,
                 name: name.join(" "),
                 description: Some(description.join(" ")),
                 tags,
+                facets,
             }
         })
         .collect()
@@ -137,7 +150,36 @@ pub fn run(datasets: usize) -> Result<(), String> {
 
     // What a cold listing reads for each query shape: the shards of its words (and the delta).
     let common = word(0);
-    let shapes: Vec<(String, String)> = vec![
+    let filter = |keys: &[&str]| keys.iter().map(|k| (*k).to_owned()).collect::<Vec<_>>();
+    let common_tag = format!("tag#t{}", word(0));
+    let filters: Vec<(String, String, Vec<String>)> = vec![
+        (
+            "the most common category".into(),
+            String::new(),
+            filter(&["category#c0"]),
+        ),
+        (
+            "it and the most common license".into(),
+            String::new(),
+            filter(&["category#c0", "license#l0"]),
+        ),
+        (
+            "a rare category and a common tag".into(),
+            String::new(),
+            filter(&["category#c30", &common_tag]),
+        ),
+        (
+            "three filters".into(),
+            String::new(),
+            filter(&["category#c1", "license#l1", &common_tag]),
+        ),
+        (
+            "the most common word in the most common category".into(),
+            common.clone(),
+            filter(&["category#c0"]),
+        ),
+    ];
+    let shapes: Vec<(String, String, Vec<String>)> = vec![
         ("the most common word".into(), common.clone()),
         ("its first two letters".into(), common[..2].to_owned()),
         ("the 100th word".into(), word(99)),
@@ -157,14 +199,18 @@ pub fn run(datasets: usize) -> Result<(), String> {
             "eight words".into(),
             (10..18).map(word).collect::<Vec<_>>().join(" "),
         ),
-    ];
-    println!("| q | shards read | bytes read | load | search | matches |");
+    ]
+    .into_iter()
+    .map(|(shape, q)| (shape, q, Vec::new()))
+    .chain(filters)
+    .collect();
+    println!("| q and filters | shards read | bytes read | load | search | matches |");
     println!("|---|---|---|---|---|---|");
-    for (shape, q) in &shapes {
+    for (shape, q, facets) in &shapes {
         let mut words: Vec<String> = catalog::search::words(q).collect();
         words.sort();
         words.dedup();
-        let needed = index.layout.shards_for(&words);
+        let needed = index.layout.shards_for(&words, facets);
         let blobs: Vec<(usize, Vec<u8>)> = needed
             .iter()
             .map(|i| Ok((*i, index.shard(*i).unwrap().to_blob().map_err(err)?)))
@@ -185,10 +231,16 @@ pub fn run(datasets: usize) -> Result<(), String> {
             index.max_shard_bytes(),
         );
         let started = Instant::now();
-        let hits = cold.search(&words).map_err(err)?;
+        let hits = cold.find(&words, facets).map_err(err)?;
         let search = started.elapsed();
+        let asked = q
+            .split_whitespace()
+            .map(str::to_owned)
+            .chain(facets.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ");
         println!(
-            "| {shape} (`{q}`) | {} | {} | {} | {} | {} |",
+            "| {shape} (`{asked}`) | {} | {} | {} | {} | {} |",
             needed.len(),
             mb(bytes),
             ms(load),
@@ -207,7 +259,7 @@ pub fn run(datasets: usize) -> Result<(), String> {
     prefixes.dedup();
     let mut worst = (0, String::new(), 0);
     for prefix in &prefixes {
-        let needed = index.layout.shards_for(std::slice::from_ref(prefix));
+        let needed = index.layout.shards_for(std::slice::from_ref(prefix), &[]);
         let bytes: usize = needed
             .iter()
             .map(|i| index.shard(*i).map_or(0, Shard::bytes))

@@ -101,6 +101,10 @@ pub mod name {
     pub const REV: &str = "rev";
     /// On the catalog counter: the facet lists were built (first listing, or `reindex`).
     pub const FACETS_INDEXED: &str = "facets_indexed";
+    /// On the catalog counter: the text index follows every listing from the first (set by a
+    /// catalog's first listing; a catalog listed before the index has none until `reindex`
+    /// builds it).
+    pub const TEXT_INDEXED: &str = "text_indexed";
     /// On a facet counter, and on the catalog list's mark item: until when a rewrite holds the
     /// list.
     pub const REBUILD_UNTIL: &str = "rebuild_until";

@@ -24,8 +24,14 @@ pub mod codec;
 pub mod layout;
 pub mod requests;
 pub mod retry;
+#[cfg(feature = "search")]
+mod search;
+#[cfg(feature = "search")]
+pub use search::FETCH_MATCHES;
 mod sharing;
 pub mod snapshots;
+#[cfg(feature = "search")]
+pub mod text;
 mod tx;
 
 use std::collections::HashMap;
@@ -65,6 +71,9 @@ pub struct DynamoCatalog {
     datasets_table: String,
     keys_table: Option<String>,
     snapshots: Arc<Mutex<SnapshotCache>>,
+    /// The text index's blobs this instance has read.
+    #[cfg(feature = "search")]
+    text: Arc<Mutex<search::TextCache>>,
 }
 
 impl DynamoCatalog {
@@ -75,6 +84,8 @@ impl DynamoCatalog {
             datasets_table: datasets_table.into(),
             keys_table: None,
             snapshots: Arc::default(),
+            #[cfg(feature = "search")]
+            text: Arc::default(),
         }
     }
 
@@ -89,6 +100,8 @@ impl DynamoCatalog {
             datasets_table: datasets_table.into(),
             keys_table: Some(keys_table.into()),
             snapshots: Arc::default(),
+            #[cfg(feature = "search")]
+            text: Arc::default(),
         }
     }
 
@@ -335,15 +348,30 @@ impl DynamoCatalog {
         })
     }
 
-    /// Combined filters, words or another order: the catalog's `rev` and the facets' counters
-    /// (and the facet summary, when asked) in one read, then the smallest candidate list (from
-    /// this instance's snapshots while `rev` is unchanged), filtered and sorted in memory.
+    /// Combined filters or another order (or words, in a build without the text index): the
+    /// catalog's `rev` and the facets' counters (and the facet summary, when asked) in one read,
+    /// then the smallest candidate list (from this instance's snapshots while `rev` is
+    /// unchanged), filtered and sorted in memory.
     async fn scan(
         &self,
         query: &ListQuery,
         offset: Option<u64>,
         limit: u64,
     ) -> Result<CatalogPage, StoreError> {
+        let counted = self.counters(query, Vec::new()).await?;
+        let Some(source) = counted.smallest else {
+            return Ok(counted.empty_page());
+        };
+        let candidates = self.snapshot(source, counted.rev).await?;
+        Ok(CatalogPage {
+            facets: counted.facets,
+            ..query.select(candidates.iter(), None, offset, limit)
+        })
+    }
+
+    /// The listing's first read: the catalog counter (its `rev`), each filter's counter, the
+    /// facet summary when asked, and `extra` items, in one BatchGetItem.
+    async fn counters(&self, query: &ListQuery, extra: Vec<Item>) -> Result<Counted, StoreError> {
         let mut keys = vec![counter_key(COUNTER_PK.to_owned())];
         keys.extend(
             query
@@ -354,36 +382,40 @@ impl DynamoCatalog {
         if query.facet_counts {
             keys.push(facet_summary_key());
         }
-        let counters = self.batch_get_datasets(keys).await?;
-        let by_pk = |pk: &str| find(&counters, pk, COUNTER_SK);
+        keys.extend(extra);
+        let items = self.batch_get_datasets(keys).await?;
+        let by_pk = |pk: &str| find(&items, pk, COUNTER_SK);
         let facets = match query.facet_counts {
-            true => facet_counts(find(&counters, COUNTER_PK, FACETS_SK), by_pk(COUNTER_PK))?,
+            true => facet_counts(find(&items, COUNTER_PK, FACETS_SK), by_pk(COUNTER_PK))?,
             false => None,
         };
-        let rev = match by_pk(COUNTER_PK) {
-            Some(item) if item.contains_key(REV) => get_u64(item, REV)?,
-            _ => 0,
+        let (rev, total) = match by_pk(COUNTER_PK) {
+            Some(item) if item.contains_key(REV) => (get_u64(item, REV)?, get_u64(item, TOTAL)?),
+            Some(item) => (0, get_u64(item, TOTAL)?),
+            None => (0, 0),
         };
-        let mut source = (LIST_PK.to_owned(), u64::MAX);
+        let mut smallest = Some((LIST_PK.to_owned(), u64::MAX));
         for facet in &query.facets {
             let Some(item) = by_pk(&facet_counter_pk(facet)) else {
                 // No dataset has ever had this value: nothing can match.
                 warn_if_unindexed(by_pk(COUNTER_PK), facet);
-                return Ok(CatalogPage {
-                    total: 0,
-                    items: Vec::new(),
-                    facets,
-                });
+                smallest = None;
+                break;
             };
             let total = get_u64(item, TOTAL)?;
-            if total < source.1 {
-                source = (facet_list_pk(facet), total);
+            if let Some((_, least)) = &smallest {
+                if total < *least {
+                    smallest = Some((facet_list_pk(facet), total));
+                }
             }
         }
-        let candidates = self.snapshot(source.0, rev).await?;
-        Ok(CatalogPage {
+        Ok(Counted {
             facets,
-            ..query.select(candidates.iter(), offset, limit)
+            rev,
+            total,
+            smallest_len: smallest.as_ref().map_or(0, |(_, n)| (*n).min(total)),
+            smallest: smallest.map(|(pk, _)| pk),
+            items,
         })
     }
 
@@ -418,6 +450,35 @@ impl DynamoCatalog {
         )]);
         let mut found = batch_get_all(&self.client, request).await?;
         Ok(found.remove(&self.datasets_table).unwrap_or_default())
+    }
+}
+
+/// What a listing's first read found.
+struct Counted {
+    /// The facet counts, when asked (and complete).
+    facets: Option<crate::query::FacetCounts>,
+    /// The catalog's revision, and how many datasets it lists.
+    rev: u64,
+    #[cfg_attr(not(feature = "search"), allow(dead_code))]
+    total: u64,
+    /// The smallest list holding every candidate: `LIST`, or a filter's; `None` when a filter
+    /// has a value no dataset has.
+    smallest: Option<String>,
+    /// How many entries that list holds.
+    #[cfg_attr(not(feature = "search"), allow(dead_code))]
+    smallest_len: u64,
+    /// Every item read.
+    #[cfg_attr(not(feature = "search"), allow(dead_code))]
+    items: Vec<Item>,
+}
+
+impl Counted {
+    fn empty_page(self) -> CatalogPage {
+        CatalogPage {
+            total: 0,
+            items: Vec::new(),
+            facets: self.facets,
+        }
     }
 }
 
@@ -509,6 +570,10 @@ impl CatalogPager for DynamoCatalog {
                 self.positional(list, offset, limit, descending, query.facet_counts)
                     .await
             }
+            #[cfg(feature = "search")]
+            Plan::Search => self.search(query, offset, limit).await,
+            #[cfg(not(feature = "search"))]
+            Plan::Search => self.scan(query, offset, limit).await,
             Plan::Scan => self.scan(query, offset, limit).await,
         }
     }

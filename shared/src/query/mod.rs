@@ -5,14 +5,18 @@
 //!   list, one range read of positions.
 //! - One facet value (one `category`, one `tag` or one `license`), no words, sorted by
 //!   publication: that facet's own list, kept gap-free in publication order, read the same way.
-//! - Anything else (several facets, `q`, sorting by `updated` or `name`): a scan of the smallest
-//!   candidate list, filtered and sorted in memory. Its cost grows with that list's size; see
-//!   docs/api.md (Finding datasets) for the figures.
+//! - Words (`q`), or several facet values: the text index ([`crate::search`]), which also holds
+//!   each dataset's facets, finds the matching datasets and their scores ([`Plan::Search`]);
+//!   orders other than relevance or publication apply to those matches.
+//! - Anything else (sorting by `updated`, `name` or `downloads` with at most one facet): a scan
+//!   of the smallest candidate list, filtered and sorted in memory. Its cost grows with that
+//!   list's size; see docs/api.md (Finding datasets) for the figures.
 //!
 //! With `facets=true`, the answer also counts every facet value of the whole catalog
 //! ([`FacetCounts`]), read with the listing's first request.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use crate::records::{Card, CatalogPage, DatasetSummary};
 
@@ -53,8 +57,24 @@ impl Card {
     }
 }
 
+/// How well each dataset matched the words of `q`, by position: what the text index found.
+pub type Scores = HashMap<u64, f32>;
+
+/// Longest indexed word, in bytes (tantivy's limit is 65,530). A longer run of letters is not
+/// a word anyone types; the index leaves it out, and so does matching.
+pub const MAX_WORD_BYTES: usize = 255;
+
+/// The words of a text as `q`, the text index and matching split it: runs of letters and
+/// digits (Unicode's), each lowercased on its own.
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
 /// A summary with what matching and sorting need, computed once (a scan's list is kept and
-/// queried many times): its facets, its lowercase search text and its lowercase name.
+/// queried many times): its facets, its words (as [`words`] splits the name, description and
+/// tags, one per line) and its lowercase name.
 #[derive(Debug, Clone)]
 pub struct Indexed {
     pub summary: DatasetSummary,
@@ -67,10 +87,16 @@ impl Indexed {
     pub fn new(summary: DatasetSummary) -> Self {
         let card = &summary.card;
         let facets = card.facets();
-        let mut text = card.name.to_lowercase();
-        for part in card.description.iter().chain(card.tags.iter()) {
+        let mut text = String::new();
+        let fields = std::iter::once(&card.name)
+            .chain(card.description.iter())
+            .chain(card.tags.iter());
+        for word in fields
+            .flat_map(|f| words(f))
+            .filter(|w| w.len() <= MAX_WORD_BYTES)
+        {
+            text.push_str(&word);
             text.push('\n');
-            text.push_str(&part.to_lowercase());
         }
         let name = card.name.to_lowercase();
         Self {
@@ -114,6 +140,21 @@ impl Indexed {
     pub fn has(&self, facet: &Facet) -> bool {
         self.facets.contains(facet)
     }
+
+    /// Whether `word` (lowercase, as [`ListQuery::parse`] splits `q`) starts a word of the name,
+    /// description or a tag; a word of one character must be one. The same rule as the text
+    /// index's, checked on one summary: what a listing checks of the datasets the index found,
+    /// and how it matches in a catalog whose index is not built yet.
+    pub fn has_word(&self, word: &str) -> bool {
+        let one_char = word.chars().nth(1).is_none();
+        self.text.lines().any(|w| {
+            if one_char {
+                w == word
+            } else {
+                w.starts_with(word)
+            }
+        })
+    }
 }
 
 /// How a listing is served.
@@ -123,6 +164,9 @@ pub enum Plan<'a> {
     Listing { descending: bool },
     /// One facet's list by position.
     Facet { facet: &'a Facet, descending: bool },
+    /// The text index finds the datasets matching the words and the filters (and their
+    /// scores); the order applies to those.
+    Search,
     /// Filter and sort a whole candidate list.
     Scan,
 }
@@ -140,13 +184,17 @@ pub struct ListParams<'a> {
     pub facets: Option<&'a str>,
 }
 
-/// A listing request: filters (all must match), words (all must occur) and the order; and
-/// whether the answer counts every facet value of the catalog (`facets=true`).
+/// A listing request: filters (all must match), words (each must start a word of the dataset's
+/// text) and the order; and whether the answer counts every facet value of the catalog
+/// (`facets=true`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListQuery {
     pub facets: Vec<Facet>,
     pub words: Vec<String>,
     pub sort: Sort,
+    /// Best match first: words were given and no `sort`. Ties, and a catalog whose text index
+    /// is not built yet, fall back to `sort` (newest first).
+    pub relevance: bool,
     /// Also every facet value of the whole catalog with its count (not narrowed by the
     /// filters or words).
     pub facet_counts: bool,
@@ -158,6 +206,7 @@ impl Default for ListQuery {
             facets: Vec::new(),
             words: Vec::new(),
             sort: Sort::DEFAULT,
+            relevance: false,
             facet_counts: false,
         }
     }
@@ -197,17 +246,14 @@ impl ListQuery {
         if q.chars().count() > Self::MAX_Q_LEN {
             return Err(QueryError::QTooLong);
         }
-        let mut words: Vec<String> = q
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect();
+        let mut words: Vec<String> = words(q).collect();
         words.sort();
         words.dedup();
         if words.len() > Self::MAX_WORDS {
             return Err(QueryError::TooManyWords);
         }
         Ok(Self {
+            relevance: !words.is_empty() && sort.is_none(),
             facets,
             words,
             sort: Sort::parse(sort)?,
@@ -216,7 +262,10 @@ impl ListQuery {
     }
 
     pub fn plan(&self) -> Plan<'_> {
-        if !self.words.is_empty() || self.sort.field != SortField::Created {
+        if !self.words.is_empty() || self.facets.len() > 1 {
+            return Plan::Search;
+        }
+        if self.sort.field != SortField::Created {
             return Plan::Scan;
         }
         let descending = self.sort.descending;
@@ -227,22 +276,32 @@ impl ListQuery {
         }
     }
 
-    /// Every facet matches and every word occurs in the name, description or a tag.
+    /// Every facet matches and every word starts a word of the name, description or a tag.
     pub fn matches(&self, s: &Indexed) -> bool {
-        self.facets.iter().all(|f| s.has(f))
-            && self.words.iter().all(|w| s.text.contains(w.as_str()))
+        self.facets.iter().all(|f| s.has(f)) && self.words.iter().all(|w| s.has_word(w))
     }
 
     /// The page of `candidates` this query asks for: the matches, in order, from `offset`
-    /// (`None`: past any end), at most `limit`; `total` counts every match.
+    /// (`None`: past any end), at most `limit`; `total` counts every match. With words,
+    /// `scores` are what the text index found (a candidate it did not find does not match);
+    /// without them (an index not built yet) the words are matched here, unranked.
     pub fn select<'a>(
         &self,
         candidates: impl Iterator<Item = &'a Indexed>,
+        scores: Option<&Scores>,
         offset: Option<u64>,
         limit: u64,
     ) -> CatalogPage {
-        let mut matches: Vec<&Indexed> = candidates.filter(|s| self.matches(s)).collect();
-        matches.sort_by(|a, b| self.order(a, b));
+        let found = |s: &Indexed| scores.is_none_or(|found| found.contains_key(&s.summary.seq));
+        let mut matches: Vec<&Indexed> =
+            candidates.filter(|s| found(s) && self.matches(s)).collect();
+        match scores.filter(|_| self.relevance) {
+            Some(scores) => matches.sort_by(|a, b| {
+                let score = |i: &Indexed| scores.get(&i.summary.seq).copied().unwrap_or(0.0);
+                score(b).total_cmp(&score(a)).then_with(|| self.order(a, b))
+            }),
+            None => matches.sort_by(|a, b| self.order(a, b)),
+        }
         let total = matches.len() as u64;
         let items = match offset {
             Some(o) => matches
@@ -357,14 +416,6 @@ mod tests {
         for q in [
             ListQuery::parse(ListParams {
                 category: Some("biology"),
-                tags: &["birds"],
-                ..ListParams::default()
-            })
-            .unwrap(),
-            ListQuery::parse(with_tags(&["a", "b"])).unwrap(),
-            ListQuery::parse(with_q("river")).unwrap(),
-            ListQuery::parse(ListParams {
-                category: Some("biology"),
                 sort: Some("name"),
                 ..ListParams::default()
             })
@@ -373,6 +424,128 @@ mod tests {
         ] {
             assert_eq!(q.plan(), Plan::Scan, "{q:?}");
         }
+        for q in [
+            ListQuery::parse(with_q("river")).unwrap(),
+            ListQuery::parse(ListParams {
+                category: Some("biology"),
+                tags: &["birds"],
+                ..ListParams::default()
+            })
+            .unwrap(),
+            ListQuery::parse(with_tags(&["a", "b"])).unwrap(),
+            ListQuery::parse(ListParams {
+                license: Some("cc0-1.0"),
+                tags: &["birds"],
+                sort: Some("downloads"),
+                ..ListParams::default()
+            })
+            .unwrap(),
+            ListQuery::parse(ListParams {
+                category: Some("biology"),
+                q: Some("river"),
+                sort: Some("name"),
+                ..ListParams::default()
+            })
+            .unwrap(),
+        ] {
+            assert_eq!(q.plan(), Plan::Search, "{q:?}");
+        }
+    }
+
+    #[test]
+    fn words_rank_by_relevance_unless_a_sort_is_given() {
+        assert!(ListQuery::parse(with_q("river")).unwrap().relevance);
+        let sorted = ListQuery::parse(ListParams {
+            q: Some("river"),
+            sort: Some("created"),
+            ..ListParams::default()
+        })
+        .unwrap();
+        assert!(!sorted.relevance, "an explicit sort, even the default one");
+        assert!(!ListQuery::parse(with_q(" ,")).unwrap().relevance);
+        assert!(!ListQuery::parse(ListParams::default()).unwrap().relevance);
+    }
+
+    fn indexed(seq: u64, name: &str, description: Option<&str>, tags: &[&str]) -> Indexed {
+        let card = Card {
+            name: name.into(),
+            description: description.map(Into::into),
+            category: "Biology".into(),
+            tags: tags.iter().map(|t| (*t).into()).collect(),
+            license: "CC0-1.0".into(),
+            access_level: Default::default(),
+        };
+        Indexed::new(DatasetSummary {
+            slug: crate::input::Slug::parse(&format!("d{seq}")).unwrap(),
+            id: uuid::Uuid::nil(),
+            card,
+            size: 0,
+            row_count: 0,
+            column_count: 0,
+            keyless_until: None,
+            updated_at: chrono::DateTime::UNIX_EPOCH,
+            keyless: false,
+            downloads: 0,
+            seq,
+        })
+    }
+
+    #[test]
+    fn a_word_matches_the_start_of_a_word_of_the_name_description_or_a_tag() {
+        let d = indexed(
+            1,
+            "Birds of Europe",
+            Some("Counts by river-basin"),
+            &["Wild life"],
+        );
+        for word in [
+            "bird", "birds", "europe", "of", "basin", "river", "life", "wild",
+        ] {
+            assert!(d.has_word(word), "{word}");
+        }
+        for word in ["irds", "eur0", "riverbasin", "s", "e", "birdsong"] {
+            assert!(!d.has_word(word), "{word}");
+        }
+        // Each word lowercased on its own, as the index does: a final sigma, a dotted capital I
+        let greek = indexed(4, "ΟΔΟΣ.ΑΒ", None, &["İstanbul"]);
+        for word in words("ΟΔΟΣ İstanbul") {
+            assert!(greek.has_word(&word), "{word}");
+        }
+        let long = indexed(5, &"x".repeat(MAX_WORD_BYTES + 1), None, &[]);
+        assert!(!long.has_word("xx"), "a word the index leaves out");
+        let one = indexed(2, "A b c", None, &[]);
+        assert!(one.has_word("a") && one.has_word("b"));
+        assert!(
+            !indexed(3, "Apples", None, &[]).has_word("a"),
+            "one character is a word"
+        );
+    }
+
+    #[test]
+    fn with_scores_only_what_the_index_found_matches_best_first() {
+        let all = [
+            indexed(1, "River levels", None, &[]),
+            indexed(2, "River temperatures", None, &[]),
+            indexed(3, "River flows", None, &[]),
+            indexed(4, "Lakes", None, &[]),
+        ];
+        let q = ListQuery::parse(with_q("river")).unwrap();
+        let scores = Scores::from([(1, 1.0), (2, 3.0), (3, 1.0), (4, 9.0)]);
+        let page = q.select(all.iter(), Some(&scores), Some(0), 10);
+        let seqs: Vec<u64> = page.items.iter().map(|s| s.seq).collect();
+        // 4 was "found" but does not hold the word (a stale index): it is left out.
+        assert_eq!(seqs, [2, 3, 1], "best first, ties newest first");
+        assert_eq!(page.total, 3);
+        let found_one = Scores::from([(1, 1.0)]);
+        let page = q.select(all.iter(), Some(&found_one), Some(0), 10);
+        assert_eq!(page.total, 1, "what the index did not find does not match");
+        let unranked = q.select(all.iter(), None, Some(0), 10);
+        let seqs: Vec<u64> = unranked.items.iter().map(|s| s.seq).collect();
+        assert_eq!(
+            seqs,
+            [3, 2, 1],
+            "without an index: matched here, newest first"
+        );
     }
 
     #[test]

@@ -16,6 +16,11 @@
 //!   or a tag (`bird` finds `Birds`); words are runs of letters and digits, lowercase
 //!   ([`words`]). A word of one character matches only that word, so that no query reads a large
 //!   share of the index.
+//! - **Filters.** Each dataset's facets (`category#biology`, `tag#birds`, `license#cc0-1.0`)
+//!   are terms of a field of their own, marked by [`FACET_MARK`] so that they sort before every
+//!   word, into shards of their own. A filter reads the shards of its one term (several for a
+//!   common value, split by position), and any number of filters, with or without words, is
+//!   answered by intersecting them ([`TextIndex::find`]).
 //! - **Ranking.** Each matching word scores, in each field, BM25 (tantivy's, over the catalog's
 //!   counts) when it is a whole word of the field, plus a constant for starting one; the field
 //!   weighs 3 for the name, 2 for tags and 1 for the description. The dataset's score is the sum.
@@ -26,7 +31,7 @@
 //! Datasets are known by their position in the catalog list (`seq`); a take-down, which
 //! renumbers positions, rebuilds the index (`catalog-admin datasets reindex`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -59,22 +64,62 @@ pub enum SearchError {
     Io(#[from] std::io::Error),
     #[error("text index: a stored shard is damaged: {0}")]
     Damaged(&'static str),
+    /// Filters asked of an index built before it held them (a caller's bug: see
+    /// [`Layout::filters`]).
+    #[error("text index: built before it held filters")]
+    NoFilters,
     /// A shard the query needs was not loaded (a caller's bug).
     #[error("text index: shard {0} is not loaded")]
     NotLoaded(usize),
 }
 
-/// What search reads of a listed dataset: its position and its text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the index holds of a listed dataset: its position, its text and its facets.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TextDoc {
     pub seq: u64,
     pub name: String,
     pub description: Option<String>,
     pub tags: Vec<String>,
+    /// Its facets' keys ([`Facet::key`]: `category#biology`). Absent from a delta stored before
+    /// filters were indexed (a manifest then says the index has none).
+    #[serde(default)]
+    pub facets: Vec<String>,
+}
+
+impl TextDoc {
+    /// What the index holds of a listed dataset's card.
+    pub fn of(seq: u64, card: &crate::records::Card) -> Self {
+        Self {
+            seq,
+            name: card.name.clone(),
+            description: card.description.clone(),
+            tags: card.tags.clone(),
+            facets: Facet::of(&card.category, &card.tags, &card.license)
+                .iter()
+                .map(Facet::key)
+                .collect(),
+        }
+    }
+
+    /// Whether two cards are the same to the index: the same searched text and the same
+    /// facets (a change to anything else leaves the index alone).
+    pub fn same_terms(a: &crate::records::Card, b: &crate::records::Card) -> bool {
+        Self::of(0, a) == Self::of(0, b)
+    }
 }
 
 /// The three searched fields, in the order of [`FIELD_WEIGHTS`].
 const FIELDS: [&str; 3] = ["name", "tags", "description"];
+/// The field of facet terms, after the searched ones in [`Terms::fields`].
+const FACET_FIELD: usize = 3;
+/// What a facet's term starts with: a character no word holds ([`words`] keeps letters and
+/// digits), so that facet terms sort before every word and never match one.
+pub const FACET_MARK: char = '\u{1}';
+
+/// The term of a facet key in the index.
+pub fn facet_term(key: &str) -> String {
+    format!("{FACET_MARK}{key}")
+}
 /// How much a word found in each field counts.
 const FIELD_WEIGHTS: [Score; 3] = [3.0, 2.0, 1.0];
 /// The score of starting a word of a field (before the field's weight), beside BM25 for the
@@ -86,28 +131,20 @@ const SHARD_FILL: f64 = 0.6;
 /// length (measured by `catalog-bench text`).
 const BYTES_PER_POSTING: u64 = 2;
 const BYTES_PER_TERM: u64 = 8;
-/// Longest indexed word, in bytes (tantivy's limit is 65,530). A longer run of letters is not
-/// a word anyone types; it is left out.
-pub const MAX_WORD_BYTES: usize = 255;
+use crate::query::Facet;
+pub use crate::query::{words, MAX_WORD_BYTES};
 
-/// The words of a text as `q` and the index split it: runs of letters and digits, lowercase.
-pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-}
-
-/// A dataset as a shard holds it: for each field, its words in the shard's range, each with
-/// how often it occurs.
+/// A dataset as a shard holds it: for each searched field, its words in the shard's range, each
+/// with how often it occurs; then its facet terms in the range (each once).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Terms {
     seq: u64,
-    fields: [BTreeMap<String, u32>; 3],
+    fields: [BTreeMap<String, u32>; 4],
 }
 
 impl Terms {
     fn of(doc: &TextDoc) -> Self {
-        let mut fields: [BTreeMap<String, u32>; 3] = Default::default();
+        let mut fields: [BTreeMap<String, u32>; 4] = Default::default();
         let mut count = |field: usize, text: &str| {
             for word in words(text).filter(|w| w.len() <= MAX_WORD_BYTES) {
                 *fields[field].entry(word).or_default() += 1;
@@ -119,6 +156,9 @@ impl Terms {
         }
         if let Some(d) = &doc.description {
             count(2, d);
+        }
+        for key in &doc.facets {
+            fields[FACET_FIELD].insert(facet_term(key), 1);
         }
         Self {
             seq: doc.seq,
@@ -181,6 +221,21 @@ impl Bounds {
 struct SchemaFields {
     seq: Field,
     text: [Field; 3],
+    facet: Field,
+}
+
+impl SchemaFields {
+    /// Every indexed field, in the order of [`Terms::fields`], with what its postings hold.
+    fn all(&self) -> [(Field, IndexRecordOption); 4] {
+        let [name, tags, description] = self.text;
+        let text = IndexRecordOption::WithFreqs;
+        [
+            (name, text),
+            (tags, text),
+            (description, text),
+            (self.facet, IndexRecordOption::Basic),
+        ]
+    }
 }
 
 fn schema() -> (Schema, SchemaFields) {
@@ -192,7 +247,15 @@ fn schema() -> (Schema, SchemaFields) {
             .set_fieldnorms(false),
     );
     let text = FIELDS.map(|name| builder.add_text_field(name, options.clone()));
-    (builder.build(), SchemaFields { seq, text })
+    let facet = builder.add_text_field(
+        "facet",
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_index_option(IndexRecordOption::Basic)
+                .set_fieldnorms(false),
+        ),
+    );
+    (builder.build(), SchemaFields { seq, text, facet })
 }
 
 /// One tantivy index in memory: a shard, or the delta.
@@ -245,7 +308,7 @@ impl ShardWriter {
     fn add(&mut self, doc: &Terms) -> Result<(), SearchError> {
         let mut document = TantivyDocument::new();
         document.add_u64(self.fields.seq, doc.seq);
-        for (field, words) in self.fields.text.iter().zip(&doc.fields) {
+        for ((field, _), words) in self.fields.all().iter().zip(&doc.fields) {
             if !words.is_empty() {
                 document.add_pre_tokenized_text(*field, pre_tokenized(words));
             }
@@ -401,15 +464,14 @@ impl Shard {
         for (ordinal, segment) in self.searcher.segment_readers().iter().enumerate() {
             let ordinal = ordinal as SegmentOrdinal;
             let seqs = segment.fast_fields().u64("seq")?;
-            for (i, field) in self.fields.text.iter().enumerate() {
-                let inverted = segment.inverted_index(*field)?;
+            for (i, (field, record)) in self.fields.all().into_iter().enumerate() {
+                let inverted = segment.inverted_index(field)?;
                 let mut stream = inverted.terms().stream()?;
                 while let Some((term, info)) = stream.next() {
                     let word = std::str::from_utf8(term)
                         .map_err(|_| SearchError::Damaged("term"))?
                         .to_owned();
-                    let mut postings =
-                        inverted.read_postings_from_terminfo(info, IndexRecordOption::WithFreqs)?;
+                    let mut postings = inverted.read_postings_from_terminfo(info, record)?;
                     let mut doc = postings.doc();
                     while doc != TERMINATED {
                         let seq = seqs.first(doc).ok_or(SearchError::Damaged("seq"))?;
@@ -417,7 +479,11 @@ impl Shard {
                             seq,
                             ..Terms::default()
                         });
-                        entry.fields[i].insert(word.clone(), postings.term_freq());
+                        let count = match record {
+                            IndexRecordOption::Basic => 1,
+                            _ => postings.term_freq(),
+                        };
+                        entry.fields[i].insert(word.clone(), count);
                         doc = postings.advance();
                     }
                 }
@@ -454,6 +520,26 @@ impl Shard {
             }
         }
         Ok(n)
+    }
+
+    /// The positions of the datasets holding facet `term` here.
+    fn holding(&self, term: &str) -> Result<Vec<u64>, SearchError> {
+        let term = Term::from_field_text(self.fields.facet, term);
+        let mut seqs = Vec::new();
+        for segment in self.searcher.segment_readers() {
+            let positions = segment.fast_fields().u64("seq")?;
+            let inverted = segment.inverted_index(self.fields.facet)?;
+            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic)?
+            else {
+                continue;
+            };
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                seqs.push(positions.first(doc).ok_or(SearchError::Damaged("seq"))?);
+                doc = postings.advance();
+            }
+        }
+        Ok(seqs)
     }
 
     /// For each dataset where `word` starts a word of a field: its score in each field.
@@ -633,7 +719,7 @@ impl SegmentCollector for SegmentHits {
 
 /// Where each shard starts, and what folding has reached: the part of the index a cold
 /// listing reads first, to know which shards its words need.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Layout {
     /// Each shard's lowest term, ascending; the first is `""`. Shards split by position share
     /// it.
@@ -644,6 +730,11 @@ pub struct Layout {
     pub folded: Vec<u64>,
     /// How many datasets the catalog lists (BM25's count).
     pub datasets: u64,
+    /// Whether the index holds every dataset's facets: true for an index built since filters
+    /// were indexed, false for one built before (until `reindex`, filters are then answered
+    /// elsewhere).
+    #[serde(default)]
+    pub filters: bool,
 }
 
 impl Layout {
@@ -659,9 +750,22 @@ impl Layout {
         }
     }
 
-    /// The shards a query with these words reads, ascending.
-    pub fn shards_for(&self, words: &[String]) -> Vec<usize> {
+    /// The shard the next change folds into: the one that has gone longest without.
+    pub fn fold_target(&self) -> Option<usize> {
+        self.folded
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, f)| (**f, *i))
+            .map(|(i, _)| i)
+    }
+
+    /// The shards a query with these words and these facet keys reads, ascending.
+    pub fn shards_for(&self, words: &[String], facets: &[String]) -> Vec<usize> {
         let mut needed = BTreeSet::new();
+        for key in facets {
+            let term = facet_term(key);
+            needed.extend((0..self.lowers.len()).filter(|s| self.range(*s).contains(&term)));
+        }
         for word in words {
             for shard in 0..self.lowers.len() {
                 let range = self.range(shard);
@@ -695,6 +799,24 @@ impl Delta {
             shard: Shard::build(&docs)?,
             changes,
         })
+    }
+
+    /// The delta of these changes: each dataset's position, the number of its last change and
+    /// its text (as [`Self::changes`] gives them, to store).
+    pub fn from_changes(
+        changes: impl IntoIterator<Item = (u64, TextDoc)>,
+    ) -> Result<Self, SearchError> {
+        Self::new(
+            changes
+                .into_iter()
+                .map(|(change, doc)| (doc.seq, (change, doc)))
+                .collect(),
+        )
+    }
+
+    /// Each changed dataset's last change and text, by position.
+    pub fn changes(&self) -> impl Iterator<Item = (u64, &TextDoc)> {
+        self.changes.values().map(|(change, doc)| (*change, doc))
     }
 
     pub fn shard(&self) -> &Shard {
@@ -805,6 +927,7 @@ impl TextIndex {
                 seq_lowers: pieces.iter().map(|(b, _)| b.seq_lower).collect(),
                 folded: vec![0; pieces.len()],
                 datasets: docs.len() as u64,
+                filters: true,
             },
             shards: pieces.into_iter().map(|(_, s)| Some(s)).collect(),
             delta: Delta::new(BTreeMap::new())?,
@@ -871,13 +994,7 @@ impl TextIndex {
     /// the delta what every shard now holds. Returns the shards written (the folded one, or
     /// the two it was split into), with their new positions in the layout.
     pub fn fold_one(&mut self) -> Result<Vec<usize>, SearchError> {
-        let Some((target, _)) = self
-            .layout
-            .folded
-            .iter()
-            .enumerate()
-            .min_by_key(|(i, f)| (**f, *i))
-        else {
+        let Some(target) = self.layout.fold_target() else {
             return Ok(Vec::new());
         };
         let since = self.layout.folded[target];
@@ -929,6 +1046,62 @@ impl TextIndex {
         Ok(written)
     }
 
+    /// The datasets in every facet of `facets` (keys) where every word starts a word of the
+    /// name, description or a tag: with words as [`Self::search`] ranks them; with none, every
+    /// dataset in the facets, newest first (score 0). Neither: nothing.
+    pub fn find(&self, words: &[String], facets: &[String]) -> Result<Vec<Hit>, SearchError> {
+        if !facets.is_empty() && !self.layout.filters {
+            return Err(SearchError::NoFilters);
+        }
+        let mut members: Option<HashSet<u64>> = None;
+        for key in facets {
+            let holding = self.facet_members(key)?;
+            members = Some(match members {
+                None => holding,
+                Some(so_far) => so_far.intersection(&holding).copied().collect(),
+            });
+            if members.as_ref().is_some_and(HashSet::is_empty) {
+                return Ok(Vec::new());
+            }
+        }
+        let Some(members) = members else {
+            return self.search(words);
+        };
+        if words.is_empty() {
+            let mut hits: Vec<Hit> = members
+                .into_iter()
+                .map(|seq| Hit { seq, score: 0.0 })
+                .collect();
+            hits.sort_unstable_by_key(|h| std::cmp::Reverse(h.seq));
+            return Ok(hits);
+        }
+        let mut hits = self.search(words)?;
+        hits.retain(|h| members.contains(&h.seq));
+        Ok(hits)
+    }
+
+    /// Every dataset holding a facet: from the shards holding its term (but those changed
+    /// since), and the delta.
+    fn facet_members(&self, key: &str) -> Result<HashSet<u64>, SearchError> {
+        let term = facet_term(key);
+        let changed = &self.delta.changes;
+        let mut members = HashSet::new();
+        for i in self
+            .layout
+            .shards_for(&[], std::slice::from_ref(&key.to_owned()))
+        {
+            let shard = self.shard(i).ok_or(SearchError::NotLoaded(i))?;
+            members.extend(
+                shard
+                    .holding(&term)?
+                    .into_iter()
+                    .filter(|seq| !changed.contains_key(seq)),
+            );
+        }
+        members.extend(self.delta.shard.holding(&term)?);
+        Ok(members)
+    }
+
     /// The datasets where every word starts a word of the name, description or a tag (a word of
     /// one character: is one), best first; ties in publication order, newest first.
     pub fn search(&self, words: &[String]) -> Result<Vec<Hit>, SearchError> {
@@ -964,7 +1137,7 @@ impl TextIndex {
     fn word_scores(&self, word: &str) -> Result<HashMap<u64, Score>, SearchError> {
         let shards: Vec<(usize, &Shard)> = self
             .layout
-            .shards_for(std::slice::from_ref(&word.to_owned()))
+            .shards_for(std::slice::from_ref(&word.to_owned()), &[])
             .into_iter()
             .map(|i| {
                 self.shard(i)

@@ -6,6 +6,7 @@ fn doc(seq: u64, name: &str, description: &str, tags: &[&str]) -> TextDoc {
         name: name.to_owned(),
         description: (!description.is_empty()).then(|| description.to_owned()),
         tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+        facets: tags.iter().map(|t| format!("tag#{t}")).collect(),
     }
 }
 
@@ -79,6 +80,10 @@ fn corpus(n: u64) -> Vec<TextDoc> {
                 seq,
                 name,
                 description: Some(description),
+                facets: vec![
+                    format!("category#c{}", seq % 5),
+                    format!("license#l{}", seq % 2),
+                ],
                 tags,
             }
         })
@@ -189,7 +194,7 @@ fn a_query_reads_only_the_shards_of_its_words() {
     let index = TextIndex::build(&corpus(600), 4 * 1024).unwrap();
     let shards = index.layout.lowers.len();
     for text in QUERIES {
-        let needed = index.layout.shards_for(&q(text));
+        let needed = index.layout.shards_for(&q(text), &[]);
         assert!(needed.len() < shards / 2, "{text}: {needed:?} of {shards}");
         // With only those loaded, the answer is the same.
         let partial = TextIndex::from_parts(
@@ -266,6 +271,10 @@ fn a_word_too_common_to_split_by_term_is_split_by_position() {
                 _ => doc(seq, &many, "common", &[]),
             }
         })
+        .map(|d| TextDoc {
+            facets: Vec::new(),
+            ..d
+        })
         .collect();
     let whole = TextIndex::build(&docs[..1000], usize::MAX).unwrap();
     let limit = whole.shard(0).unwrap().bytes() * 3 / 4;
@@ -317,4 +326,147 @@ fn a_damaged_blob_is_an_error() {
     for bad in [&[][..], &[9, 0][..], &blob[..blob.len() / 2], &blob[..1]] {
         assert!(Shard::from_blob(bad).is_err(), "{} bytes", bad.len());
     }
+}
+
+/// Every dataset of `docs` in all of `facets`, newest first: the rule.
+fn in_facets(docs: &[TextDoc], facets: &[&str]) -> Vec<u64> {
+    let mut seqs: Vec<u64> = docs
+        .iter()
+        .filter(|d| facets.iter().all(|f| d.facets.iter().any(|g| g == f)))
+        .map(|d| d.seq)
+        .collect();
+    seqs.sort_unstable_by_key(|s| std::cmp::Reverse(*s));
+    seqs
+}
+
+fn keys(facets: &[&str]) -> Vec<String> {
+    facets.iter().map(|f| (*f).to_owned()).collect()
+}
+
+fn found(index: &TextIndex, words: &str, facets: &[&str]) -> Vec<u64> {
+    index
+        .find(&q(words), &keys(facets))
+        .unwrap()
+        .iter()
+        .map(|h| h.seq)
+        .collect()
+}
+
+const FILTERS: [&[&str]; 5] = [
+    &["category#c1"],
+    &["category#c1", "license#l0"],
+    &["license#l1", "category#c3"],
+    &["category#c2", "license#l0", "category#c2"],
+    &["category#c4", "license#nope"],
+];
+
+#[test]
+fn filters_find_the_datasets_in_every_facet_newest_first_however_the_index_is_split() {
+    let docs = corpus(900);
+    let whole = TextIndex::build(&docs, usize::MAX).unwrap();
+    let split = TextIndex::build(&docs, 4 * 1024).unwrap();
+    // Facets alone, in small shards
+    let facets_only: Vec<TextDoc> = docs
+        .iter()
+        .map(|d| TextDoc {
+            name: String::new(),
+            description: None,
+            tags: Vec::new(),
+            ..d.clone()
+        })
+        .collect();
+    let fine = TextIndex::build(&facets_only, 1024).unwrap();
+    // Facet terms sort before every word: a word never reads their shards
+    let facet_shards = split.layout.shards_for(&[], &keys(&["license#l0"]));
+    for text in QUERIES {
+        let needed = split.layout.shards_for(&q(text), &[]);
+        assert!(
+            needed.iter().all(|s| !facet_shards.contains(s) || *s == 0),
+            "{text}: {needed:?}"
+        );
+    }
+    // A facet too common for one shard is split by position
+    let common = "\u{1}license#l0".to_owned();
+    assert!(
+        fine.layout.lowers.iter().filter(|l| **l == common).count() > 1,
+        "{:?}",
+        fine.layout.lowers
+    );
+    for facets in FILTERS {
+        let expected = in_facets(&docs, facets);
+        assert_eq!(found(&whole, "", facets), expected, "{facets:?}");
+        assert_eq!(found(&split, "", facets), expected, "{facets:?}");
+        assert_eq!(found(&fine, "", facets), expected, "{facets:?}");
+    }
+    assert!(!in_facets(&docs, FILTERS[1]).is_empty());
+    // With words: the words' matches in the facets, ranked as without them
+    for text in QUERIES {
+        let ranked: Vec<u64> = split
+            .search(&q(text))
+            .unwrap()
+            .iter()
+            .map(|h| h.seq)
+            .collect();
+        let members = in_facets(&docs, FILTERS[1]);
+        let expected: Vec<u64> = ranked.into_iter().filter(|s| members.contains(s)).collect();
+        assert_eq!(found(&split, text, FILTERS[1]), expected, "{text}");
+    }
+    assert_eq!(found(&split, "", &[]), Vec::<u64>::new(), "nothing asked");
+}
+
+#[test]
+fn filters_follow_changes_folded_one_shard_at_a_time() {
+    let mut docs = corpus(400);
+    let mut index = TextIndex::build(&docs[..200], 4 * 1024).unwrap();
+    for i in 200..400 {
+        index.layout.datasets += 1;
+        index.upsert(docs[i].clone()).unwrap();
+        if i % 4 == 0 {
+            // An earlier dataset moves to another category
+            let moved = &mut docs[i / 4];
+            moved.facets[0] = "category#c9".into();
+            index.upsert(moved.clone()).unwrap();
+        }
+        index.fold_one().unwrap();
+        if i % 50 == 0 {
+            for facets in FILTERS {
+                assert_eq!(
+                    found(&index, "", facets),
+                    in_facets(&docs[..=i], facets),
+                    "after {i}: {facets:?}"
+                );
+            }
+        }
+    }
+    assert_eq!(found(&index, "", &["category#c9"]).len(), 50);
+    let fresh = TextIndex::build(&docs, 4 * 1024).unwrap();
+    for facets in FILTERS {
+        assert_eq!(found(&index, "", facets), found(&fresh, "", facets));
+    }
+    // Read back from blobs, the same
+    let shards: Vec<Option<Shard>> = (0..index.layout.lowers.len())
+        .map(|i| Some(Shard::from_blob(&index.shard(i).unwrap().to_blob().unwrap()).unwrap()))
+        .collect();
+    let read = TextIndex::from_parts(
+        index.layout.clone(),
+        index.delta().clone(),
+        shards,
+        index.change(),
+        index.max_shard_bytes(),
+    );
+    for facets in FILTERS {
+        assert_eq!(found(&read, "", facets), found(&index, "", facets));
+    }
+}
+
+#[test]
+fn an_index_built_before_filters_refuses_them() {
+    let mut index = TextIndex::build(&sample(), TextIndex::MAX_SHARD_BYTES).unwrap();
+    assert!(index.layout.filters, "every build holds the facets");
+    index.layout.filters = false;
+    assert!(matches!(
+        index.find(&q("bird"), &keys(&["tag#birds"])),
+        Err(SearchError::NoFilters)
+    ));
+    assert_eq!(index.find(&q("bird"), &[]).unwrap().len(), 2);
 }

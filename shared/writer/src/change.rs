@@ -127,6 +127,8 @@ impl Changing<'_> {
             writes,
             summary: Vec::new(),
             rewrites,
+            // Access levels and keyless windows are neither searched nor filtered on.
+            terms_changed: false,
         }
     }
 }
@@ -210,7 +212,7 @@ impl DynamoWriter {
         let plan = change.plan(&positions);
         self.transact(slug, &plan.writes, &plan.summary, now)
             .await?;
-        self.apply(plan.rewrites, now).await
+        self.apply(plan.rewrites, None, now).await
     }
 }
 

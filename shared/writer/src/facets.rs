@@ -20,8 +20,10 @@ use catalog::dynamo::layout::{
 use catalog::dynamo::requests::{classify, query_all, query_partition, scan_all};
 use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::error::StoreError;
+use catalog::input::Slug;
 use catalog::query::Facet;
 use catalog::records::Card;
+use catalog::search::TextDoc;
 use chrono::{DateTime, Utc};
 
 use crate::summary::{StoredSummary, BUDGET_BYTES};
@@ -44,11 +46,17 @@ impl DynamoWriter {
     pub(crate) async fn apply(
         &self,
         rebuilds: Vec<(Facet, u64)>,
+        text: Option<&Slug>,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
         // Every list is attempted; the change itself is already committed, so a failure here
         // must not read as "nothing changed" (a blind retry would skip the lists it missed).
         let mut failed = Vec::new();
+        if let Some(slug) = text {
+            if let Err(e) = self.index_text(slug).await {
+                failed.push(format!("the text index ({e})"));
+            }
+        }
         for (facet, seq) in rebuilds {
             if let Err(e) = self.rebuild_facet(&facet, seq, now).await {
                 failed.push(format!("{} ({e})", facet.key()));
@@ -399,8 +407,11 @@ impl DynamoWriter {
     async fn reindex_held(&self) -> Result<Reindexed, WriteError> {
         let renumbered = self.renumber_held().await?;
         let mut wanted: BTreeMap<Facet, Vec<Item>> = BTreeMap::new();
+        let mut texts = Vec::new();
         for entry in query_partition(&self.client, &self.datasets_table, LIST_PK).await? {
             let seq = position_of(&entry)?;
+            let summary = catalog::records::DatasetSummary::try_from(&entry)?;
+            texts.push(TextDoc::of(seq, &summary.card));
             for facet in facets_of_item(&entry)? {
                 wanted
                     .entry(facet)
@@ -466,8 +477,11 @@ impl DynamoWriter {
             .send()
             .await
             .map_err(classify)?;
+        // The text index last, from the same list: its positions are the renumbered ones.
+        let text = self.rebuild_text(&texts).await?;
         Ok(Reindexed {
             renumbered,
+            text,
             lists: facets,
             written,
             summary_values: summary.values,
@@ -528,6 +542,8 @@ impl DynamoWriter {
 /// What `reindex` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reindexed {
+    /// What building the text index did.
+    pub text: crate::text::TextRebuilt,
     /// How many catalog list entries moved or left (datasets taken out of the catalog, or
     /// what an interrupted renumbering left).
     pub renumbered: usize,

@@ -15,6 +15,8 @@
 //! - [`facets`]: rewrites of the per-category, per-tag and per-license lists, and `reindex`.
 //! - [`summary`]: the facet summary (every value's count and display form), and its budget.
 //! - [`takedown`]: unpublishing, restoring and deleting datasets, and deleting versions.
+//! - [`text`]: the listings' text index, kept with every change to a dataset's searched text,
+//!   and rebuilt by `reindex`.
 //! - [`downloads`]: the download log and the daily download counts, in their own table.
 //! - [`ingest`]: the audit function's events (log batches, the daily schedule).
 //! - [`keys`]: API keys.
@@ -31,6 +33,7 @@ pub mod publish;
 pub mod summary;
 pub mod tables;
 pub mod takedown;
+pub mod text;
 mod tx;
 
 use aws_sdk_dynamodb::Client;
@@ -64,9 +67,10 @@ pub enum WriteError {
         "the filter list {0} is being rebuilt by another writer (a mark that expires after 10 minutes)"
     )]
     Busy(String),
-    /// The change is committed and served, but some filter lists could not follow it.
+    /// The change is committed and served, but some filter lists (or the text index) could
+    /// not follow it.
     #[error(
-        "the change is published, but these filter lists could not be updated: {0}; run `catalog-admin datasets reindex`"
+        "the change is published, but these lists could not be updated: {0}; run `catalog-admin datasets reindex`"
     )]
     FacetLists(String),
     /// A delete whose dataset is gone from every route, but whose lists, version records or

@@ -12,7 +12,8 @@ use aws_sdk_dynamodb::types::{
 use catalog::dynamo::attr::{n, s, time};
 use catalog::dynamo::codec::SummaryChange;
 use catalog::dynamo::layout::name::{
-    ACTIVE, FACETS_INDEXED, PK, REBUILD_UNTIL, REV, SLUG, TOTAL, UNPUBLISHED_AT, VERSION,
+    ACTIVE, FACETS_INDEXED, PK, REBUILD_UNTIL, REV, SLUG, TEXT_INDEXED, TOTAL, UNPUBLISHED_AT,
+    VERSION,
 };
 use catalog::dynamo::layout::{
     counter_key, facet_counter_pk, facet_summary_key, key_of, Item, COUNTER_PK, LIST_MARK_SK,
@@ -58,6 +59,9 @@ pub(crate) struct Plan {
     pub writes: Vec<Write>,
     pub summary: Vec<SummaryChange>,
     pub rewrites: Vec<(Facet, u64)>,
+    /// Whether the transaction lists the dataset or changes what the text index holds of it
+    /// (its searched text or its facets): the index then follows ([`crate::text`]).
+    pub terms_changed: bool,
 }
 
 /// What must hold for a [`Write::Set`].
@@ -174,8 +178,13 @@ impl Write {
                 .build()
             }
             Self::CountListed { old } => {
-                // A catalog's first listing creates its facet lists with it: they are indexed.
-                let indexed = if *old == 0 { ", #indexed = :true" } else { "" };
+                // A catalog's first listing creates its facet lists with it, and its text index
+                // follows from it: both are indexed.
+                let indexed = if *old == 0 {
+                    ", #indexed = :true, #text = :true"
+                } else {
+                    ""
+                };
                 let mut update = Update::builder()
                     .table_name(table)
                     .set_key(Some(counter_key(COUNTER_PK)))
@@ -192,6 +201,7 @@ impl Write {
                 if *old == 0 {
                     update = update
                         .expression_attribute_names("#indexed", FACETS_INDEXED)
+                        .expression_attribute_names("#text", TEXT_INDEXED)
                         .expression_attribute_values(":true", AttributeValue::Bool(true));
                 }
                 item.update(update.build().map_err(other)?).build()

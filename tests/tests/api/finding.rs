@@ -167,6 +167,20 @@ fn text(v: &Value) -> String {
     t.to_lowercase()
 }
 
+/// Whether `word` (lowercase) starts a word of the dataset's name, description or a tag; a word
+/// of one character must be one (docs/api.md, Finding datasets).
+fn starts_a_word(v: &Value, word: &str) -> bool {
+    let one_char = word.chars().count() == 1;
+    text(v).split(|c: char| !c.is_alphanumeric()).any(|w| {
+        if one_char {
+            w == word
+        } else {
+            w.starts_with(word)
+        }
+    })
+}
+
 mod facet_counts;
 mod filter_cost;
 mod semantics;
+mod text;

@@ -9,6 +9,8 @@ use catalog::dynamo::layout::name::{CATEGORY, ID, LICENSE, NAME, PK, SEQ, SK, SL
 use catalog::dynamo::layout::{
     alias_pk, dataset_pk, list_sk, COUNTER_PK, COUNTER_SK, DATASET_SK, LIST_PK,
 };
+use catalog::records::DatasetSummary;
+use catalog::search::TextDoc;
 use catalog_tests::Stack;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -62,15 +64,67 @@ pub(super) async fn catalog(
         return Err(format!("at least {seeded} datasets"));
     }
     let bulk = datasets - seeded;
-    let started = Instant::now();
     let table = &stack.target.datasets_table;
+    // The writer's datasets as listed, read before the bulk copies join them.
+    let mut docs = Vec::with_capacity(datasets as usize);
+    for entry in catalog::dynamo::requests::query_partition(&stack.dynamo, table, LIST_PK)
+        .await
+        .map_err(|e| e.to_string())?
+    {
+        let summary = DatasetSummary::try_from(&entry).map_err(|e| e.to_string())?;
+        docs.push(TextDoc::of(summary.seq, &summary.card));
+    }
+    let started = Instant::now();
     let written = batch_write(&stack.dynamo, table, &templates, bulk).await?;
     write_counters(stack, counter, datasets, bulk).await?;
     println!(
         "Seeded {datasets} datasets ({seeded} published by the writer, {bulk} bulk copies: {written} items) in {:.1} s.",
         started.elapsed().as_secs_f64()
     );
+    // The text index of the whole catalog, as `reindex` builds it: the writer's datasets as
+    // listed, and the bulk copies' text as written above.
+    let started = Instant::now();
+    let template = DatasetSummary::try_from(&templates.entry).map_err(|e| e.to_string())?;
+    for i in 1..=bulk {
+        let mut card = template.card.clone();
+        card.name = bulk_name(i);
+        card.tags = bulk_tags(i);
+        card.category = bulk_category(i);
+        card.license = bulk_license(i);
+        docs.push(TextDoc::of(seeded + i, &card));
+    }
+    let built = stack
+        .writer()
+        .rebuild_text(&docs)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!(
+        "Text index: {} datasets in {} shards ({:.1} MB), built and stored in {:.1} s.",
+        built.datasets,
+        built.shards,
+        built.bytes as f64 / 1e6,
+        started.elapsed().as_secs_f64()
+    );
     Ok(bulk)
+}
+
+/// Bulk dataset `i`'s name.
+fn bulk_name(i: u64) -> String {
+    format!("Bulk dataset {i}")
+}
+
+/// Bulk dataset `i`'s category and license (their facets are in [`bulk_facets`]).
+fn bulk_category(i: u64) -> String {
+    format!("cat-{:02}", i % 20)
+}
+
+fn bulk_license(i: u64) -> String {
+    format!("lic-{}", i % 5)
+}
+
+/// Bulk dataset `i`'s tags.
+fn bulk_tags(i: u64) -> Vec<String> {
+    vec![format!("tag-{:02}", i % 50), "bulk".into()]
 }
 
 /// The writer's items for the template dataset (its UUID is `id`), and the catalog counter,
@@ -266,7 +320,7 @@ impl Templates {
         let slug = format!("bulk-{i:06}");
         let id = Uuid::new_v4();
         let seq = self.seeded + i;
-        let name = format!("Bulk dataset {i}");
+        let name = bulk_name(i);
         let mut d = self.dataset.clone();
         set(&mut d, PK, &dataset_pk(&slug));
         d.insert(SEQ.into(), AttributeValue::N(seq.to_string()));
@@ -278,16 +332,13 @@ impl Templates {
         let mut e = self.entry.clone();
         set(&mut e, SK, &list_sk(seq));
         let facets = bulk_facets(i);
-        let tags = AttributeValue::L(vec![
-            AttributeValue::S(format!("tag-{:02}", i % 50)),
-            AttributeValue::S("bulk".into()),
-        ]);
+        let tags = AttributeValue::L(bulk_tags(i).into_iter().map(AttributeValue::S).collect());
         for item in [&mut d, &mut a, &mut e] {
             set(item, SLUG, &slug);
             set(item, ID, &id.to_string());
             set(item, NAME, &name);
-            set(item, CATEGORY, &format!("cat-{:02}", i % 20));
-            set(item, LICENSE, &format!("lic-{}", i % 5));
+            set(item, CATEGORY, &bulk_category(i));
+            set(item, LICENSE, &bulk_license(i));
             item.insert(TAGS.into(), tags.clone());
         }
         let mut items = vec![d, a, v];

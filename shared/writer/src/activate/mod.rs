@@ -133,7 +133,8 @@ impl DynamoWriter {
         let plan = activation.plan(&lists);
         self.transact(slug, &plan.writes, &plan.summary, now)
             .await?;
-        self.apply(plan.rewrites, now).await
+        let text = plan.terms_changed.then_some(slug);
+        self.apply(plan.rewrites, text, now).await
     }
 
     /// A counter's `total` (0 when it does not exist yet).

@@ -18,6 +18,7 @@ use catalog::dynamo::layout::{
 use catalog::input::Slug;
 use catalog::query::Facet;
 use catalog::records::{ActiveVersion, DatasetMeta, DatasetSummary};
+use catalog::search::TextDoc;
 use chrono::{DateTime, Utc};
 
 use crate::publish::StoredDataset;
@@ -188,10 +189,13 @@ impl Activation<'_> {
             condition: Condition::Exists,
         });
         let (summary, joining) = self.summary_changes(lists, &rewrites);
+        let terms_changed = self.stored.seq.is_none()
+            || !TextDoc::same_terms(&self.effective_meta().card, &self.stored.meta.card);
         Plan {
             writes,
             summary: lists.summary.guard(summary, &joining),
             rewrites,
+            terms_changed,
         }
     }
 
@@ -395,6 +399,41 @@ mod tests {
             "the dataset's revision is bumped"
         );
         assert!(set.iter().any(|(name, _)| *name == ACTIVE));
+    }
+
+    #[test]
+    fn the_text_index_follows_a_first_listing_and_a_change_of_text_or_facets_only() {
+        let v = version(2);
+        let slug = slug();
+        let activation = |stored, meta| Activation {
+            slug: &slug,
+            stored,
+            version: &v,
+            schema: "[]",
+            meta,
+            restoring: false,
+            now: DateTime::UNIX_EPOCH,
+        };
+        let lists = Lists {
+            listed: 41,
+            ..Lists::default()
+        };
+        // First listed
+        let new = stored(None, None, meta("water", &["rivers"]));
+        assert!(activation(&new, None).plan(&lists).terms_changed);
+        // A new version with the same metadata: the index is left alone
+        let listed = stored(Some(5), Some(1), meta("water", &["rivers"]));
+        let same = meta("water", &["rivers"]);
+        assert!(!activation(&listed, None).plan(&lists).terms_changed);
+        assert!(!activation(&listed, Some(&same)).plan(&lists).terms_changed);
+        // Another category (a facet), another tag (a word and a facet)
+        let changed = [meta("transport", &["rivers"]), meta("water", &["lakes"])];
+        for meta in &changed {
+            assert!(
+                activation(&listed, Some(meta)).plan(&lists).terms_changed,
+                "{meta:?}"
+            );
+        }
     }
 
     #[test]

@@ -43,7 +43,7 @@ async fn single_facets_cost_two_round_trips_at_any_page_and_scans_are_cached_per
     }
 
     // A scan: the first request reads the candidate list, the next ones only the counters
-    let q = "category=biology&tag=birds&q=station";
+    let q = "category=biology&tag=birds&sort=name";
     wire.take_calls();
     let (_, first) = list(&catalog, q).await;
     let cold = wire.take_calls();
@@ -186,11 +186,11 @@ async fn an_instance_keeps_the_last_four_lists_it_read() {
     let (catalog, _) = stack.wired(&wire, &Wire::default());
     // Five scans, each over another list: the catalog list, three categories, a tag
     let scans = [
-        "q=station",
-        "category=biology&q=station",
-        "category=transport&q=station",
-        "category=environment&q=station",
-        "tag=birds&q=station",
+        "sort=name",
+        "category=biology&sort=name",
+        "category=transport&sort=updated",
+        "category=environment&sort=name:desc",
+        "tag=birds&sort=downloads",
     ];
     let ask = |q: &'static str| {
         let catalog = catalog.clone();
@@ -227,7 +227,7 @@ async fn an_instance_keeps_the_last_four_lists_it_read() {
     }
     // WHEN the first is asked again, or another query over the same list THEN it is kept
     counters_only(&ask(scans[0]).await, scans[0]);
-    counters_only(&ask("q=river&sort=name").await, "q=river&sort=name");
+    counters_only(&ask("sort=updated:asc").await, "sort=updated:asc");
     // WHEN a fifth list is read THEN the one read first is evicted, the other three kept
     read_list(&ask(scans[4]).await, scans[4]);
     for q in [scans[3], scans[2], scans[1], scans[4]] {

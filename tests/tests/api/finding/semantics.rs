@@ -71,22 +71,35 @@ async fn every_filter_and_sort_answers_what_filtering_the_whole_catalog_gives() 
         )
     );
 
-    // Words: each must occur in the name, description or tags, case-insensitively
-    assert_eq!(
-        slugs("q=RIVER%20station").await,
-        expected(
-            &everything,
-            |v| text(v).contains("river") && text(v).contains("station"),
-            None
-        )
-    );
+    // Words: each must start a word of the name, description or a tag, case-insensitively;
+    // in publication order with sort=created
+    let all_words = |v: &Value, words: &[&str]| words.iter().all(|w| starts_a_word(v, w));
+    let river_station = expected(&everything, |v| all_words(v, &["river", "station"]), None);
+    assert!(river_station.len() >= 4, "{river_station:?}");
+    assert_eq!(slugs("q=RIVER%20station&sort=created").await, river_station);
+    // Without a sort, best match first. Every match has each word once in its description; a
+    // tag starting with "river" (`rivers`) counts beside it. Ties go newest first.
+    let rivers_tag = |slug: &String| {
+        let v = everything.iter().find(|v| v["slug"] == *slug).unwrap();
+        has_tag(v, "rivers")
+    };
+    let mut ranked = river_station.clone();
+    ranked.sort_by_key(|slug| !rivers_tag(slug));
+    assert!(ranked.iter().any(rivers_tag) && !ranked.iter().all(rivers_tag));
+    assert_eq!(slugs("q=RIVER%20station").await, ranked);
     assert_eq!(
         slugs("q=zebra&category=environment").await,
         expected(
             &everything,
-            |v| text(v).contains("zebra") && v["category"] == "environment",
+            |v| all_words(v, &["zebra"]) && v["category"] == "environment",
             None
         )
+    );
+    // A word matches the start of a word, not its middle: `bird` finds the `birds` tag (and
+    // `irds`, below, nothing)
+    assert_eq!(
+        slugs("q=bird&sort=created").await,
+        expected(&everything, |v| has_tag(v, "birds"), None)
     );
 
     // Sorts
@@ -152,6 +165,7 @@ async fn every_filter_and_sort_answers_what_filtering_the_whole_catalog_gives() 
     // (a stale link, a category that has just emptied, a value never seen), alone or combined.
     for q in [
         "q=nothing-matches-this",
+        "q=irds",
         "category=astronomy",
         "tag=birds&tag=nonexistent",
         "license=proprietary",

@@ -1,0 +1,423 @@
+//! Listings with words (`q`) or several filters: the text index finds the matches, then the
+//! page is read by position.
+//!
+//! 1. The listing's first read ([`DynamoCatalog::counters`]) also reads the text index's
+//!    manifest ([`Manifest`]).
+//! 2. The shards the words and the filters need and the delta, in one BatchGetItem (those this
+//!    instance has not read yet: a blob's id names its content for good, so they are kept by
+//!    id). The index answers every match and its score.
+//! 3. The page: by relevance or publication order, only the page's entries (one BatchGetItem
+//!    of `LIST` entries by position). In another order, every match's entry when there are at
+//!    most [`FETCH_MATCHES`] of them, in the same one read; past that, the smallest candidate
+//!    list, as a scan reads it, filtered to the matches.
+//!
+//! Filters without words whose smallest list holds at most [`FETCH_MATCHES`] entries skip the
+//! index: that list is one read.
+//!
+//! Each entry read is checked against the query again ([`ListQuery::matches`]): while a
+//! take-down renumbers the list, before `reindex` rebuilds the index, a position may hold
+//! another dataset for a moment, and that one is left out rather than shown. `total` is then
+//! the index's count for that moment (only the page's entries are read).
+//!
+//! A catalog whose index was never built (listed before the index existed, until `reindex`)
+//! answers from a scan, matching the words the same way, unranked, and tells operators; one
+//! whose index was built before it held filters ([`crate::search::Layout::filters`]) answers
+//! several filters from a scan, and words with filters by filtering the words' matches.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::layout::{key_of, list_sk, Item, LIST_PK};
+use super::text::{delta_from, Blob, Manifest, MANIFEST_SK, TEXT_PK};
+use super::{find, DynamoCatalog};
+use crate::error::StoreError;
+use crate::lock;
+use crate::query::{Facet, Indexed, ListQuery, Scores, SortField};
+use crate::records::{CatalogPage, DatasetSummary};
+use crate::search::{facet_term, Delta, Shard};
+
+/// With filters or an order of their own, the matches' entries are read by key up to this
+/// many (one BatchGetItem); more, and the candidate list is scanned.
+pub const FETCH_MATCHES: usize = 100;
+/// How many bytes of shards an instance keeps (as stored; in memory they take about as much).
+pub const TEXT_CACHE_BYTES: usize = 96 * 1024 * 1024;
+
+impl DynamoCatalog {
+    pub(super) async fn search(
+        &self,
+        query: &ListQuery,
+        offset: Option<u64>,
+        limit: u64,
+    ) -> Result<CatalogPage, StoreError> {
+        let counted = self.counters(query, vec![Manifest::key()]).await?;
+        let Some(source) = counted.smallest.clone() else {
+            return Ok(counted.empty_page());
+        };
+        if counted.total == 0 {
+            return Ok(counted.empty_page());
+        }
+        let manifest = find(&counted.items, TEXT_PK, MANIFEST_SK)
+            .map(Manifest::from_item)
+            .transpose()?;
+        let filters_indexed = manifest.as_ref().is_some_and(|m| m.layout.filters);
+        let unindexed = match &manifest {
+            None => Some("q matches unranked, and several filters match, from a scan"),
+            Some(_) if !filters_indexed && !query.facets.is_empty() => {
+                Some("it holds no filters: several filters match from a scan")
+            }
+            Some(_) => None,
+        };
+        if let Some(consequence) = unindexed {
+            tracing::warn!(
+                "the catalog's text index is not built yet ({consequence}): run \
+                 `catalog-admin datasets reindex`"
+            );
+            crate::metrics::record(crate::metrics::Metric::IndexIncomplete);
+        }
+        let small = counted.smallest_len <= FETCH_MATCHES as u64;
+        let manifest = match manifest {
+            Some(m) if !query.words.is_empty() || (filters_indexed && !small) => m,
+            _ => {
+                let candidates = self.snapshot(source, counted.rev).await?;
+                return Ok(CatalogPage {
+                    facets: counted.facets,
+                    ..query.select(candidates.iter(), None, offset, limit)
+                });
+            }
+        };
+        let facets: Vec<String> = match filters_indexed {
+            true => query.facets.iter().map(Facet::key).collect(),
+            false => Vec::new(),
+        };
+        let ranked = self.text_matches(manifest, &query.words, &facets).await?;
+        let by_position = (query.facets.is_empty() || filters_indexed)
+            && (query.relevance || query.sort.field == SortField::Created);
+        if by_position {
+            // Positions past the list's end are left from a take-down not yet rebuilt.
+            let mut seqs: Vec<u64> = ranked
+                .iter()
+                .map(|(seq, _)| *seq)
+                .filter(|seq| *seq <= counted.total)
+                .collect();
+            if !query.relevance {
+                seqs.sort_unstable();
+                if query.sort.descending {
+                    seqs.reverse();
+                }
+            }
+            let total = seqs.len() as u64;
+            let page: Vec<u64> = match offset {
+                Some(o) => seqs
+                    .into_iter()
+                    .skip(usize::try_from(o).unwrap_or(usize::MAX))
+                    .take(usize::try_from(limit).unwrap_or(usize::MAX))
+                    .collect(),
+                None => Vec::new(),
+            };
+            let mut entries = self.entries(&page, counted.rev).await?;
+            entries.retain(|e| query.matches(e));
+            let mut by_seq: HashMap<u64, Indexed> =
+                entries.into_iter().map(|e| (e.summary.seq, e)).collect();
+            let items = page
+                .iter()
+                .filter_map(|seq| by_seq.remove(seq))
+                .map(|e| e.summary)
+                .collect();
+            return Ok(CatalogPage {
+                total,
+                items,
+                facets: counted.facets,
+            });
+        }
+        let scores: Scores = ranked.into_iter().collect();
+        let page = if scores.len() <= FETCH_MATCHES {
+            let seqs: Vec<u64> = scores.keys().copied().collect();
+            let entries = self.entries(&seqs, counted.rev).await?;
+            query.select(entries.iter(), Some(&scores), offset, limit)
+        } else {
+            let candidates = self.snapshot(source, counted.rev).await?;
+            query.select(candidates.iter(), Some(&scores), offset, limit)
+        };
+        Ok(CatalogPage {
+            facets: counted.facets,
+            ..page
+        })
+    }
+
+    /// The `LIST` entries at these positions (those that exist and are not withdrawn): those
+    /// this instance read at the same `rev`, and the others in one BatchGetItem per hundred.
+    async fn entries(&self, seqs: &[u64], rev: u64) -> Result<Vec<Indexed>, StoreError> {
+        let unique: HashSet<u64> = seqs.iter().copied().collect();
+        let mut entries = Vec::with_capacity(unique.len());
+        let mut missing = Vec::new();
+        {
+            let cache = lock(&self.text);
+            for seq in unique {
+                match cache.entry(rev, seq) {
+                    Some(entry) => entries.push(entry),
+                    None => missing.push(key_of(LIST_PK, &list_sk(seq))),
+                }
+            }
+        }
+        if missing.is_empty() {
+            return Ok(entries);
+        }
+        let read: Vec<Indexed> = self
+            .batch_get_keys(missing)
+            .await?
+            .iter()
+            .filter(|item| {
+                !matches!(
+                    item.get(super::layout::name::WITHDRAWN),
+                    Some(AttributeValue::Bool(true))
+                )
+            })
+            .map(|item| DatasetSummary::try_from(item).map(Indexed::new))
+            .collect::<Result<_, _>>()?;
+        lock(&self.text).put_entries(rev, &read);
+        entries.extend(read);
+        Ok(entries)
+    }
+
+    /// Items by key, a BatchGetItem per hundred keys, sent together.
+    async fn batch_get_keys(&self, keys: Vec<Item>) -> Result<Vec<Item>, StoreError> {
+        let batches = keys
+            .chunks(100)
+            .map(|chunk| self.batch_get_datasets(chunk.to_vec()));
+        let found = futures_util::future::try_join_all(batches).await?;
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    /// Every dataset matching `words` in every facet of `facets` (keys), best first, with its
+    /// score: from the shards they need and the delta, read unless this instance holds them. A
+    /// blob deleted since the manifest was read (a writer moved it on) means reading the
+    /// manifest again, once.
+    async fn text_matches(
+        &self,
+        manifest: Manifest,
+        words: &[String],
+        facets: &[String],
+    ) -> Result<Vec<(u64, f32)>, StoreError> {
+        // The same query on the same generation (its delta's id names it) finds the same.
+        let asked: Vec<String> = words
+            .iter()
+            .cloned()
+            .chain(facets.iter().map(|key| facet_term(key)))
+            .collect();
+        if let Some(kept) = lock(&self.text).matches(&manifest.delta.id, &asked) {
+            return Ok(kept);
+        }
+        let mut manifest = manifest;
+        for attempt in 0..2 {
+            if let Some(index) = self.load_index(&manifest, words, facets).await? {
+                let hits: Vec<(u64, f32)> = index
+                    .find(words, facets)?
+                    .into_iter()
+                    .map(|h| (h.seq, h.score))
+                    .collect();
+                lock(&self.text).put_matches(manifest.delta.id.clone(), &asked, &hits);
+                return Ok(hits);
+            }
+            if attempt == 0 {
+                let item = super::requests::get_consistent(
+                    &self.client,
+                    &self.datasets_table,
+                    Manifest::key(),
+                )
+                .await?
+                .ok_or_else(|| StoreError::Corrupt("text index: the manifest is gone".into()))?;
+                manifest = Manifest::from_item(&item)?;
+            }
+        }
+        Err(StoreError::Unavailable(
+            "the text index changed twice while it was read".into(),
+        ))
+    }
+
+    /// The index with the shards `words` and `facets` need loaded; `None` when a blob is gone.
+    async fn load_index(
+        &self,
+        manifest: &Manifest,
+        words: &[String],
+        facets: &[String],
+    ) -> Result<Option<crate::search::TextIndex>, StoreError> {
+        let needed = manifest.layout.shards_for(words, facets);
+        let (mut shards, mut delta) = {
+            let mut cache = lock(&self.text);
+            let shards: HashMap<usize, Shard> = needed
+                .iter()
+                .filter_map(|i| cache.shard(&manifest.shards[*i].id).map(|s| (*i, s)))
+                .collect();
+            (shards, cache.delta(&manifest.delta.id))
+        };
+        let mut missing: Vec<&Blob> = needed
+            .iter()
+            .filter(|i| !shards.contains_key(i))
+            .map(|i| &manifest.shards[*i])
+            .collect();
+        if delta.is_none() {
+            missing.push(&manifest.delta);
+        }
+        if !missing.is_empty() {
+            let keys = missing.iter().flat_map(|b| b.keys()).collect();
+            let found = self.batch_get_keys(keys).await?;
+            for &i in &needed {
+                if shards.contains_key(&i) {
+                    continue;
+                }
+                let blob = &manifest.shards[i];
+                let Some(bytes) = blob.join(&found)? else {
+                    return Ok(None);
+                };
+                let shard = Shard::from_blob(&bytes)?;
+                lock(&self.text).put_shard(blob.id.clone(), shard.clone());
+                shards.insert(i, shard);
+            }
+            if delta.is_none() {
+                let Some(bytes) = manifest.delta.join(&found)? else {
+                    return Ok(None);
+                };
+                let read = delta_from(&bytes)?;
+                lock(&self.text).put_delta(manifest.delta.id.clone(), read.clone());
+                delta = Some(read);
+            }
+        }
+        let delta = delta.ok_or_else(|| StoreError::Corrupt("text index: no delta".into()))?;
+        let loaded = (0..manifest.shards.len())
+            .map(|i| shards.remove(&i))
+            .collect();
+        Ok(Some(manifest.index(delta, loaded)))
+    }
+}
+
+/// The text index's blobs an instance has read, by id: shards up to [`TEXT_CACHE_BYTES`],
+/// least recently used out first, and the newest delta. Beside them, the list entries read
+/// for pages of matches, while the catalog's `rev` is unchanged (at most [`ENTRIES_KEPT`]),
+/// and the last queries' matches on the current generation (at most [`MATCHES_KEPT`]), so
+/// that a warm repeat neither loads nor scores.
+#[derive(Debug, Default)]
+pub struct TextCache {
+    shards: HashMap<String, (Shard, u64)>,
+    bytes: usize,
+    clock: u64,
+    delta: Option<(String, Delta)>,
+    entries_rev: u64,
+    entries: HashMap<u64, Indexed>,
+    /// The last queries' matches, by generation (its delta's id) and words, newest last.
+    matches: Vec<(String, Vec<String>, Arc<Ranked>)>,
+}
+
+/// Matches by position with their scores, best first.
+type Ranked = Vec<(u64, f32)>;
+
+/// How many queries' matches an instance keeps.
+pub const MATCHES_KEPT: usize = 8;
+
+/// How many list entries an instance keeps for pages of matches.
+pub const ENTRIES_KEPT: usize = 10_000;
+
+impl TextCache {
+    fn matches(&self, generation: &str, words: &[String]) -> Option<Vec<(u64, f32)>> {
+        self.matches
+            .iter()
+            .find(|(g, w, _)| g == generation && w == words)
+            .map(|(_, _, hits)| hits.as_ref().clone())
+    }
+
+    fn put_matches(&mut self, generation: String, words: &[String], hits: &[(u64, f32)]) {
+        self.matches.retain(|(g, _, _)| *g == generation);
+        if self.matches.len() == MATCHES_KEPT {
+            self.matches.remove(0);
+        }
+        self.matches
+            .push((generation, words.to_vec(), Arc::new(hits.to_vec())));
+    }
+    fn entry(&self, rev: u64, seq: u64) -> Option<Indexed> {
+        (self.entries_rev == rev)
+            .then(|| self.entries.get(&seq).cloned())
+            .flatten()
+    }
+
+    fn put_entries(&mut self, rev: u64, read: &[Indexed]) {
+        if self.entries_rev != rev || self.entries.len() + read.len() > ENTRIES_KEPT {
+            self.entries.clear();
+            self.entries_rev = rev;
+        }
+        for entry in read.iter().take(ENTRIES_KEPT) {
+            self.entries.insert(entry.summary.seq, entry.clone());
+        }
+    }
+
+    fn shard(&mut self, id: &str) -> Option<Shard> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.shards.get_mut(id).map(|(shard, used)| {
+            *used = clock;
+            shard.clone()
+        })
+    }
+
+    fn put_shard(&mut self, id: String, shard: Shard) {
+        self.clock += 1;
+        self.bytes += shard.bytes();
+        if let Some((old, _)) = self.shards.insert(id, (shard, self.clock)) {
+            self.bytes -= old.bytes();
+        }
+        while self.bytes > TEXT_CACHE_BYTES {
+            let Some(oldest) = self
+                .shards
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(id, _)| id.clone())
+            else {
+                break;
+            };
+            if let Some((evicted, _)) = self.shards.remove(&oldest) {
+                self.bytes -= evicted.bytes();
+            }
+        }
+    }
+
+    fn delta(&self, id: &str) -> Option<Delta> {
+        self.delta
+            .as_ref()
+            .filter(|(held, _)| held == id)
+            .map(|(_, d)| d.clone())
+    }
+
+    fn put_delta(&mut self, id: String, delta: Delta) {
+        self.delta = Some((id, delta));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_matches_are_for_the_same_generation_and_words_only() {
+        let mut cache = TextCache::default();
+        let words = |w: &[&str]| w.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        cache.put_matches("D1".into(), &words(&["rain"]), &[(3, 1.5), (1, 0.5)]);
+        assert_eq!(
+            cache.matches("D1", &words(&["rain"])),
+            Some(vec![(3, 1.5), (1, 0.5)])
+        );
+        assert_eq!(cache.matches("D1", &words(&["snow"])), None);
+        assert_eq!(cache.matches("D2", &words(&["rain"])), None);
+        // A newer generation drops every older one's matches
+        cache.put_matches("D2".into(), &words(&["snow"]), &[(2, 1.0)]);
+        assert_eq!(cache.matches("D1", &words(&["rain"])), None);
+        for i in 0..=MATCHES_KEPT {
+            cache.put_matches("D2".into(), &words(&[&format!("w{i}")]), &[]);
+        }
+        assert_eq!(cache.matches.len(), MATCHES_KEPT);
+        assert_eq!(
+            cache.matches("D2", &words(&["snow"])),
+            None,
+            "the oldest out"
+        );
+    }
+}
