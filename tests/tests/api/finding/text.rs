@@ -126,10 +126,27 @@ async fn q_ranks_name_then_tags_then_description_and_follows_edits_takedowns_and
     assert_eq!(stored, named);
 }
 
+/// A writer whose requests reach moto one at a time, as DynamoDB applies them (moto does not
+/// isolate requests that arrive at once: see `catalog_tests::faults`), and the proxy doing it.
+async fn serialized_writer(stack: &Stack) -> (DynamoWriter, catalog_tests::faults::Proxy) {
+    let proxy = catalog_tests::faults::start_proxy(stack.dynamo_url.clone()).await;
+    proxy.serialize(true);
+    let writer = DynamoWriter::new(
+        aws_sdk_dynamodb::Client::from_conf(
+            aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
+                .endpoint_url(&proxy.url)
+                .build(),
+        ),
+        &stack.target.datasets_table,
+        &stack.target.keys_table,
+    );
+    (writer, proxy)
+}
+
 #[tokio::test]
 async fn datasets_published_at_the_same_moment_are_all_found() {
     let stack = Stack::start().await;
-    let writer = stack.writer();
+    let (writer, _proxy) = serialized_writer(&stack).await;
     publish(&writer, &spec(0), Utc::now()).await;
     // Four at once, as many as activations themselves are tested for
     // (`first_publishes_at_the_same_moment_are_all_listed`)
@@ -331,7 +348,7 @@ async fn q_costs_three_reads_cold_and_the_revision_check_warm() {
 #[tokio::test]
 async fn racing_writers_keep_every_blob_the_manifest_names() {
     let stack = Stack::start().await;
-    let writer = stack.writer();
+    let (writer, _proxy) = serialized_writer(&stack).await;
     let specs: Vec<Spec> = (0..4)
         .map(|i| named(&format!("racer-{i}"), &format!("Racer {i}"), None, &[]))
         .collect();
