@@ -400,6 +400,21 @@ async fn racing_writers_keep_every_blob_the_manifest_names() {
     assert_eq!(found, ["racer-0", "racer-1", "racer-2", "racer-3"]);
 }
 
+/// The text index's manifest as stored.
+async fn stored_manifest(stack: &Stack) -> Manifest {
+    let item = stack
+        .dynamo
+        .get_item()
+        .table_name(&stack.target.datasets_table)
+        .set_key(Some(Manifest::key()))
+        .send()
+        .await
+        .unwrap()
+        .item
+        .unwrap();
+    Manifest::from_item(&item).unwrap()
+}
+
 /// Dataset `i` of a catalog where two filters each match more than `FETCH_MATCHES` datasets:
 /// every one is CC0 but one in 25, and tagged `common` but one in 22.
 fn widespread(i: usize) -> Spec {
@@ -493,17 +508,7 @@ async fn several_filters_are_answered_from_the_index_by_position_and_follow_face
     // GIVEN an index built before it held filters THEN the same answers, from a scan, until
     // reindex builds it again
     let table = &stack.target.datasets_table;
-    let item = stack
-        .dynamo
-        .get_item()
-        .table_name(table)
-        .set_key(Some(Manifest::key()))
-        .send()
-        .await
-        .unwrap()
-        .item
-        .unwrap();
-    let mut manifest = Manifest::from_item(&item).unwrap();
+    let mut manifest = stored_manifest(&stack).await;
     manifest.layout.filters = false;
     stack
         .dynamo
@@ -520,15 +525,5 @@ async fn several_filters_are_answered_from_the_index_by_position_and_follow_face
     assert_eq!(stored, named);
     let rebuilt = stack.catalog();
     assert_eq!(all_pages(&rebuilt, q).await.1, expected);
-    let item = stack
-        .dynamo
-        .get_item()
-        .table_name(table)
-        .set_key(Some(Manifest::key()))
-        .send()
-        .await
-        .unwrap()
-        .item
-        .unwrap();
-    assert!(Manifest::from_item(&item).unwrap().layout.filters);
+    assert!(stored_manifest(&stack).await.layout.filters);
 }
