@@ -15,6 +15,7 @@
 //! - [`access`]: who may read a dataset's data: the one rule every route applies.
 //! - [`time`]: how times are written, in answers and stored items.
 //! - [`query`]: list filters, words and sort order, and which access path serves them.
+//! - [`order`]: the listings' kept orders (name, update, downloads), in chunks by key range.
 //! - [`ports`]: one small trait per capability; [`dynamo`] and [`s3`] implement them.
 //! - [`api`]: the endpoints' rules, on top of the ports.
 //! - [`error`]: the one error type and its mapping to HTTP.
@@ -40,6 +41,7 @@ pub mod linked;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
 pub mod metrics;
+pub mod order;
 pub mod policy;
 pub mod ports;
 pub mod query;

@@ -28,6 +28,8 @@ pub mod retry;
 mod search;
 #[cfg(feature = "search")]
 pub use search::FETCH_MATCHES;
+#[cfg(feature = "search")]
+pub mod orders;
 mod sharing;
 pub mod snapshots;
 #[cfg(feature = "search")]

@@ -45,20 +45,30 @@ pub struct Blob {
 impl Blob {
     /// The keys of its parts.
     pub fn keys(&self) -> Vec<Item> {
+        self.keys_in(TEXT_PK)
+    }
+
+    /// The keys of its parts, stored in partition `pk`.
+    pub fn keys_in(&self, pk: &str) -> Vec<Item> {
         (0..self.parts)
-            .map(|part| key_of(TEXT_PK, &part_sk(&self.id, part)))
+            .map(|part| key_of(pk, &part_sk(&self.id, part)))
             .collect()
     }
 
     /// Its bytes, from the items read (in any order); `None` when a part is missing (the blob
     /// was replaced and deleted since the manifest was read).
     pub fn join(&self, found: &[Item]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.join_in(TEXT_PK, found)
+    }
+
+    /// [`Blob::join`], for a blob stored in partition `pk`.
+    pub fn join_in(&self, pk: &str, found: &[Item]) -> Result<Option<Vec<u8>>, StoreError> {
         let mut bytes = Vec::new();
         for part in 0..self.parts {
             let sk = part_sk(&self.id, part);
             let item = found.iter().find(|item| {
                 matches!(item.get(SK), Some(AttributeValue::S(v)) if *v == sk)
-                    && matches!(item.get(PK), Some(AttributeValue::S(v)) if v == TEXT_PK)
+                    && matches!(item.get(PK), Some(AttributeValue::S(v)) if v == pk)
             });
             let Some(item) = item else {
                 return Ok(None);
@@ -78,6 +88,11 @@ fn part_sk(id: &str, part: u32) -> String {
 
 /// `bytes` stored as the blob `id`: the blob and its items.
 pub fn blob_items(id: String, bytes: &[u8]) -> (Blob, Vec<Item>) {
+    blob_items_in(TEXT_PK, id, bytes)
+}
+
+/// [`blob_items`], in partition `pk`.
+pub fn blob_items_in(pk: &str, id: String, bytes: &[u8]) -> (Blob, Vec<Item>) {
     let chunks: Vec<&[u8]> = if bytes.is_empty() {
         vec![bytes]
     } else {
@@ -87,7 +102,7 @@ pub fn blob_items(id: String, bytes: &[u8]) -> (Blob, Vec<Item>) {
         .iter()
         .enumerate()
         .map(|(part, chunk)| {
-            let mut item = key_of(TEXT_PK, &part_sk(&id, part as u32));
+            let mut item = key_of(pk, &part_sk(&id, part as u32));
             item.insert(
                 BYTES.to_owned(),
                 AttributeValue::B(aws_smithy_types::Blob::new(chunk.to_vec())),
