@@ -297,31 +297,30 @@ pub fn covering(lens: &[u32], descending: bool, offset: u64, limit: u64) -> Rang
         true => (total - end, total - offset),
     };
     let mut start = 0u64;
-    let mut range = usize::MAX..0;
+    let mut held: Option<Range<usize>> = None;
     for (i, len) in lens.iter().enumerate() {
         let next = start + u64::from(*len);
         if next > first && start < last {
-            range.start = range.start.min(i);
-            range.end = i + 1;
+            held = Some(held.map_or(i, |r| r.start)..i + 1);
         }
         start = next;
     }
-    range
+    held.unwrap_or(0..0)
 }
 
 /// Ranks `offset..offset + limit` (from the end when `descending`) of the order, given the
 /// positions of the chunks `range` ([`covering`]) in order and the lengths of every chunk.
-pub fn page(
+pub fn page<C: AsRef<[u32]>>(
     lens: &[u32],
     range: Range<usize>,
-    seqs: &[Vec<u32>],
+    seqs: &[C],
     descending: bool,
     offset: u64,
     limit: u64,
 ) -> Vec<u64> {
     let before: u64 = lens[..range.start].iter().map(|l| u64::from(*l)).sum();
     let total: u64 = lens.iter().map(|l| u64::from(*l)).sum();
-    let held = seqs.iter().flatten().map(|s| u64::from(*s));
+    let held = seqs.iter().flat_map(|c| c.as_ref()).map(|s| u64::from(*s));
     let end = offset.saturating_add(limit).min(total);
     if offset >= end {
         return Vec::new();
@@ -349,10 +348,10 @@ pub fn page(
 
 /// The members of `matches` in the order (every chunk's positions, in order), reversed when
 /// `descending`.
-pub fn walk(chunks: &[Vec<u32>], descending: bool, matches: &HashSet<u64>) -> Vec<u64> {
+pub fn walk<C: AsRef<[u32]>>(chunks: &[C], descending: bool, matches: &HashSet<u64>) -> Vec<u64> {
     let mut found: Vec<u64> = chunks
         .iter()
-        .flatten()
+        .flat_map(|c| c.as_ref())
         .map(|s| u64::from(*s))
         .filter(|s| matches.contains(s))
         .collect();

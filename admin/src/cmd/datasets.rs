@@ -144,6 +144,10 @@ fn report(done: &catalog_writer::Reindexed) {
         done.text.bytes.div_ceil(1024),
         done.text.swept
     );
+    println!(
+        "kept orders (name, updated, downloads): {} datasets in {} chunks; {} stale items removed",
+        done.orders.datasets, done.orders.chunks, done.orders.swept
+    );
     let (values, kb) = (done.summary_values, done.summary_bytes.div_ceil(1024));
     if done.summary_fits {
         println!("facet counts: {values} values ({kb} KB)");

@@ -105,6 +105,8 @@ pub mod name {
     /// catalog's first listing; a catalog listed before the index has none until `reindex`
     /// builds it).
     pub const TEXT_INDEXED: &str = "text_indexed";
+    /// On the catalog counter: the kept orders follow every listing from the first (likewise).
+    pub const ORDERS_INDEXED: &str = "orders_indexed";
     /// On a facet counter, and on the catalog list's mark item: until when a rewrite holds the
     /// list.
     pub const REBUILD_UNTIL: &str = "rebuild_until";

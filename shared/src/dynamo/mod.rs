@@ -350,10 +350,11 @@ impl DynamoCatalog {
         })
     }
 
-    /// Combined filters or another order (or words, in a build without the text index): the
+    /// Words, combined filters or another order, in a build without the text index: the
     /// catalog's `rev` and the facets' counters (and the facet summary, when asked) in one read,
     /// then the smallest candidate list (from this instance's snapshots while `rev` is
     /// unchanged), filtered and sorted in memory.
+    #[cfg(not(feature = "search"))]
     async fn scan(
         &self,
         query: &ListQuery,
@@ -576,7 +577,6 @@ impl CatalogPager for DynamoCatalog {
             Plan::Search => self.search(query, offset, limit).await,
             #[cfg(not(feature = "search"))]
             Plan::Search => self.scan(query, offset, limit).await,
-            Plan::Scan => self.scan(query, offset, limit).await,
         }
     }
 }

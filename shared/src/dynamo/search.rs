@@ -1,15 +1,19 @@
-//! Listings with words (`q`) or several filters: the text index finds the matches, then the
-//! page is read by position.
+//! Listings with words (`q`), several filters, or an order other than publication: the text
+//! index finds the matches, a kept order ([`crate::order`]) sorts them, then the page is read
+//! by position.
 //!
 //! 1. The listing's first read ([`DynamoCatalog::counters`]) also reads the text index's
-//!    manifest ([`Manifest`]).
-//! 2. The shards the words and the filters need and the delta, in one BatchGetItem (those this
-//!    instance has not read yet: a blob's id names its content for good, so they are kept by
-//!    id). The index answers every match and its score.
-//! 3. The page: by relevance or publication order, only the page's entries (one BatchGetItem
-//!    of `LIST` entries by position). In another order, every match's entry when there are at
-//!    most [`FETCH_MATCHES`] of them, in the same one read; past that, the smallest candidate
-//!    list, as a scan reads it, filtered to the matches.
+//!    manifest ([`Manifest`]) and, sorted by name, update or downloads, that order's manifest
+//!    ([`OrderManifest`]).
+//! 2. What the page needs, in one round trip (those this instance has not read yet: a blob's
+//!    id names its content for good, so they are kept by id): the shards the words and the
+//!    filters need and the delta (the index answers every match and its score); in a kept
+//!    order, the chunks of positions that hold the page's ranks (no words or filters), or
+//!    every chunk's (with them: 4 bytes a dataset).
+//! 3. The page: only its entries (one BatchGetItem of `LIST` entries by position). In an
+//!    order the catalog does not keep (before `reindex` built it), every match's entry when
+//!    there are at most [`FETCH_MATCHES`] of them, in the same one read; past that, the
+//!    smallest candidate list, as a scan reads it, filtered to the matches.
 //!
 //! Filters without words whose smallest list holds at most [`FETCH_MATCHES`] entries skip the
 //! index: that list is one read.
@@ -22,7 +26,8 @@
 //! A catalog whose index was never built (listed before the index existed, until `reindex`)
 //! answers from a scan, matching the words the same way, unranked, and tells operators; one
 //! whose index was built before it held filters ([`crate::search::Layout::filters`]) answers
-//! several filters from a scan, and words with filters by filtering the words' matches.
+//! several filters from a scan, and words with filters by filtering the words' matches; one
+//! without kept orders sorts its matches as a scan does.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -30,10 +35,12 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::layout::{key_of, list_sk, Item, LIST_PK};
+use super::orders::{order_error, ChunkRef, OrderManifest, ORDER_PK};
 use super::text::{delta_from, Blob, Manifest, MANIFEST_SK, TEXT_PK};
 use super::{find, DynamoCatalog};
 use crate::error::StoreError;
 use crate::lock;
+use crate::order::{self, Sorted};
 use crate::query::{Facet, Indexed, ListQuery, Scores, SortField};
 use crate::records::{CatalogPage, DatasetSummary};
 use crate::search::{facet_term, Delta, Shard};
@@ -43,6 +50,9 @@ use crate::search::{facet_term, Delta, Shard};
 pub const FETCH_MATCHES: usize = 100;
 /// How many bytes of shards an instance keeps (as stored; in memory they take about as much).
 pub const TEXT_CACHE_BYTES: usize = 96 * 1024 * 1024;
+/// How many bytes of kept orders' positions an instance keeps (every order of a million
+/// datasets: 12 MB).
+pub const ORDER_CACHE_BYTES: usize = 32 * 1024 * 1024;
 
 impl DynamoCatalog {
     pub(super) async fn search(
@@ -51,12 +61,37 @@ impl DynamoCatalog {
         offset: Option<u64>,
         limit: u64,
     ) -> Result<CatalogPage, StoreError> {
-        let counted = self.counters(query, vec![Manifest::key()]).await?;
+        let kept = Sorted::of(query.sort.field).filter(|_| !query.relevance);
+        let mut extra = vec![Manifest::key()];
+        extra.extend(kept.map(OrderManifest::key));
+        let counted = self.counters(query, extra).await?;
         let Some(source) = counted.smallest.clone() else {
             return Ok(counted.empty_page());
         };
         if counted.total == 0 {
             return Ok(counted.empty_page());
+        }
+        let order = match kept {
+            Some(sort) => match find(&counted.items, ORDER_PK, sort.as_str()) {
+                Some(item) => Some(OrderManifest::from_item(item)?),
+                None => {
+                    tracing::warn!(
+                        sort = sort.as_str(),
+                        "the catalog keeps no order for this sort yet (pages read a whole list): \
+                         run `catalog-admin datasets reindex`"
+                    );
+                    crate::metrics::record(crate::metrics::Metric::IndexIncomplete);
+                    None
+                }
+            },
+            None => None,
+        };
+        if let Some(order) = &order {
+            if query.words.is_empty() && query.facets.is_empty() {
+                return self
+                    .ordered_page(query, order, &counted, offset, limit)
+                    .await;
+            }
         }
         let manifest = find(&counted.items, TEXT_PK, MANIFEST_SK)
             .map(Manifest::from_item)
@@ -91,22 +126,44 @@ impl DynamoCatalog {
             true => query.facets.iter().map(Facet::key).collect(),
             false => Vec::new(),
         };
-        let ranked = self.text_matches(manifest, &query.words, &facets).await?;
         let by_position = (query.facets.is_empty() || filters_indexed)
             && (query.relevance || query.sort.field == SortField::Created);
-        if by_position {
+        // The order's positions are read beside the index, whatever the matches turn out to
+        // be, so that the page is the third round trip.
+        let in_order = order.as_ref().filter(|_| !by_position);
+        let (ranked, sequence) =
+            futures_util::try_join!(self.text_matches(manifest, &query.words, &facets), async {
+                match in_order {
+                    Some(order) => self
+                        .order_seqs(order, 0..order.chunks.len())
+                        .await
+                        .map(Some),
+                    None => Ok(None),
+                }
+            })?;
+        if by_position || sequence.is_some() {
             // Positions past the list's end are left from a take-down not yet rebuilt.
-            let mut seqs: Vec<u64> = ranked
-                .iter()
-                .map(|(seq, _)| *seq)
+            let found = ranked.iter().map(|(seq, _)| *seq);
+            let seqs: Vec<u64> = match &sequence {
+                Some((_, chunks)) => {
+                    let matches: HashSet<u64> = found.collect();
+                    order::walk(chunks, query.sort.descending, &matches)
+                }
+                None => {
+                    let mut seqs: Vec<u64> = found.collect();
+                    if !query.relevance {
+                        seqs.sort_unstable();
+                        if query.sort.descending {
+                            seqs.reverse();
+                        }
+                    }
+                    seqs
+                }
+            };
+            let seqs: Vec<u64> = seqs
+                .into_iter()
                 .filter(|seq| *seq <= counted.total)
                 .collect();
-            if !query.relevance {
-                seqs.sort_unstable();
-                if query.sort.descending {
-                    seqs.reverse();
-                }
-            }
             let total = seqs.len() as u64;
             let page: Vec<u64> = match offset {
                 Some(o) => seqs
@@ -116,20 +173,7 @@ impl DynamoCatalog {
                     .collect(),
                 None => Vec::new(),
             };
-            let mut entries = self.entries(&page, counted.rev).await?;
-            entries.retain(|e| query.matches(e));
-            let mut by_seq: HashMap<u64, Indexed> =
-                entries.into_iter().map(|e| (e.summary.seq, e)).collect();
-            let items = page
-                .iter()
-                .filter_map(|seq| by_seq.remove(seq))
-                .map(|e| e.summary)
-                .collect();
-            return Ok(CatalogPage {
-                total,
-                items,
-                facets: counted.facets,
-            });
+            return self.page_at(query, page, total, &counted).await;
         }
         let scores: Scores = ranked.into_iter().collect();
         let page = if scores.len() <= FETCH_MATCHES {
@@ -144,6 +188,125 @@ impl DynamoCatalog {
             facets: counted.facets,
             ..page
         })
+    }
+
+    /// A page of the whole catalog in a kept order: the chunks holding its ranks, then its
+    /// entries.
+    async fn ordered_page(
+        &self,
+        query: &ListQuery,
+        order: &OrderManifest,
+        counted: &super::Counted,
+        offset: Option<u64>,
+        limit: u64,
+    ) -> Result<CatalogPage, StoreError> {
+        let descending = query.sort.descending;
+        let page = match offset {
+            Some(offset) => {
+                let lens = order.lens();
+                let range = order::covering(&lens, descending, offset, limit);
+                let (order, read) = self.order_seqs(order, range.clone()).await?;
+                // A writer may have moved the order on: the range is the read manifest's.
+                let lens = order.lens();
+                order::page(&lens, range, &read, descending, offset, limit)
+            }
+            None => Vec::new(),
+        };
+        let page: Vec<u64> = page.into_iter().filter(|s| *s <= counted.total).collect();
+        let total = counted.total;
+        self.page_at(query, page, total, counted).await
+    }
+
+    /// The page of entries at these positions, in this order (those that no longer match, or
+    /// are gone, left out), with the catalog's facet counts.
+    async fn page_at(
+        &self,
+        query: &ListQuery,
+        page: Vec<u64>,
+        total: u64,
+        counted: &super::Counted,
+    ) -> Result<CatalogPage, StoreError> {
+        let mut entries = self.entries(&page, counted.rev).await?;
+        entries.retain(|e| query.matches(e));
+        let mut by_seq: HashMap<u64, Indexed> =
+            entries.into_iter().map(|e| (e.summary.seq, e)).collect();
+        let items = page
+            .iter()
+            .filter_map(|seq| by_seq.remove(seq))
+            .map(|e| e.summary)
+            .collect();
+        Ok(CatalogPage {
+            total,
+            items,
+            facets: counted.facets.clone(),
+        })
+    }
+
+    /// The positions of an order's chunks `range`, in order, read unless this instance holds
+    /// them; with the manifest they were read under. A blob deleted since the manifest was
+    /// read (a writer moved the order on) means reading the manifest again, once; the range
+    /// then stays the same chunks by index, clamped to the new manifest.
+    async fn order_seqs(
+        &self,
+        order: &OrderManifest,
+        range: std::ops::Range<usize>,
+    ) -> Result<(OrderManifest, Vec<Arc<[u32]>>), StoreError> {
+        let mut order = order.clone();
+        for attempt in 0..2 {
+            let range = range.start.min(order.chunks.len())..range.end.min(order.chunks.len());
+            let chunks = &order.chunks[range];
+            if let Some(read) = self.load_chunks(chunks).await? {
+                return Ok((order, read));
+            }
+            if attempt == 0 {
+                let item = super::requests::get_consistent(
+                    &self.client,
+                    &self.datasets_table,
+                    OrderManifest::key(order.sort),
+                )
+                .await?
+                .ok_or_else(|| StoreError::Corrupt("order: the manifest is gone".into()))?;
+                order = OrderManifest::from_item(&item)?;
+            }
+        }
+        Err(StoreError::Unavailable(
+            "a kept order changed twice while it was read".into(),
+        ))
+    }
+
+    /// These chunks' positions; `None` when a blob is gone.
+    async fn load_chunks(
+        &self,
+        chunks: &[ChunkRef],
+    ) -> Result<Option<Vec<Arc<[u32]>>>, StoreError> {
+        let mut held: Vec<Option<Arc<[u32]>>> = {
+            let mut cache = lock(&self.text);
+            chunks.iter().map(|c| cache.order(&c.seqs.id)).collect()
+        };
+        let keys: Vec<Item> = chunks
+            .iter()
+            .zip(&held)
+            .filter(|(_, h)| h.is_none())
+            .flat_map(|(c, _)| c.seqs.keys_in(ORDER_PK))
+            .collect();
+        if !keys.is_empty() {
+            let found = self.batch_get_keys(keys).await?;
+            for (chunk, slot) in chunks.iter().zip(held.iter_mut()) {
+                if slot.is_some() {
+                    continue;
+                }
+                let Some(bytes) = chunk.seqs.join_in(ORDER_PK, &found)? else {
+                    return Ok(None);
+                };
+                let seqs: Arc<[u32]> = order::seqs_from(&bytes).map_err(order_error)?.into();
+                if seqs.len() != chunk.bounds.len as usize {
+                    return Err(order_error(order::OrderError::Damaged));
+                }
+                lock(&self.text).put_order(chunk.seqs.id.clone(), seqs.clone());
+                *slot = Some(seqs);
+            }
+        }
+        Ok(Some(held.into_iter().flatten().collect()))
     }
 
     /// The `LIST` entries at these positions (those that exist and are not withdrawn): those
@@ -307,6 +470,10 @@ pub struct TextCache {
     entries: HashMap<u64, Indexed>,
     /// The last queries' matches, by generation (its delta's id) and words, newest last.
     matches: Vec<(String, Vec<String>, Arc<Ranked>)>,
+    /// Kept orders' chunks of positions, by blob id, up to [`ORDER_CACHE_BYTES`], least
+    /// recently used out first.
+    orders: HashMap<String, (Arc<[u32]>, u64)>,
+    order_bytes: usize,
 }
 
 /// Matches by position with their scores, best first.
@@ -347,6 +514,36 @@ impl TextCache {
         }
         for entry in read.iter().take(ENTRIES_KEPT) {
             self.entries.insert(entry.summary.seq, entry.clone());
+        }
+    }
+
+    fn order(&mut self, id: &str) -> Option<Arc<[u32]>> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.orders.get_mut(id).map(|(seqs, used)| {
+            *used = clock;
+            seqs.clone()
+        })
+    }
+
+    fn put_order(&mut self, id: String, seqs: Arc<[u32]>) {
+        self.clock += 1;
+        self.order_bytes += seqs.len() * 4;
+        if let Some((old, _)) = self.orders.insert(id, (seqs, self.clock)) {
+            self.order_bytes -= old.len() * 4;
+        }
+        while self.order_bytes > ORDER_CACHE_BYTES {
+            let Some(oldest) = self
+                .orders
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(id, _)| id.clone())
+            else {
+                break;
+            };
+            if let Some((evicted, _)) = self.orders.remove(&oldest) {
+                self.order_bytes -= evicted.len() * 4;
+            }
         }
     }
 

@@ -5,12 +5,10 @@
 //!   list, one range read of positions.
 //! - One facet value (one `category`, one `tag` or one `license`), no words, sorted by
 //!   publication: that facet's own list, kept gap-free in publication order, read the same way.
-//! - Words (`q`), or several facet values: the text index ([`crate::search`]), which also holds
-//!   each dataset's facets, finds the matching datasets and their scores ([`Plan::Search`]);
-//!   orders other than relevance or publication apply to those matches.
-//! - Anything else (sorting by `updated`, `name` or `downloads` with at most one facet): a scan
-//!   of the smallest candidate list, filtered and sorted in memory. Its cost grows with that
-//!   list's size; see docs/api.md (Finding datasets) for the figures.
+//! - Anything else (words, several facet values, or sorting by `updated`, `name` or
+//!   `downloads`): the text index ([`crate::search`]), which also holds each dataset's facets,
+//!   finds the matching datasets and their scores, and the kept orders ([`crate::order`])
+//!   sort them ([`Plan::Search`]). See docs/api.md (Finding datasets) for the figures.
 //!
 //! With `facets=true`, the answer also counts every facet value of the whole catalog
 //! ([`FacetCounts`]), read with the listing's first request.
@@ -165,10 +163,9 @@ pub enum Plan<'a> {
     /// One facet's list by position.
     Facet { facet: &'a Facet, descending: bool },
     /// The text index finds the datasets matching the words and the filters (and their
-    /// scores); the order applies to those.
+    /// scores); the order applies to those, from a kept order unless it is relevance or
+    /// publication.
     Search,
-    /// Filter and sort a whole candidate list.
-    Scan,
 }
 
 /// The list endpoint's query parameters as they arrived (`None` when absent): `category`,
@@ -262,17 +259,12 @@ impl ListQuery {
     }
 
     pub fn plan(&self) -> Plan<'_> {
-        if !self.words.is_empty() || self.facets.len() > 1 {
-            return Plan::Search;
-        }
-        if self.sort.field != SortField::Created {
-            return Plan::Scan;
-        }
         let descending = self.sort.descending;
         match self.facets.as_slice() {
+            _ if !self.words.is_empty() || self.sort.field != SortField::Created => Plan::Search,
             [] => Plan::Listing { descending },
             [facet] => Plan::Facet { facet, descending },
-            _ => Plan::Scan,
+            _ => Plan::Search,
         }
     }
 
@@ -421,10 +413,6 @@ mod tests {
             })
             .unwrap(),
             ListQuery::parse(with_sort("updated")).unwrap(),
-        ] {
-            assert_eq!(q.plan(), Plan::Scan, "{q:?}");
-        }
-        for q in [
             ListQuery::parse(with_q("river")).unwrap(),
             ListQuery::parse(ListParams {
                 category: Some("biology"),

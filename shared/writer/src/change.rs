@@ -212,7 +212,7 @@ impl DynamoWriter {
         let plan = change.plan(&positions);
         self.transact(slug, &plan.writes, &plan.summary, now)
             .await?;
-        self.apply(plan.rewrites, None, now).await
+        self.apply(plan.rewrites, None, slug, now).await
     }
 }
 

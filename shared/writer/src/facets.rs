@@ -47,6 +47,7 @@ impl DynamoWriter {
         &self,
         rebuilds: Vec<(Facet, u64)>,
         text: Option<&Slug>,
+        moved: &Slug,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
         // Every list is attempted; the change itself is already committed, so a failure here
@@ -56,6 +57,9 @@ impl DynamoWriter {
             if let Err(e) = self.index_text(slug).await {
                 failed.push(format!("the text index ({e})"));
             }
+        }
+        if let Err(e) = self.index_orders(moved).await {
+            failed.push(format!("the kept orders ({e})"));
         }
         for (facet, seq) in rebuilds {
             if let Err(e) = self.rebuild_facet(&facet, seq, now).await {
@@ -408,10 +412,13 @@ impl DynamoWriter {
         let renumbered = self.renumber_held().await?;
         let mut wanted: BTreeMap<Facet, Vec<Item>> = BTreeMap::new();
         let mut texts = Vec::new();
+        let mut listed = Vec::new();
         for entry in query_partition(&self.client, &self.datasets_table, LIST_PK).await? {
             let seq = position_of(&entry)?;
-            let summary = catalog::records::DatasetSummary::try_from(&entry)?;
+            let mut summary = catalog::records::DatasetSummary::try_from(&entry)?;
+            summary.seq = seq;
             texts.push(TextDoc::of(seq, &summary.card));
+            listed.push(summary);
             for facet in facets_of_item(&entry)? {
                 wanted
                     .entry(facet)
@@ -479,9 +486,11 @@ impl DynamoWriter {
             .map_err(classify)?;
         // The text index last, from the same list: its positions are the renumbered ones.
         let text = self.rebuild_text(&texts).await?;
+        let orders = self.rebuild_orders(&listed).await?;
         Ok(Reindexed {
             renumbered,
             text,
+            orders,
             lists: facets,
             written,
             summary_values: summary.values,
@@ -544,6 +553,8 @@ impl DynamoWriter {
 pub struct Reindexed {
     /// What building the text index did.
     pub text: crate::text::TextRebuilt,
+    /// What building the kept orders did.
+    pub orders: crate::orders::OrdersRebuilt,
     /// How many catalog list entries moved or left (datasets taken out of the catalog, or
     /// what an interrupted renumbering left).
     pub renumbered: usize,

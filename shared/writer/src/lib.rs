@@ -17,6 +17,8 @@
 //! - [`takedown`]: unpublishing, restoring and deleting datasets, and deleting versions.
 //! - [`text`]: the listings' text index, kept with every change to a dataset's searched text,
 //!   and rebuilt by `reindex`.
+//! - [`orders`]: the listings' orders by name, update and downloads, kept with every change
+//!   to a listed dataset, and rebuilt by `reindex`.
 //! - [`downloads`]: the download log and the daily download counts, in their own table.
 //! - [`ingest`]: the audit function's events (log batches, the daily schedule).
 //! - [`keys`]: API keys.
@@ -29,6 +31,7 @@ pub mod downloads;
 pub mod facets;
 pub mod ingest;
 pub mod keys;
+pub mod orders;
 pub mod publish;
 pub mod summary;
 pub mod tables;

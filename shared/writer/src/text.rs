@@ -344,7 +344,12 @@ impl DynamoWriter {
 
     /// Blob parts by key, a BatchGetItem per hundred.
     async fn get_blobs(&self, blobs: &[&Blob]) -> Result<Vec<Item>, StoreError> {
-        let keys: Vec<Item> = blobs.iter().flat_map(|b| b.keys()).collect();
+        self.get_keys(blobs.iter().flat_map(|b| b.keys()).collect())
+            .await
+    }
+
+    /// Items by key, consistently, a BatchGetItem per hundred.
+    pub(crate) async fn get_keys(&self, keys: Vec<Item>) -> Result<Vec<Item>, StoreError> {
         let mut found = Vec::new();
         for chunk in keys.chunks(100) {
             let request = std::collections::HashMap::from([(
@@ -362,7 +367,7 @@ impl DynamoWriter {
         Ok(found)
     }
 
-    async fn delete_keys(&self, keys: Vec<Item>) -> Result<(), StoreError> {
+    pub(crate) async fn delete_keys(&self, keys: Vec<Item>) -> Result<(), StoreError> {
         let deletes = keys
             .into_iter()
             .map(delete_request)
@@ -379,7 +384,7 @@ fn blob_generation(sk: &str) -> Option<u64> {
 
 /// What tells apart the blobs of writers that read the same generation: the loser's never
 /// overwrite the winner's.
-fn nonce() -> String {
+pub(crate) fn nonce() -> String {
     uuid::Uuid::new_v4().simple().to_string()[..12].to_owned()
 }
 

@@ -12,8 +12,8 @@ use aws_sdk_dynamodb::types::{
 use catalog::dynamo::attr::{n, s, time};
 use catalog::dynamo::codec::SummaryChange;
 use catalog::dynamo::layout::name::{
-    ACTIVE, FACETS_INDEXED, PK, REBUILD_UNTIL, REV, SLUG, TEXT_INDEXED, TOTAL, UNPUBLISHED_AT,
-    VERSION,
+    ACTIVE, FACETS_INDEXED, ORDERS_INDEXED, PK, REBUILD_UNTIL, REV, SLUG, TEXT_INDEXED, TOTAL,
+    UNPUBLISHED_AT, VERSION,
 };
 use catalog::dynamo::layout::{
     counter_key, facet_counter_pk, facet_summary_key, key_of, Item, COUNTER_PK, LIST_MARK_SK,
@@ -179,9 +179,9 @@ impl Write {
             }
             Self::CountListed { old } => {
                 // A catalog's first listing creates its facet lists with it, and its text index
-                // follows from it: both are indexed.
+                // and kept orders follow from it: all are indexed.
                 let indexed = if *old == 0 {
-                    ", #indexed = :true, #text = :true"
+                    ", #indexed = :true, #text = :true, #orders = :true"
                 } else {
                     ""
                 };
@@ -202,6 +202,7 @@ impl Write {
                     update = update
                         .expression_attribute_names("#indexed", FACETS_INDEXED)
                         .expression_attribute_names("#text", TEXT_INDEXED)
+                        .expression_attribute_names("#orders", ORDERS_INDEXED)
                         .expression_attribute_values(":true", AttributeValue::Bool(true));
                 }
                 item.update(update.build().map_err(other)?).build()

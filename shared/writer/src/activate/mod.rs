@@ -134,7 +134,7 @@ impl DynamoWriter {
         self.transact(slug, &plan.writes, &plan.summary, now)
             .await?;
         let text = plan.terms_changed.then_some(slug);
-        self.apply(plan.rewrites, text, now).await
+        self.apply(plan.rewrites, text, slug, now).await
     }
 
     /// A counter's `total` (0 when it does not exist yet).
