@@ -10,6 +10,7 @@
 //! catalog-bench rows [--small]
 //! catalog-bench index [--datasets 1000000]
 //! catalog-bench text [--datasets 1000000]
+//! catalog-bench orders [--datasets 1000000]
 //! ```
 //!
 //! `lambda`, `roundtrips` and `rows` start moto and s3s-fs like the tests do (MOTO_SERVER, S3S_FS,
@@ -20,6 +21,7 @@ mod handler;
 mod index;
 mod lambda;
 mod load;
+mod orders;
 mod probe;
 mod proxy;
 mod roundtrips;
@@ -41,7 +43,8 @@ fn usage() -> ExitCode {
          \x20      catalog-bench cache-memory [--datasets N] [--unbounded]\n\
          \x20      catalog-bench rows [--small]\n\
          \x20      catalog-bench index [--datasets N]\n\
-         \x20      catalog-bench text [--datasets N]"
+         \x20      catalog-bench text [--datasets N]\n\
+         \x20      catalog-bench orders [--datasets N]"
     );
     ExitCode::from(2)
 }
@@ -129,6 +132,7 @@ fn main() -> ExitCode {
             "rows" => rt.block_on(rows::run(!rest.iter().any(|a| a == "--small"))),
             "index" => index::run(number(rest, "datasets", 1_000_000)?),
             "text" => text::run(number(rest, "datasets", 1_000_000)?),
+            "orders" => orders::run(number(rest, "datasets", 1_000_000)?),
             // A child process of rows: one file's reads, its own peak memory.
             "rows-read" => rt.block_on(rows::read(rest)),
             other => Err(format!("unknown command {other:?}")),

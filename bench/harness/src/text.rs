@@ -16,7 +16,7 @@ use crate::index::Rng;
 use crate::lambda::proc_status_kb;
 
 /// A rank in 0..n, about Zipf-distributed (log-uniform): rank r has weight about 1/(r+1).
-fn zipf(rng: &mut Rng, n: usize) -> usize {
+pub(crate) fn zipf(rng: &mut Rng, n: usize) -> usize {
     let u = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
     (((n as f64 + 1.0).ln() * u).exp() as usize)
         .saturating_sub(1)
@@ -29,7 +29,7 @@ const SYLLABLES: [&str; 24] = [
 ];
 
 /// The `i`th word of the vocabulary: distinct syllable strings, short ones first.
-fn word(i: usize) -> String {
+pub(crate) fn word(i: usize) -> String {
     let mut n = i;
     let mut w = String::new();
     loop {

@@ -128,19 +128,20 @@ impl DynamoCatalog {
         };
         let by_position = (query.facets.is_empty() || filters_indexed)
             && (query.relevance || query.sort.field == SortField::Created);
-        // The order's positions are read beside the index, whatever the matches turn out to
-        // be, so that the page is the third round trip.
+        // The order's positions are read with the index's parts, in the same request, whatever
+        // the matches turn out to be, so that the page is the third round trip.
         let in_order = order.as_ref().filter(|_| !by_position);
-        let (ranked, sequence) =
-            futures_util::try_join!(self.text_matches(manifest, &query.words, &facets), async {
-                match in_order {
-                    Some(order) => self
-                        .order_seqs(order, 0..order.chunks.len())
-                        .await
-                        .map(Some),
-                    None => Ok(None),
-                }
-            })?;
+        let prefetch = in_order.map_or_else(Vec::new, |o| self.uncached_chunks(&o.chunks));
+        let (ranked, prefetched) = self
+            .text_matches(manifest, &query.words, &facets, prefetch)
+            .await?;
+        let sequence = match in_order {
+            Some(order) => Some(
+                self.order_seqs(order, 0..order.chunks.len(), &prefetched)
+                    .await?,
+            ),
+            None => None,
+        };
         if by_position || sequence.is_some() {
             // Positions past the list's end are left from a take-down not yet rebuilt.
             let found = ranked.iter().map(|(seq, _)| *seq);
@@ -205,7 +206,7 @@ impl DynamoCatalog {
             Some(offset) => {
                 let lens = order.lens();
                 let range = order::covering(&lens, descending, offset, limit);
-                let (order, read) = self.order_seqs(order, range.clone()).await?;
+                let (order, read) = self.order_seqs(order, range.clone(), &[]).await?;
                 // A writer may have moved the order on: the range is the read manifest's.
                 let lens = order.lens();
                 order::page(&lens, range, &read, descending, offset, limit)
@@ -250,12 +251,14 @@ impl DynamoCatalog {
         &self,
         order: &OrderManifest,
         range: std::ops::Range<usize>,
+        prefetched: &[Item],
     ) -> Result<(OrderManifest, Vec<Arc<[u32]>>), StoreError> {
         let mut order = order.clone();
         for attempt in 0..2 {
             let range = range.start.min(order.chunks.len())..range.end.min(order.chunks.len());
             let chunks = &order.chunks[range];
-            if let Some(read) = self.load_chunks(chunks).await? {
+            let prefetched = if attempt == 0 { prefetched } else { &[] };
+            if let Some(read) = self.load_chunks(chunks, prefetched).await? {
                 return Ok((order, read));
             }
             if attempt == 0 {
@@ -274,10 +277,22 @@ impl DynamoCatalog {
         ))
     }
 
-    /// These chunks' positions; `None` when a blob is gone.
+    /// The keys of these chunks' positions that this instance does not hold.
+    fn uncached_chunks(&self, chunks: &[ChunkRef]) -> Vec<Item> {
+        let mut cache = lock(&self.text);
+        chunks
+            .iter()
+            .filter(|c| cache.order(&c.seqs.id).is_none())
+            .flat_map(|c| c.seqs.keys_in(ORDER_PK))
+            .collect()
+    }
+
+    /// These chunks' positions, from this instance's cache, then the items `prefetched`, then
+    /// read; `None` when a blob is gone.
     async fn load_chunks(
         &self,
         chunks: &[ChunkRef],
+        prefetched: &[Item],
     ) -> Result<Option<Vec<Arc<[u32]>>>, StoreError> {
         let mut held: Vec<Option<Arc<[u32]>>> = {
             let mut cache = lock(&self.text);
@@ -286,11 +301,17 @@ impl DynamoCatalog {
         let keys: Vec<Item> = chunks
             .iter()
             .zip(&held)
-            .filter(|(_, h)| h.is_none())
+            .filter(|(c, h)| {
+                h.is_none() && matches!(c.seqs.join_in(ORDER_PK, prefetched), Ok(None))
+            })
             .flat_map(|(c, _)| c.seqs.keys_in(ORDER_PK))
             .collect();
-        if !keys.is_empty() {
-            let found = self.batch_get_keys(keys).await?;
+        if !keys.is_empty() || !prefetched.is_empty() {
+            let mut found = match keys.is_empty() {
+                true => Vec::new(),
+                false => self.batch_get_keys(keys).await?,
+            };
+            found.extend_from_slice(prefetched);
             for (chunk, slot) in chunks.iter().zip(held.iter_mut()) {
                 if slot.is_some() {
                     continue;
@@ -354,34 +375,46 @@ impl DynamoCatalog {
     }
 
     /// Every dataset matching `words` in every facet of `facets` (keys), best first, with its
-    /// score: from the shards they need and the delta, read unless this instance holds them. A
-    /// blob deleted since the manifest was read (a writer moved it on) means reading the
-    /// manifest again, once.
+    /// score: from the shards they need and the delta, read unless this instance holds them;
+    /// and the items `extra`, read in the same request. A blob deleted since the manifest was
+    /// read (a writer moved it on) means reading the manifest again, once.
     async fn text_matches(
         &self,
         manifest: Manifest,
         words: &[String],
         facets: &[String],
-    ) -> Result<Vec<(u64, f32)>, StoreError> {
-        // The same query on the same generation (its delta's id names it) finds the same.
+        extra: Vec<Item>,
+    ) -> Result<(Vec<(u64, f32)>, Vec<Item>), StoreError> {
+        // The same query on the same generation (its delta's id) finds the same.
         let asked: Vec<String> = words
             .iter()
             .cloned()
             .chain(facets.iter().map(|key| facet_term(key)))
             .collect();
-        if let Some(kept) = lock(&self.text).matches(&manifest.delta.id, &asked) {
-            return Ok(kept);
+        let kept = lock(&self.text).matches(&manifest.delta.id, &asked);
+        if let Some(kept) = kept {
+            let found = match extra.is_empty() {
+                true => Vec::new(),
+                false => self.batch_get_keys(extra).await?,
+            };
+            return Ok((kept, found));
         }
         let mut manifest = manifest;
+        let mut extra = extra;
+        let mut found = Vec::new();
         for attempt in 0..2 {
-            if let Some(index) = self.load_index(&manifest, words, facets).await? {
+            let (index, read) = self
+                .load_index(&manifest, words, facets, std::mem::take(&mut extra))
+                .await?;
+            found.extend(read);
+            if let Some(index) = index {
                 let hits: Vec<(u64, f32)> = index
                     .find(words, facets)?
                     .into_iter()
                     .map(|h| (h.seq, h.score))
                     .collect();
                 lock(&self.text).put_matches(manifest.delta.id.clone(), &asked, &hits);
-                return Ok(hits);
+                return Ok((hits, found));
             }
             if attempt == 0 {
                 let item = super::requests::get_consistent(
@@ -399,13 +432,15 @@ impl DynamoCatalog {
         ))
     }
 
-    /// The index with the shards `words` and `facets` need loaded; `None` when a blob is gone.
+    /// The index with the shards `words` and `facets` need loaded (`None` when a blob is
+    /// gone), and the items read: those blobs and `extra`, in one request.
     async fn load_index(
         &self,
         manifest: &Manifest,
         words: &[String],
         facets: &[String],
-    ) -> Result<Option<crate::search::TextIndex>, StoreError> {
+        extra: Vec<Item>,
+    ) -> Result<(Option<crate::search::TextIndex>, Vec<Item>), StoreError> {
         let needed = manifest.layout.shards_for(words, facets);
         let (mut shards, mut delta) = {
             let mut cache = lock(&self.text);
@@ -423,35 +458,37 @@ impl DynamoCatalog {
         if delta.is_none() {
             missing.push(&manifest.delta);
         }
-        if !missing.is_empty() {
-            let keys = missing.iter().flat_map(|b| b.keys()).collect();
-            let found = self.batch_get_keys(keys).await?;
-            for &i in &needed {
-                if shards.contains_key(&i) {
-                    continue;
-                }
-                let blob = &manifest.shards[i];
-                let Some(bytes) = blob.join(&found)? else {
-                    return Ok(None);
-                };
-                let shard = Shard::from_blob(&bytes)?;
-                lock(&self.text).put_shard(blob.id.clone(), shard.clone());
-                shards.insert(i, shard);
+        let mut keys: Vec<Item> = missing.iter().flat_map(|b| b.keys()).collect();
+        keys.extend(extra);
+        let found = match keys.is_empty() {
+            true => Vec::new(),
+            false => self.batch_get_keys(keys).await?,
+        };
+        for &i in &needed {
+            if shards.contains_key(&i) {
+                continue;
             }
-            if delta.is_none() {
-                let Some(bytes) = manifest.delta.join(&found)? else {
-                    return Ok(None);
-                };
-                let read = delta_from(&bytes)?;
-                lock(&self.text).put_delta(manifest.delta.id.clone(), read.clone());
-                delta = Some(read);
-            }
+            let blob = &manifest.shards[i];
+            let Some(bytes) = blob.join(&found)? else {
+                return Ok((None, found));
+            };
+            let shard = Shard::from_blob(&bytes)?;
+            lock(&self.text).put_shard(blob.id.clone(), shard.clone());
+            shards.insert(i, shard);
+        }
+        if delta.is_none() {
+            let Some(bytes) = manifest.delta.join(&found)? else {
+                return Ok((None, found));
+            };
+            let read = delta_from(&bytes)?;
+            lock(&self.text).put_delta(manifest.delta.id.clone(), read.clone());
+            delta = Some(read);
         }
         let delta = delta.ok_or_else(|| StoreError::Corrupt("text index: no delta".into()))?;
         let loaded = (0..manifest.shards.len())
             .map(|i| shards.remove(&i))
             .collect();
-        Ok(Some(manifest.index(delta, loaded)))
+        Ok((Some(manifest.index(delta, loaded)), found))
     }
 }
 

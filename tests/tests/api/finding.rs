@@ -182,5 +182,6 @@ fn starts_a_word(v: &Value, word: &str) -> bool {
 
 mod facet_counts;
 mod filter_cost;
+mod orders;
 mod semantics;
 mod text;

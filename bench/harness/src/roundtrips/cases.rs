@@ -165,7 +165,7 @@ fn cases(seeded: &Seeded) -> Vec<Case<'_>> {
     let tag_last = facet_pages(50, 20);
     let lic_middle = facet_pages(5, 100) / 2;
     let bulk_middle = bulk.div_ceil(20) / 2;
-    let cat_total = first_and_count(20, 7, bulk).1 as usize;
+    let chunks = datasets.div_ceil(catalog::order::BUILD_CHUNK as u64) as usize;
     vec![
         ("/api/v1/datasets".into(), vec![], 2, 21, 200),
         (format!("/api/v1/datasets?page={middle_page}"), vec![], 2, 21, 200),
@@ -214,11 +214,14 @@ fn cases(seeded: &Seeded) -> Vec<Case<'_>> {
         (format!("/api/v1/datasets?q=dataset%20{}", bulk / 3), vec![], 1, 2, 200),
         (format!("/api/v1/datasets?q=bulk%20dataset&page={bulk_middle}"), vec![], 3, 60, 200),
         (format!("/api/v1/datasets?q=tag%2007&sort=created:asc&page={tag_last}"), vec![], 3, 60, 200),
-        // Another order, with at most one filter: a scan. No list is kept yet (filters and words
-        // read the text index, not a list), so the first reads the catalog list; the next, in
-        // another order, only the counters
-        ("/api/v1/datasets?category=cat-07&sort=name".into(), vec![], usize::MAX, cat_total + 2, 200),
-        ("/api/v1/datasets?sort=name&page=3".into(), vec![], usize::MAX, datasets as usize + 1, 200),
-        ("/api/v1/datasets?sort=updated:asc&page_size=100".into(), vec![], 1, 1, 200),
+        // Another order (name, updated, downloads): the counter and the two manifests; the
+        // kept order's chunk (or two) holding the page; the page's entries. With a filter or
+        // words, every chunk of positions beside the index's shards (4 bytes a dataset)
+        (format!("/api/v1/datasets?sort=name&page={middle_page}"), vec![], 3, 3 + 2 + 20, 200),
+        (format!("/api/v1/datasets?sort=updated:asc&page={middle_page_100}&page_size=100"), vec![], 3, 3 + 2 + 100, 200),
+        (format!("/api/v1/datasets?sort=downloads&page={pages}"), vec![], 3, 3 + 2 + 20, 200),
+        ("/api/v1/datasets?category=cat-07&sort=name".into(), vec![], 3, 4 + 40 + chunks + 20, 200),
+        (format!("/api/v1/datasets?category=cat-07&sort=name:desc&page={cat_last}"), vec![], 2, 4 + 20, 200),
+        (format!("/api/v1/datasets?q=bulk%20dataset&sort=updated&page={bulk_middle}"), vec![], 3, 3 + 40 + chunks + 20, 200),
     ]
 }

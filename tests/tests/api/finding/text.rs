@@ -439,7 +439,8 @@ fn newest_first(specs: &[Spec], keep: impl Fn(&Spec) -> bool) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn several_filters_are_answered_from_the_index_by_position_and_follow_facet_changes() {
+async fn several_filters_are_answered_from_the_index_by_position_sorted_by_the_kept_orders_and_follow_facet_changes(
+) {
     let stack = Stack::start().await;
     let writer = stack.writer();
     let now = Utc::now();
@@ -480,10 +481,26 @@ async fn several_filters_are_answered_from_the_index_by_position_and_follow_face
             .1,
         oldest_first
     );
-    // In another order, past FETCH_MATCHES matches, the smallest list is read and sorted
+    // In another order, past FETCH_MATCHES matches, the kept order sorts them: its positions
+    // are read beside the index, and the page is still the third read
     let mut by_name: Vec<&Spec> = specs.iter().filter(|s| both(s)).collect();
     by_name.sort_by(|a, b| (a.name.to_lowercase(), &a.slug).cmp(&(b.name.to_lowercase(), &b.slug)));
     let by_name: Vec<String> = by_name.iter().map(|s| s.slug.clone()).collect();
+    let (fresh, _) = stack.wired(&wire, &Wire::default());
+    wire.take_calls();
+    let (_, page) = list(&fresh, &format!("{q}&sort=name:desc&page=3&page_size=5")).await;
+    let cold = wire.take_calls();
+    assert_eq!(ops(&cold), ["DynamoDB.BatchGetItem"; 3]);
+    assert_eq!(cold[2].items, 5, "the page's entries");
+    let slugs: Vec<&str> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["slug"].as_str().unwrap())
+        .collect();
+    let mut descending = by_name.clone();
+    descending.reverse();
+    assert_eq!(slugs, descending[10..15]);
     assert_eq!(
         all_pages(&catalog, &format!("{q}&sort=name")).await.1,
         by_name
