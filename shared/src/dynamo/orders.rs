@@ -14,20 +14,17 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
 
-use super::attr::{get_u64, n};
+use super::attr::n;
 use super::layout::{key_of, Item};
-use super::text::{blob_items_in, Blob};
+use super::text::{blob_items_in, manifest_item, manifest_of, Blob};
 use crate::error::StoreError;
 use crate::order::{Bounds, Chunk, Key, Sorted};
 
 /// The partition of the kept orders.
 pub const ORDER_PK: &str = "ORDER";
 const GENERATION: &str = "generation";
-const MANIFEST: &str = "manifest";
 /// An `at#` item's keys, as JSON.
 const KEYS: &str = "keys";
-/// A manifest inflates to at most this (about 150 bytes a chunk: 50,000 chunks).
-const MANIFEST_MAX_BYTES: usize = 8 << 20;
 
 /// A chunk as its order's manifest names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,30 +71,11 @@ impl OrderManifest {
     }
 
     pub fn to_item(&self) -> Result<Item, StoreError> {
-        let json = serde_json::to_vec(self).map_err(|e| StoreError::Other(Box::new(e)))?;
-        let mut item = Self::key(self.sort);
-        item.insert(GENERATION.to_owned(), n(self.generation));
-        item.insert(
-            MANIFEST.to_owned(),
-            AttributeValue::B(aws_smithy_types::Blob::new(
-                miniz_oxide::deflate::compress_to_vec(&json, 6),
-            )),
-        );
-        Ok(item)
+        manifest_item(Self::key(self.sort), self.generation, self)
     }
 
     pub fn from_item(item: &Item) -> Result<Self, StoreError> {
-        let corrupt = || super::attr::corrupt(MANIFEST);
-        let generation = get_u64(item, GENERATION)?;
-        let Some(AttributeValue::B(deflated)) = item.get(MANIFEST) else {
-            return Err(corrupt());
-        };
-        let json = miniz_oxide::inflate::decompress_to_vec_with_limit(
-            deflated.as_ref(),
-            MANIFEST_MAX_BYTES,
-        )
-        .map_err(|_| corrupt())?;
-        let manifest: Self = serde_json::from_slice(&json).map_err(|_| corrupt())?;
+        let (generation, manifest): (u64, Self) = manifest_of(item)?;
         let well_formed = manifest.generation == generation
             && manifest.datasets == manifest.lens().iter().map(|l| u64::from(*l)).sum::<u64>()
             && manifest.chunks.iter().all(|c| c.bounds.len > 0)
@@ -106,7 +84,7 @@ impl OrderManifest {
                 .windows(2)
                 .all(|w| w[0].bounds.lower < w[1].bounds.lower);
         if !well_formed {
-            return Err(corrupt());
+            return Err(super::attr::corrupt("manifest"));
         }
         Ok(manifest)
     }

@@ -499,18 +499,64 @@ impl DynamoCatalog {
 /// that a warm repeat neither loads nor scores.
 #[derive(Debug, Default)]
 pub struct TextCache {
-    shards: HashMap<String, (Shard, u64)>,
-    bytes: usize,
-    clock: u64,
+    shards: Lru<Shard, TEXT_CACHE_BYTES>,
     delta: Option<(String, Delta)>,
     entries_rev: u64,
     entries: HashMap<u64, Indexed>,
     /// The last queries' matches, by generation (its delta's id) and words, newest last.
     matches: Vec<(String, Vec<String>, Arc<Ranked>)>,
-    /// Kept orders' chunks of positions, by blob id, up to [`ORDER_CACHE_BYTES`], least
-    /// recently used out first.
-    orders: HashMap<String, (Arc<[u32]>, u64)>,
-    order_bytes: usize,
+    /// Kept orders' chunks of positions, by blob id, up to [`ORDER_CACHE_BYTES`].
+    orders: Lru<Arc<[u32]>, ORDER_CACHE_BYTES>,
+}
+
+/// Values by id, up to `BUDGET` bytes, least recently used out first.
+#[derive(Debug)]
+struct Lru<V, const BUDGET: usize> {
+    held: HashMap<String, (V, usize, u64)>,
+    bytes: usize,
+    clock: u64,
+}
+
+impl<V, const BUDGET: usize> Default for Lru<V, BUDGET> {
+    fn default() -> Self {
+        Self {
+            held: HashMap::new(),
+            bytes: 0,
+            clock: 0,
+        }
+    }
+}
+
+impl<V: Clone, const BUDGET: usize> Lru<V, BUDGET> {
+    fn get(&mut self, id: &str) -> Option<V> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.held.get_mut(id).map(|(value, _, used)| {
+            *used = clock;
+            value.clone()
+        })
+    }
+
+    fn put(&mut self, id: String, value: V, bytes: usize) {
+        self.clock += 1;
+        self.bytes += bytes;
+        if let Some((_, old, _)) = self.held.insert(id, (value, bytes, self.clock)) {
+            self.bytes -= old;
+        }
+        while self.bytes > BUDGET {
+            let Some(oldest) = self
+                .held
+                .iter()
+                .min_by_key(|(_, (_, _, used))| *used)
+                .map(|(id, _)| id.clone())
+            else {
+                break;
+            };
+            if let Some((_, evicted, _)) = self.held.remove(&oldest) {
+                self.bytes -= evicted;
+            }
+        }
+    }
 }
 
 /// Matches by position with their scores, best first.
@@ -555,63 +601,21 @@ impl TextCache {
     }
 
     fn order(&mut self, id: &str) -> Option<Arc<[u32]>> {
-        self.clock += 1;
-        let clock = self.clock;
-        self.orders.get_mut(id).map(|(seqs, used)| {
-            *used = clock;
-            seqs.clone()
-        })
+        self.orders.get(id)
     }
 
     fn put_order(&mut self, id: String, seqs: Arc<[u32]>) {
-        self.clock += 1;
-        self.order_bytes += seqs.len() * 4;
-        if let Some((old, _)) = self.orders.insert(id, (seqs, self.clock)) {
-            self.order_bytes -= old.len() * 4;
-        }
-        while self.order_bytes > ORDER_CACHE_BYTES {
-            let Some(oldest) = self
-                .orders
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(id, _)| id.clone())
-            else {
-                break;
-            };
-            if let Some((evicted, _)) = self.orders.remove(&oldest) {
-                self.order_bytes -= evicted.len() * 4;
-            }
-        }
+        let bytes = seqs.len() * 4;
+        self.orders.put(id, seqs, bytes);
     }
 
     fn shard(&mut self, id: &str) -> Option<Shard> {
-        self.clock += 1;
-        let clock = self.clock;
-        self.shards.get_mut(id).map(|(shard, used)| {
-            *used = clock;
-            shard.clone()
-        })
+        self.shards.get(id)
     }
 
     fn put_shard(&mut self, id: String, shard: Shard) {
-        self.clock += 1;
-        self.bytes += shard.bytes();
-        if let Some((old, _)) = self.shards.insert(id, (shard, self.clock)) {
-            self.bytes -= old.bytes();
-        }
-        while self.bytes > TEXT_CACHE_BYTES {
-            let Some(oldest) = self
-                .shards
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(id, _)| id.clone())
-            else {
-                break;
-            };
-            if let Some((evicted, _)) = self.shards.remove(&oldest) {
-                self.bytes -= evicted.bytes();
-            }
-        }
+        let bytes = shard.bytes();
+        self.shards.put(id, shard, bytes);
     }
 
     fn delta(&self, id: &str) -> Option<Delta> {
@@ -629,6 +633,21 @@ impl TextCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kept_blobs_stay_within_the_budget_least_recently_used_out_first() {
+        let mut kept: Lru<u8, 100> = Lru::default();
+        kept.put("a".into(), 1, 40);
+        kept.put("b".into(), 2, 40);
+        assert_eq!(kept.get("a"), Some(1), "a is now the most recently used");
+        kept.put("c".into(), 3, 40);
+        assert_eq!(kept.get("b"), None, "b, the least recently used, left");
+        assert_eq!((kept.get("a"), kept.get("c")), (Some(1), Some(3)));
+        kept.put("a".into(), 4, 10);
+        assert_eq!(kept.bytes, 50, "a replaced, its bytes with it");
+        kept.put("big".into(), 5, 101);
+        assert_eq!(kept.bytes, 0, "one over the budget evicts everything, itself too");
+    }
 
     #[test]
     fn kept_matches_are_for_the_same_generation_and_words_only() {

@@ -139,30 +139,11 @@ impl Manifest {
     }
 
     pub fn to_item(&self) -> Result<Item, StoreError> {
-        let json = serde_json::to_vec(self).map_err(|e| StoreError::Other(Box::new(e)))?;
-        let mut item = Self::key();
-        item.insert(GENERATION.to_owned(), n(self.generation));
-        item.insert(
-            MANIFEST.to_owned(),
-            AttributeValue::B(aws_smithy_types::Blob::new(
-                miniz_oxide::deflate::compress_to_vec(&json, 6),
-            )),
-        );
-        Ok(item)
+        manifest_item(Self::key(), self.generation, self)
     }
 
     pub fn from_item(item: &Item) -> Result<Self, StoreError> {
-        let generation = get_u64(item, GENERATION)?;
-        let Some(AttributeValue::B(deflated)) = item.get(MANIFEST) else {
-            return Err(super::attr::corrupt(MANIFEST));
-        };
-        let json = miniz_oxide::inflate::decompress_to_vec_with_limit(
-            deflated.as_ref(),
-            MANIFEST_MAX_BYTES,
-        )
-        .map_err(|_| super::attr::corrupt(MANIFEST))?;
-        let manifest: Self =
-            serde_json::from_slice(&json).map_err(|_| super::attr::corrupt(MANIFEST))?;
+        let (generation, manifest): (u64, Self) = manifest_of(item)?;
         let layout = &manifest.layout;
         let shards = layout.lowers.len();
         let well_formed = manifest.generation == generation
@@ -205,10 +186,46 @@ impl Manifest {
     }
 }
 
+/// A manifest's item: `key`, its `generation` (what a writer's condition checks), and `value`
+/// as deflated JSON.
+pub(super) fn manifest_item<T: Serialize>(
+    key: Item,
+    generation: u64,
+    value: &T,
+) -> Result<Item, StoreError> {
+    let json = serde_json::to_vec(value).map_err(|e| StoreError::Other(Box::new(e)))?;
+    let mut item = key;
+    item.insert(GENERATION.to_owned(), n(generation));
+    item.insert(
+        MANIFEST.to_owned(),
+        AttributeValue::B(aws_smithy_types::Blob::new(
+            miniz_oxide::deflate::compress_to_vec(&json, 6),
+        )),
+    );
+    Ok(item)
+}
+
+/// A manifest's generation and value, read back from [`manifest_item`] (inflating to at most
+/// [`MANIFEST_MAX_BYTES`]).
+pub(super) fn manifest_of<T: serde::de::DeserializeOwned>(
+    item: &Item,
+) -> Result<(u64, T), StoreError> {
+    let generation = get_u64(item, GENERATION)?;
+    let Some(AttributeValue::B(deflated)) = item.get(MANIFEST) else {
+        return Err(super::attr::corrupt(MANIFEST));
+    };
+    let json =
+        miniz_oxide::inflate::decompress_to_vec_with_limit(deflated.as_ref(), MANIFEST_MAX_BYTES)
+            .map_err(|_| super::attr::corrupt(MANIFEST))?;
+    let value = serde_json::from_slice(&json).map_err(|_| super::attr::corrupt(MANIFEST))?;
+    Ok((generation, value))
+}
+
 /// The most parts a blob has (a shard is at most 256 KB, one part; a delta of a few hundred
 /// datasets, a few).
 const MAX_PARTS: u32 = 64;
-/// A manifest inflates to at most this (about 50 bytes a shard: 100,000 shards).
+/// A manifest inflates to at most this (about 50 bytes a text shard: 100,000 shards; about 150
+/// bytes an order's chunk: 50,000 chunks).
 const MANIFEST_MAX_BYTES: usize = 8 << 20;
 /// A delta inflates to at most this.
 const DELTA_MAX_BYTES: usize = 64 << 20;

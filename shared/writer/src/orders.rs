@@ -195,14 +195,7 @@ impl DynamoWriter {
         at: Option<&Item>,
         keys: &[Key],
     ) -> Result<bool, StoreError> {
-        let written: Vec<Item> = items
-            .iter()
-            .map(|item| {
-                let mut key = item.clone();
-                key.retain(|name, _| name == PK || name == SK);
-                key
-            })
-            .collect();
+        let written: Vec<Item> = items.iter().cloned().map(key_only).collect();
         let puts = items
             .into_iter()
             .map(put_request)
@@ -210,19 +203,7 @@ impl DynamoWriter {
         self.batch_write(puts).await?;
         let mut transaction = Vec::new();
         for step in next {
-            let (condition, value) = step.read.condition();
-            let mut put = Put::builder()
-                .table_name(&self.datasets_table)
-                .set_item(Some(step.manifest.to_item()?))
-                .condition_expression(condition);
-            if let Some(value) = value {
-                put = put.expression_attribute_values(":generation", value);
-            }
-            transaction.push(
-                TransactWriteItem::builder()
-                    .put(put.build().map_err(other)?)
-                    .build(),
-            );
+            transaction.push(self.manifest_put(&step.manifest, &step.read)?);
         }
         let mut put = Put::builder()
             .table_name(&self.datasets_table)
@@ -300,19 +281,7 @@ impl DynamoWriter {
                             datasets: listed.len() as u64,
                             chunks: refs,
                         };
-                        let (condition, value) = stored.condition();
-                        let mut put = Put::builder()
-                            .table_name(&self.datasets_table)
-                            .set_item(Some(manifest.to_item()?))
-                            .condition_expression(condition);
-                        if let Some(value) = value {
-                            put = put.expression_attribute_values(":generation", value);
-                        }
-                        transaction.push(
-                            TransactWriteItem::builder()
-                                .put(put.build().map_err(other)?)
-                                .build(),
-                        );
+                        transaction.push(self.manifest_put(&manifest, &stored)?);
                         generations.push(generation);
                     }
                     let puts = items
@@ -330,13 +299,7 @@ impl DynamoWriter {
                     {
                         Ok(_) => Ok(Attempt::Done(generations)),
                         Err(e) if is_condition_failure(e.code()) => {
-                            let keys = items
-                                .into_iter()
-                                .map(|mut item| {
-                                    item.retain(|name, _| name == PK || name == SK);
-                                    item
-                                })
-                                .collect();
+                            let keys = items.into_iter().map(key_only).collect();
                             self.delete_keys(keys).await?;
                             Ok(Attempt::Retry(()))
                         }
@@ -367,6 +330,26 @@ impl DynamoWriter {
             chunks: built.iter().map(Vec::len).sum(),
             swept,
         })
+    }
+
+    /// The put of `manifest` in a transaction, on the condition that the stored manifest is
+    /// still `read`.
+    fn manifest_put(
+        &self,
+        manifest: &OrderManifest,
+        read: &OrderManifest,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let (condition, value) = read.condition();
+        let mut put = Put::builder()
+            .table_name(&self.datasets_table)
+            .set_item(Some(manifest.to_item()?))
+            .condition_expression(condition);
+        if let Some(value) = value {
+            put = put.expression_attribute_values(":generation", value);
+        }
+        Ok(TransactWriteItem::builder()
+            .put(put.build().map_err(other)?)
+            .build())
     }
 
     /// Deletes every chunk of a generation up to the one built that no manifest names, and
@@ -418,6 +401,12 @@ impl DynamoWriter {
         self.delete_keys(stale).await?;
         Ok(swept)
     }
+}
+
+/// An item's key alone.
+fn key_only(mut item: Item) -> Item {
+    item.retain(|name, _| name == PK || name == SK);
+    item
 }
 
 /// The next generation of `read`, with `replacements` spliced in: the manifest, the items it
