@@ -347,13 +347,17 @@ pub fn page<C: AsRef<[u32]>>(
 }
 
 /// The members of `matches` in the order (every chunk's positions, in order), reversed when
-/// `descending`.
-pub fn walk<C: AsRef<[u32]>>(chunks: &[C], descending: bool, matches: &HashSet<u64>) -> Vec<u64> {
+/// `descending`; each once, where the order first has it.
+pub fn walk<C: AsRef<[u32]>>(
+    chunks: &[C],
+    descending: bool,
+    mut matches: HashSet<u64>,
+) -> Vec<u64> {
     let mut found: Vec<u64> = chunks
         .iter()
         .flat_map(|c| c.as_ref())
         .map(|s| u64::from(*s))
-        .filter(|s| matches.contains(s))
+        .filter(|s| matches.remove(s))
         .collect();
     if descending {
         found.reverse();

@@ -148,7 +148,7 @@ impl DynamoCatalog {
             let seqs: Vec<u64> = match &sequence {
                 Some((_, chunks)) => {
                     let matches: HashSet<u64> = found.collect();
-                    order::walk(chunks, query.sort.descending, &matches)
+                    order::walk(chunks, query.sort.descending, matches)
                 }
                 None => {
                     let mut seqs: Vec<u64> = found.collect();
@@ -646,7 +646,10 @@ mod tests {
         kept.put("a".into(), 4, 10);
         assert_eq!(kept.bytes, 50, "a replaced, its bytes with it");
         kept.put("big".into(), 5, 101);
-        assert_eq!(kept.bytes, 0, "one over the budget evicts everything, itself too");
+        assert_eq!(
+            kept.bytes, 0,
+            "one over the budget evicts everything, itself too"
+        );
     }
 
     #[test]

@@ -236,9 +236,9 @@ impl DynamoWriter {
         }
     }
 
-    /// Builds every order whole from these list entries (every listed dataset), moves the
-    /// manifests to them and every dataset's `at#` item, then deletes what earlier
-    /// generations left.
+    /// Builds every order whole from these list entries (every listed dataset): writes every
+    /// dataset's `at#` item, then the chunks, moves the manifests to them, then deletes what
+    /// earlier generations left.
     pub async fn rebuild_orders(
         &self,
         listed: &[DatasetSummary],
@@ -247,6 +247,18 @@ impl DynamoWriter {
             .iter()
             .map(|sort| order::build(listed.iter().map(|s| (sort.key(s), s.seq)).collect()))
             .collect();
+        // Where each dataset is, as built, before the manifests name the build: a change in
+        // between finds its `at#` item ahead of the manifest it reads and fails (`reindex`
+        // again repairs it), where the other way round an interrupted build would leave
+        // datasets with no `at#` item, which a later change would put in twice.
+        let ats = listed
+            .iter()
+            .map(|s| {
+                let keys: Vec<Key> = Sorted::ALL.iter().map(|sort| sort.key(s)).collect();
+                at_item(s.seq, &keys).and_then(put_request)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.batch_write(ats).await?;
         let generations = RACE
             .run(
                 (),
@@ -309,15 +321,6 @@ impl DynamoWriter {
                 |()| WriteError::Conflict("the kept orders".into()),
             )
             .await?;
-        // Where each dataset is, as built.
-        let ats = listed
-            .iter()
-            .map(|s| {
-                let keys: Vec<Key> = Sorted::ALL.iter().map(|sort| sort.key(s)).collect();
-                at_item(s.seq, &keys).and_then(put_request)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        self.batch_write(ats).await?;
         let swept = match self.sweep_orders(&generations, listed.len() as u64).await {
             Ok(swept) => swept,
             Err(e) => {
