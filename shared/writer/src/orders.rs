@@ -195,12 +195,6 @@ impl DynamoWriter {
         at: Option<&Item>,
         keys: &[Key],
     ) -> Result<bool, StoreError> {
-        let written: Vec<Item> = items.iter().cloned().map(key_only).collect();
-        let puts = items
-            .into_iter()
-            .map(put_request)
-            .collect::<Result<Vec<_>, _>>()?;
-        self.batch_write(puts).await?;
         let mut transaction = Vec::new();
         for step in next {
             transaction.push(self.manifest_put(&step.manifest, &step.read)?);
@@ -220,6 +214,22 @@ impl DynamoWriter {
                 .put(put.build().map_err(other)?)
                 .build(),
         );
+        self.write_then_commit(items, transaction).await
+    }
+
+    /// Writes `items`, then sends `transaction`; when one of its conditions fails (another
+    /// writer moved first), deletes the items again and answers `false`.
+    async fn write_then_commit(
+        &self,
+        items: Vec<Item>,
+        transaction: Vec<TransactWriteItem>,
+    ) -> Result<bool, StoreError> {
+        let written: Vec<Item> = items.iter().cloned().map(key_only).collect();
+        let puts = items
+            .into_iter()
+            .map(put_request)
+            .collect::<Result<Vec<_>, _>>()?;
+        self.batch_write(puts).await?;
         match self
             .client
             .transact_write_items()
@@ -296,27 +306,10 @@ impl DynamoWriter {
                         transaction.push(self.manifest_put(&manifest, &stored)?);
                         generations.push(generation);
                     }
-                    let puts = items
-                        .iter()
-                        .cloned()
-                        .map(put_request)
-                        .collect::<Result<Vec<_>, _>>()?;
-                    self.batch_write(puts).await?;
-                    match self
-                        .client
-                        .transact_write_items()
-                        .set_transact_items(Some(transaction))
-                        .send()
-                        .await
-                    {
-                        Ok(_) => Ok(Attempt::Done(generations)),
-                        Err(e) if is_condition_failure(e.code()) => {
-                            let keys = items.into_iter().map(key_only).collect();
-                            self.delete_keys(keys).await?;
-                            Ok(Attempt::Retry(()))
-                        }
-                        Err(e) => Err(WriteError::from(classify(e))),
-                    }
+                    Ok::<_, WriteError>(match self.write_then_commit(items, transaction).await? {
+                        true => Attempt::Done(generations),
+                        false => Attempt::Retry(()),
+                    })
                 },
                 |()| WriteError::Conflict("the kept orders".into()),
             )
