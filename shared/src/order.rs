@@ -318,11 +318,17 @@ pub fn page<C: AsRef<[u32]>>(
     offset: u64,
     limit: u64,
 ) -> Vec<u64> {
-    let before: u64 = lens[..range.start].iter().map(|l| u64::from(*l)).sum();
+    let Some(earlier) = lens.get(..range.start) else {
+        return Vec::new();
+    };
+    let before: u64 = earlier.iter().map(|l| u64::from(*l)).sum();
     let total: u64 = lens.iter().map(|l| u64::from(*l)).sum();
     let held = seqs.iter().flat_map(|c| c.as_ref()).map(|s| u64::from(*s));
     let end = offset.saturating_add(limit).min(total);
-    if offset >= end {
+    // Ranks before the chunks read, or after them, are not theirs to give (a range that is
+    // not `covering`'s gives nothing rather than another page).
+    let first = if descending { total - end } else { offset };
+    if offset >= end || first < before {
         return Vec::new();
     }
     match descending {

@@ -137,12 +137,16 @@ pub fn chunk_id(sort: Sorted, generation: u64, nonce: &str, i: usize) -> String 
     format!("{initial}{generation:012}-{nonce}.{i}")
 }
 
-/// The generation a blob part's sort key names (`None` for a manifest or an `at#` item).
-pub fn blob_generation(sk: &str) -> Option<u64> {
-    if !sk.starts_with(['N', 'U', 'W']) {
-        return None;
-    }
-    sk.get(1..13)?.parse().ok()
+/// The order and generation a blob part's sort key names (`None` for a manifest or an `at#`
+/// item).
+pub fn blob_generation(sk: &str) -> Option<(Sorted, u64)> {
+    let sort = match sk.chars().next()? {
+        'N' => Sorted::Name,
+        'U' => Sorted::Updated,
+        'W' => Sorted::Downloads,
+        _ => return None,
+    };
+    Some((sort, sk.get(1..13)?.parse().ok()?))
 }
 
 /// The sort key of where the dataset at `seq` is.
@@ -213,7 +217,7 @@ mod tests {
                 Some(AttributeValue::S(sk)) => sk.clone(),
                 other => panic!("{other:?}"),
             };
-            assert_eq!(blob_generation(&sk), Some(7));
+            assert_eq!(blob_generation(&sk), Some((Sorted::Downloads, 7)));
         }
         let miscounted = OrderManifest {
             datasets: 3999,

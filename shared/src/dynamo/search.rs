@@ -113,7 +113,14 @@ impl DynamoCatalog {
         }
         let small = counted.smallest_len <= FETCH_MATCHES as u64;
         let manifest = match manifest {
-            Some(m) if !query.words.is_empty() || (filters_indexed && !small) => m,
+            // Without words, the index answers filters only (an order alone is not a query of
+            // the index: a catalog without kept orders sorts its list).
+            Some(m)
+                if !query.words.is_empty()
+                    || (filters_indexed && !small && !query.facets.is_empty()) =>
+            {
+                m
+            }
             _ => {
                 let candidates = self.snapshot(source, counted.rev).await?;
                 return Ok(CatalogPage {
@@ -130,15 +137,20 @@ impl DynamoCatalog {
             && (query.relevance || query.sort.field == SortField::Created);
         // The order's positions are read with the index's parts, in the same request, whatever
         // the matches turn out to be, so that the page is the third round trip.
-        let in_order = order.as_ref().filter(|_| !by_position);
+        // (Words whose matches the index cannot filter, an index from before filters, are
+        // sorted with the filters applied, from the candidate list below.)
+        let in_order = order
+            .as_ref()
+            .filter(|_| !by_position && (query.facets.is_empty() || filters_indexed));
         let prefetch = in_order.map_or_else(Vec::new, |o| self.uncached_chunks(&o.chunks));
         let (ranked, prefetched) = self
             .text_matches(manifest, &query.words, &facets, prefetch)
             .await?;
         let sequence = match in_order {
             Some(order) => Some(
-                self.order_seqs(order, 0..order.chunks.len(), &prefetched)
-                    .await?,
+                self.order_seqs(order, |lens| 0..lens.len(), &prefetched)
+                    .await
+                    .map(|(order, _, read)| (order, read))?,
             ),
             None => None,
         };
@@ -204,12 +216,9 @@ impl DynamoCatalog {
         let descending = query.sort.descending;
         let page = match offset {
             Some(offset) => {
-                let lens = order.lens();
-                let range = order::covering(&lens, descending, offset, limit);
-                let (order, read) = self.order_seqs(order, range.clone(), &[]).await?;
-                // A writer may have moved the order on: the range is the read manifest's.
-                let lens = order.lens();
-                order::page(&lens, range, &read, descending, offset, limit)
+                let wanted = |lens: &[u32]| order::covering(lens, descending, offset, limit);
+                let (order, range, read) = self.order_seqs(order, wanted, &[]).await?;
+                order::page(&order.lens(), range, &read, descending, offset, limit)
             }
             None => Vec::new(),
         };
@@ -243,23 +252,23 @@ impl DynamoCatalog {
         })
     }
 
-    /// The positions of an order's chunks `range`, in order, read unless this instance holds
-    /// them; with the manifest they were read under. A blob deleted since the manifest was
-    /// read (a writer moved the order on) means reading the manifest again, once; the range
-    /// then stays the same chunks by index, clamped to the new manifest.
+    /// The positions of the chunks `wanted` names (from the chunks' lengths), in order, read
+    /// unless this instance holds them; with the manifest they were read under and the range.
+    /// A blob deleted since the manifest was read (a writer moved the order on) means reading
+    /// the manifest again, once, and the range again from it.
     async fn order_seqs(
         &self,
         order: &OrderManifest,
-        range: std::ops::Range<usize>,
+        wanted: impl Fn(&[u32]) -> std::ops::Range<usize>,
         prefetched: &[Item],
-    ) -> Result<(OrderManifest, Vec<Arc<[u32]>>), StoreError> {
+    ) -> Result<(OrderManifest, std::ops::Range<usize>, Vec<Arc<[u32]>>), StoreError> {
         let mut order = order.clone();
         for attempt in 0..2 {
-            let range = range.start.min(order.chunks.len())..range.end.min(order.chunks.len());
-            let chunks = &order.chunks[range];
+            let range = wanted(&order.lens());
+            let chunks = order.chunks.get(range.clone()).unwrap_or_default();
             let prefetched = if attempt == 0 { prefetched } else { &[] };
             if let Some(read) = self.load_chunks(chunks, prefetched).await? {
-                return Ok((order, read));
+                return Ok((order, range, read));
             }
             if attempt == 0 {
                 let item = super::requests::get_consistent(

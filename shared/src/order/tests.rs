@@ -221,3 +221,16 @@ fn a_build_cuts_chunks_that_later_changes_can_grow_and_stored_bytes_read_back() 
     let far = Chunk::new(vec![(Key::Downloads(0, 1 << 33), 1 << 33)]);
     assert_eq!(far.seqs_bytes(), Err(OrderError::TooFar(1 << 33)));
 }
+
+#[test]
+fn a_range_read_under_another_manifest_gives_no_page_rather_than_another() {
+    let lens = [3u32, 3, 3];
+    let seqs = vec![vec![7u32, 8, 9]];
+    // Ranks 6..8 are in the third chunk; the second was read (a writer split it meanwhile)
+    assert_eq!(page(&lens, 1..2, &seqs, false, 6, 2), Vec::<u64>::new());
+    // A range past the manifest's chunks
+    assert_eq!(page(&lens, 5..6, &seqs, true, 0, 2), Vec::<u64>::new());
+    // The right one
+    assert_eq!(page(&lens, 2..3, &seqs, false, 6, 2), [7, 8]);
+    assert_eq!(page(&lens, 2..3, &seqs, true, 0, 2), [9, 8]);
+}

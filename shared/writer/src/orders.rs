@@ -306,10 +306,17 @@ impl DynamoWriter {
                         transaction.push(self.manifest_put(&manifest, &stored)?);
                         generations.push(generation);
                     }
-                    Ok::<_, WriteError>(match self.write_then_commit(items, transaction).await? {
-                        true => Attempt::Done(generations),
-                        false => Attempt::Retry(()),
-                    })
+                    // The build is from the list as read: a writer that moved a manifest since
+                    // (a change committed before `reindex` took the list) may have moved a
+                    // dataset it holds elsewhere, so it is not committed over that.
+                    match self.write_then_commit(items, transaction).await? {
+                        true => Ok(Attempt::Done(generations)),
+                        false => Err(WriteError::Conflict(
+                            "the kept orders (a change moved them while reindex built them: run \
+                             reindex again)"
+                                .into(),
+                        )),
+                    }
                 },
                 |()| WriteError::Conflict("the kept orders".into()),
             )
@@ -352,7 +359,6 @@ impl DynamoWriter {
     /// the `at#` items of positions past `listed`.
     async fn sweep_orders(&self, built: &[u64], listed: u64) -> Result<usize, StoreError> {
         let mut named = BTreeSet::new();
-        let mut upto = HashMap::new();
         for item in self
             .get_keys(Sorted::ALL.map(OrderManifest::key).to_vec())
             .await?
@@ -367,7 +373,6 @@ impl DynamoWriter {
                         _ => None,
                     }),
             );
-            upto.insert(manifest.sort, manifest.generation);
         }
         let stored = query_all(
             self.client
@@ -379,7 +384,9 @@ impl DynamoWriter {
                 .consistent_read(true),
         )
         .await?;
-        let built_max = built.iter().copied().max().unwrap_or(0);
+        // Each order's generations drift apart: a chunk is stale up to its own order's build.
+        let built_by_order: HashMap<Sorted, u64> =
+            Sorted::ALL.into_iter().zip(built.iter().copied()).collect();
         let stale: Vec<Item> = stored
             .iter()
             .filter_map(|item| match item.get(SK) {
@@ -387,7 +394,9 @@ impl DynamoWriter {
                 _ => None,
             })
             .filter(|sk| match (blob_generation(sk), at_seq(sk)) {
-                (Some(g), _) => !named.contains(sk) && g <= built_max,
+                (Some((sort, g)), _) => {
+                    !named.contains(sk) && built_by_order.get(&sort).is_some_and(|b| g <= *b)
+                }
                 (None, Some(seq)) => seq > listed,
                 (None, None) => false,
             })

@@ -522,9 +522,47 @@ async fn several_filters_are_answered_from_the_index_by_position_sorted_by_the_k
         newest_first(&specs, |s| both(s) && s.name.starts_with("Zebra"))
     );
 
+    // GIVEN a catalog whose kept orders were never built THEN sorts over more than
+    // FETCH_MATCHES datasets, alone or with one filter, read the list (until reindex, below)
+    let table = &stack.target.datasets_table;
+    let orders = catalog::dynamo::requests::query_partition(
+        &stack.dynamo,
+        table,
+        catalog::dynamo::orders::ORDER_PK,
+    )
+    .await
+    .unwrap();
+    for item in orders {
+        stack
+            .dynamo
+            .delete_item()
+            .table_name(table)
+            .key("pk", item["pk"].clone())
+            .key("sk", item["sk"].clone())
+            .send()
+            .await
+            .unwrap();
+    }
+    let mut all_by_name: Vec<&Spec> = specs.iter().collect();
+    all_by_name
+        .sort_by(|a, b| (a.name.to_lowercase(), &a.slug).cmp(&(b.name.to_lowercase(), &b.slug)));
+    let all_by_name: Vec<String> = all_by_name.iter().map(|s| s.slug.clone()).collect();
+    let unsorted = stack.catalog();
+    assert_eq!(all_pages(&unsorted, "sort=name").await.1, all_by_name);
+    let common: Vec<String> = all_by_name
+        .iter()
+        .filter(|slug| {
+            specs
+                .iter()
+                .any(|s| s.slug == **slug && s.tags == ["common"])
+        })
+        .cloned()
+        .collect();
+    assert!(common.len() > FETCH_MATCHES);
+    assert_eq!(all_pages(&unsorted, "tag=common&sort=name").await.1, common);
+
     // GIVEN an index built before it held filters THEN the same answers, from a scan, until
     // reindex builds it again
-    let table = &stack.target.datasets_table;
     let mut manifest = stored_manifest(&stack).await;
     manifest.layout.filters = false;
     stack
