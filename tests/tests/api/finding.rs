@@ -180,6 +180,42 @@ fn starts_a_word(v: &Value, word: &str) -> bool {
     })
 }
 
+/// Deletes every item of the datasets table's partition `pk` (a catalog from before what it
+/// holds).
+async fn delete_partition(stack: &Stack, pk: &str) {
+    let table = &stack.target.datasets_table;
+    let items = catalog::dynamo::requests::query_partition(&stack.dynamo, table, pk)
+        .await
+        .unwrap();
+    for item in items {
+        stack
+            .dynamo
+            .delete_item()
+            .table_name(table)
+            .key("pk", item["pk"].clone())
+            .key("sk", item["sk"].clone())
+            .send()
+            .await
+            .unwrap();
+    }
+}
+
+/// Removes the attribute `mark` from the catalog counter (a catalog listed before it existed).
+async fn remove_counter_mark(stack: &Stack, mark: &str) {
+    stack
+        .dynamo
+        .update_item()
+        .table_name(&stack.target.datasets_table)
+        .set_key(Some(catalog::dynamo::layout::counter_key(
+            catalog::dynamo::layout::COUNTER_PK,
+        )))
+        .update_expression("REMOVE #mark")
+        .expression_attribute_names("#mark", mark)
+        .send()
+        .await
+        .unwrap();
+}
+
 mod facet_counts;
 mod filter_cost;
 mod orders;

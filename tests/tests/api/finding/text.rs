@@ -198,29 +198,8 @@ async fn a_catalog_without_its_text_index_answers_q_unranked_until_reindex_build
     );
 
     // GIVEN a catalog from before the index: no text items, no mark on the counter
-    let table = &stack.target.datasets_table;
-    let (stored, _) = text_items(&stack).await;
-    for sk in stored {
-        stack
-            .dynamo
-            .delete_item()
-            .table_name(table)
-            .key("pk", AttributeValue::S(TEXT_PK.into()))
-            .key("sk", AttributeValue::S(sk))
-            .send()
-            .await
-            .unwrap();
-    }
-    stack
-        .dynamo
-        .update_item()
-        .table_name(table)
-        .key("pk", AttributeValue::S("CATALOG".into()))
-        .key("sk", AttributeValue::S("COUNTER".into()))
-        .update_expression("REMOVE text_indexed")
-        .send()
-        .await
-        .unwrap();
+    delete_partition(&stack, TEXT_PK).await;
+    remove_counter_mark(&stack, catalog::dynamo::layout::name::TEXT_INDEXED).await;
     // THEN q still matches the same datasets, unranked (newest first), from a fresh instance
     let fresh = stack.catalog();
     assert_eq!(slugs(&fresh, "q=river%20station").await, by_date);
@@ -524,25 +503,7 @@ async fn several_filters_are_answered_from_the_index_by_position_sorted_by_the_k
 
     // GIVEN a catalog whose kept orders were never built THEN sorts over more than
     // FETCH_MATCHES datasets, alone or with one filter, read the list (until reindex, below)
-    let table = &stack.target.datasets_table;
-    let orders = catalog::dynamo::requests::query_partition(
-        &stack.dynamo,
-        table,
-        catalog::dynamo::orders::ORDER_PK,
-    )
-    .await
-    .unwrap();
-    for item in orders {
-        stack
-            .dynamo
-            .delete_item()
-            .table_name(table)
-            .key("pk", item["pk"].clone())
-            .key("sk", item["sk"].clone())
-            .send()
-            .await
-            .unwrap();
-    }
+    delete_partition(&stack, catalog::dynamo::orders::ORDER_PK).await;
     let mut all_by_name: Vec<&Spec> = specs.iter().collect();
     all_by_name
         .sort_by(|a, b| (a.name.to_lowercase(), &a.slug).cmp(&(b.name.to_lowercase(), &b.slug)));
@@ -563,6 +524,7 @@ async fn several_filters_are_answered_from_the_index_by_position_sorted_by_the_k
 
     // GIVEN an index built before it held filters THEN the same answers, from a scan, until
     // reindex builds it again
+    let table = &stack.target.datasets_table;
     let mut manifest = stored_manifest(&stack).await;
     manifest.layout.filters = false;
     stack
