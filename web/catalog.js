@@ -93,9 +93,12 @@ async function load() {
       suggest(result.facets);
     }
     const last = Math.max(1, Math.ceil(result.total / PAGE_SIZE));
-    status.textContent = result.total === 0
+    const ignored = result.ignored_words?.length
+      ? ` · too common to search for, left out: ${result.ignored_words.join(", ")}`
+      : "";
+    status.textContent = (result.total === 0
       ? "No dataset matches. Try fewer words or filters."
-      : `${humanNumber(result.total)} dataset${result.total === 1 ? "" : "s"} · page ${page} of ${last}`;
+      : `${humanNumber(result.total)} dataset${result.total === 1 ? "" : "s"} · page ${page} of ${last}`) + ignored;
     fill(pages,
       page > 1 ? h("a", { href: href(params, page - 1), rel: "prev" }, "← Previous") : null,
       page < last ? h("a", { href: href(params, page + 1), rel: "next" }, "Next →") : null);

@@ -180,4 +180,7 @@ pub struct CatalogPage {
     /// Every facet value of the whole catalog with its count, when the query asked for them
     /// ([`crate::query::ListQuery::facet_counts`]) and the store has them (`None` otherwise).
     pub facets: Option<crate::query::FacetCounts>,
+    /// The words of `q` the answer leaves out: too common to read within a listing's read
+    /// budget ([`crate::search::Layout::words_within`]); empty for most queries.
+    pub ignored_words: Vec<String>,
 }

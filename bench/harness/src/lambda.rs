@@ -26,16 +26,16 @@ pub struct Options {
     pub warm: usize,
 }
 
-struct Function {
-    name: &'static str,
-    bootstrap: PathBuf,
-    event: Bytes,
-    extra_env: Vec<(String, String)>,
+pub(crate) struct Function {
+    pub(crate) name: &'static str,
+    pub(crate) bootstrap: PathBuf,
+    pub(crate) event: Bytes,
+    pub(crate) extra_env: Vec<(String, String)>,
 }
 
 /// The endpoints the functions may reach, each behind a counter. S3 and instance metadata
 /// are sinks: the functions sign URLs locally and never call either.
-struct Net {
+pub(crate) struct Net {
     dynamo: Counting,
     sts: Counting,
     s3: Counting,
@@ -43,6 +43,21 @@ struct Net {
 }
 
 impl Net {
+    /// DynamoDB and STS forwarded to the stack's moto; S3 and instance metadata, sinks.
+    pub(crate) async fn start(stack: &Stack) -> Result<Self, String> {
+        let moto = stack
+            .dynamo_url
+            .trim_start_matches("http://")
+            .parse()
+            .map_err(|e| format!("moto address: {e}"))?;
+        Ok(Self {
+            dynamo: Counting::forward(moto).await.map_err(|e| e.to_string())?,
+            sts: Counting::forward(moto).await.map_err(|e| e.to_string())?,
+            s3: Counting::sink().await.map_err(|e| e.to_string())?,
+            imds: Counting::sink().await.map_err(|e| e.to_string())?,
+        })
+    }
+
     fn connections_between(&self, from: Instant, to: Instant) -> usize {
         [&self.dynamo, &self.sts, &self.s3, &self.imds]
             .iter()
@@ -73,17 +88,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
     let now = chrono::Utc::now();
     stack.seed_samples(now).await;
     stack.add_key(EVENTS_READ_KEY, &["read"], now, None).await;
-    let moto = stack
-        .dynamo_url
-        .trim_start_matches("http://")
-        .parse()
-        .map_err(|e| format!("moto address: {e}"))?;
-    let net = Net {
-        dynamo: Counting::forward(moto).await.map_err(|e| e.to_string())?,
-        sts: Counting::forward(moto).await.map_err(|e| e.to_string())?,
-        s3: Counting::sink().await.map_err(|e| e.to_string())?,
-        imds: Counting::sink().await.map_err(|e| e.to_string())?,
-    };
+    let net = Net::start(&stack).await?;
     let home = std::env::temp_dir().join(format!("catalog-bench-home-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&home).map_err(|e| e.to_string())?;
     let base = lambda_env(&stack, &net, &home);
@@ -278,7 +283,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
 
 /// The environment Lambda gives a `provided.al2023` function, with the AWS endpoints pointed at
 /// the emulators through the counters, and an empty home (no shared config or credentials file).
-fn lambda_env(stack: &Stack, net: &Net, home: &Path) -> Vec<(String, String)> {
+pub(crate) fn lambda_env(stack: &Stack, net: &Net, home: &Path) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = stack
         .function_env()
         .into_iter()
@@ -317,7 +322,11 @@ fn lambda_env(stack: &Stack, net: &Net, home: &Path) -> Vec<(String, String)> {
     env
 }
 
-fn spawn(f: &Function, base: &[(String, String)], api: &RuntimeApi) -> Result<Child, String> {
+pub(crate) fn spawn(
+    f: &Function,
+    base: &[(String, String)],
+    api: &RuntimeApi,
+) -> Result<Child, String> {
     Command::new(&f.bootstrap)
         .env_clear()
         .envs(base.iter().cloned())

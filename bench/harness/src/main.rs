@@ -11,6 +11,7 @@
 //! catalog-bench index [--datasets 1000000]
 //! catalog-bench text [--datasets 1000000]
 //! catalog-bench orders [--datasets 1000000]
+//! catalog-bench list-memory --bootstrap PATH [--datasets 1000000]
 //! ```
 //!
 //! `lambda`, `roundtrips` and `rows` start moto and s3s-fs like the tests do (MOTO_SERVER, S3S_FS,
@@ -20,6 +21,7 @@ mod cache;
 mod handler;
 mod index;
 mod lambda;
+mod listmem;
 mod load;
 mod orders;
 mod probe;
@@ -44,7 +46,8 @@ fn usage() -> ExitCode {
          \x20      catalog-bench rows [--small]\n\
          \x20      catalog-bench index [--datasets N]\n\
          \x20      catalog-bench text [--datasets N]\n\
-         \x20      catalog-bench orders [--datasets N]"
+         \x20      catalog-bench orders [--datasets N]\n\
+         \x20      catalog-bench list-memory --bootstrap PATH [--datasets N]"
     );
     ExitCode::from(2)
 }
@@ -133,6 +136,15 @@ fn main() -> ExitCode {
             "index" => index::run(number(rest, "datasets", 1_000_000)?),
             "text" => text::run(number(rest, "datasets", 1_000_000)?),
             "orders" => orders::run(number(rest, "datasets", 1_000_000)?),
+            "list-memory" => {
+                let bootstrap = option(rest, "bootstrap")
+                    .map(PathBuf::from)
+                    .ok_or("--bootstrap PATH (the list function's) is required")?;
+                rt.block_on(listmem::run(listmem::Options {
+                    bootstrap,
+                    datasets: number(rest, "datasets", 1_000_000)?,
+                }))
+            }
             // A child process of rows: one file's reads, its own peak memory.
             "rows-read" => rt.block_on(rows::read(rest)),
             other => Err(format!("unknown command {other:?}")),

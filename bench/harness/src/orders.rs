@@ -20,7 +20,7 @@ use crate::lambda::proc_status_kb;
 use crate::text::{word, zipf};
 
 /// One synthetic dataset's sort fields.
-struct Fields {
+pub(crate) struct Fields {
     name: String,
     slug: String,
     updated: (i64, u32),
@@ -28,7 +28,7 @@ struct Fields {
 }
 
 impl Fields {
-    fn key(&self, sort: Sorted, seq: u64) -> Key {
+    pub(crate) fn key(&self, sort: Sorted, seq: u64) -> Key {
         match sort {
             Sorted::Name => Key::Name(self.name.to_lowercase(), self.slug.clone()),
             Sorted::Updated => Key::Updated(self.updated.0, self.updated.1, seq),
@@ -40,7 +40,7 @@ impl Fields {
 const START: i64 = 1_700_000_000;
 const THREE_YEARS: u64 = 3 * 365 * 86_400;
 
-fn synthetic(rng: &mut Rng, seq: u64) -> Fields {
+pub(crate) fn synthetic(rng: &mut Rng, seq: u64) -> Fields {
     let name: Vec<String> = (0..2 + rng.below(3))
         .map(|_| word(zipf(rng, 200_000)))
         .collect();

@@ -23,6 +23,9 @@ struct PageResponse<'a> {
     page_size: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     facets: Option<&'a FacetCounts>,
+    /// The words of `q` left out as too common to read within a listing's budget.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    ignored_words: &'a [String],
 }
 
 /// `GET /api/v1/datasets`
@@ -63,6 +66,7 @@ async fn list_inner(
         total = result.total,
         returned = result.items.len(),
         facet_values = result.facets.as_ref().map(FacetCounts::len),
+        ignored_words = result.ignored_words.len(),
         "listed datasets"
     );
     let (last_modified, max_age) = page_freshness(&result.items, now);
@@ -74,6 +78,7 @@ async fn list_inner(
             page: page.page(),
             page_size: page.page_size(),
             facets: result.facets.as_ref().filter(|_| query.facet_counts),
+            ignored_words: &result.ignored_words,
         },
         last_modified,
         max_age,

@@ -27,7 +27,7 @@ pub mod retry;
 #[cfg(feature = "search")]
 mod search;
 #[cfg(feature = "search")]
-pub use search::FETCH_MATCHES;
+pub use search::{FETCH_MATCHES, READ_BUDGET};
 #[cfg(feature = "search")]
 pub mod orders;
 mod sharing;
@@ -76,6 +76,9 @@ pub struct DynamoCatalog {
     /// The text index's blobs this instance has read.
     #[cfg(feature = "search")]
     text: Arc<Mutex<search::TextCache>>,
+    /// What a cold listing may read in its second round trip ([`search::READ_BUDGET`]).
+    #[cfg(feature = "search")]
+    read_budget: u64,
 }
 
 impl DynamoCatalog {
@@ -88,6 +91,8 @@ impl DynamoCatalog {
             snapshots: Arc::default(),
             #[cfg(feature = "search")]
             text: Arc::default(),
+            #[cfg(feature = "search")]
+            read_budget: search::READ_BUDGET,
         }
     }
 
@@ -104,6 +109,18 @@ impl DynamoCatalog {
             snapshots: Arc::default(),
             #[cfg(feature = "search")]
             text: Arc::default(),
+            #[cfg(feature = "search")]
+            read_budget: search::READ_BUDGET,
+        }
+    }
+
+    /// The same store, with cold listings reading at most `bytes` in their second round trip
+    /// rather than [`search::READ_BUDGET`] (words past it are left out).
+    #[cfg(feature = "search")]
+    pub fn with_read_budget(self, bytes: u64) -> Self {
+        Self {
+            read_budget: bytes,
+            ..self
         }
     }
 
@@ -319,6 +336,7 @@ impl DynamoCatalog {
                 total,
                 items: Vec::new(),
                 facets,
+                ignored_words: Vec::new(),
             });
         };
         // Newest first: position `offset` is seq `total - offset`; oldest first, `offset + 1`.
@@ -347,6 +365,7 @@ impl DynamoCatalog {
             total,
             items,
             facets,
+            ignored_words: Vec::new(),
         })
     }
 
@@ -481,6 +500,7 @@ impl Counted {
             total: 0,
             items: Vec::new(),
             facets: self.facets,
+            ignored_words: Vec::new(),
         }
     }
 }

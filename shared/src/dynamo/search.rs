@@ -48,6 +48,11 @@ use crate::search::{facet_term, Delta, Shard};
 /// With filters or an order of their own, the matches' entries are read by key up to this
 /// many (one BatchGetItem); more, and the candidate list is scanned.
 pub const FETCH_MATCHES: usize = 100;
+/// How many bytes a cold listing reads at most in its second round trip, from the text index
+/// and the kept orders: with the first (the counters, the manifests and the facet summary,
+/// under 0.5 MB) and its page (at most 100 entries), a listing reads at most 8 MB. Words past
+/// it are left out, the most common first ([`crate::search::Layout::words_within`]).
+pub const READ_BUDGET: u64 = 7_000_000;
 /// How many bytes of shards an instance keeps (as stored; in memory they take about as much).
 pub const TEXT_CACHE_BYTES: usize = 96 * 1024 * 1024;
 /// How many bytes of kept orders' positions an instance keeps (every order of a million
@@ -86,16 +91,112 @@ impl DynamoCatalog {
             },
             None => None,
         };
-        if let Some(order) = &order {
-            if query.words.is_empty() && query.facets.is_empty() {
+        let manifest = find(&counted.items, TEXT_PK, MANIFEST_SK)
+            .map(Manifest::from_item)
+            .transpose()?;
+        let Some(budgeted) = manifest
+            .as_ref()
+            .map(|m| self.budgeted(query, m, order.as_ref()))
+        else {
+            return self
+                .answer(query, counted, source, order, manifest, offset, limit)
+                .await;
+        };
+        if budgeted.left_out.is_empty() {
+            return self
+                .answer(query, counted, source, order, manifest, offset, limit)
+                .await;
+        }
+        tracing::info!(
+            left_out = ?budgeted.left_out,
+            words = budgeted.words.len(),
+            bytes = budgeted.bytes,
+            "words left out of a query: too common to read within its budget"
+        );
+        let reduced = ListQuery {
+            relevance: query.relevance && !budgeted.words.is_empty(),
+            words: budgeted.words,
+            ..query.clone()
+        };
+        let page = self
+            .answer(&reduced, counted, source, order, manifest, offset, limit)
+            .await?;
+        Ok(CatalogPage {
+            ignored_words: budgeted.left_out,
+            ..page
+        })
+    }
+
+    /// The words of `query` its read budget takes ([`READ_BUDGET`]), with what else its second
+    /// round trip reads: the delta, the filters' shards, and, sorted in a kept order, every
+    /// chunk's positions.
+    fn budgeted(
+        &self,
+        query: &ListQuery,
+        manifest: &Manifest,
+        order: Option<&OrderManifest>,
+    ) -> crate::search::Budgeted {
+        let filters_indexed = manifest.layout.filters;
+        let facets: Vec<String> = match filters_indexed {
+            true => query.facets.iter().map(Facet::key).collect(),
+            false => Vec::new(),
+        };
+        let positions: u64 = match order {
+            Some(order) if query.facets.is_empty() || filters_indexed => order
+                .chunks
+                .iter()
+                .map(|c| u64::from(c.bounds.len) * 4)
+                .sum(),
+            _ => 0,
+        };
+        let full_shard = manifest.max_shard_bytes as u64;
+        let sizes: Vec<u64> = manifest
+            .shards
+            .iter()
+            .map(|b| b.read_cost(full_shard))
+            .collect();
+        let delta = manifest
+            .delta
+            .read_cost(u64::from(manifest.delta.parts) * super::text::PART_BYTES as u64);
+        let budget = self.read_budget.saturating_sub(delta + positions);
+        manifest
+            .layout
+            .words_within(&query.words, &facets, &sizes, budget)
+    }
+
+    /// The page of `query` once the listing's first read is done.
+    #[allow(clippy::too_many_arguments)]
+    async fn answer(
+        &self,
+        query: &ListQuery,
+        counted: super::Counted,
+        source: String,
+        order: Option<OrderManifest>,
+        manifest: Option<Manifest>,
+        offset: Option<u64>,
+        limit: u64,
+    ) -> Result<CatalogPage, StoreError> {
+        if query.words.is_empty() && query.facets.is_empty() {
+            // Every word was left out: the catalog in the query's order.
+            if let Some(order) = &order {
                 return self
                     .ordered_page(query, order, &counted, offset, limit)
                     .await;
             }
+            if Sorted::of(query.sort.field).is_none() {
+                let total = counted.total;
+                let descending = query.sort.descending;
+                let page: Vec<u64> = match offset.filter(|o| *o < total) {
+                    Some(o) if descending => {
+                        let first = total - o;
+                        (first.saturating_sub(limit) + 1..=first).rev().collect()
+                    }
+                    Some(o) => (o + 1..=total.min(o + limit)).collect(),
+                    None => Vec::new(),
+                };
+                return self.page_at(query, page, total, &counted).await;
+            }
         }
-        let manifest = find(&counted.items, TEXT_PK, MANIFEST_SK)
-            .map(Manifest::from_item)
-            .transpose()?;
         let filters_indexed = manifest.as_ref().is_some_and(|m| m.layout.filters);
         let unindexed = match &manifest {
             None => Some("q matches unranked, and several filters match, from a scan"),
@@ -188,7 +289,7 @@ impl DynamoCatalog {
             };
             return self.page_at(query, page, total, &counted).await;
         }
-        let scores: Scores = ranked.into_iter().collect();
+        let scores: Scores = ranked.iter().copied().collect();
         let page = if scores.len() <= FETCH_MATCHES {
             let seqs: Vec<u64> = scores.keys().copied().collect();
             let entries = self.entries(&seqs, counted.rev).await?;
@@ -249,6 +350,7 @@ impl DynamoCatalog {
             total,
             items,
             facets: counted.facets.clone(),
+            ignored_words: Vec::new(),
         })
     }
 
@@ -393,7 +495,7 @@ impl DynamoCatalog {
         words: &[String],
         facets: &[String],
         extra: Vec<Item>,
-    ) -> Result<(Vec<(u64, f32)>, Vec<Item>), StoreError> {
+    ) -> Result<(Arc<Ranked>, Vec<Item>), StoreError> {
         // The same query on the same generation (its delta's id) finds the same.
         let asked: Vec<String> = words
             .iter()
@@ -417,12 +519,14 @@ impl DynamoCatalog {
                 .await?;
             found.extend(read);
             if let Some(index) = index {
-                let hits: Vec<(u64, f32)> = index
-                    .find(words, facets)?
-                    .into_iter()
-                    .map(|h| (h.seq, h.score))
-                    .collect();
-                lock(&self.text).put_matches(manifest.delta.id.clone(), &asked, &hits);
+                let hits: Arc<Ranked> = Arc::new(
+                    index
+                        .find(words, facets)?
+                        .into_iter()
+                        .map(|h| (h.seq, h.score))
+                        .collect(),
+                );
+                lock(&self.text).put_matches(manifest.delta.id.clone(), &asked, hits.clone());
                 return Ok((hits, found));
             }
             if attempt == 0 {
@@ -504,7 +608,8 @@ impl DynamoCatalog {
 /// The text index's blobs an instance has read, by id: shards up to [`TEXT_CACHE_BYTES`],
 /// least recently used out first, and the newest delta. Beside them, the list entries read
 /// for pages of matches, while the catalog's `rev` is unchanged (at most [`ENTRIES_KEPT`]),
-/// and the last queries' matches on the current generation (at most [`MATCHES_KEPT`]), so
+/// and the last queries' matches on the current generation (at most [`MATCHES_KEPT`] queries
+/// and [`MATCHES_BYTES`]), so
 /// that a warm repeat neither loads nor scores.
 #[derive(Debug, Default)]
 pub struct TextCache {
@@ -573,25 +678,35 @@ type Ranked = Vec<(u64, f32)>;
 
 /// How many queries' matches an instance keeps.
 pub const MATCHES_KEPT: usize = 8;
+/// How many bytes of matches an instance keeps (16 bytes a match: a word in every dataset of a
+/// million takes 16 MB).
+pub const MATCHES_BYTES: usize = 32 * 1024 * 1024;
 
 /// How many list entries an instance keeps for pages of matches.
 pub const ENTRIES_KEPT: usize = 10_000;
 
 impl TextCache {
-    fn matches(&self, generation: &str, words: &[String]) -> Option<Vec<(u64, f32)>> {
+    fn matches(&self, generation: &str, words: &[String]) -> Option<Arc<Ranked>> {
         self.matches
             .iter()
             .find(|(g, w, _)| g == generation && w == words)
-            .map(|(_, _, hits)| hits.as_ref().clone())
+            .map(|(_, _, hits)| hits.clone())
     }
 
-    fn put_matches(&mut self, generation: String, words: &[String], hits: &[(u64, f32)]) {
+    /// Keeps a query's matches, the oldest out past [`MATCHES_KEPT`] queries or
+    /// [`MATCHES_BYTES`]; matches over the whole budget are not kept.
+    fn put_matches(&mut self, generation: String, words: &[String], hits: Arc<Ranked>) {
+        let size = |hits: &Ranked| hits.len() * std::mem::size_of::<(u64, f32)>();
         self.matches.retain(|(g, _, _)| *g == generation);
-        if self.matches.len() == MATCHES_KEPT {
+        if size(&hits) > MATCHES_BYTES {
+            return;
+        }
+        self.matches.push((generation, words.to_vec(), hits));
+        while self.matches.len() > MATCHES_KEPT
+            || self.matches.iter().map(|(_, _, h)| size(h)).sum::<usize>() > MATCHES_BYTES
+        {
             self.matches.remove(0);
         }
-        self.matches
-            .push((generation, words.to_vec(), Arc::new(hits.to_vec())));
     }
     fn entry(&self, rev: u64, seq: u64) -> Option<Indexed> {
         (self.entries_rev == rev)
@@ -665,24 +780,51 @@ mod tests {
     fn kept_matches_are_for_the_same_generation_and_words_only() {
         let mut cache = TextCache::default();
         let words = |w: &[&str]| w.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        cache.put_matches("D1".into(), &words(&["rain"]), &[(3, 1.5), (1, 0.5)]);
+        cache.put_matches(
+            "D1".into(),
+            &words(&["rain"]),
+            Arc::new(vec![(3, 1.5), (1, 0.5)]),
+        );
         assert_eq!(
-            cache.matches("D1", &words(&["rain"])),
-            Some(vec![(3, 1.5), (1, 0.5)])
+            cache.matches("D1", &words(&["rain"])).as_deref(),
+            Some(&vec![(3, 1.5), (1, 0.5)])
         );
         assert_eq!(cache.matches("D1", &words(&["snow"])), None);
         assert_eq!(cache.matches("D2", &words(&["rain"])), None);
         // A newer generation drops every older one's matches
-        cache.put_matches("D2".into(), &words(&["snow"]), &[(2, 1.0)]);
+        cache.put_matches("D2".into(), &words(&["snow"]), Arc::new(vec![(2, 1.0)]));
         assert_eq!(cache.matches("D1", &words(&["rain"])), None);
         for i in 0..=MATCHES_KEPT {
-            cache.put_matches("D2".into(), &words(&[&format!("w{i}")]), &[]);
+            cache.put_matches("D2".into(), &words(&[&format!("w{i}")]), Arc::default());
         }
         assert_eq!(cache.matches.len(), MATCHES_KEPT);
         assert_eq!(
             cache.matches("D2", &words(&["snow"])),
             None,
             "the oldest out"
+        );
+    }
+
+    #[test]
+    fn kept_matches_stay_within_their_bytes() {
+        let mut cache = TextCache::default();
+        let words = |w: &str| vec![w.to_owned()];
+        // A third of the budget each: the fourth puts the first out
+        let third = MATCHES_BYTES / 16 / 3;
+        for w in ["a", "b", "c", "d"] {
+            cache.put_matches("D".into(), &words(w), Arc::new(vec![(1, 1.0); third]));
+        }
+        assert!(cache.matches("D", &words("a")).is_none(), "the oldest out");
+        for w in ["b", "c", "d"] {
+            assert!(cache.matches("D", &words(w)).is_some(), "{w}");
+        }
+        // Matches over the whole budget are answered, not kept
+        let all = MATCHES_BYTES / 16 + 1;
+        cache.put_matches("D".into(), &words("e"), Arc::new(vec![(1, 1.0); all]));
+        assert!(cache.matches("D", &words("e")).is_none());
+        assert!(
+            cache.matches("D", &words("d")).is_some(),
+            "nothing put out for it"
         );
     }
 }

@@ -12,8 +12,12 @@ use crate::query::Indexed;
 /// How many lists an instance keeps.
 pub const SNAPSHOTS: usize = 4;
 /// How many bytes of lists an instance keeps (estimated by [`Indexed::approx_bytes`]). A list
-/// larger than this is served from the store each time rather than kept.
-pub const SNAPSHOT_BUDGET_BYTES: usize = 256 * 1024 * 1024;
+/// larger than this is served from the store each time rather than kept. With the text index
+/// and the kept orders built, the only lists read are filters' of at most 100 entries; larger
+/// ones are read only by a catalog not reindexed since an upgrade. 128 MiB, so that every
+/// cache of the list function full stays within 400 MB (docs/performance.md, "The list
+/// function with its caches full").
+pub const SNAPSHOT_BUDGET_BYTES: usize = 128 * 1024 * 1024;
 
 #[derive(Debug)]
 struct Snapshot {

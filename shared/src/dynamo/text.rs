@@ -40,9 +40,22 @@ const BYTES: &str = "bytes";
 pub struct Blob {
     pub id: String,
     pub parts: u32,
+    /// Its length: what a listing's read budget counts. 0 in a manifest written before it
+    /// was recorded ([`Blob::read_cost`]).
+    #[serde(default)]
+    pub bytes: u64,
 }
 
 impl Blob {
+    /// The bytes reading it costs: its length, or `unrecorded` when the manifest that names it
+    /// was written before lengths were recorded.
+    pub fn read_cost(&self, unrecorded: u64) -> u64 {
+        match self.bytes {
+            0 => unrecorded,
+            n => n,
+        }
+    }
+
     /// The keys of its parts.
     pub fn keys(&self) -> Vec<Item> {
         self.keys_in(TEXT_PK)
@@ -114,6 +127,7 @@ pub fn blob_items_in(pk: &str, id: String, bytes: &[u8]) -> (Blob, Vec<Item>) {
         Blob {
             id,
             parts: chunks.len() as u32,
+            bytes: bytes.len() as u64,
         },
         items,
     )
@@ -297,10 +311,12 @@ mod tests {
             shards: vec![Blob {
                 id: shard_id(3, "n", 0),
                 parts: 1,
+                bytes: 100,
             }],
             delta: Blob {
                 id: delta_id(3, "n"),
                 parts: 1,
+                bytes: 0,
             },
         };
         assert_eq!(
@@ -326,6 +342,7 @@ mod tests {
                 delta: Blob {
                     id: "D".into(),
                     parts: 1 << 30,
+                    bytes: 0,
                 },
                 ..manifest.clone()
             },

@@ -308,6 +308,7 @@ impl ListQuery {
             total,
             items,
             facets: None,
+            ignored_words: Vec::new(),
         }
     }
 

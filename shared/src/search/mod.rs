@@ -781,6 +781,67 @@ impl Layout {
         }
         needed.into_iter().collect()
     }
+
+    /// The words of a query that its read budget takes, and those it leaves out, each in the
+    /// query's order: the facets' shards are read whatever they cost; then, one at a time, the
+    /// word whose shards add the fewest bytes to those already taken (the first in the query
+    /// on a tie), while the bytes stay within `budget`. The first word that does not fit is
+    /// left out with every word still untaken: the most common words, whose shards are the
+    /// largest, go first. `sizes` is each shard's bytes.
+    pub fn words_within(
+        &self,
+        words: &[String],
+        facets: &[String],
+        sizes: &[u64],
+        budget: u64,
+    ) -> Budgeted {
+        let size = |shard: &usize| sizes.get(*shard).copied().unwrap_or(0);
+        let mut taken: BTreeSet<usize> = self.shards_for(&[], facets).into_iter().collect();
+        let mut spent: u64 = taken.iter().map(size).sum();
+        let needs: Vec<Vec<usize>> = words
+            .iter()
+            .map(|w| self.shards_for(std::slice::from_ref(w), &[]))
+            .collect();
+        let mut kept = vec![false; words.len()];
+        loop {
+            let cheapest = (0..words.len())
+                .filter(|i| !kept[*i])
+                .map(|i| {
+                    let adds: u64 = needs[i]
+                        .iter()
+                        .filter(|s| !taken.contains(s))
+                        .map(size)
+                        .sum();
+                    (adds, i)
+                })
+                .min();
+            match cheapest {
+                Some((adds, i)) if spent.saturating_add(adds) <= budget => {
+                    spent += adds;
+                    taken.extend(&needs[i]);
+                    kept[i] = true;
+                }
+                _ => break,
+            }
+        }
+        let (taken_words, left_out) = words.iter().zip(&kept).partition::<Vec<_>, _>(|(_, k)| **k);
+        Budgeted {
+            words: taken_words.into_iter().map(|(w, _)| w.clone()).collect(),
+            left_out: left_out.into_iter().map(|(w, _)| w.clone()).collect(),
+            bytes: spent,
+        }
+    }
+}
+
+/// A query's words as its read budget takes them ([`Layout::words_within`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Budgeted {
+    /// The words the query is answered with.
+    pub words: Vec<String>,
+    /// The words too common to read within the budget: the answer ignores them.
+    pub left_out: Vec<String>,
+    /// The bytes of the shards the facets and the taken words read.
+    pub bytes: u64,
 }
 
 /// The changes not yet folded into every shard: the changed datasets' whole text (a tantivy

@@ -466,3 +466,79 @@ fn an_index_built_before_filters_refuses_them() {
     ));
     assert_eq!(index.find(&q("bird"), &[]).unwrap().len(), 2);
 }
+
+#[test]
+fn a_read_budget_leaves_out_the_words_whose_shards_cost_most_first() {
+    let docs = corpus(900);
+    let index = TextIndex::build(&docs, 4 * 1024).unwrap();
+    let sizes: Vec<u64> = (0..index.layout.lowers.len())
+        .map(|i| index.shard(i).unwrap().bytes() as u64)
+        .collect();
+    let layout = &index.layout;
+    let cost = |words: &[String], facets: &[String]| -> u64 {
+        layout
+            .shards_for(words, facets)
+            .iter()
+            .map(|s| sizes[*s])
+            .sum()
+    };
+    // `ka` is a common syllable (many shards), `gorvi` a rare word (one)
+    let words = q("ka gorvi");
+    assert_eq!(words, ["gorvi", "ka"]);
+    let (rare, common) = (cost(&words[..1], &[]), cost(&words[1..], &[]));
+    assert!(common > 2 * rare, "ka {common} B, gorvi {rare} B");
+    let all = cost(&words, &[]);
+    // Within the budget: every word, and the bytes they read
+    let fits = layout.words_within(&words, &[], &sizes, all);
+    assert_eq!(
+        (fits.words.clone(), fits.left_out.clone()),
+        (words.clone(), vec![])
+    );
+    assert_eq!(fits.bytes, all);
+    // One byte short: the costlier word is left out, whatever its place in the query
+    for order in [words.clone(), vec![words[1].clone(), words[0].clone()]] {
+        let short = layout.words_within(&order, &[], &sizes, all - 1);
+        assert_eq!(short.words, ["gorvi"], "{order:?}");
+        assert_eq!(short.left_out, ["ka"], "{order:?}");
+        assert_eq!(short.bytes, rare);
+    }
+    // The facets' shards are taken first, whatever they cost
+    let facets = keys(&["license#l0"]);
+    let facet_bytes = cost(&[], &facets);
+    let with_facets = layout.words_within(&words, &facets, &sizes, facet_bytes + rare);
+    assert_eq!(with_facets.words, ["gorvi"]);
+    assert_eq!(with_facets.bytes, facet_bytes + rare);
+    let none = layout.words_within(&words, &facets, &sizes, 0);
+    assert_eq!((none.words.len(), none.left_out.len()), (0, 2));
+    assert_eq!(
+        none.bytes, facet_bytes,
+        "the facets are read over the budget"
+    );
+    // A word whose shards are already taken adds nothing
+    let twice = layout.words_within(&q("ka kari"), &[], &sizes, cost(&q("ka"), &[]));
+    assert_eq!(twice.words, ["ka", "kari"]);
+    // The shards it plans are enough: with only those loaded, the taken words are answered
+    let planned = layout.shards_for(&short_words(&index, &words, all - 1, &sizes), &[]);
+    let partial = TextIndex::from_parts(
+        layout.clone(),
+        index.delta().clone(),
+        (0..sizes.len())
+            .map(|i| {
+                planned
+                    .contains(&i)
+                    .then(|| index.shard(i).unwrap().clone())
+            })
+            .collect(),
+        index.change(),
+        index.max_shard_bytes(),
+    );
+    assert_eq!(
+        partial.find(&words[..1], &[]).unwrap(),
+        index.find(&words[..1], &[]).unwrap()
+    );
+    assert!(!index.find(&words[..1], &[]).unwrap().is_empty());
+}
+
+fn short_words(index: &TextIndex, words: &[String], budget: u64, sizes: &[u64]) -> Vec<String> {
+    index.layout.words_within(words, &[], sizes, budget).words
+}

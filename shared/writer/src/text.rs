@@ -168,7 +168,8 @@ impl DynamoWriter {
             None => vec![
                 Blob {
                     id: String::new(),
-                    parts: 0
+                    parts: 0,
+                    bytes: 0,
                 };
                 1
             ],

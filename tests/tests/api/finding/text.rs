@@ -544,3 +544,65 @@ async fn several_filters_are_answered_from_the_index_by_position_sorted_by_the_k
     assert_eq!(all_pages(&rebuilt, q).await.1, expected);
     assert!(stored_manifest(&stack).await.layout.filters);
 }
+
+/// A listing reads at most its budget from the index: a word whose shards would pass it is left
+/// out, the answer is that of the other words (here none: the plain listing, in the query's own
+/// order and filters), and the response names it. The budget counts the bytes the manifest
+/// records, exactly.
+#[tokio::test]
+async fn a_word_past_the_read_budget_is_left_out_and_named_and_its_shards_are_not_read() {
+    let stack = Stack::start().await;
+    let writer = stack.writer();
+    let now = Utc::now();
+    for i in 0..12 {
+        publish(&writer, &spec(i), now + Duration::seconds(i as i64)).await;
+    }
+    let manifest = stored_manifest(&stack).await;
+    assert_eq!(manifest.shards.len(), 1, "a small catalog is one shard");
+    let needs = manifest.shards[0].bytes + manifest.delta.bytes;
+    assert!(manifest.shards[0].bytes > 0 && manifest.delta.bytes > 0);
+    let wire = Wire::default();
+    let (wired, _) = stack.wired(&wire, &Wire::default());
+    let within = wired.with_read_budget(needs);
+    let (status, found) = list(&within, "q=station").await;
+    assert_eq!(status, 200);
+    assert_eq!(found["total"], 8, "every dataset with a description");
+    assert!(found.get("ignored_words").is_none(), "{found}");
+
+    let short = stack.catalog().with_read_budget(needs - 1);
+    for (query, plain) in [
+        ("q=station", ""),
+        ("q=station&sort=name", "sort=name"),
+        ("q=station&sort=created:asc", "sort=created:asc"),
+        ("q=station&category=transport", "category=transport"),
+        (
+            "q=station&tag=birds&license=CC0-1.0",
+            "tag=birds&license=CC0-1.0",
+        ),
+    ] {
+        let (status, body) = list(&short, &format!("{query}&page_size=5")).await;
+        assert_eq!(status, 200, "{query}: {body}");
+        assert_eq!(
+            body["ignored_words"],
+            serde_json::json!(["station"]),
+            "{query}"
+        );
+        let (_, without) = list(&short, &format!("{plain}&page_size=5")).await;
+        assert_eq!(body["items"], without["items"], "{query}");
+        assert_eq!(body["total"], without["total"], "{query}");
+        assert!(without.get("ignored_words").is_none());
+        let (total, slugs) = all_pages(&short, query).await;
+        assert_eq!((total, slugs), all_pages(&short, plain).await, "{query}");
+    }
+    // A word left out is not read: the counter with the manifest, then the page
+    let wire = Wire::default();
+    let short = stack
+        .wired(&wire, &Wire::default())
+        .0
+        .with_read_budget(needs - 1);
+    let (_, body) = list(&short, "q=river&page_size=3").await;
+    assert_eq!(body["ignored_words"], serde_json::json!(["river"]));
+    let calls = wire.take_calls();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[1].items, 3, "the page's entries only");
+}
