@@ -171,14 +171,29 @@ impl Chunk {
         }
     }
 
-    /// The positions as a listing reads them: 4 bytes each, little-endian, in order.
-    pub fn seqs_bytes(&self) -> Result<Vec<u8>, OrderError> {
-        let mut bytes = Vec::with_capacity(self.entries.len() * 4);
+    /// The positions as a listing reads them, in order, each in the fewest bits that hold the
+    /// largest (20 at a million datasets), packed little-endian: that width and the bytes.
+    pub fn seqs_packed(&self) -> Result<(u8, Vec<u8>), OrderError> {
+        let mut largest = 0u32;
         for (_, seq) in &self.entries {
-            let seq = u32::try_from(*seq).map_err(|_| OrderError::TooFar(*seq))?;
-            bytes.extend_from_slice(&seq.to_le_bytes());
+            largest = largest.max(u32::try_from(*seq).map_err(|_| OrderError::TooFar(*seq))?);
         }
-        Ok(bytes)
+        let bits = (u32::BITS - largest.leading_zeros()).max(1) as u8;
+        let mut bytes = Vec::with_capacity(packed_len(self.entries.len(), bits));
+        let (mut acc, mut held) = (0u64, 0u32);
+        for (_, seq) in &self.entries {
+            acc |= *seq << held;
+            held += u32::from(bits);
+            while held >= 8 {
+                bytes.push(acc as u8);
+                acc >>= 8;
+                held -= 8;
+            }
+        }
+        if held > 0 {
+            bytes.push(acc as u8);
+        }
+        Ok((bits, bytes))
     }
 
     /// The keys and positions as a writer reads them: deflated JSON.
@@ -203,15 +218,41 @@ impl Chunk {
 /// A chunk's keys inflate to at most this (2,049 keys of a 200-character name and a slug).
 const KEYS_MAX_BYTES: usize = 4 << 20;
 
-/// Positions read back from [`Chunk::seqs_bytes`].
-pub fn seqs_from(bytes: &[u8]) -> Result<Vec<u32>, OrderError> {
-    if bytes.len() % 4 != 0 {
+/// How many bytes `len` positions of `bits` bits each take packed.
+pub fn packed_len(len: usize, bits: u8) -> usize {
+    (len * usize::from(bits)).div_ceil(8)
+}
+
+/// `len` positions read back from [`Chunk::seqs_packed`]'s bytes, `bits` bits each; `bits` 0:
+/// 4 bytes each, little-endian (chunks written before positions were packed).
+pub fn seqs_from(bytes: &[u8], len: usize, bits: u8) -> Result<Vec<u32>, OrderError> {
+    if bits == 0 {
+        if bytes.len() != len * 4 {
+            return Err(OrderError::Damaged);
+        }
+        return Ok(bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect());
+    }
+    if bits > 32 || bytes.len() != packed_len(len, bits) {
         return Err(OrderError::Damaged);
     }
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect())
+    let mask = (1u64 << bits) - 1;
+    let mut seqs = Vec::with_capacity(len);
+    let (mut acc, mut held) = (0u64, 0u32);
+    let mut next = bytes.iter();
+    for _ in 0..len {
+        while held < u32::from(bits) {
+            let byte = next.next().ok_or(OrderError::Damaged)?;
+            acc |= u64::from(*byte) << held;
+            held += 8;
+        }
+        seqs.push((acc & mask) as u32);
+        acc >>= bits;
+        held -= u32::from(bits);
+    }
+    Ok(seqs)
 }
 
 /// An order built whole from every listed dataset's key and position.

@@ -78,7 +78,10 @@ impl Stored {
 
     /// Bytes of a chunk's two blobs, as stored.
     fn stored(chunk: &Chunk) -> (usize, usize) {
-        (chunk.len() * 4, chunk.keys_bytes().len())
+        let packed = chunk
+            .seqs_packed()
+            .map_or(chunk.len() * 4, |(_, b)| b.len());
+        (packed, chunk.keys_bytes().len())
     }
 }
 
@@ -148,7 +151,7 @@ pub fn run(datasets: usize) -> Result<(), String> {
         let range = order::covering(&lens, false, middle, 20);
         let page_bytes: usize = stored.chunks[range.clone()]
             .iter()
-            .map(|(_, c)| c.len() * 4)
+            .map(|(_, c)| Stored::stored(c).0)
             .sum();
         let seqs: Vec<Vec<u32>> = stored
             .chunks

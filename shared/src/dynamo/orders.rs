@@ -18,7 +18,7 @@ use super::attr::n;
 use super::layout::{key_of, Item};
 use super::text::{blob_items_in, manifest_item, manifest_of, Blob};
 use crate::error::StoreError;
-use crate::order::{Bounds, Chunk, Key, Sorted};
+use crate::order::{self, Bounds, Chunk, Key, Sorted};
 
 /// The partition of the kept orders.
 pub const ORDER_PK: &str = "ORDER";
@@ -31,9 +31,24 @@ const KEYS: &str = "keys";
 pub struct ChunkRef {
     #[serde(flatten)]
     pub bounds: Bounds,
-    /// Its positions (4 bytes each) and its keys.
+    /// Its positions ([`Chunk::seqs_packed`]) and its keys.
     pub seqs: Blob,
     pub keys: Blob,
+    /// The width of its positions in bits; 0 in a chunk written before positions were packed
+    /// (4 bytes each).
+    #[serde(default)]
+    pub bits: u8,
+}
+
+impl ChunkRef {
+    /// The bytes of its positions, what a listing reads.
+    pub fn seqs_bytes(&self) -> u64 {
+        let len = self.bounds.len as usize;
+        match self.bits {
+            0 => len as u64 * 4,
+            bits => order::packed_len(len, bits) as u64,
+        }
+    }
 }
 
 /// One order's manifest: which blobs hold its chunks, as of one generation.
@@ -120,11 +135,19 @@ pub fn chunk_items(
         return Ok(None);
     };
     let id = chunk_id(sort, generation, nonce, i);
-    let seqs = chunk.seqs_bytes().map_err(order_error)?;
+    let (bits, seqs) = chunk.seqs_packed().map_err(order_error)?;
     let (seqs, mut items) = blob_items_in(ORDER_PK, format!("{id}.s"), &seqs);
     let (keys, more) = blob_items_in(ORDER_PK, format!("{id}.k"), &chunk.keys_bytes());
     items.extend(more);
-    Ok(Some((ChunkRef { bounds, seqs, keys }, items)))
+    Ok(Some((
+        ChunkRef {
+            bounds,
+            seqs,
+            keys,
+            bits,
+        },
+        items,
+    )))
 }
 
 /// A chunk's id: the order's initial, the generation (12 digits), the writer's nonce, the index.

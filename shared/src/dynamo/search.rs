@@ -142,11 +142,9 @@ impl DynamoCatalog {
             false => Vec::new(),
         };
         let positions: u64 = match order {
-            Some(order) if query.facets.is_empty() || filters_indexed => order
-                .chunks
-                .iter()
-                .map(|c| u64::from(c.bounds.len) * 4)
-                .sum(),
+            Some(order) if query.facets.is_empty() || filters_indexed => {
+                order.chunks.iter().map(ChunkRef::seqs_bytes).sum()
+            }
             _ => 0,
         };
         let full_shard = manifest.max_shard_bytes as u64;
@@ -430,10 +428,10 @@ impl DynamoCatalog {
                 let Some(bytes) = chunk.seqs.join_in(ORDER_PK, &found)? else {
                     return Ok(None);
                 };
-                let seqs: Arc<[u32]> = order::seqs_from(&bytes).map_err(order_error)?.into();
-                if seqs.len() != chunk.bounds.len as usize {
-                    return Err(order_error(order::OrderError::Damaged));
-                }
+                let seqs: Arc<[u32]> =
+                    order::seqs_from(&bytes, chunk.bounds.len as usize, chunk.bits)
+                        .map_err(order_error)?
+                        .into();
                 lock(&self.text).put_order(chunk.seqs.id.clone(), seqs.clone());
                 *slot = Some(seqs);
             }
@@ -513,6 +511,8 @@ impl DynamoCatalog {
         let mut manifest = manifest;
         let mut extra = extra;
         let mut found = Vec::new();
+        // A second attempt reads the same words under the new manifest, whose shards may cost
+        // a little more than the budget counted under the first.
         for attempt in 0..2 {
             let (index, read) = self
                 .load_index(&manifest, words, facets, std::mem::take(&mut extra))

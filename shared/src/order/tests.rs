@@ -209,7 +209,10 @@ fn a_build_cuts_chunks_that_later_changes_can_grow_and_stored_bytes_read_back() 
     assert_eq!(flat, expected.iter().map(|(_, s)| *s).collect::<Vec<_>>());
     for chunk in &chunks {
         assert_eq!(&Chunk::from_keys_bytes(&chunk.keys_bytes()).unwrap(), chunk);
-        let seqs: Vec<u64> = seqs_from(&chunk.seqs_bytes().unwrap())
+        let (bits, packed) = chunk.seqs_packed().unwrap();
+        assert_eq!(bits, 12, "4000 fits in 12 bits");
+        assert_eq!(packed.len(), (chunk.len() * 12).div_ceil(8));
+        let seqs: Vec<u64> = seqs_from(&packed, chunk.len(), bits)
             .unwrap()
             .into_iter()
             .map(u64::from)
@@ -217,9 +220,17 @@ fn a_build_cuts_chunks_that_later_changes_can_grow_and_stored_bytes_read_back() 
         assert_eq!(seqs, chunk.seqs().collect::<Vec<_>>());
     }
     assert_eq!(Chunk::from_keys_bytes(b"nope"), Err(OrderError::Damaged));
-    assert_eq!(seqs_from(&[1, 2, 3]), Err(OrderError::Damaged));
+    assert_eq!(seqs_from(&[1, 2, 3], 1, 0), Err(OrderError::Damaged));
+    assert_eq!(
+        seqs_from(&[1, 2, 3], 2, 12),
+        Err(OrderError::Damaged),
+        "12 bits short"
+    );
+    assert_eq!(seqs_from(&[1, 2, 3], 2, 33), Err(OrderError::Damaged));
+    // Positions written before they were packed: 4 bytes each
+    assert_eq!(seqs_from(&[7, 0, 0, 0, 1, 1, 0, 0], 2, 0), Ok(vec![7, 257]));
     let far = Chunk::new(vec![(Key::Downloads(0, 1 << 33), 1 << 33)]);
-    assert_eq!(far.seqs_bytes(), Err(OrderError::TooFar(1 << 33)));
+    assert_eq!(far.seqs_packed(), Err(OrderError::TooFar(1 << 33)));
 }
 
 #[test]
@@ -233,4 +244,18 @@ fn a_range_read_under_another_manifest_gives_no_page_rather_than_another() {
     // The right one
     assert_eq!(page(&lens, 2..3, &seqs, false, 6, 2), [7, 8]);
     assert_eq!(page(&lens, 2..3, &seqs, true, 0, 2), [9, 8]);
+}
+
+proptest! {
+    /// Packed positions read back as they were, whatever their width.
+    #[test]
+    fn packed_positions_read_back(seqs in proptest::collection::btree_set(0u64..=u64::from(u32::MAX), 0..300)) {
+        let chunk = Chunk::new(seqs.iter().map(|s| (Key::Downloads(0, *s), *s)).collect());
+        let (bits, packed) = chunk.seqs_packed().unwrap();
+        let largest = seqs.iter().max().copied().unwrap_or(0);
+        prop_assert_eq!(u64::from(bits), u64::from((64 - largest.leading_zeros()).max(1)));
+        prop_assert_eq!(packed.len(), packed_len(seqs.len(), bits));
+        let back = seqs_from(&packed, seqs.len(), bits).unwrap();
+        prop_assert_eq!(back.into_iter().map(u64::from).collect::<Vec<_>>(), chunk.seqs().collect::<Vec<_>>());
+    }
 }

@@ -285,6 +285,9 @@ const BLOB_FORMAT: u8 = 1;
 /// needed, and a shard is always one segment). Small, as a full build has one writer per shard
 /// open at once.
 const WRITER_BUDGET: usize = 1 << 20;
+/// How many shards [`TextIndex::build`] writes at once: their writers are what its memory
+/// holds besides the datasets.
+const BUILD_BATCH_SHARDS: usize = 16;
 
 /// Builds one shard, a dataset at a time.
 struct ShardWriter {
@@ -782,8 +785,8 @@ impl Layout {
         needed.into_iter().collect()
     }
 
-    /// The words of a query that its read budget takes, and those it leaves out, each in the
-    /// query's order: the facets' shards are read whatever they cost; then, one at a time, the
+    /// The words of a query that its read budget takes (in the query's order), and those it
+    /// leaves out (the costliest first): the facets' shards are read whatever they cost; then, one at a time, the
     /// word whose shards add the fewest bytes to those already taken (the first in the query
     /// on a tie), while the bytes stay within `budget`. The first word that does not fit is
     /// left out with every word still untaken: the most common words, whose shards are the
@@ -824,10 +827,21 @@ impl Layout {
                 _ => break,
             }
         }
-        let (taken_words, left_out) = words.iter().zip(&kept).partition::<Vec<_>, _>(|(_, k)| **k);
+        // The words left out, the costliest first.
+        let mut left_out: Vec<(u64, usize)> = (0..words.len())
+            .filter(|i| !kept[*i])
+            .map(|i| (needs[i].iter().map(size).sum(), i))
+            .collect();
+        left_out.sort_by_key(|(cost, i)| (std::cmp::Reverse(*cost), *i));
         Budgeted {
-            words: taken_words.into_iter().map(|(w, _)| w.clone()).collect(),
-            left_out: left_out.into_iter().map(|(w, _)| w.clone()).collect(),
+            words: (0..words.len())
+                .filter(|i| kept[*i])
+                .map(|i| words[i].clone())
+                .collect(),
+            left_out: left_out
+                .into_iter()
+                .map(|(_, i)| words[i].clone())
+                .collect(),
             bytes: spent,
         }
     }
@@ -838,7 +852,8 @@ impl Layout {
 pub struct Budgeted {
     /// The words the query is answered with.
     pub words: Vec<String>,
-    /// The words too common to read within the budget: the answer ignores them.
+    /// The words too common to read within the budget, the costliest first: the answer
+    /// ignores them.
     pub left_out: Vec<String>,
     /// The bytes of the shards the facets and the taken words read.
     pub bytes: u64,
@@ -920,6 +935,15 @@ impl TextIndex {
     /// The index of these datasets, split into shards of at most `max_shard_bytes` (unless one
     /// word's postings alone are larger), with an empty delta.
     pub fn build(docs: &[TextDoc], max_shard_bytes: usize) -> Result<Self, SearchError> {
+        Self::build_in_batches(docs, max_shard_bytes, BUILD_BATCH_SHARDS)
+    }
+
+    /// [`Self::build`], writing `batch_shards` shards at a time.
+    fn build_in_batches(
+        docs: &[TextDoc],
+        max_shard_bytes: usize,
+        batch_shards: usize,
+    ) -> Result<Self, SearchError> {
         // Where shards start: cut the vocabulary, in order, where the estimated size of the
         // postings so far reaches a share of the largest shard.
         let mut weights: HashMap<String, u64> = HashMap::new();
@@ -943,43 +967,53 @@ impl TextIndex {
             }
             size += estimate;
         }
-        // One writer per shard, each dataset added to the shards of its words.
-        let mut writers = lowers
-            .iter()
-            .map(|_| ShardWriter::new())
-            .collect::<Result<Vec<_>, _>>()?;
-        for doc in docs {
-            let terms = Terms::of(doc);
-            let mut parts: BTreeMap<usize, Terms> = BTreeMap::new();
-            for (i, field) in terms.fields.into_iter().enumerate() {
-                for (word, count) in field {
-                    let shard = lowers.partition_point(|l| l.as_str() <= word.as_str()) - 1;
-                    let part = parts.entry(shard).or_insert_with(|| Terms {
-                        seq: doc.seq,
-                        ..Terms::default()
-                    });
-                    part.fields[i].insert(word, count);
+        // One writer per shard, each dataset added to the shards of its words; a batch of
+        // `batch_shards` shards at a time, so that only theirs are in memory at once (every
+        // dataset's words are read again for each batch).
+        let batch_shards = batch_shards.max(1);
+        let mut pieces = Vec::new();
+        let batches = lowers.len().div_ceil(batch_shards);
+        for batch in 0..batches {
+            let first = batch * batch_shards;
+            let last = first.saturating_add(batch_shards).min(lowers.len());
+            let mut writers = (first..last)
+                .map(|_| ShardWriter::new())
+                .collect::<Result<Vec<_>, _>>()?;
+            for doc in docs {
+                let terms = Terms::of(doc);
+                let mut parts: BTreeMap<usize, Terms> = BTreeMap::new();
+                for (i, field) in terms.fields.into_iter().enumerate() {
+                    for (word, count) in field {
+                        let shard = lowers.partition_point(|l| l.as_str() <= word.as_str()) - 1;
+                        if !(first..last).contains(&shard) {
+                            continue;
+                        }
+                        let part = parts.entry(shard).or_insert_with(|| Terms {
+                            seq: doc.seq,
+                            ..Terms::default()
+                        });
+                        part.fields[i].insert(word, count);
+                    }
+                }
+                for (shard, part) in parts {
+                    writers[shard - first].add(&part)?;
                 }
             }
-            for (shard, part) in parts {
-                writers[shard].add(&part)?;
-            }
-        }
-        // A shard the estimate let grow too large is split.
-        let mut pieces = Vec::new();
-        for (i, writer) in writers.into_iter().enumerate() {
-            let shard = writer.finish()?;
-            let bounds = Bounds {
-                lower: lowers[i].clone(),
-                upper: lowers.get(i + 1).cloned(),
-                ..Bounds::ALL
-            };
-            if shard.bytes <= max_shard_bytes {
-                pieces.push((bounds, shard));
-            } else {
-                let terms = shard.terms()?;
-                drop(shard);
-                split_into(&terms, bounds, max_shard_bytes, &mut pieces)?;
+            // A shard the estimate let grow too large is split.
+            for (i, writer) in (first..).zip(writers) {
+                let shard = writer.finish()?;
+                let bounds = Bounds {
+                    lower: lowers[i].clone(),
+                    upper: lowers.get(i + 1).cloned(),
+                    ..Bounds::ALL
+                };
+                if shard.bytes <= max_shard_bytes {
+                    pieces.push((bounds, shard));
+                } else {
+                    let terms = shard.terms()?;
+                    drop(shard);
+                    split_into(&terms, bounds, max_shard_bytes, &mut pieces)?;
+                }
             }
         }
         Ok(Self {
