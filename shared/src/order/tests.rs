@@ -221,8 +221,9 @@ fn a_build_cuts_chunks_that_later_changes_can_grow_and_stored_bytes_read_back() 
     }
     assert_eq!(Chunk::from_keys_bytes(b"nope"), Err(OrderError::Damaged));
     assert_eq!(seqs_from(&[1, 2, 3], 1, 0), Err(OrderError::Damaged));
+    assert_eq!(seqs_from(&[1, 2, 3], 2, 12), Ok(vec![0x201, 0x030]));
     assert_eq!(
-        seqs_from(&[1, 2, 3], 2, 12),
+        seqs_from(&[1, 2, 3], 3, 12),
         Err(OrderError::Damaged),
         "12 bits short"
     );

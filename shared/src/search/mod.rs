@@ -285,9 +285,6 @@ const BLOB_FORMAT: u8 = 1;
 /// needed, and a shard is always one segment). Small, as a full build has one writer per shard
 /// open at once.
 const WRITER_BUDGET: usize = 1 << 20;
-/// How many shards [`TextIndex::build`] writes at once: their writers are what its memory
-/// holds besides the datasets.
-const BUILD_BATCH_SHARDS: usize = 16;
 
 /// Builds one shard, a dataset at a time.
 struct ShardWriter {
@@ -935,15 +932,6 @@ impl TextIndex {
     /// The index of these datasets, split into shards of at most `max_shard_bytes` (unless one
     /// word's postings alone are larger), with an empty delta.
     pub fn build(docs: &[TextDoc], max_shard_bytes: usize) -> Result<Self, SearchError> {
-        Self::build_in_batches(docs, max_shard_bytes, BUILD_BATCH_SHARDS)
-    }
-
-    /// [`Self::build`], writing `batch_shards` shards at a time.
-    fn build_in_batches(
-        docs: &[TextDoc],
-        max_shard_bytes: usize,
-        batch_shards: usize,
-    ) -> Result<Self, SearchError> {
         // Where shards start: cut the vocabulary, in order, where the estimated size of the
         // postings so far reaches a share of the largest shard.
         let mut weights: HashMap<String, u64> = HashMap::new();
@@ -967,53 +955,43 @@ impl TextIndex {
             }
             size += estimate;
         }
-        // One writer per shard, each dataset added to the shards of its words; a batch of
-        // `batch_shards` shards at a time, so that only theirs are in memory at once (every
-        // dataset's words are read again for each batch).
-        let batch_shards = batch_shards.max(1);
-        let mut pieces = Vec::new();
-        let batches = lowers.len().div_ceil(batch_shards);
-        for batch in 0..batches {
-            let first = batch * batch_shards;
-            let last = first.saturating_add(batch_shards).min(lowers.len());
-            let mut writers = (first..last)
-                .map(|_| ShardWriter::new())
-                .collect::<Result<Vec<_>, _>>()?;
-            for doc in docs {
-                let terms = Terms::of(doc);
-                let mut parts: BTreeMap<usize, Terms> = BTreeMap::new();
-                for (i, field) in terms.fields.into_iter().enumerate() {
-                    for (word, count) in field {
-                        let shard = lowers.partition_point(|l| l.as_str() <= word.as_str()) - 1;
-                        if !(first..last).contains(&shard) {
-                            continue;
-                        }
-                        let part = parts.entry(shard).or_insert_with(|| Terms {
-                            seq: doc.seq,
-                            ..Terms::default()
-                        });
-                        part.fields[i].insert(word, count);
-                    }
-                }
-                for (shard, part) in parts {
-                    writers[shard - first].add(&part)?;
+        // One writer per shard, each dataset added to the shards of its words.
+        let mut writers = lowers
+            .iter()
+            .map(|_| ShardWriter::new())
+            .collect::<Result<Vec<_>, _>>()?;
+        for doc in docs {
+            let terms = Terms::of(doc);
+            let mut parts: BTreeMap<usize, Terms> = BTreeMap::new();
+            for (i, field) in terms.fields.into_iter().enumerate() {
+                for (word, count) in field {
+                    let shard = lowers.partition_point(|l| l.as_str() <= word.as_str()) - 1;
+                    let part = parts.entry(shard).or_insert_with(|| Terms {
+                        seq: doc.seq,
+                        ..Terms::default()
+                    });
+                    part.fields[i].insert(word, count);
                 }
             }
-            // A shard the estimate let grow too large is split.
-            for (i, writer) in (first..).zip(writers) {
-                let shard = writer.finish()?;
-                let bounds = Bounds {
-                    lower: lowers[i].clone(),
-                    upper: lowers.get(i + 1).cloned(),
-                    ..Bounds::ALL
-                };
-                if shard.bytes <= max_shard_bytes {
-                    pieces.push((bounds, shard));
-                } else {
-                    let terms = shard.terms()?;
-                    drop(shard);
-                    split_into(&terms, bounds, max_shard_bytes, &mut pieces)?;
-                }
+            for (shard, part) in parts {
+                writers[shard].add(&part)?;
+            }
+        }
+        // A shard the estimate let grow too large is split.
+        let mut pieces = Vec::new();
+        for (i, writer) in writers.into_iter().enumerate() {
+            let shard = writer.finish()?;
+            let bounds = Bounds {
+                lower: lowers[i].clone(),
+                upper: lowers.get(i + 1).cloned(),
+                ..Bounds::ALL
+            };
+            if shard.bytes <= max_shard_bytes {
+                pieces.push((bounds, shard));
+            } else {
+                let terms = shard.terms()?;
+                drop(shard);
+                split_into(&terms, bounds, max_shard_bytes, &mut pieces)?;
             }
         }
         Ok(Self {

@@ -543,22 +543,3 @@ fn a_read_budget_leaves_out_the_words_whose_shards_cost_most_first() {
 fn short_words(index: &TextIndex, words: &[String], budget: u64, sizes: &[u64]) -> Vec<String> {
     index.layout.words_within(words, &[], sizes, budget).words
 }
-
-#[test]
-fn a_build_in_batches_of_shards_is_the_build_in_one_pass() {
-    let docs = corpus(900);
-    let one_pass = TextIndex::build_in_batches(&docs, 4 * 1024, usize::MAX).unwrap();
-    assert!(
-        one_pass.layout.lowers.len() > 6,
-        "several batches of 1 and of 3"
-    );
-    for batch in [1, 3, BUILD_BATCH_SHARDS] {
-        let batched = TextIndex::build_in_batches(&docs, 4 * 1024, batch).unwrap();
-        assert_eq!(batched.layout, one_pass.layout, "batches of {batch}");
-        for i in 0..one_pass.layout.lowers.len() {
-            let (a, b) = (batched.shard(i).unwrap(), one_pass.shard(i).unwrap());
-            assert_eq!((a.docs(), a.bytes()), (b.docs(), b.bytes()), "shard {i}");
-        }
-        assert_same_answers(&batched, &one_pass, &QUERIES);
-    }
-}

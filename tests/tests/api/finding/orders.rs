@@ -55,9 +55,18 @@ async fn assert_orders_match_the_list(stack: &Stack) {
         for chunk in &manifest.chunks {
             let found: Vec<_> = items.values().cloned().collect();
             let keys = chunk.keys.join_in(ORDER_PK, &found).unwrap().unwrap();
-            stored.extend(Chunk::from_keys_bytes(&keys).unwrap().seqs());
+            let in_keys: Vec<u64> = Chunk::from_keys_bytes(&keys).unwrap().seqs().collect();
+            // The positions a listing reads, packed, are the keys' positions
             let seqs = chunk.seqs.join_in(ORDER_PK, &found).unwrap().unwrap();
-            assert_eq!(seqs.len(), chunk.bounds.len as usize * 4);
+            assert!(chunk.bits > 0, "positions are packed");
+            let len = chunk.bounds.len as usize;
+            assert_eq!(seqs.len(), catalog::order::packed_len(len, chunk.bits));
+            let positions = catalog::order::seqs_from(&seqs, len, chunk.bits).unwrap();
+            assert_eq!(
+                positions.into_iter().map(u64::from).collect::<Vec<_>>(),
+                in_keys
+            );
+            stored.extend(in_keys);
             for blob in [&chunk.keys, &chunk.seqs] {
                 named.extend(
                     blob.keys_in(ORDER_PK)
