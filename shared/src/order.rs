@@ -15,7 +15,7 @@
 //!   [`MAX_CHUNK`]. A dataset's key is compared as the listing compares
 //!   ([`crate::query::ListQuery::order`]): the answers are those of a sort of the whole list.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
@@ -394,18 +394,25 @@ pub fn page<C: AsRef<[u32]>>(
 }
 
 /// The members of `matches` in the order (every chunk's positions, in order), reversed when
-/// `descending`; each once, where the order first has it.
-pub fn walk<C: AsRef<[u32]>>(
-    chunks: &[C],
-    descending: bool,
-    mut matches: HashSet<u64>,
-) -> Vec<u64> {
-    let mut found: Vec<u64> = chunks
-        .iter()
-        .flat_map(|c| c.as_ref())
-        .map(|s| u64::from(*s))
-        .filter(|s| matches.remove(s))
-        .collect();
+/// `descending`; each once, where the order first has it. Membership is an array by position
+/// (a bit a dataset), not a set: half a million matches are not hashed.
+pub fn walk<C: AsRef<[u32]>>(chunks: &[C], descending: bool, matches: &[u64]) -> Vec<u64> {
+    let Some(largest) = matches.iter().max() else {
+        return Vec::new();
+    };
+    let mut member = vec![false; *largest as usize + 1];
+    for seq in matches {
+        member[*seq as usize] = true;
+    }
+    let mut found: Vec<u64> = Vec::with_capacity(matches.len());
+    for seq in chunks.iter().flat_map(|c| c.as_ref()) {
+        if let Some(m) = member.get_mut(*seq as usize) {
+            if *m {
+                *m = false;
+                found.push(u64::from(*seq));
+            }
+        }
+    }
     if descending {
         found.reverse();
     }

@@ -258,8 +258,8 @@ impl DynamoCatalog {
             let found = ranked.iter().map(|(seq, _)| *seq);
             let seqs: Vec<u64> = match &sequence {
                 Some((_, chunks)) => {
-                    let matches: HashSet<u64> = found.collect();
-                    order::walk(chunks, query.sort.descending, matches)
+                    let matches: Vec<u64> = found.collect();
+                    order::walk(chunks, query.sort.descending, &matches)
                 }
                 None => {
                     let mut seqs: Vec<u64> = found.collect();

@@ -542,12 +542,16 @@ impl Shard {
         Ok(seqs)
     }
 
-    /// For each dataset where `word` starts a word of a field: its score in each field.
-    fn scores(&self, word: &str, stats: &Stats<'_>) -> Result<Vec<(u64, [Score; 3])>, SearchError> {
-        let mut found: HashMap<u64, [Score; 3]> = HashMap::new();
+    /// For each dataset where `word` starts a word of a field: `visit(seq, field, score)`.
+    fn scores(
+        &self,
+        word: &str,
+        stats: &Stats<'_>,
+        mut visit: impl FnMut(u64, usize, Score),
+    ) -> Result<(), SearchError> {
         if self.searcher.num_docs() == 0 {
             // tantivy's prefix search panics on an empty segment.
-            return Ok(Vec::new());
+            return Ok(());
         }
         for (i, field) in self.fields.text.iter().enumerate() {
             let whole: Box<dyn Query> = Box::new(TermQuery::new(
@@ -570,10 +574,10 @@ impl Shard {
                 .searcher
                 .search_with_statistics_provider(&query, &AllHits, stats)?;
             for (seq, score) in hits {
-                found.entry(seq).or_default()[i] = score;
+                visit(seq, i, score);
             }
         }
-        Ok(found.into_iter().collect())
+        Ok(())
     }
 }
 
@@ -1177,80 +1181,120 @@ impl TextIndex {
 
     /// The datasets where every word starts a word of the name, description or a tag (a word of
     /// one character: is one), best first; ties in publication order, newest first.
+    ///
+    /// Scores are summed in arrays by position, not maps: a word in most of a million datasets
+    /// is scored in a few arrays of a million entries rather than hashed a million times.
     pub fn search(&self, words: &[String]) -> Result<Vec<Hit>, SearchError> {
         if words.is_empty() {
             return Ok(Vec::new());
         }
-        let mut total: Option<HashMap<u64, Score>> = None;
-        for word in words {
-            let scores = self.word_scores(word)?;
-            total = Some(match total {
-                None => scores,
-                Some(so_far) => so_far
-                    .into_iter()
-                    .filter_map(|(seq, s)| scores.get(&seq).map(|t| (seq, s + t)))
-                    .collect(),
-            });
-            if total.as_ref().is_some_and(HashMap::is_empty) {
-                break;
+        let mut word = WordScores::default();
+        // Each dataset's sum so far, and how many words it has matched (those that missed one
+        // are left behind: only a count equal to the words done so far goes on).
+        let mut total: Vec<Score> = Vec::new();
+        let mut matched: Vec<u8> = Vec::new();
+        for (done, w) in words.iter().enumerate() {
+            self.word_scores(w, &mut word)?;
+            let done = u8::try_from(done).map_err(|_| SearchError::Damaged("too many words"))?;
+            let mut any = false;
+            for &seq in &word.touched {
+                let at = seq as usize;
+                if at >= total.len() {
+                    total.resize(at + 1, 0.0);
+                    matched.resize(at + 1, 0);
+                }
+                if matched[at] == done {
+                    total[at] += word.weighed(at);
+                    matched[at] = done + 1;
+                    any = true;
+                }
+            }
+            word.clear();
+            if !any {
+                return Ok(Vec::new());
             }
         }
-        let mut hits: Vec<Hit> = total
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(seq, score)| Hit { seq, score })
+        let all = words.len() as u8;
+        let mut hits: Vec<Hit> = matched
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| **m == all)
+            .map(|(at, _)| Hit {
+                seq: at as u64,
+                score: total[at],
+            })
             .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.seq.cmp(&a.seq)));
         Ok(hits)
     }
 
-    /// One word's score for each dataset it matches: in each field the best of the shards that
-    /// hold it (a field's whole word is in one shard; its prefix score is the same in each),
-    /// weighed and summed over the fields.
-    fn word_scores(&self, word: &str) -> Result<HashMap<u64, Score>, SearchError> {
-        let shards: Vec<(usize, &Shard)> = self
+    /// One word's scores, into `into`: in each field the best of the shards that hold it (a
+    /// field's whole word is in one shard; its prefix score is the same in each), the delta's
+    /// for the datasets changed since the shards were written.
+    fn word_scores(&self, word: &str, into: &mut WordScores) -> Result<(), SearchError> {
+        let shards: Vec<&Shard> = self
             .layout
             .shards_for(std::slice::from_ref(&word.to_owned()), &[])
             .into_iter()
-            .map(|i| {
-                self.shard(i)
-                    .map(|s| (i, s))
-                    .ok_or(SearchError::NotLoaded(i))
-            })
+            .map(|i| self.shard(i).ok_or(SearchError::NotLoaded(i)))
             .collect::<Result<_, _>>()?;
-        let holding: Vec<&Shard> = shards.iter().map(|(_, s)| *s).collect();
         let stats = Stats {
             datasets: self.layout.datasets,
-            shards: &holding,
+            shards: &shards,
             delta: &self.delta,
         };
-        let mut fields: HashMap<u64, [Score; 3]> = HashMap::new();
         let changed = &self.delta.changes;
-        for (_, shard) in &shards {
-            for (seq, scores) in shard.scores(word, &stats)? {
-                if changed.contains_key(&seq) {
-                    continue;
+        for shard in &shards {
+            shard.scores(word, &stats, |seq, field, score| {
+                if !changed.contains_key(&seq) {
+                    into.best(seq, field, score);
                 }
-                let best = fields.entry(seq).or_default();
-                for (b, s) in best.iter_mut().zip(scores) {
-                    *b = b.max(s);
-                }
-            }
+            })?;
         }
-        for (seq, scores) in self.delta.shard.scores(word, &stats)? {
-            fields.insert(seq, scores);
+        self.delta.shard.scores(word, &stats, |seq, field, score| {
+            into.best(seq, field, score)
+        })?;
+        Ok(())
+    }
+}
+
+/// One word's best score in each field of each dataset it matches, by position, and the
+/// positions it matched (each once).
+#[derive(Default)]
+struct WordScores {
+    fields: Vec<[Score; 3]>,
+    touched: Vec<u64>,
+}
+
+impl WordScores {
+    fn best(&mut self, seq: u64, field: usize, score: Score) {
+        let at = seq as usize;
+        if at >= self.fields.len() {
+            self.fields.resize(at + 1, [0.0; 3]);
         }
-        Ok(fields
-            .into_iter()
-            .map(|(seq, scores)| {
-                let score = scores
-                    .iter()
-                    .zip(FIELD_WEIGHTS)
-                    .map(|(s, w)| s * w)
-                    .sum::<Score>();
-                (seq, score)
-            })
-            .collect())
+        let scores = &mut self.fields[at];
+        // Every match scores above 0 (a whole word's BM25, or the constant for a start).
+        if scores.iter().all(|s| *s == 0.0) {
+            self.touched.push(seq);
+        }
+        scores[field] = scores[field].max(score);
+    }
+
+    /// The dataset's score for the word: its fields' scores, weighed and summed.
+    fn weighed(&self, at: usize) -> Score {
+        self.fields[at]
+            .iter()
+            .zip(FIELD_WEIGHTS)
+            .map(|(s, w)| s * w)
+            .sum()
+    }
+
+    /// Empty again, its arrays kept for the next word.
+    fn clear(&mut self) {
+        for &seq in &self.touched {
+            self.fields[seq as usize] = [0.0; 3];
+        }
+        self.touched.clear();
     }
 }
 
