@@ -235,7 +235,15 @@ mod tests {
             let keys = r.keys.join_in(ORDER_PK, &items).unwrap().unwrap();
             assert_eq!(&Chunk::from_keys_bytes(&keys).unwrap(), chunk);
             let seqs = r.seqs.join_in(ORDER_PK, &items).unwrap().unwrap();
-            assert_eq!(seqs.len(), chunk.len() * 4);
+            assert_eq!(r.bits, 12, "positions up to 4000 take 12 bits");
+            assert_eq!(seqs.len() as u64, r.seqs_bytes());
+            assert_eq!(
+                seqs.len() as u64,
+                r.seqs.bytes,
+                "the manifest records its length"
+            );
+            let back = order::seqs_from(&seqs, chunk.len(), r.bits).unwrap();
+            assert!(back.iter().map(|s| u64::from(*s)).eq(chunk.seqs()));
             let sk = match r.seqs.keys_in(ORDER_PK)[0].get("sk") {
                 Some(AttributeValue::S(sk)) => sk.clone(),
                 other => panic!("{other:?}"),
