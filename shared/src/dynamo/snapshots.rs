@@ -15,8 +15,8 @@ pub const SNAPSHOTS: usize = 4;
 /// larger than this is served from the store each time rather than kept. With the text index
 /// and the kept orders built, the only lists read are filters' of at most 100 entries; larger
 /// ones are read only by a catalog not reindexed since an upgrade. 128 MiB, so that every
-/// cache of the list function full stays within 400 MB (docs/performance.md, "The list
-/// function with its caches full").
+/// cache of the list function full stays within 400 MB (docs/performance.md, "The read
+/// budget at a million datasets").
 pub const SNAPSHOT_BUDGET_BYTES: usize = 128 * 1024 * 1024;
 
 #[derive(Debug)]
