@@ -342,7 +342,7 @@ async fn measure(stack: &Stack, opts: &Options) -> Result<(), String> {
     }
 }
 
-/// Writes these items, 25 to a BatchWriteItem, several at once, retrying what is unprocessed.
+/// Writes these items, 25 to a BatchWriteItem, 8 at once, each retried as the roundtrips seed does.
 async fn put_all(stack: &Stack, items: Vec<Item>) -> Result<(), String> {
     let table = stack.target.datasets_table.clone();
     let mut batches = items.chunks(25).map(<[Item]>::to_vec).collect::<Vec<_>>();
@@ -353,31 +353,16 @@ async fn put_all(stack: &Stack, items: Vec<Item>) -> Result<(), String> {
             let client = stack.dynamo.clone();
             let table = table.clone();
             tasks.spawn(async move {
-                let mut pending: Vec<WriteRequest> = batch
+                let requests = batch
                     .into_iter()
                     .map(|item| {
                         Ok(WriteRequest::builder()
                             .put_request(PutRequest::builder().set_item(Some(item)).build()?)
                             .build())
                     })
-                    .collect::<Result<_, aws_sdk_dynamodb::error::BuildError>>()
+                    .collect::<Result<Vec<_>, aws_sdk_dynamodb::error::BuildError>>()
                     .map_err(|err| err.to_string())?;
-                for _ in 0..20 {
-                    let out = client
-                        .batch_write_item()
-                        .request_items(&table, pending)
-                        .send()
-                        .await
-                        .map_err(|err| format!("BatchWriteItem: {err:?}"))?;
-                    pending = out
-                        .unprocessed_items
-                        .and_then(|mut u| u.remove(&table))
-                        .unwrap_or_default();
-                    if pending.is_empty() {
-                        return Ok(());
-                    }
-                }
-                Err("items left unprocessed".to_owned())
+                crate::roundtrips::write_batch(&client, &table, requests).await
             });
         }
         while let Some(done) = tasks.join_next().await {

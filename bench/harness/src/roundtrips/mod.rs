@@ -20,6 +20,8 @@ mod accounts;
 mod cases;
 mod seed;
 
+pub(crate) use seed::write_batch;
+
 use catalog_tests::{Stack, EVENTS_READ_KEY};
 use chrono::Utc;
 

@@ -378,6 +378,31 @@ impl Templates {
     }
 }
 
+/// One BatchWriteItem of these requests, sent again with what it left unprocessed (10 tries).
+pub(crate) async fn write_batch(
+    client: &aws_sdk_dynamodb::Client,
+    table: &str,
+    batch: Vec<WriteRequest>,
+) -> Result<(), String> {
+    let mut pending = batch;
+    for _ in 0..10 {
+        let out = client
+            .batch_write_item()
+            .request_items(table, pending)
+            .send()
+            .await
+            .map_err(|e| format!("batch write: {e:?}"))?;
+        pending = out
+            .unprocessed_items
+            .and_then(|mut u| u.remove(table))
+            .unwrap_or_default();
+        if pending.is_empty() {
+            return Ok(());
+        }
+    }
+    Err("unprocessed items after 10 tries".to_string())
+}
+
 /// Writes the bulk datasets with BatchWriteItem (3 datasets, 24 items, per call), several calls
 /// at once, retrying unprocessed items. Items are made batch by batch, so memory stays flat.
 /// Returns the number of items written.
@@ -414,25 +439,7 @@ async fn batch_write(
             written += batch.len();
             let client = client.clone();
             let table = table.to_owned();
-            tasks.spawn(async move {
-                let mut pending = batch;
-                for _ in 0..10 {
-                    let out = client
-                        .batch_write_item()
-                        .request_items(&table, pending)
-                        .send()
-                        .await
-                        .map_err(|e| format!("batch write: {e:?}"))?;
-                    pending = out
-                        .unprocessed_items
-                        .and_then(|mut u| u.remove(&table))
-                        .unwrap_or_default();
-                    if pending.is_empty() {
-                        return Ok(());
-                    }
-                }
-                Err("unprocessed items after 10 tries".to_string())
-            });
+            tasks.spawn(async move { write_batch(&client, &table, batch).await });
         }
         match tasks.join_next().await {
             Some(result) => result.map_err(|e| e.to_string())??,
