@@ -1188,13 +1188,21 @@ impl TextIndex {
         if words.is_empty() {
             return Ok(Vec::new());
         }
-        let mut word = WordScores::default();
+        // Positions index arrays: one past any the catalog can hold is a damaged shard, not
+        // an allocation of its size.
+        let mut word = WordScores {
+            limit: self.layout.datasets.saturating_mul(2).max(1 << 20),
+            ..WordScores::default()
+        };
         // Each dataset's sum so far, and how many words it has matched (those that missed one
         // are left behind: only a count equal to the words done so far goes on).
         let mut total: Vec<Score> = Vec::new();
         let mut matched: Vec<u8> = Vec::new();
         for (done, w) in words.iter().enumerate() {
             self.word_scores(w, &mut word)?;
+            if word.past_limit {
+                return Err(SearchError::Damaged("a position past the catalog"));
+            }
             let done = u8::try_from(done).map_err(|_| SearchError::Damaged("too many words"))?;
             let mut any = false;
             for &seq in &word.touched {
@@ -1264,10 +1272,17 @@ impl TextIndex {
 struct WordScores {
     fields: Vec<[Score; 3]>,
     touched: Vec<u64>,
+    /// Positions from here on are not scored, and mark the word `past_limit`.
+    limit: u64,
+    past_limit: bool,
 }
 
 impl WordScores {
     fn best(&mut self, seq: u64, field: usize, score: Score) {
+        if seq >= self.limit {
+            self.past_limit = true;
+            return;
+        }
         let at = seq as usize;
         if at >= self.fields.len() {
             self.fields.resize(at + 1, [0.0; 3]);

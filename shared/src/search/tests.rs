@@ -543,3 +543,15 @@ fn a_read_budget_leaves_out_the_words_whose_shards_cost_most_first() {
 fn short_words(index: &TextIndex, words: &[String], budget: u64, sizes: &[u64]) -> Vec<String> {
     index.layout.words_within(words, &[], sizes, budget).words
 }
+
+#[test]
+fn a_position_past_any_the_catalog_can_hold_is_a_damaged_index_not_an_allocation() {
+    let mut docs = sample();
+    docs[0].seq = 1 << 40;
+    let index = TextIndex::build(&docs, TextIndex::MAX_SHARD_BYTES).unwrap();
+    assert!(matches!(
+        index.search(&q("bird")),
+        Err(SearchError::Damaged(_))
+    ));
+    assert_eq!(seqs(&index, "river"), [2], "words it does not hold answer");
+}
