@@ -18,7 +18,7 @@ use serde::Deserialize;
 
 use crate::aws::RootCertificates;
 use crate::error::{BoxError, StoreError};
-use crate::ports::Directory;
+use crate::ports::{Directory, KnownUser};
 
 /// At most this many attempts when Cognito is unreachable, slow, throttling or failing on its
 /// side.
@@ -115,13 +115,13 @@ impl CognitoDirectory {
 
 impl Directory for CognitoDirectory {
     /// One GetUser, retried up to [`ATTEMPTS`] times when Cognito is unreachable, throttling or
-    /// failing, all within [`DEADLINE`]. A token Cognito no longer accepts (signed out
-    /// everywhere) names nobody.
-    async fn email(&self, access_token: &str) -> Result<Option<String>, StoreError> {
+    /// failing, all within [`DEADLINE`]. A token Cognito no longer accepts (its user deleted or
+    /// disabled, or signed out everywhere) names nobody.
+    async fn user(&self, access_token: &str) -> Result<Option<KnownUser>, StoreError> {
         let attempts = async {
             let mut attempt = 1;
             loop {
-                let outcome = self.attempt(access_token).await.and_then(|a| a.email());
+                let outcome = self.attempt(access_token).await.and_then(|a| a.user());
                 match outcome {
                     Err(StoreError::Unavailable(e) | StoreError::Throttled(e))
                         if attempt < ATTEMPTS =>
@@ -180,18 +180,21 @@ struct CognitoError {
 }
 
 impl Answer {
-    /// The email attribute of a 200; `None` for a token Cognito does not accept; an error
-    /// sorted as the SDK's are (`crate::dynamo::requests::classify`) otherwise.
-    fn email(self) -> Result<Option<String>, StoreError> {
+    /// The user of a 200 (with its email attribute); `None` for a token Cognito does not
+    /// accept (`NotAuthorizedException`: revoked, signed out, user disabled or deleted;
+    /// `UserNotFoundException`: user deleted); an error sorted as the SDK's are
+    /// (`crate::dynamo::requests::classify`) otherwise.
+    fn user(self) -> Result<Option<KnownUser>, StoreError> {
         if (200..300).contains(&self.status) {
             let user: User = serde_json::from_slice(&self.body).map_err(|e| {
                 StoreError::Corrupt(format!("Cognito GetUser answered an unreadable user: {e}"))
             })?;
-            return Ok(user
+            let email = user
                 .user_attributes
                 .into_iter()
                 .find(|a| a.name == "email")
-                .and_then(|a| a.value));
+                .and_then(|a| a.value);
+            return Ok(Some(KnownUser { email }));
         }
         let fault: Option<Fault> = serde_json::from_slice(&self.body).ok();
         let kind = self
@@ -244,11 +247,17 @@ mod tests {
         let body = r#"{"Username":"u-1","UserAttributes":[
             {"Name":"sub","Value":"u-1"},{"Name":"email","Value":"ada@example.com"}]}"#;
         assert_eq!(
-            answer(200, None, body).email().unwrap().as_deref(),
-            Some("ada@example.com")
+            answer(200, None, body).user().unwrap(),
+            Some(KnownUser {
+                email: Some("ada@example.com".into())
+            })
         );
         let no_email = r#"{"Username":"u-1","UserAttributes":[{"Name":"sub","Value":"u-1"}]}"#;
-        assert_eq!(answer(200, None, no_email).email().unwrap(), None);
+        assert_eq!(
+            answer(200, None, no_email).user().unwrap(),
+            Some(KnownUser { email: None }),
+            "a user without an email is still a user"
+        );
     }
 
     #[test]
@@ -267,24 +276,24 @@ mod tests {
                 r#"{"__type":"com.amazonaws.cognito#NotAuthorizedException","Message":"x"}"#,
             ),
         ] {
-            assert_eq!(answer(400, header, body).email().unwrap(), None, "{body}");
+            assert_eq!(answer(400, header, body).user().unwrap(), None, "{body}");
         }
     }
 
     #[test]
     fn failures_are_sorted_as_the_sdks_are() {
         let throttled = answer(400, None, r#"{"__type":"TooManyRequestsException"}"#);
-        assert!(matches!(throttled.email(), Err(StoreError::Throttled(_))));
+        assert!(matches!(throttled.user(), Err(StoreError::Throttled(_))));
         let down = answer(503, None, "<html>Service Unavailable</html>");
-        assert!(matches!(down.email(), Err(StoreError::Unavailable(_))));
+        assert!(matches!(down.user(), Err(StoreError::Unavailable(_))));
         let internal = answer(500, None, r#"{"__type":"InternalErrorException"}"#);
-        assert!(matches!(internal.email(), Err(StoreError::Unavailable(_))));
+        assert!(matches!(internal.user(), Err(StoreError::Unavailable(_))));
         let refused = answer(
             400,
             None,
             r#"{"__type":"InvalidParameterException","message":"m"}"#,
         );
-        match refused.email() {
+        match refused.user() {
             Err(StoreError::Other(e)) => {
                 assert_eq!(
                     e.to_string(),
@@ -294,7 +303,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let garbled = answer(200, None, "not json");
-        assert!(matches!(garbled.email(), Err(StoreError::Corrupt(_))));
+        assert!(matches!(garbled.user(), Err(StoreError::Corrupt(_))));
     }
 
     #[test]

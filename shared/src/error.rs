@@ -105,6 +105,10 @@ pub enum ApiError {
     #[error("this account is disabled: it cannot create keys or ask for access")]
     AccountDisabled,
     #[error("an account may create at most {MAX_KEYS_PER_DAY} keys a day (UTC): try again in {retry_after} seconds")]
+    /// The user pool no longer accepts the (still unexpired) access token for anyone: its user
+    /// was deleted, or signed out everywhere.
+    #[error("the user pool no longer knows this account (deleted, or signed out everywhere): sign in again")]
+    AccountUnknown,
     DailyKeyLimit { retry_after: u64 },
     #[error("{0}")]
     IdempotencyConflict(&'static str),
@@ -255,7 +259,7 @@ impl ApiError {
             Self::MalformedRequest(_) | Self::Unsupported(_) => StatusCode::BAD_REQUEST,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::PreviewUnavailable(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
+            Self::Unauthenticated(_) | Self::AccountUnknown => StatusCode::UNAUTHORIZED,
             Self::InvalidField(_) => StatusCode::BAD_REQUEST,
             Self::KeyLimitReached => StatusCode::CONFLICT,
             Self::DailyKeyLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -313,6 +317,7 @@ impl ApiError {
             Self::IdempotencyConflict(_) => "idempotency_conflict",
             Self::AccountDisabled => "account_disabled",
             Self::KeyNotFound(_) => "key_not_found",
+            Self::AccountUnknown => "account_unknown",
             Self::RequestNotNeeded(_) => "request_not_needed",
             Self::RequestPending(_) => "request_pending",
             Self::AlreadyGranted(_) => "already_granted",
@@ -342,6 +347,9 @@ impl ApiError {
                 "Bearer realm=\"{REALM}\", error=\"invalid_token\", error_description=\"{e}\""
             )),
             _ => None,
+            Self::AccountUnknown => Some(format!(
+                "Bearer realm=\"{REALM}\", error=\"invalid_token\", error_description=\"{self}\""
+            )),
         }
     }
 }

@@ -228,6 +228,13 @@ pub trait AccessStore: Send + Sync {
     fn ask(
         &self,
         record: &AccessRecord,
+    /// Whether an operator disabled the account (`catalog-admin accounts disable`): its item's
+    /// `disabled_at`, read strongly consistent, so that it applies from the next request.
+    fn account_disabled(
+        &self,
+        owner: &Owner,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
         now: DateTime<Utc>,
     ) -> impl Future<Output = Result<Asked, StoreError>> + Send;
 
@@ -266,11 +273,29 @@ pub trait AccessStore: Send + Sync {
     ) -> impl Future<Output = Result<Decided, StoreError>> + Send;
 }
 
-/// Who a signed-in person is, beyond the token's `sub`: their verified email, from the user
-/// pool (asked with their own access token, so no permission is needed).
+/// Who a signed-in person is, beyond the token's `sub`: whether the user pool still knows them,
+/// and their verified email (asked with their own access token, so no permission is needed).
 pub trait Directory: Send + Sync {
     fn email(
         &self,
         access_token: &str,
-    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send {
+        async move { Ok(self.user(access_token).await?.and_then(|u| u.email)) }
+    }
 }
+
+/// A user the pool still knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownUser {
+    /// Its `email` attribute, if it has one.
+    pub email: Option<String>,
+}
+    /// The user the token names, or `None` when the pool no longer accepts the token for anyone:
+    /// the user was deleted (by an operator, or by themselves with Cognito's `DeleteUser`), is
+    /// disabled, or was signed out everywhere.
+    fn user(
+        &self,
+        access_token: &str,
+    ) -> impl Future<Output = Result<Option<KnownUser>, StoreError>> + Send;
+
+    /// The user's email (`None` too when the pool no longer knows them).

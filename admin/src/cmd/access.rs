@@ -1,6 +1,6 @@
 //! `catalog-admin access`: who may read a dataset's data. A dataset's level (`registered`: any
 //! read key; `approval`: an account's key with a grant, or an operator's key), accounts'
-//! requests and grants, by email. Decisions are recorded with who made them (`CATALOG_OPERATOR`, else the
+//! requests and grants, by email or account id (a Cognito `sub`). Decisions are recorded with who made them (`CATALOG_OPERATOR`, else the
 //! login name) and when.
 
 use catalog::dynamo::access::DynamoAccess;
@@ -13,7 +13,8 @@ use chrono::{DateTime, Utc};
 use super::{accounts, operator, slug, Aws, CliError, Context};
 use crate::parse_when;
 
-/// Set a dataset's access level; grant, revoke and list accounts' access (by email).
+/// Set a dataset's access level; grant, revoke and list accounts' access (by email or account
+/// id).
 ///
 /// Example: catalog-admin access grant river-levels someone@example.com --expires +90d
 #[derive(clap::Subcommand)]
@@ -38,38 +39,56 @@ pub enum Command {
     /// Example: catalog-admin access grant river-levels someone@example.com --expires +90d
     Grant {
         slug: String,
-        email: String,
+        /// An email, or an account id (a Cognito `sub`).
+        account: String,
         /// Expiry: RFC 3339 time or +<n><s|m|h|d> (default: until revoked).
         #[arg(long)]
         expires: Option<String>,
     },
-    /// Approve an account's pending request (optionally until a time). Needs USER_POOL_ID.
+    /// Approve an account's pending request (optionally until a time), as `access requests`
+    /// showed it: with `--rev`, only if the request is still at that revision (the person may
+    /// have withdrawn it and asked again with other answers); without, at the revision read
+    /// just before. Needs USER_POOL_ID.
     ///
-    /// Example: catalog-admin access approve river-levels someone@example.com --expires +90d
+    /// Example: catalog-admin access approve river-levels someone@example.com --rev 1 --expires +90d
     Approve {
         slug: String,
-        email: String,
+        /// An email, or an account id (a Cognito `sub`).
+        account: String,
         /// Expiry: RFC 3339 time or +<n><s|m|h|d> (default: until revoked).
         #[arg(long)]
         expires: Option<String>,
+        /// The request's revision, as `access requests` lists it.
+        #[arg(long)]
+        rev: Option<u64>,
     },
-    /// Reject an account's pending request, with a reason the person sees. Needs USER_POOL_ID.
+    /// Reject an account's pending request, with a reason the person sees (`--rev` as for
+    /// approve). Needs USER_POOL_ID.
     ///
-    /// Example: catalog-admin access reject river-levels someone@example.com --reason "partners only"
+    /// Example: catalog-admin access reject river-levels someone@example.com --rev 1 --reason "partners only"
     Reject {
         slug: String,
-        email: String,
+        /// An email, or an account id (a Cognito `sub`).
+        account: String,
         /// Why (1 to 500 characters).
         #[arg(long)]
         reason: String,
+        /// The request's revision, as `access requests` lists it.
+        #[arg(long)]
+        rev: Option<u64>,
     },
-    /// Revoke an account's access to a dataset: its next data request is refused. Needs
-    /// USER_POOL_ID.
+    /// Revoke an account's access to a dataset: its next data request is refused. By account
+    /// id, also the grant of an account deleted from the user pool. Needs USER_POOL_ID.
     ///
     /// Example: catalog-admin access revoke river-levels someone@example.com
-    Revoke { slug: String, email: String },
+    Revoke {
+        slug: String,
+        /// An email, or an account id (a Cognito `sub`).
+        account: String,
+    },
     /// Access requests in one status (default: pending), of one dataset or all, newest first,
-    /// with the form's answers or the rejection's reason.
+    /// with each record's revision (`--rev` of approve and reject) and the form's answers or
+    /// the rejection's reason.
     ///
     /// Example: catalog-admin access requests river-levels --status rejected
     Requests {
@@ -123,14 +142,20 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
         }
         Command::Grant {
             slug: raw,
-            email,
+            account,
             expires,
         } => {
             let dataset = dataset_of(&access, &raw).await?;
             let expires_at = expiry(expires, now)?;
-            let (sub, _) = accounts::find(&aws, &email).await?;
+            let account = accounts::find(&aws, &account).await?;
+            let (sub, email) = (&account.sub, account.name.as_str());
+            let known = account.email().ok_or_else(|| {
+                CliError::Usage(format!(
+                    "the account {sub} is no longer in the user pool (deleted): it cannot be granted access"
+                ))
+            })?;
             access
-                .grant(&dataset, &sub, &email, expires_at, &operator(), now)
+                .grant(&dataset, sub, known, expires_at, &operator(), now)
                 .await?;
             println!(
                 "granted {email} ({sub}) access to {} {}",
@@ -140,30 +165,40 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
         }
         Command::Approve {
             slug: raw,
-            email,
+            account,
             expires,
+            rev,
         } => {
             let expires_at = expiry(expires, now)?;
             let decision =
                 Decision::approve(expires_at, now).map_err(|e| CliError::Usage(e.message))?;
-            let record = decide(&aws, &access, &raw, &email, &decision, now).await?;
+            let (email, record) =
+                decide(&aws, &access, &raw, &account, &decision, rev, now).await?;
             println!(
-                "approved {email}'s request for {} {}",
+                "approved {email}'s request for {} (revision {}) {}",
                 record.slug,
+                record.rev - 1,
                 until(expires_at)
             );
         }
         Command::Reject {
             slug: raw,
-            email,
+            account,
             reason,
+            rev,
         } => {
             let decision = Decision::reject(&reason).map_err(|e| CliError::Usage(e.message))?;
-            let record = decide(&aws, &access, &raw, &email, &decision, now).await?;
-            println!("rejected {email}'s request for {}", record.slug);
+            let (email, record) =
+                decide(&aws, &access, &raw, &account, &decision, rev, now).await?;
+            println!(
+                "rejected {email}'s request for {} (revision {})",
+                record.slug,
+                record.rev - 1
+            );
         }
-        Command::Revoke { slug: raw, email } => {
-            let record = decide(&aws, &access, &raw, &email, &Decision::Revoke, now).await?;
+        Command::Revoke { slug: raw, account } => {
+            let (email, record) =
+                decide(&aws, &access, &raw, &account, &Decision::Revoke, None, now).await?;
             println!("revoked {email}'s access to {}", record.slug);
         }
         Command::Requests { slug, status } => {
@@ -219,42 +254,78 @@ fn until(expires_at: Option<DateTime<Utc>>) -> String {
     })
 }
 
-/// Applies an operator's decision to an account's record (by email), or says why it does not
-/// apply.
+/// Applies an operator's decision to an account's record (by email or id), at a revision: the
+/// one given (as `access requests` showed it), else the one read just before, so that a record
+/// that changed meanwhile is not decided on; or says why it does not apply. The account's name
+/// in messages, and the record decided.
 async fn decide(
     aws: &Aws,
     access: &DynamoAccess,
     raw: &str,
-    email: &str,
+    who: &str,
     decision: &Decision,
+    rev: Option<u64>,
     now: DateTime<Utc>,
-) -> Result<AccessRecord, CliError> {
+) -> Result<(String, AccessRecord), CliError> {
     let dataset = dataset_of(access, raw).await?;
-    let (sub, _) = accounts::find(aws, email).await?;
+    let account = accounts::find(aws, who).await?;
+    let (sub, email) = (&account.sub, account.name.clone());
+    if account.user.is_none() && matches!(decision, Decision::Approve { .. }) {
+        return Err(CliError::Usage(format!(
+            "the account {sub} is no longer in the user pool (deleted): its request cannot be approved"
+        )));
+    }
+    let not_found = || {
+        CliError::Usage(format!(
+            "{email} has neither asked for nor been granted access to {}",
+            dataset.slug
+        ))
+    };
+    let rev = match rev {
+        Some(rev) => rev,
+        None => {
+            access
+                .record(sub, &dataset.id)
+                .await?
+                .ok_or_else(not_found)?
+                .rev
+        }
+    };
     match access
-        .decide(&dataset.id, &sub, decision, None, &operator(), now)
+        .decide(&dataset.id, sub, decision, Some(rev), &operator(), now)
         .await?
     {
-        Decided::Done(record) => Ok(record),
+        Decided::Done(record) => Ok((email, record)),
         Decided::Conflict(record) => Err(CliError::Usage(format!(
-            "cannot {} : {email}'s record for {} is {}, not {}",
+            "cannot {}: {email}'s record for {} is {} at revision {}, not {} at revision {rev}{}",
             decision.verb(),
             dataset.slug,
             record.shown_status(now),
-            decision.applies_to().as_str()
+            record.rev,
+            decision.applies_to().as_str(),
+            if record.rev == rev {
+                ""
+            } else {
+                " (it changed since it was read: list it again with `access requests`)"
+            }
         ))),
-        Decided::NotFound => Err(CliError::Usage(format!(
-            "{email} has neither asked for nor been granted access to {}",
-            dataset.slug
-        ))),
+        Decided::NotFound => Err(not_found()),
     }
 }
 
 fn print_records(records: &[AccessRecord], now: DateTime<Utc>) {
     let t = |t: Option<DateTime<Utc>>| t.map_or("-".to_owned(), |t| format_time(&t));
     println!(
-        "{:<24} {:<32} {:<36} {:<9} {:<20} {:<20} {:<20} {:<16} answers / reason",
-        "dataset", "email", "account", "status", "requested", "expires", "decided", "decided by"
+        "{:<24} {:<32} {:<36} {:<9} {:>4} {:<20} {:<20} {:<20} {:<16} answers / reason",
+        "dataset",
+        "email",
+        "account",
+        "status",
+        "rev",
+        "requested",
+        "expires",
+        "decided",
+        "decided by"
     );
     for r in records {
         let detail = match &r.reason {
@@ -267,11 +338,12 @@ fn print_records(records: &[AccessRecord], now: DateTime<Utc>) {
                 .join(" "),
         };
         println!(
-            "{:<24} {:<32} {:<36} {:<9} {:<20} {:<20} {:<20} {:<16} {}",
+            "{:<24} {:<32} {:<36} {:<9} {:>4} {:<20} {:<20} {:<20} {:<16} {}",
             r.slug,
             r.email.as_deref().unwrap_or("-"),
             r.grantee,
             r.shown_status(now),
+            r.rev,
             t(r.requested_at),
             t(r.expires_at),
             t(r.decided_at),

@@ -8,11 +8,15 @@ use catalog::ports::AccountKeyStore;
 use catalog::time::format_time;
 use chrono::{DateTime, Utc};
 
-use aws_sdk_cognitoidentityprovider::operation::admin_get_user::AdminGetUserOutput;
+use std::collections::{BTreeMap, HashSet};
+
+use aws_sdk_cognitoidentityprovider::types::AttributeType;
 
 use super::{Aws, CliError, Context};
 
-/// Show, invite, disable and enable accounts, and name operators (by email). Needs USER_POOL_ID.
+/// Show, invite, disable and enable accounts, and name operators (by email, or by account id:
+/// the Cognito `sub`, which still names an account deleted from the user pool); find the keys
+/// and grants of accounts the pool no longer knows. Needs USER_POOL_ID.
 ///
 /// Example: catalog-admin accounts disable someone@example.com
 #[derive(clap::Subcommand)]
@@ -20,16 +24,26 @@ pub enum Command {
     /// An account's id (its Cognito `sub`), status and keys.
     ///
     /// Example: catalog-admin accounts show someone@example.com
-    Show { email: String },
+    Show {
+        /// An email, or an account id (a Cognito `sub`).
+        account: String,
+    },
     /// Blocks sign-in (Cognito), signs the account out everywhere, refuses its new keys and
-    /// revokes all of its keys and grants.
+    /// revokes all of its keys and grants. By account id, also an account deleted from the user
+    /// pool: its keys and grants.
     ///
     /// Example: catalog-admin accounts disable someone@example.com
-    Disable { email: String },
+    Disable {
+        /// An email, or an account id (a Cognito `sub`).
+        account: String,
+    },
     /// Allows sign-in and new keys again; revoked keys stay revoked.
     ///
     /// Example: catalog-admin accounts enable someone@example.com
-    Enable { email: String },
+    Enable {
+        /// An email, or an account id (a Cognito `sub`).
+        account: String,
+    },
     /// Invites a person (SignUpMode invite, or any mode): creates the account with its email
     /// verified, and Cognito emails a temporary password. The first sign-in on the site asks
     /// for a new password.
@@ -48,9 +62,20 @@ pub enum Command {
     ///
     /// Example: catalog-admin accounts operator someone@example.com
     Operator {
-        email: String,
+        /// An email, or an account id (a Cognito `sub`).
+        account: String,
         #[arg(long)]
         remove: bool,
+    },
+    /// Accounts that hold keys or access records in the keys table but are no longer in the
+    /// user pool (deleted by an operator, or by the person with Cognito's DeleteUser): their
+    /// id, last known email, keys in force and open requests or grants. `--disable` disables
+    /// each as `accounts disable` would (its keys and grants revoked).
+    ///
+    /// Example: catalog-admin accounts orphans --disable
+    Orphans {
+        #[arg(long)]
+        disable: bool,
     },
 }
 
@@ -122,9 +147,81 @@ where
     CliError::Cognito(Box::new(err))
 }
 
-/// An account by its email: its id (Cognito `sub`) and the user as Cognito holds it.
-pub(super) async fn find(aws: &Aws, email: &str) -> Result<(Owner, AdminGetUserOutput), CliError> {
+/// An account as the user pool holds it.
+pub(super) struct PoolUser {
+    username: String,
+    enabled: bool,
+    status: Option<String>,
+    email: Option<String>,
+}
+
+/// An account named on the command line: its id (Cognito `sub`), and its user in the pool
+/// (`None`: the pool no longer holds it, but its keys and records may remain).
+pub(super) struct Account {
+    pub sub: Owner,
+    pub user: Option<PoolUser>,
+    /// The email, else the id: how messages name it.
+    pub name: String,
+}
+
+impl Account {
+    /// Its email as the pool holds it.
+    pub fn email(&self) -> Option<&str> {
+        self.user.as_ref().and_then(|u| u.email.as_deref())
+    }
+
+    /// The user in the pool, or why a command that needs one cannot run.
+    fn in_pool(&self) -> Result<&PoolUser, CliError> {
+        self.user.as_ref().ok_or_else(|| {
+            CliError::Usage(format!(
+                "the account {} is no longer in the user pool (deleted): only `accounts show`, \
+                 `accounts disable`, `access reject` and `access revoke` reach it",
+                self.sub
+            ))
+        })
+    }
+}
+
+fn attribute<'a>(attributes: &'a [AttributeType], name: &str) -> Option<&'a str> {
+    attributes
+        .iter()
+        .find(|a| a.name() == name)
+        .and_then(|a| a.value())
+}
+
+/// An account by its email (any case; accounts are named in lowercase) or by its id (a Cognito
+/// `sub`, which also names an account the pool no longer holds).
+pub(super) async fn find(aws: &Aws, who: &str) -> Result<Account, CliError> {
+    let who = who.trim();
     let pool = aws.config.user_pool_id()?.to_owned();
+    if !who.contains('@') {
+        let sub = Owner::parse(who).ok_or_else(|| {
+            CliError::Usage(format!(
+                "'{who}' is neither an email nor an account id (a Cognito sub)"
+            ))
+        })?;
+        // A sub is letters, digits and hyphens (Owner::parse): nothing to escape.
+        let found = aws
+            .cognito()
+            .list_users()
+            .user_pool_id(&pool)
+            .filter(format!("sub = \"{sub}\""))
+            .limit(1)
+            .send()
+            .await
+            .map_err(|e| cognito_error(who, e))?;
+        let user = found.users().first().map(|u| PoolUser {
+            username: u.username().unwrap_or_default().to_owned(),
+            enabled: u.enabled(),
+            status: u.user_status().map(|s| s.as_str().to_owned()),
+            email: attribute(u.attributes(), "email").map(str::to_owned),
+        });
+        let name = user
+            .as_ref()
+            .and_then(|u| u.email.clone())
+            .unwrap_or_else(|| sub.to_string());
+        return Ok(Account { sub, user, name });
+    }
     let get = |name: String| {
         aws.cognito()
             .admin_get_user()
@@ -133,24 +230,42 @@ pub(super) async fn find(aws: &Aws, email: &str) -> Result<(Owner, AdminGetUserO
             .send()
     };
     // Accounts are named in lowercase; one made before that rule keeps the case it was made with.
-    let lower = email.trim().to_lowercase();
+    let lower = who.to_lowercase();
     let user = match get(lower.clone()).await {
         Ok(user) => user,
-        Err(e) if e.code() == Some("UserNotFoundException") && lower != email.trim() => {
-            get(email.trim().to_owned())
-                .await
-                .map_err(|e| cognito_error(email, e))?
-        }
-        Err(e) => return Err(cognito_error(email, e)),
+        Err(e) if e.code() == Some("UserNotFoundException") && lower != who => get(who.to_owned())
+            .await
+            .map_err(|e| cognito_error(who, e))?,
+        Err(e) => return Err(cognito_error(who, e)),
     };
-    let sub = user
-        .user_attributes()
-        .iter()
-        .find(|a| a.name() == "sub")
-        .and_then(|a| a.value())
+    let sub = attribute(user.user_attributes(), "sub")
         .and_then(Owner::parse)
-        .ok_or_else(|| CliError::Usage(format!("the account {email} has no sub attribute")))?;
-    Ok((sub, user))
+        .ok_or_else(|| CliError::Usage(format!("the account {who} has no sub attribute")))?;
+    Ok(Account {
+        sub,
+        user: Some(PoolUser {
+            username: user.username().to_owned(),
+            enabled: user.enabled(),
+            status: user.user_status().map(|s| s.as_str().to_owned()),
+            email: attribute(user.user_attributes(), "email").map(str::to_owned),
+        }),
+        name: who.to_owned(),
+    })
+}
+
+/// Refuses the account's new keys, revokes its keys and its grants (closing its pending
+/// requests): how many keys and grants.
+async fn close(aws: &Aws, sub: &Owner, now: DateTime<Utc>) -> Result<(usize, usize), CliError> {
+    let accounts: DynamoAccounts = aws.writer().accounts();
+    // An access token issued before stays valid until it expires (15 minutes at most): the
+    // account's item refuses its new keys, requests and decisions from now on.
+    accounts.set_disabled(sub, Some(now)).await?;
+    let keys = accounts.revoke_all(sub, now).await?;
+    let grants = aws
+        .access()
+        .revoke_all(sub, &super::operator(), now)
+        .await?;
+    Ok((keys, grants))
 }
 
 pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
@@ -158,74 +273,82 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
     let pool = aws.config.user_pool_id()?.to_owned();
     let cognito = aws.cognito();
     let accounts: DynamoAccounts = aws.writer().accounts();
-    let email = match &command {
-        // The one command for an account that does not exist yet.
+    let who = match &command {
+        // The commands for an account that does not exist yet, and for those that no longer do.
         Command::Invite { email, resend } => return invite(&aws, &pool, email, *resend).await,
-        Command::Show { email }
-        | Command::Disable { email }
-        | Command::Enable { email }
-        | Command::Operator { email, .. } => email.clone(),
+        Command::Orphans { disable } => return orphans(&aws, &pool, *disable, ctx.now).await,
+        Command::Show { account }
+        | Command::Disable { account }
+        | Command::Enable { account }
+        | Command::Operator { account, .. } => account.clone(),
     };
-    let (sub, user) = find(&aws, &email).await?;
-    let username = user.username().to_owned();
+    let account = find(&aws, &who).await?;
+    let (sub, email) = (account.sub.clone(), account.name.clone());
     match command {
         Command::Show { .. } => {
             println!("account {email}");
             println!("  id (sub)  {sub}");
-            println!("  enabled   {}", user.enabled());
-            println!(
-                "  status    {}",
-                user.user_status().map_or("-", |s| s.as_str())
-            );
+            match &account.user {
+                Some(user) => {
+                    println!("  enabled   {}", user.enabled);
+                    println!("  status    {}", user.status.as_deref().unwrap_or("-"));
+                }
+                None => println!("  status    not in the user pool (deleted)"),
+            }
             print_keys(&accounts.list_keys(&sub).await?, ctx.now);
         }
         Command::Disable { .. } => {
-            cognito
-                .admin_disable_user()
-                .user_pool_id(&pool)
-                .username(&username)
-                .send()
-                .await
-                .map_err(|e| cognito_error(&email, e))?;
-            cognito
-                .admin_user_global_sign_out()
-                .user_pool_id(&pool)
-                .username(&username)
-                .send()
-                .await
-                .map_err(|e| cognito_error(&email, e))?;
-            // An access token issued before stays valid until it expires (15 minutes at most):
-            // the account's item refuses its new keys from now on.
-            accounts.set_disabled(&sub, Some(ctx.now)).await?;
-            let revoked = accounts.revoke_all(&sub, ctx.now).await?;
-            let grants = aws
-                .access()
-                .revoke_all(&sub, &super::operator(), ctx.now)
-                .await?;
+            if let Some(user) = &account.user {
+                let username = &user.username;
+                cognito
+                    .admin_disable_user()
+                    .user_pool_id(&pool)
+                    .username(username)
+                    .send()
+                    .await
+                    .map_err(|e| cognito_error(&email, e))?;
+                cognito
+                    .admin_user_global_sign_out()
+                    .user_pool_id(&pool)
+                    .username(username)
+                    .send()
+                    .await
+                    .map_err(|e| cognito_error(&email, e))?;
+            }
+            let (revoked, grants) = close(&aws, &sub, ctx.now).await?;
+            let signed_out = if account.user.is_some() {
+                "sign-in blocked, signed out"
+            } else {
+                "not in the user pool (deleted)"
+            };
             println!(
-                "disabled {email} ({sub}): sign-in blocked, signed out, {revoked} key(s) \
-                 revoked, {grants} grant(s) revoked"
+                "disabled {email} ({sub}): {signed_out}, {revoked} key(s) revoked, {grants} \
+                 grant(s) revoked"
             );
         }
         Command::Enable { .. } => {
+            let username = &account.in_pool()?.username;
             cognito
                 .admin_enable_user()
                 .user_pool_id(&pool)
-                .username(&username)
+                .username(username)
                 .send()
                 .await
                 .map_err(|e| cognito_error(&email, e))?;
             accounts.set_disabled(&sub, None).await?;
             println!("enabled {email} ({sub}); its revoked keys stay revoked");
         }
-        Command::Invite { .. } => unreachable!("answered before the account is looked up"),
+        Command::Invite { .. } | Command::Orphans { .. } => {
+            unreachable!("answered before the account is looked up")
+        }
         Command::Operator { remove, .. } => {
+            let username = &account.in_pool()?.username;
             let group = operators_group();
             if remove {
                 cognito
                     .admin_remove_user_from_group()
                     .user_pool_id(&pool)
-                    .username(&username)
+                    .username(username)
                     .group_name(&group)
                     .send()
                     .await
@@ -235,7 +358,7 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
                 cognito
                     .admin_add_user_to_group()
                     .user_pool_id(&pool)
-                    .username(&username)
+                    .username(username)
                     .group_name(&group)
                     .send()
                     .await
@@ -245,6 +368,138 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
                      once it signs in again"
                 );
             }
+        }
+    }
+    Ok(())
+}
+
+/// What the keys table holds for one account.
+#[derive(Default)]
+struct Holdings {
+    /// Keys neither revoked nor expired.
+    keys: usize,
+    /// Requests pending and grants in force.
+    access: usize,
+    email: Option<String>,
+    disabled: bool,
+}
+
+/// `accounts orphans`: every account id the keys table names (a strongly consistent scan, then
+/// the pool's users, in that order: an account created meanwhile is in the pool's list), less
+/// those the pool holds.
+async fn orphans(aws: &Aws, pool: &str, disable: bool, now: DateTime<Utc>) -> Result<(), CliError> {
+    use catalog::dynamo::attr::time;
+    use catalog::dynamo::layout::name::{
+        DISABLED_AT, EMAIL, EXPIRES_AT, ID, KEY_HASH, OWNER, REVOKED_AT, STATUS,
+    };
+    use catalog::dynamo::layout::ACCESS_ID_PREFIX;
+    let items = catalog::dynamo::requests::scan_all(
+        aws.dynamo
+            .scan()
+            .table_name(&aws.config.keys_table)
+            .filter_expression("attribute_exists(#owner)")
+            .projection_expression("#kh, #owner, #id, #revoked, #exp, #st, #email, #disabled")
+            .expression_attribute_names("#kh", KEY_HASH)
+            .expression_attribute_names("#owner", OWNER)
+            .expression_attribute_names("#id", ID)
+            .expression_attribute_names("#revoked", REVOKED_AT)
+            .expression_attribute_names("#exp", EXPIRES_AT)
+            .expression_attribute_names("#st", STATUS)
+            .expression_attribute_names("#email", EMAIL)
+            .expression_attribute_names("#disabled", DISABLED_AT)
+            .consistent_read(true),
+    )
+    .await?;
+    let text = |item: &catalog::dynamo::attr::Item, name: &str| {
+        item.get(name).and_then(|v| v.as_s().ok()).cloned()
+    };
+    let now_text = time(&now);
+    let now_text = now_text.as_s().map(String::as_str).unwrap_or_default();
+    let mut owners: BTreeMap<String, Holdings> = BTreeMap::new();
+    for item in &items {
+        let Some(owner) = text(item, OWNER) else {
+            continue;
+        };
+        let held = owners.entry(owner).or_default();
+        let id = text(item, ID).unwrap_or_default();
+        // Stored times are whole seconds in one format: they compare as text.
+        let in_force = text(item, EXPIRES_AT).is_none_or(|t| t.as_str() > now_text);
+        if id.starts_with("key_") {
+            if !item.contains_key(REVOKED_AT) && in_force {
+                held.keys += 1;
+            }
+        } else if id.starts_with(ACCESS_ID_PREFIX) {
+            let status = text(item, STATUS).unwrap_or_default();
+            if status == "pending" || (status == "granted" && in_force) {
+                held.access += 1;
+            }
+            held.email = held.email.take().or_else(|| text(item, EMAIL));
+        }
+        if text(item, KEY_HASH).is_some_and(|k| k.starts_with("ACCOUNT#"))
+            && item.contains_key(DISABLED_AT)
+        {
+            held.disabled = true;
+        }
+    }
+    let mut known = HashSet::new();
+    let mut token: Option<String> = None;
+    loop {
+        let page = aws
+            .cognito()
+            .list_users()
+            .user_pool_id(pool)
+            .attributes_to_get("sub")
+            .set_pagination_token(token.take())
+            .send()
+            .await
+            .map_err(|e| CliError::Cognito(Box::new(e)))?;
+        for user in page.users() {
+            if let Some(sub) = attribute(user.attributes(), "sub") {
+                known.insert(sub.to_owned());
+            }
+        }
+        match page.pagination_token() {
+            Some(next) if !next.is_empty() => token = Some(next.to_owned()),
+            _ => break,
+        }
+    }
+    let orphans: Vec<(&String, &Holdings)> = owners
+        .iter()
+        .filter(|(sub, _)| !known.contains(sub.as_str()))
+        .collect();
+    if orphans.is_empty() {
+        println!("no orphaned accounts: every account the keys table names is in the user pool");
+        return Ok(());
+    }
+    println!(
+        "{:<36} {:<32} {:>5} {:>6} disabled",
+        "account", "last known email", "keys", "access"
+    );
+    for (sub, held) in &orphans {
+        println!(
+            "{:<36} {:<32} {:>5} {:>6} {}",
+            sub,
+            held.email.as_deref().unwrap_or("-"),
+            held.keys,
+            held.access,
+            if held.disabled { "yes" } else { "no" }
+        );
+    }
+    println!(
+        "{} account(s) no longer in the user pool{}",
+        orphans.len(),
+        if disable {
+            ""
+        } else {
+            " (--disable revokes their keys and grants)"
+        }
+    );
+    if disable {
+        for (sub, _) in &orphans {
+            let owner = Owner::parse(sub)
+                .ok_or_else(|| CliError::Usage(format!("'{sub}' is not an account id")))?;
+            let (keys, grants) = close(aws, &owner, now).await?;
+            println!("disabled {sub}: {keys} key(s) revoked, {grants} grant(s) revoked");
         }
     }
     Ok(())

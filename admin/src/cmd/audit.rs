@@ -70,7 +70,7 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
             .transpose()
     };
     let account = match &args.account {
-        Some(email) => Some(super::accounts::find(&aws, email).await?.0.to_string()),
+        Some(email) => Some(super::accounts::find(&aws, email).await?.sub.to_string()),
         None => None,
     };
     let filter = Filter {

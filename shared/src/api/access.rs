@@ -153,7 +153,7 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
                 Ok(response)
             }
             AccessRoute::Operator if method == Method::GET => {
-                self.operator(req, &owner)?;
+                self.operator(req, &owner).await?;
                 let status = match query(req, "status") {
                     None => AccessStatus::Pending,
                     Some(raw) => AccessStatus::parse(raw).ok_or_else(|| {
@@ -188,7 +188,7 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
                 ))
             }
             AccessRoute::OperatorFor(raw, account) if method == Method::POST => {
-                self.operator(req, &owner)?;
+                self.operator(req, &owner).await?;
                 // What the path names comes first (a 404), then the body (a 400).
                 let not_found = || ApiError::RecordNotFound {
                     slug: echo(&raw),
@@ -303,7 +303,10 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
         self.store.dataset_access(&slug).await?.ok_or(missing)
     }
 
-    fn operator(&self, req: &Request, owner: &Owner) -> Result<(), ApiError> {
+    /// A member of the operators' group (the token's verified `cognito:groups`) whose account
+    /// is not disabled: `accounts disable` applies from the next request, not when the token
+    /// (valid up to 15 minutes) expires. One GetItem, on the operators' routes only.
+    async fn operator(&self, req: &Request, owner: &Owner) -> Result<(), ApiError> {
         let member = match (self.operators, verified_claims(req)) {
             (Some(group), Some(claims)) => in_group(claims, group),
             _ => false,
@@ -312,7 +315,32 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
             tracing::info!(caller = %owner, "refused an operators' route");
             return Err(ApiError::NotAnOperator);
         }
+        if self.store.account_disabled(owner).await? {
+            tracing::info!(operator = %owner, "refused a disabled operator");
+            return Err(ApiError::AccountDisabled);
+        }
         Ok(())
+    }
+
+    /// Whether the user pool still knows the caller: one GetUser with their own token. A user
+    /// deleted from the pool (by an operator, or by themselves with Cognito's `DeleteUser`)
+    /// keeps a valid-looking token until it expires; the pool refuses it. A refused token of a
+    /// disabled account is that account's 403 (one GetItem, on that path only); any other is
+    /// 401 `account_unknown`.
+    pub async fn still_known(&self, req: &Request, owner: &Owner) -> Result<(), ApiError> {
+        let known = match bearer(req) {
+            Some(token) => self.directory.user(token).await?.is_some(),
+            None => false,
+        };
+        if known {
+            return Ok(());
+        }
+        if self.store.account_disabled(owner).await? {
+            tracing::info!(owner = %owner, "a disabled account asked for a key");
+            return Err(ApiError::AccountDisabled);
+        }
+        tracing::info!(owner = %owner, "the user pool no longer knows this account");
+        Err(ApiError::AccountUnknown)
     }
 }
 

@@ -91,7 +91,12 @@ pub async fn account_routes<S: AccessStore, D: Directory>(
     let path = request_path(req);
     private(req, async {
         if let Some(route) = AccountRoute::parse(path) {
-            keys_route(req, route, the_caller(req)?, keys, now).await
+            let owner = the_caller(req)?;
+            if route == AccountRoute::Keys && req.method() == Method::POST {
+                // A key outlives the token: only a person the user pool still knows gets one.
+                access.still_known(req, &owner).await?;
+            }
+            keys_route(req, route, owner, keys, now).await
         } else if let Some(route) = AccessRoute::parse(path) {
             access.answer(req, route, the_caller(req)?, now).await
         } else {
@@ -101,7 +106,8 @@ pub async fn account_routes<S: AccessStore, D: Directory>(
     .await
 }
 
-/// Answers a key route alone (the benchmarks measure it).
+/// Answers a key route alone (the benchmarks measure it): without [`account_routes`]'s check
+/// that the user pool still knows the caller before a key is created.
 pub async fn account_keys(
     req: &Request,
     keys: &impl AccountKeyStore,

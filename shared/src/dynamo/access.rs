@@ -281,6 +281,22 @@ impl DynamoAccess {
 }
 
 impl AccessStore for DynamoAccess {
+    /// One GetItem of the account's item (strongly consistent; its `disabled_at` alone).
+    async fn account_disabled(&self, owner: &Owner) -> Result<bool, StoreError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.keys_table)
+            .set_key(Some(account_key(owner.as_str())))
+            .projection_expression("#d")
+            .expression_attribute_names("#d", DISABLED_AT)
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(out.item().is_some_and(|i| i.contains_key(DISABLED_AT)))
+    }
+
     /// One GetItem of the dataset's item, strongly consistent (a level just set applies).
     async fn dataset_access(&self, slug: &Slug) -> Result<Option<DatasetAccess>, StoreError> {
         let item = get_consistent(
