@@ -12,12 +12,12 @@ use catalog::dynamo::layout::name::{
 use catalog::dynamo::layout::{
     alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, DATASET_SK, LIST_PK,
 };
-use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::input::Slug;
 use catalog::policy::{AccessLevel, ApprovalPolicy};
 use catalog::query::Facet;
 use chrono::{DateTime, Utc};
 
+use crate::patience::Patience;
 use crate::publish::StoredDataset;
 use crate::tx::{Condition, Plan, Write};
 use crate::{DynamoWriter, WriteError};
@@ -38,6 +38,17 @@ pub enum Change {
 }
 
 impl Change {
+    /// Whether the stored dataset already holds this change.
+    pub(crate) fn shown_by(&self, stored: &StoredDataset) -> bool {
+        match self {
+            Self::Keyless(until) => stored.keyless_until == *until,
+            Self::Downloads(count) => stored.downloads == *count,
+            Self::Access(level, policy) => {
+                stored.meta.card.access_level == *level && stored.meta.access == *policy
+            }
+        }
+    }
+
     /// The dataset item's (and alias's) new attributes, then its list entries'.
     fn attributes(&self, now: DateTime<Utc>) -> (Attributes, Attributes) {
         let updated = (UPDATED_AT, time(&now));
@@ -168,26 +179,30 @@ impl DynamoWriter {
             .await
     }
 
-    /// Applies `change`. Retried, with backoff, when a concurrent write moved an entry or a
-    /// facet list is being rebuilt.
+    /// Applies `change`. Tried again, with backoff, when a concurrent write changed the
+    /// dataset first or moved an entry, or while another writer holds a facet list
+    /// ([`crate::patience`]). Before a loss is reported, the dataset is read again: a change
+    /// that it already shows (an earlier try committed it, its answer lost) is a success.
     async fn change(
         &self,
         slug: &Slug,
         change: &Change,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
-        Backoff::CONFLICT
-            .run(
-                (),
-                |()| async {
-                    match self.change_once(slug, change, now).await {
-                        Err(WriteError::Conflict(_)) => Ok(Attempt::Retry(())),
-                        other => other.map(Attempt::Done),
-                    }
-                },
-                |()| WriteError::Conflict(slug.to_string()),
-            )
-            .await
+        let mut patience = Patience::default();
+        loop {
+            let lost = match self.change_once(slug, change, now).await {
+                Err(e @ (WriteError::Conflict(_) | WriteError::Contended { .. })) => e,
+                other => return other,
+            };
+            if let Err(report) = patience.wait(lost).await {
+                let stored = self.stored_dataset(slug).await?;
+                if change.shown_by(&stored) {
+                    return Ok(());
+                }
+                return Err(report);
+            }
+        }
     }
 
     async fn change_once(
@@ -246,6 +261,7 @@ mod tests {
             rev,
             unpublished: false,
             downloads: 0,
+            served: Default::default(),
         }
     }
 

@@ -26,6 +26,7 @@ use catalog::records::Card;
 use catalog::search::TextDoc;
 use chrono::{DateTime, Utc};
 
+use crate::patience::Patience;
 use crate::summary::{StoredSummary, BUDGET_BYTES};
 use crate::tx::{
     delete_request, is_condition_failure, list_mark_key, other, put_request, summary_update,
@@ -33,8 +34,26 @@ use crate::tx::{
 };
 use crate::{DynamoWriter, WriteError};
 
-/// How long a facet list rewrite may hold its list before another writer may take over.
-const MARK_SECONDS: i64 = 600;
+/// How long a list's mark holds without being renewed: a writer that stops holding a list
+/// (or dies) lets other writers take it after at most this long.
+const MARK_SECONDS: i64 = 60;
+
+/// How often a writer renews the mark of a list it holds.
+const RENEW_SECONDS: u64 = 20;
+
+/// The attribute beside a mark naming the writer that holds it (a token of its own).
+const MARK_OWNER: &str = "mark_owner";
+
+/// A list held by this writer: its mark is renewed until this is dropped (the writer clears
+/// the mark itself when it is done; if it cannot, the mark lapses).
+#[derive(Debug)]
+pub(crate) struct Held(tokio::task::JoinHandle<()>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
 
 impl DynamoWriter {
     /// After a transaction that changed list entries: the facet list changes that shift
@@ -111,7 +130,7 @@ impl DynamoWriter {
         seq: u64,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
-        self.mark_facet(facet, now).await?;
+        let _held = self.mark_facet(facet, now).await?;
         let entry = self
             .get(key_of(LIST_PK.to_owned(), &list_sk(seq)))
             .await?
@@ -167,57 +186,97 @@ impl DynamoWriter {
         Ok(found.is_some_and(|item| is_marked(&item, FULL)))
     }
 
-    /// Marks a facet list as being rewritten, for at most `MARK_SECONDS`: appends and
-    /// in-place updates of its entries are refused (and retried by `activate`) until
-    /// `write_facet` clears the mark. A second rewrite of the same list waits for it, up to
-    /// about a minute (`Backoff::LIST_MARK`): a rewrite holds a list for seconds at most.
+    /// Marks a facet list as being rewritten ([`Self::hold`]): appends and in-place updates of
+    /// its entries are refused (and tried again by `activate`) until `write_facet` clears the
+    /// mark. A second rewrite of the same list waits for it.
     pub(crate) async fn mark_facet(
         &self,
         facet: &Facet,
         now: DateTime<Utc>,
-    ) -> Result<(), WriteError> {
+    ) -> Result<Held, WriteError> {
         self.hold(counter_key(facet_counter_pk(facet)), &facet.key(), now)
             .await
     }
 
     /// Sets the rebuild mark on the item `key` (a facet counter, or the catalog list's mark
-    /// item), waiting for another writer's mark to clear or expire: `Busy` (naming `list`)
-    /// after about a minute.
+    /// item) for `MARK_SECONDS`, under a token of this writer's, and renews it every
+    /// `RENEW_SECONDS` for as long as the returned [`Held`] lives: a live writer keeps its
+    /// list however long its work takes, and a writer that stops (or dies) lets it lapse within
+    /// a minute. Waits for another writer's mark to be cleared or to lapse, for as long as a
+    /// write waits for shared items ([`crate::patience::SHARED_WAIT`]); then `Busy`, naming
+    /// `list`.
     pub(crate) async fn hold(
         &self,
         key: Item,
         list: &str,
         now: DateTime<Utc>,
-    ) -> Result<(), WriteError> {
-        Backoff::LIST_MARK
-            .run(
-                (),
-                |()| async {
-                    let at = Utc::now().max(now);
-                    let marked = self
-                        .client
-                        .update_item()
-                        .table_name(&self.datasets_table)
-                        .set_key(Some(key.clone()))
-                        .update_expression("SET #mark = :until")
-                        .condition_expression(UNMARKED)
-                        .expression_attribute_names("#mark", REBUILD_UNTIL)
-                        .expression_attribute_values(":now", time(&at))
-                        .expression_attribute_values(
-                            ":until",
-                            time(&(at + chrono::Duration::seconds(MARK_SECONDS))),
-                        )
-                        .send()
-                        .await;
-                    match marked {
-                        Ok(_) => Ok(Attempt::Done(())),
-                        Err(e) if is_condition_failure(e.code()) => Ok(Attempt::Retry(())),
-                        Err(e) => Err(WriteError::from(classify(e))),
+    ) -> Result<Held, WriteError> {
+        let token = crate::tx::token();
+        let mut patience = Patience::default();
+        loop {
+            let at = Utc::now().max(now);
+            let marked = self
+                .client
+                .update_item()
+                .table_name(&self.datasets_table)
+                .set_key(Some(key.clone()))
+                .update_expression("SET #mark = :until, #owner = :token")
+                .condition_expression(UNMARKED)
+                .expression_attribute_names("#mark", REBUILD_UNTIL)
+                .expression_attribute_names("#owner", MARK_OWNER)
+                .expression_attribute_values(":now", time(&at))
+                .expression_attribute_values(
+                    ":until",
+                    time(&(at + chrono::Duration::seconds(MARK_SECONDS))),
+                )
+                .expression_attribute_values(":token", s(&token))
+                .send()
+                .await;
+            match marked {
+                Ok(_) => return Ok(self.renew(key, token)),
+                Err(e) if is_condition_failure(e.code()) => {
+                    let held = WriteError::Contended {
+                        what: list.to_owned(),
+                        seconds: 0,
+                    };
+                    if patience.wait(held).await.is_err() {
+                        return Err(WriteError::Busy(list.to_owned()));
                     }
-                },
-                |()| WriteError::Busy(list.to_owned()),
-            )
-            .await
+                }
+                Err(e) => return Err(WriteError::from(classify(e))),
+            }
+        }
+    }
+
+    /// Renews the mark on `key` while it is still this writer's (`token`) and not cleared,
+    /// every `RENEW_SECONDS`, until the returned guard is dropped.
+    fn renew(&self, key: Item, token: String) -> Held {
+        let (client, table) = (self.client.clone(), self.datasets_table.clone());
+        let task = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(RENEW_SECONDS)).await;
+                let until = Utc::now() + chrono::Duration::seconds(MARK_SECONDS);
+                let renewed = client
+                    .update_item()
+                    .table_name(&table)
+                    .set_key(Some(key.clone()))
+                    .update_expression("SET #mark = :until")
+                    .condition_expression("attribute_exists(#mark) AND #owner = :token")
+                    .expression_attribute_names("#mark", REBUILD_UNTIL)
+                    .expression_attribute_names("#owner", MARK_OWNER)
+                    .expression_attribute_values(":until", time(&until))
+                    .expression_attribute_values(":token", s(&token))
+                    .send()
+                    .await;
+                match renewed {
+                    Ok(_) => {}
+                    // Cleared, or taken over after it lapsed: nothing left to renew.
+                    Err(e) if is_condition_failure(e.code()) => return,
+                    Err(e) => tracing::warn!(error = %classify(e), "a list's mark was not renewed"),
+                }
+            }
+        });
+        Held(task)
     }
 
     /// Rewrites a facet list so that it holds exactly `members` at positions 1..=n in
@@ -318,6 +377,7 @@ impl DynamoWriter {
                     let sent = self
                         .client
                         .transact_write_items()
+                        .client_request_token(crate::tx::token())
                         .transact_items(
                             TransactWriteItem::builder().update(counter.clone()).build(),
                         )
@@ -399,10 +459,11 @@ impl DynamoWriter {
     /// from it, while no dataset joins or moves (a first activation meanwhile is refused, and
     /// retried).
     pub async fn reindex(&self) -> Result<Reindexed, WriteError> {
-        self.hold(list_mark_key(), LIST_PK, Utc::now()).await?;
+        let held = self.hold(list_mark_key(), LIST_PK, Utc::now()).await?;
         let done = self.reindex_held().await;
-        // Lifted whatever happened (else it expires after 10 minutes).
+        // Lifted whatever happened (else it lapses within a minute).
         let lifted = self.lift_list_mark().await;
+        drop(held);
         let done = done?;
         lifted?;
         Ok(done)
@@ -454,7 +515,7 @@ impl DynamoWriter {
         for (facet, members) in wanted {
             // Under the facet's mark, like any rebuild: appends wait, and a running rebuild
             // finishes first.
-            self.mark_facet(&facet, Utc::now()).await?;
+            let _held = self.mark_facet(&facet, Utc::now()).await?;
             let existing =
                 query_partition(&self.client, &self.datasets_table, &facet_list_pk(&facet)).await?;
             // Every entry that differs is rewritten: its summary may be stale, not only its
@@ -486,7 +547,28 @@ impl DynamoWriter {
             .map_err(classify)?;
         // The text index last, from the same list: its positions are the renumbered ones.
         let text = self.rebuild_text(&texts).await?;
-        let orders = self.rebuild_orders(&listed).await?;
+        // A change committed before the list was held may move the orders while they are
+        // built: the list is read again and they are built again.
+        let mut listed = listed;
+        let mut tries = 0;
+        let orders = loop {
+            match self.rebuild_orders(&listed).await {
+                Err(WriteError::Raced(what))
+                    if what == crate::orders::MOVED_WHILE_BUILT && tries < 5 =>
+                {
+                    tries += 1;
+                    listed = Vec::new();
+                    for entry in
+                        query_partition(&self.client, &self.datasets_table, LIST_PK).await?
+                    {
+                        let mut summary = catalog::records::DatasetSummary::try_from(&entry)?;
+                        summary.seq = position_of(&entry)?;
+                        listed.push(summary);
+                    }
+                }
+                other => break other?,
+            }
+        };
         Ok(Reindexed {
             renumbered,
             text,

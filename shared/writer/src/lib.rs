@@ -32,6 +32,7 @@ pub mod facets;
 pub mod ingest;
 pub mod keys;
 pub mod orders;
+mod patience;
 pub mod publish;
 pub mod summary;
 pub mod tables;
@@ -57,18 +58,28 @@ pub enum WriteError {
     NoSuchDataset(String),
     #[error("dataset '{0}' has no version {1}")]
     NoSuchVersion(String, u64),
+    /// Another write changed this dataset first (its item's condition failed).
     #[error("another write changed dataset '{0}' first; nothing was changed")]
     Conflict(String),
+    /// Other writers kept changing an item every write shares (a counter, a list's next
+    /// position, a list's mark) for as long as the write waited: nothing was changed.
+    #[error(
+        "other writers kept changing {what} for {seconds} s; nothing was changed, and running it again is safe"
+    )]
+    Contended { what: String, seconds: u64 },
+    /// Other writers kept moving a list that follows committed changes (the text index, the
+    /// kept orders) for as long as this writer tried.
+    #[error("other writers kept moving {0} at every attempt")]
+    Raced(String),
     #[error("no API key with id '{0}'")]
     NoSuchKey(String),
     #[error("slug '{0}' is already taken by a published dataset")]
     SlugTaken(String),
     #[error("dataset '{0}' is unpublished: restore it first (catalog-admin datasets restore {0})")]
     Unpublished(String),
-    /// Another writer has held a filter list for over a minute (or died holding it).
-    #[error(
-        "the filter list {0} is being rebuilt by another writer (a mark that expires after 10 minutes)"
-    )]
+    /// Another writer held a list for longer than a write waits (its mark is renewed while it
+    /// works, and lapses within a minute when it stops).
+    #[error("the list {0} was held by another writer for longer than a write waits (15 minutes)")]
     Busy(String),
     /// The change is committed and served, but some filter lists (or the text index) could
     /// not follow it.

@@ -30,7 +30,7 @@ use catalog::dynamo::orders::{
     OrderManifest, ORDER_PK,
 };
 use catalog::dynamo::requests::{classify, query_all};
-use catalog::dynamo::retry::{Attempt, Backoff};
+use catalog::dynamo::retry::Attempt;
 use catalog::error::StoreError;
 use catalog::input::Slug;
 use catalog::order::{self, Chunk, Key, Sorted};
@@ -40,8 +40,10 @@ use crate::text::nonce;
 use crate::tx::{is_condition_failure, other, put_request};
 use crate::{DynamoWriter, WriteError};
 
-/// Writers racing for the manifests: each round one of them wins (jittered, 25 ms to 0.8 s).
-const RACE: Backoff = Backoff::new(12, 25, 800, 200);
+/// What `rebuild_orders` reports when a change moved a manifest while it built from the list
+/// as read: `reindex` reads the list again and builds again.
+pub(crate) const MOVED_WHILE_BUILT: &str =
+    "the kept orders (a change moved them while reindex built them)";
 
 /// What building the orders whole did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -64,21 +66,22 @@ impl DynamoWriter {
     /// Puts a listed dataset where its list entry, as it is now, belongs in every order: see
     /// the module's documentation. Retried when another writer moved a manifest first.
     pub async fn index_orders(&self, slug: &Slug) -> Result<(), WriteError> {
-        RACE.run(
-            (),
-            |()| async {
-                let stored = self.stored_dataset(slug).await?;
-                let Some(seq) = stored.seq.filter(|_| !stored.unpublished) else {
-                    return Ok(Attempt::Done(()));
-                };
-                Ok(match self.index_orders_once(seq).await? {
-                    true => Attempt::Done(()),
-                    false => Attempt::Retry(()),
-                })
-            },
-            |()| WriteError::Conflict("the kept orders".into()),
-        )
-        .await
+        crate::patience::RACE
+            .run(
+                (),
+                |()| async {
+                    let stored = self.stored_dataset(slug).await?;
+                    let Some(seq) = stored.seq.filter(|_| !stored.unpublished) else {
+                        return Ok(Attempt::Done(()));
+                    };
+                    Ok(match self.index_orders_once(seq).await? {
+                        true => Attempt::Done(()),
+                        false => Attempt::Retry(()),
+                    })
+                },
+                |()| WriteError::Raced("the kept orders".into()),
+            )
+            .await
     }
 
     /// One attempt: `false` when another writer moved a manifest first.
@@ -233,6 +236,7 @@ impl DynamoWriter {
         match self
             .client
             .transact_write_items()
+            .client_request_token(crate::tx::token())
             .set_transact_items(Some(transaction))
             .send()
             .await
@@ -269,7 +273,7 @@ impl DynamoWriter {
             })
             .collect::<Result<Vec<_>, _>>()?;
         self.batch_write(ats).await?;
-        let generations = RACE
+        let generations = crate::patience::RACE
             .run(
                 (),
                 |()| async {
@@ -311,14 +315,10 @@ impl DynamoWriter {
                     // dataset it holds elsewhere, so it is not committed over that.
                     match self.write_then_commit(items, transaction).await? {
                         true => Ok(Attempt::Done(generations)),
-                        false => Err(WriteError::Conflict(
-                            "the kept orders (a change moved them while reindex built them: run \
-                             reindex again)"
-                                .into(),
-                        )),
+                        false => Err(WriteError::Raced(MOVED_WHILE_BUILT.into())),
                     }
                 },
-                |()| WriteError::Conflict("the kept orders".into()),
+                |()| WriteError::Raced("the kept orders".into()),
             )
             .await?;
         let swept = match self.sweep_orders(&generations, listed.len() as u64).await {

@@ -12,7 +12,7 @@ use aws_sdk_dynamodb::types::{
 };
 use catalog::dynamo::attr::{get_time_opt, get_u64, get_uuid, n, s};
 use catalog::dynamo::codec::{
-    item_size, schema_attributes, version_item, DatasetItem, ITEM_LIMIT_BYTES,
+    item_size, schema_attributes, version_item, DatasetItem, ServedVersions, ITEM_LIMIT_BYTES,
 };
 use catalog::dynamo::layout::name::{
     ACTIVE, ID, KEYLESS_UNTIL, LATEST_VERSION, PK, REV, SEQ, SK, UNPUBLISHED_AT,
@@ -209,6 +209,8 @@ pub(crate) struct StoredDataset {
     pub unpublished: bool,
     /// Its 30-day downloads, as the daily count last set them.
     pub downloads: u64,
+    /// The versions that may be read by number (activated, not withdrawn since).
+    pub served: ServedVersions,
 }
 
 impl StoredDataset {
@@ -219,6 +221,21 @@ impl StoredDataset {
             rev: self.rev,
             unpublished: self.unpublished,
         }
+    }
+}
+
+impl StoredDataset {
+    /// Whether this dataset, read after a transaction activating `version` (planned on
+    /// `before`) was refused, shows that activation committed: a retry of a transaction whose
+    /// answer was lost meets its own write. Only an activation that changes what is served can
+    /// be told apart this way: `version` newly active, or an unpublished dataset listed again.
+    pub fn shows_activation(&self, before: &StoredDataset, version: u64) -> bool {
+        let changes = before.current != Some(version) || before.unpublished;
+        changes
+            && self.current == Some(version)
+            && self.rev > before.rev
+            && !self.unpublished
+            && self.seq.is_some()
     }
 }
 
@@ -241,6 +258,7 @@ impl TryFrom<&Item> for StoredDataset {
             },
             unpublished: get_time_opt(item, UNPUBLISHED_AT)?.is_some(),
             downloads: catalog::dynamo::codec::downloads(item)?,
+            served: ServedVersions::of_item(item)?,
         })
     }
 }
@@ -380,6 +398,7 @@ impl DynamoWriter {
             let created = self
                 .client
                 .transact_write_items()
+                .client_request_token(crate::tx::token())
                 .transact_items(
                     TransactWriteItem::builder()
                         .put(put_new(&self.datasets_table, item)?)

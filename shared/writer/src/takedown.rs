@@ -29,11 +29,11 @@ use catalog::dynamo::layout::{
     DATASET_SK, LIST_PK,
 };
 use catalog::dynamo::requests::{classify, query_partition};
-use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::error::StoreError;
 use catalog::input::Slug;
 use chrono::{DateTime, Utc};
 
+use crate::patience::Patience;
 use crate::publish::StoredDataset;
 use crate::tx::{
     delete_request, is_condition_failure, list_mark_key, other, put_request, settle, Condition,
@@ -238,6 +238,7 @@ impl DynamoWriter {
         let sent = self
             .client
             .transact_write_items()
+            .client_request_token(crate::tx::token())
             .transact_items(
                 TransactWriteItem::builder()
                     .delete(
@@ -277,23 +278,20 @@ impl DynamoWriter {
     /// when another write changed the dataset first or a renumbering holds the list. An
     /// unpublish of a dataset already unpublished changes nothing.
     async fn leave(&self, slug: &Slug, how: Leaving, now: DateTime<Utc>) -> Result<(), WriteError> {
-        Backoff::CONFLICT
-            .run(
-                (),
-                |()| async {
-                    let stored = self.stored_dataset(slug).await?;
-                    if how == Leaving::Unpublish && stored.unpublished {
-                        return Ok(Attempt::Done(()));
-                    }
-                    let writes = leaving_writes(slug, &stored, how, now);
-                    match self.transact(slug, &writes, &[], now).await {
-                        Err(WriteError::Conflict(_)) => Ok(Attempt::Retry(())),
-                        other => other.map(Attempt::Done),
-                    }
-                },
-                |()| WriteError::Conflict(slug.to_string()),
-            )
-            .await
+        let mut patience = Patience::default();
+        loop {
+            let stored = self.stored_dataset(slug).await?;
+            if how == Leaving::Unpublish && stored.unpublished {
+                return Ok(());
+            }
+            let writes = leaving_writes(slug, &stored, how, now);
+            match self.transact(slug, &writes, &[], now).await {
+                Err(e @ (WriteError::Conflict(_) | WriteError::Contended { .. })) => {
+                    patience.wait(e).await?
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Renumbers the catalog list 1..=n in publication order (the caller holds its mark, as

@@ -27,7 +27,7 @@ use catalog::dynamo::attr::get_u64;
 use catalog::dynamo::layout::name::{PK, SK, TEXT_INDEXED, TOTAL};
 use catalog::dynamo::layout::{counter_key, key_of, Item, COUNTER_PK};
 use catalog::dynamo::requests::{classify, query_all};
-use catalog::dynamo::retry::{Attempt, Backoff};
+use catalog::dynamo::retry::Attempt;
 use catalog::dynamo::text::{
     blob_items, delta_bytes, delta_from, delta_id, shard_id, Blob, Manifest, MANIFEST_SK, TEXT_PK,
 };
@@ -37,10 +37,6 @@ use catalog::search::{Shard, TextDoc, TextIndex};
 
 use crate::tx::{delete_request, is_condition_failure, put_request};
 use crate::{DynamoWriter, WriteError};
-
-/// Writers racing for the manifest: each round one of them wins, so this outlasts a dozen at
-/// once (jittered, 25 ms to 0.8 s).
-const RACE: Backoff = Backoff::new(12, 25, 800, 200);
 
 /// What building the text index whole did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -90,22 +86,23 @@ impl DynamoWriter {
     /// moved it meanwhile; one that unlisted it leaves nothing to do). Retried when another
     /// writer moved the manifest first.
     pub async fn index_text(&self, slug: &Slug) -> Result<(), WriteError> {
-        RACE.run(
-            (),
-            |()| async {
-                let stored = self.stored_dataset(slug).await?;
-                let Some(seq) = stored.seq.filter(|_| !stored.unpublished) else {
-                    return Ok(Attempt::Done(()));
-                };
-                let doc = TextDoc::of(seq, &stored.meta.card);
-                Ok(match self.index_text_once(&doc).await? {
-                    true => Attempt::Done(()),
-                    false => Attempt::Retry(()),
-                })
-            },
-            |()| WriteError::Conflict("the text index".into()),
-        )
-        .await
+        crate::patience::RACE
+            .run(
+                (),
+                |()| async {
+                    let stored = self.stored_dataset(slug).await?;
+                    let Some(seq) = stored.seq.filter(|_| !stored.unpublished) else {
+                        return Ok(Attempt::Done(()));
+                    };
+                    let doc = TextDoc::of(seq, &stored.meta.card);
+                    Ok(match self.index_text_once(&doc).await? {
+                        true => Attempt::Done(()),
+                        false => Attempt::Retry(()),
+                    })
+                },
+                |()| WriteError::Raced("the text index".into()),
+            )
+            .await
     }
 
     /// One attempt: `false` when another writer moved the manifest first.
@@ -221,7 +218,7 @@ impl DynamoWriter {
             blobs.push(blob);
         }
         let delta = delta_bytes(index.delta())?;
-        let generation = RACE
+        let generation = crate::patience::RACE
             .run(
                 (),
                 |()| async {
@@ -246,7 +243,7 @@ impl DynamoWriter {
                         false => Attempt::Retry(()),
                     })
                 },
-                |()| WriteError::Conflict("the text index".into()),
+                |()| WriteError::Raced("the text index".into()),
             )
             .await?;
         // The index is built and served: what earlier generations left is only garbage, which

@@ -122,6 +122,70 @@ where
     }
 }
 
+/// Which kind of item a failed write was on: see [`crate::patience`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Lost {
+    /// The dataset's own item (or its alias): another write changed this dataset.
+    Own,
+    /// An item every writer shares, described for the operator.
+    Shared(String),
+}
+
+impl Write {
+    /// What losing this write's condition means.
+    pub(crate) fn lost(&self) -> Lost {
+        match self {
+            Self::Set { condition, .. } | Self::Delete { condition, .. } => match condition {
+                Condition::Exists | Condition::Dataset(_) => Lost::Own,
+                Condition::Holds(_) => Lost::Shared("a list entry that a renumbering moved".into()),
+            },
+            Self::Create(_) => Lost::Shared("the next position of a list".into()),
+            Self::CountListed { .. } => {
+                Lost::Shared("the catalog's count of listed datasets".into())
+            }
+            Self::CountInFacet { facet, .. } => Lost::Shared(format!(
+                "the filter list {} (its count, or a rewrite's mark)",
+                facet.key()
+            )),
+            Self::FacetUnmarked(facet) => Lost::Shared(format!(
+                "the filter list {} (a rewrite's mark)",
+                facet.key()
+            )),
+            Self::ListUnmarked => Lost::Shared("the catalog list (a renumbering's mark)".into()),
+        }
+    }
+}
+
+/// The error of a transaction of `writes` (then, if any, the facet summary's update) that
+/// DynamoDB cancelled for these `reasons` (one per item, in order): a `Conflict` when a
+/// condition on the dataset's own item failed, `Contended` (naming the item) when only shared
+/// items did; `None` when no reason names a lost condition or conflict.
+pub(crate) fn cancelled(
+    slug: &Slug,
+    writes: &[Write],
+    reasons: &[Option<&str>],
+) -> Option<WriteError> {
+    let mut shared = None;
+    for (i, code) in reasons.iter().enumerate() {
+        if !matches!(code, Some("ConditionalCheckFailed" | "TransactionConflict")) {
+            continue;
+        }
+        match writes.get(i).map(Write::lost) {
+            Some(Lost::Own) => return Some(WriteError::Conflict(slug.to_string())),
+            Some(Lost::Shared(what)) => shared = shared.or(Some(what)),
+            None => shared = shared.or(Some("the facet summary".to_owned())),
+        }
+    }
+    shared.map(|what| WriteError::Contended { what, seconds: 0 })
+}
+
+/// A fresh ClientRequestToken for one transaction: the SDK's retries of it carry the same
+/// token, so DynamoDB answers a retry of a committed transaction as it answered the first
+/// (for 10 minutes) instead of refusing it as a conflict with itself.
+pub(crate) fn token() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
 /// A batch write's put of `item`.
 pub(crate) fn put_request(item: Item) -> Result<WriteRequest, StoreError> {
     let put = PutRequest::builder().set_item(Some(item)).build();
@@ -396,5 +460,82 @@ impl Spelled {
             names,
             values: (!values.is_empty()).then_some(values),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use catalog::dynamo::layout::{dataset_pk, facet_list_pk, list_sk, DATASET_SK, LIST_PK};
+
+    /// A first activation's transaction, as its plan lays it out: the dataset item, the
+    /// catalog counter, the list's next position, a facet's count, the catalog list's mark.
+    fn first_activation(slug: &Slug) -> Vec<Write> {
+        let facet = Facet::from_key("category#biology").expect("a facet key");
+        vec![
+            Write::Set {
+                key: key_of(dataset_pk(slug.as_str()), DATASET_SK),
+                set: vec![(REV, n(2))],
+                condition: Condition::Dataset(Guard {
+                    active: Some(Expected::Nothing),
+                    rev: 1,
+                    unpublished: false,
+                }),
+            },
+            Write::CountListed { old: 4 },
+            Write::Create(key_of(LIST_PK, &list_sk(5))),
+            Write::CountInFacet {
+                facet: facet.clone(),
+                old: 2,
+            },
+            Write::Create(key_of(facet_list_pk(&facet), &list_sk(3))),
+            Write::ListUnmarked,
+        ]
+    }
+
+    #[test]
+    fn a_lost_condition_on_a_shared_item_is_contended_naming_it_not_a_conflict_on_the_dataset() {
+        let slug = Slug::parse("par-2").unwrap();
+        let writes = first_activation(&slug);
+        let failed_at = |i: usize, code: &'static str| {
+            let mut codes = vec![Some("None"); writes.len()];
+            codes[i] = Some(code);
+            cancelled(&slug, &writes, &codes)
+        };
+        let contended = |e: Option<WriteError>| match e {
+            Some(WriteError::Contended { what, .. }) => what,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            contended(failed_at(1, "ConditionalCheckFailed")),
+            "the catalog's count of listed datasets"
+        );
+        assert_eq!(
+            contended(failed_at(2, "ConditionalCheckFailed")),
+            "the next position of a list"
+        );
+        assert!(contended(failed_at(3, "TransactionConflict")).contains("category#biology"));
+        assert_eq!(
+            contended(failed_at(5, "ConditionalCheckFailed")),
+            "the catalog list (a renumbering's mark)"
+        );
+        // Past the writes: the facet summary's update, sent last
+        let mut codes = vec![Some("None"); writes.len() + 1];
+        codes[writes.len()] = Some("TransactionConflict");
+        assert_eq!(
+            contended(cancelled(&slug, &writes, &codes)),
+            "the facet summary"
+        );
+        // The dataset's own item: a conflict on the dataset, whatever else failed
+        let mut codes = vec![Some("None"); writes.len()];
+        codes[0] = Some("ConditionalCheckFailed");
+        codes[1] = Some("ConditionalCheckFailed");
+        assert!(matches!(
+            cancelled(&slug, &writes, &codes),
+            Some(WriteError::Conflict(s)) if s == "par-2"
+        ));
+        // No lost condition named: nothing to tell
+        assert!(cancelled(&slug, &writes, &[Some("None"); 6]).is_none());
+        assert!(failed_at(2, "ValidationError").is_none());
     }
 }

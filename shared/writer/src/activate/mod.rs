@@ -15,12 +15,12 @@ use catalog::dynamo::layout::name::TOTAL;
 use catalog::dynamo::layout::{
     counter_key, dataset_pk, facet_counter_pk, facet_summary_key, key_of, version_sk, COUNTER_PK,
 };
-use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::error::StoreError;
 use catalog::input::Slug;
 use catalog::records::{ActiveVersion, DatasetMeta};
 use chrono::{DateTime, Utc};
 
+use crate::patience::Patience;
 use crate::summary::StoredSummary;
 use crate::tx::{settle, summary_update, Write};
 use crate::{DynamoWriter, Expected, WriteError};
@@ -56,28 +56,26 @@ impl DynamoWriter {
         restoring: bool,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
-        Backoff::CONFLICT
-            .run(
-                (),
-                |()| async {
-                    match self
-                        .activate_once(slug, version, expected, meta, restoring, now)
-                        .await
-                    {
-                        // Worth another try only while the expected version is still active.
-                        Err(WriteError::Conflict(_)) => {
-                            let stored = self.stored_dataset(slug).await?;
-                            if Expected::from(stored.current) != expected {
-                                return Err(WriteError::Conflict(slug.to_string()));
-                            }
-                            Ok(Attempt::Retry(()))
-                        }
-                        other => other.map(Attempt::Done),
+        let mut patience = Patience::default();
+        loop {
+            match self
+                .activate_once(slug, version, expected, meta, restoring, now)
+                .await
+            {
+                // Worth another try only while the expected version is still active.
+                Err(WriteError::Conflict(_)) => {
+                    let stored = self.stored_dataset(slug).await?;
+                    if Expected::from(stored.current) != expected {
+                        return Err(WriteError::Conflict(slug.to_string()));
                     }
-                },
-                |()| WriteError::Conflict(slug.to_string()),
-            )
-            .await
+                    patience
+                        .wait(WriteError::Conflict(slug.to_string()))
+                        .await?;
+                }
+                Err(e) => patience.wait(e).await?,
+                Ok(()) => return Ok(()),
+            }
+        }
     }
 
     async fn activate_once(
@@ -131,8 +129,20 @@ impl DynamoWriter {
         }
         lists.summary = StoredSummary::new(self.get(facet_summary_key()).await?);
         let plan = activation.plan(&lists);
-        self.transact(slug, &plan.writes, &plan.summary, now)
-            .await?;
+        match self.transact(slug, &plan.writes, &plan.summary, now).await {
+            Ok(()) => {}
+            // A retry of a transaction whose answer was lost meets its own write: the version
+            // is active, the revision moved past the one read, and (restoring) it is listed.
+            Err(WriteError::Conflict(_))
+                if self
+                    .stored_dataset(slug)
+                    .await?
+                    .shows_activation(&stored, version) =>
+            {
+                tracing::info!(%slug, version, "the activation was committed by an earlier try");
+            }
+            Err(e) => return Err(e),
+        }
         let text = plan.terms_changed.then_some(slug);
         self.apply(plan.rewrites, text, slug, now).await
     }
@@ -145,8 +155,10 @@ impl DynamoWriter {
         }
     }
 
-    /// Sends `writes`, and the facet summary's `summary` changes if any, as one transaction; a
-    /// failed condition is a `Conflict`.
+    /// Sends `writes`, and the facet summary's `summary` changes if any, as one transaction,
+    /// with a token of its own (an SDK retry of a transaction that was committed but whose
+    /// answer was lost is then answered as the first was, not refused). A failed condition on
+    /// the dataset's own item is a `Conflict`; on an item every writer shares, `Contended`.
     pub(crate) async fn transact(
         &self,
         slug: &Slug,
@@ -154,7 +166,10 @@ impl DynamoWriter {
         summary: &[SummaryChange],
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
-        let mut tx = self.client.transact_write_items();
+        let mut tx = self
+            .client
+            .transact_write_items()
+            .client_request_token(crate::tx::token());
         for write in writes {
             tx = tx.transact_items(write.to_transact_item(&self.datasets_table, now)?);
         }
@@ -167,8 +182,13 @@ impl DynamoWriter {
             if let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
                 e.as_service_error()
             {
-                if let Some(refused) = refused(cancelled.cancellation_reasons()) {
+                let reasons = cancelled.cancellation_reasons();
+                if let Some(refused) = refused(reasons) {
                     return Err(refused);
+                }
+                let codes: Vec<Option<&str>> = reasons.iter().map(|r| r.code()).collect();
+                if let Some(lost) = crate::tx::cancelled(slug, writes, &codes) {
+                    return Err(lost);
                 }
             }
         }
