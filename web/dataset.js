@@ -140,14 +140,17 @@ function timeExtent(column) {
 }
 
 /** Why a column has no chart, in a sentence. */
-function noChart(column, rows) {
+function noChart(column, rows, withheld) {
+  if (withheld) return h("p", { class: "empty" }, "Shared by approval: its values are shown to those granted access.");
   const why = rows === 0 ? "The dataset has no rows"
     : column.null_count >= rows ? `Every value is null (${humanNumber(rows)} of ${humanNumber(rows)} rows)`
       : "Its statistics hold neither a histogram nor frequent values";
   return h("p", { class: "empty" }, `${why}: there is nothing to chart.`);
 }
 
-function columnCard(column, index, rows) {
+/** One column's card; `withheld`: the answer leaves out the values drawn from the rows (an
+ * `approval` dataset, for someone not granted access). */
+function columnCard(column, index, rows, withheld = false) {
   const times = column.min === null || column.min === undefined ? timeExtent(column) : null;
   const stats = [
     ["Nulls", `${humanNumber(column.null_count)} (${column.null_percent}%)`],
@@ -158,7 +161,7 @@ function columnCard(column, index, rows) {
   let chart;
   if (column.histogram) chart = histogram(column);
   else if (column.top_values.length) chart = topValues(column);
-  else chart = noChart(column, rows);
+  else chart = noChart(column, rows, withheld);
   // An id of the card's own: a column's name may hold spaces or anything else.
   const id = `col-${index}`;
   return h("section", { class: "column", "aria-labelledby": id },
@@ -285,7 +288,7 @@ function discussions(d) {
 function columns(d) {
   return h("section", { class: "columns-section", "aria-labelledby": "columns-heading" },
     h("h2", { id: "columns-heading" }, `Columns (${humanNumber(d.column_count)})`),
-    h("div", { class: "columns" }, d.schema.map((column, i) => columnCard(column, i, d.row_count))));
+    h("div", { class: "columns" }, d.schema.map((column, i) => columnCard(column, i, d.row_count, d.values_withheld === true))));
 }
 
 // The SQL console (console.js and DuckDB-WASM) loads only when opened.

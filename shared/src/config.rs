@@ -18,10 +18,31 @@ pub enum ConfigError {
     Invalid { name: &'static str, reason: String },
 }
 
-/// Configuration of the list and metadata functions.
+/// Configuration of the list function.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogConfig {
     pub datasets_table: String,
+}
+
+/// Configuration of the metadata function: the datasets table, and the keys table, read for a
+/// key sent for an `approval` dataset's statistics (its grant too).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataConfig {
+    pub datasets_table: String,
+    pub keys_table: String,
+}
+
+impl MetadataConfig {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(&env_lookup)
+    }
+
+    pub fn from_lookup(lookup: Lookup) -> Result<Self, ConfigError> {
+        Ok(Self {
+            datasets_table: required(lookup, "DATASETS_TABLE")?,
+            keys_table: required(lookup, "KEYS_TABLE")?,
+        })
+    }
 }
 
 /// Configuration of the keys (accounts) function.

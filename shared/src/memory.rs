@@ -15,7 +15,8 @@ use crate::keys::{KeyHash, KeyInfo, KeyRecord, KeyStatus, NewKey, Owner};
 use crate::lock;
 use crate::ports::{
     AccountKeyStore, CatalogPager, Created, DatasetReader, DownloadReader, GrantLister,
-    GrantReader, KeyReader, KeyUsage, SignedUrl, TableReader, TargetsReader, UrlSigner,
+    GrantReader, KeyReader, KeyUsage, MetadataReader, SignedUrl, TableReader, TargetsReader,
+    UrlSigner,
 };
 use crate::query::{FacetCounts, Indexed, ListQuery, Scores};
 use crate::records::{
@@ -140,6 +141,17 @@ impl DatasetReader for MemoryCatalog {
     async fn get_dataset(&self, dataset: &DatasetRef) -> Result<Option<DatasetRecord>, StoreError> {
         self.check()?;
         Ok(self.find(dataset))
+    }
+}
+
+impl MetadataReader for MemoryCatalog {
+    async fn get_dataset_and_key(
+        &self,
+        dataset: &DatasetRef,
+        key: &KeyHash,
+    ) -> Result<(Option<DatasetRecord>, Option<KeyRecord>), StoreError> {
+        self.check()?;
+        Ok((self.find(dataset), lock(&self.keys).get(key).cloned()))
     }
 }
 

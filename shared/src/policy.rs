@@ -246,3 +246,89 @@ impl Grant {
         self.granted && self.expires_at.is_none_or(|t| now < t)
     }
 }
+
+/// What a Column object of the statistics keeps when the values drawn from the rows are
+/// withheld: the column's name and type, and counts (never a value of a row).
+pub const COLUMN_FIELDS_KEPT: [&str; 6] = [
+    "name",
+    "dtype",
+    "null_count",
+    "null_percent",
+    "unique_count",
+    "approximate",
+];
+
+/// Whether the public sees the values a dataset's statistics draw from its rows
+/// (`sample_values`, `top_values` and `top_counts`, `min`, `max`, `median`, `mean`, `std`, the
+/// histogram): yes at the `registered` level (the spec's public metadata: anyone may sign up for
+/// a key), and while a keyless window is open (anyone reads the file then); not at the
+/// `approval` level, where only those [`crate::access::authorize`] admits see them.
+pub fn values_public(
+    level: AccessLevel,
+    keyless_until: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> bool {
+    level == AccessLevel::Registered || is_keyless(keyless_until, now)
+}
+
+/// `schema` (the Column objects as stored) without any value drawn from the rows: each column
+/// keeps [`COLUMN_FIELDS_KEPT`]; the numeric statistics are `null`, `top_values`,
+/// `top_counts` and `sample_values` empty, and every other field (the histogram, and any field
+/// added later) is left out. An allowlist, so that a new statistic is withheld until someone
+/// decides otherwise.
+pub fn without_row_values(
+    schema: &serde_json::value::RawValue,
+) -> Result<Box<serde_json::value::RawValue>, serde_json::Error> {
+    use serde_json::{Map, Value};
+    let columns: Vec<Map<String, Value>> = serde_json::from_str(schema.get())?;
+    let withheld: Vec<Map<String, Value>> = columns
+        .into_iter()
+        .map(|mut column| {
+            let mut kept: Map<String, Value> = COLUMN_FIELDS_KEPT
+                .iter()
+                .filter_map(|&name| column.remove(name).map(|v| (name.to_owned(), v)))
+                .collect();
+            for name in ["mean", "std", "min", "max", "median"] {
+                kept.insert(name.to_owned(), Value::Null);
+            }
+            for name in ["top_values", "top_counts", "sample_values"] {
+                kept.insert(name.to_owned(), Value::Array(Vec::new()));
+            }
+            kept
+        })
+        .collect();
+    serde_json::value::to_raw_value(&withheld)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn withheld_statistics_keep_names_types_and_counts_only() {
+        let stored = serde_json::value::RawValue::from_string(
+            r#"[{"name":"x","dtype":"int64","null_count":1,"null_percent":50.0,"unique_count":1,"mean":7.0,"std":null,"min":7,"max":7,"median":7.0,"top_values":[7],"top_counts":[1],"sample_values":[7],"approximate":false,"histogram":{"bin_edges":[7,8],"counts":[1]},"later":"a value"}]"#
+                .to_owned(),
+        )
+        .unwrap();
+        let shown: serde_json::Value =
+            serde_json::from_str(without_row_values(&stored).unwrap().get()).unwrap();
+        assert_eq!(
+            shown,
+            serde_json::json!([{"name":"x","dtype":"int64","null_count":1,"null_percent":50.0,
+                "unique_count":1,"approximate":false,"mean":null,"std":null,"min":null,
+                "max":null,"median":null,"top_values":[],"top_counts":[],"sample_values":[]}])
+        );
+    }
+
+    #[test]
+    fn values_are_public_at_the_registered_level_and_in_a_keyless_window_only() {
+        let now = Utc::now();
+        let open = Some(now + chrono::Duration::hours(1));
+        let closed = Some(now - chrono::Duration::hours(1));
+        assert!(values_public(AccessLevel::Registered, None, now));
+        assert!(values_public(AccessLevel::Approval, open, now));
+        assert!(!values_public(AccessLevel::Approval, closed, now));
+        assert!(!values_public(AccessLevel::Approval, None, now));
+    }
+}

@@ -56,6 +56,17 @@ pub trait GrantReader: Send + Sync {
     ) -> impl Future<Output = Result<Option<Grant>, StoreError>> + Send;
 }
 
+/// Reads one dataset's full metadata together with a presented key's record (one round trip
+/// where the store allows it): the metadata endpoint, when a key is sent, shows an `approval`
+/// dataset's statistics to those [`crate::access::authorize`] admits.
+pub trait MetadataReader: DatasetReader + GrantReader {
+    fn get_dataset_and_key(
+        &self,
+        dataset: &DatasetRef,
+        key: &KeyHash,
+    ) -> impl Future<Output = Result<(Option<DatasetRecord>, Option<KeyRecord>), StoreError>> + Send;
+}
+
 /// Reads a presented key's record alone (the Delta Sharing routes that list tables).
 pub trait KeyReader: Send + Sync {
     fn read_key(

@@ -4,7 +4,7 @@
 use std::convert::Infallible;
 
 use catalog::api::{request_path, Route};
-use catalog::config::CatalogConfig;
+use catalog::config::MetadataConfig;
 use catalog::dynamo::DynamoCatalog;
 use lambda_http::{service_fn, Body, Error, Request, Response};
 
@@ -19,8 +19,13 @@ async fn handle(catalog: &DynamoCatalog, req: Request) -> Result<Response<Body>,
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     catalog::lambda::init_logging();
-    let config = CatalogConfig::from_env()?;
+    let config = MetadataConfig::from_env()?;
     let sdk = catalog::aws::load_sdk_config().await;
-    let catalog = DynamoCatalog::new(aws_sdk_dynamodb::Client::new(&sdk), config.datasets_table);
+    // The keys table: a key sent for an `approval` dataset's statistics is read, never written.
+    let catalog = DynamoCatalog::with_keys(
+        aws_sdk_dynamodb::Client::new(&sdk),
+        config.datasets_table,
+        config.keys_table,
+    );
     catalog::lambda::run(service_fn(|req| handle(&catalog, req))).await
 }

@@ -6,12 +6,13 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use uuid::Uuid;
 
-use super::http::{cacheable, changed_at, finish, preflight, seconds_to_next_window_end};
-use super::request::{accept, Endpoint};
+use super::http::{cacheable, changed_at, finish, no_store, preflight, seconds_to_next_window_end};
+use super::request::{accept, presented_key, Endpoint};
+use crate::access::{authorize, verify_key, Guarded};
 use crate::error::ApiError;
 use crate::input::{DatasetRef, Slug};
-use crate::policy::{is_keyless, Access};
-use crate::ports::DatasetReader;
+use crate::policy::{is_keyless, values_public, without_row_values, Access, AccessLevel};
+use crate::ports::{DatasetReader, MetadataReader};
 use crate::records::{ActiveVersion, DatasetRecord, Discussion};
 
 /// The Dataset object ([docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)),
@@ -47,6 +48,9 @@ struct DatasetResponse<'a> {
     #[serde(serialize_with = "crate::time::rfc3339")]
     published_at: DateTime<Utc>,
     access: Access,
+    /// True when `schema` leaves out every value drawn from the rows: an `approval` dataset,
+    /// outside a keyless window, for a request [`authorize`] does not admit.
+    values_withheld: bool,
 }
 
 /// The dataset `raw` names (slug or UUID), in one read, and its active version taken out of
@@ -57,10 +61,16 @@ pub(super) async fn read_published(
     raw: &str,
 ) -> Result<(DatasetRecord, ActiveVersion), ApiError> {
     let dataset = DatasetRef::parse(raw)?;
-    let mut record = reader
-        .get_dataset(&dataset)
-        .await?
-        .ok_or_else(|| ApiError::DatasetNotFound(dataset.to_string()))?;
+    published(reader.get_dataset(&dataset).await?, &dataset)
+}
+
+/// The dataset read for `dataset`, with its active version taken out: 404, 410 as
+/// [`read_published`] says.
+fn published(
+    record: Option<DatasetRecord>,
+    dataset: &DatasetRef,
+) -> Result<(DatasetRecord, ActiveVersion), ApiError> {
+    let mut record = record.ok_or_else(|| ApiError::DatasetNotFound(dataset.to_string()))?;
     if record.unpublished_at.is_some() {
         return Err(ApiError::Unpublished(format!("'{}'", record.slug)));
     }
@@ -71,10 +81,117 @@ pub(super) async fn read_published(
     Ok((record, active))
 }
 
+/// A published dataset as the metadata and Croissant answers show it to one request.
+pub(super) struct Shown {
+    pub record: DatasetRecord,
+    pub active: ActiveVersion,
+    /// `record.schema` holds no value drawn from the rows.
+    pub withheld: bool,
+    /// The answer depends on the key sent (an `approval` dataset outside a keyless window, and
+    /// a key): no one may cache it.
+    pub keyed: bool,
+}
+
+impl Shown {
+    /// The answer as it goes out: cacheable unless it depends on the key; an `approval`
+    /// dataset's answer varies with the key headers.
+    pub(super) fn finish(&self, mut response: Response<Body>) -> Response<Body> {
+        if self.record.meta.card.access_level == AccessLevel::Approval {
+            response.headers_mut().insert(
+                lambda_http::http::header::VARY,
+                lambda_http::http::HeaderValue::from_static("authorization, x-api-key"),
+            );
+        }
+        if self.keyed {
+            no_store(response)
+        } else {
+            response
+        }
+    }
+}
+
+/// The published dataset `raw` names, for one request: its values drawn from the rows (sample
+/// values, top values, minimum, maximum, median, mean, standard deviation, histogram) are left
+/// out of its statistics for an `approval` dataset outside its keyless window, unless the
+/// request sends a key [`authorize`] admits. The endpoint never refuses a request for its key:
+/// a missing, malformed, unknown, revoked or ungranted key gets the answer without those values
+/// (200, never 401 or 403), and only storage failures fail it.
+///
+/// Round trips: no key, one GetItem (as ever); a key, one BatchGetItem of the dataset and the
+/// key instead; an account's key on an `approval` dataset outside its window, one more read,
+/// its grant. The key's use is not recorded (the metadata path writes nothing).
+pub(super) async fn read_shown(
+    req: &Request,
+    reader: &impl MetadataReader,
+    raw: &str,
+    now: DateTime<Utc>,
+) -> Result<Shown, ApiError> {
+    // A key header that cannot be read is no key here: the answer without the values.
+    let key = presented_key(req.headers()).ok().flatten();
+    let (record, active, key_record) = match &key {
+        None => {
+            let (record, active) = read_published(reader, raw).await?;
+            (record, active, None)
+        }
+        Some(key) => {
+            let dataset = DatasetRef::parse(raw)?;
+            let (record, key_record) = reader.get_dataset_and_key(&dataset, &key.hash()).await?;
+            let (record, active) = published(record, &dataset)?;
+            (record, active, Some(key_record))
+        }
+    };
+    let level = record.meta.card.access_level;
+    if values_public(level, record.keyless_until, now) {
+        return Ok(Shown {
+            record,
+            active,
+            withheld: false,
+            keyed: false,
+        });
+    }
+    let admitted = match key_record.and_then(|k| verify_key(k, now).ok()) {
+        None => false,
+        Some(key) => {
+            let guarded = Guarded {
+                slug: &record.slug,
+                id: record.id,
+                level,
+                keyless_until: record.keyless_until,
+            };
+            match authorize(&guarded, Some(&key), reader, now).await {
+                Ok(_) => true,
+                Err(
+                    ApiError::MissingKey
+                    | ApiError::InvalidKey
+                    | ApiError::InsufficientScope
+                    | ApiError::KeyNotForDataset(_)
+                    | ApiError::AccessRequired(_),
+                ) => false,
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    let mut record = record;
+    if !admitted {
+        record.schema = without_row_values(&record.schema).map_err(|e| {
+            ApiError::from(crate::error::StoreError::Corrupt(format!(
+                "the statistics of '{}': {e}",
+                record.slug
+            )))
+        })?;
+    }
+    Ok(Shown {
+        record,
+        active,
+        withheld: !admitted,
+        keyed: key.is_some(),
+    })
+}
+
 /// `GET /api/v1/datasets/{slug}` (slug or UUID)
 pub async fn metadata(
     req: &Request,
-    reader: &impl DatasetReader,
+    reader: &impl MetadataReader,
     now: DateTime<Utc>,
 ) -> Response<Body> {
     if let Some(response) = preflight(req) {
@@ -85,14 +202,19 @@ pub async fn metadata(
 
 async fn metadata_inner(
     req: &Request,
-    reader: &impl DatasetReader,
+    reader: &impl MetadataReader,
     now: DateTime<Utc>,
 ) -> Result<Response<Body>, ApiError> {
     let raw = accept(req, Endpoint::Metadata)?.unwrap_or_default();
-    let (record, active) = read_published(reader, &raw).await?;
-    let active = &active;
-    tracing::info!(slug = %record.slug, version = active.version, "read dataset metadata");
-    Ok(cacheable(
+    let shown = read_shown(req, reader, &raw, now).await?;
+    let (record, active) = (&shown.record, &shown.active);
+    tracing::info!(
+        slug = %record.slug,
+        version = active.version,
+        values_withheld = shown.withheld,
+        "read dataset metadata"
+    );
+    Ok(shown.finish(cacheable(
         req,
         &DatasetResponse {
             slug: &record.slug,
@@ -123,8 +245,9 @@ async fn metadata_inner(
                 &record.meta.access,
                 now,
             ),
+            values_withheld: shown.withheld,
         },
         Some(changed_at(record.updated_at, record.keyless_until, now)),
         seconds_to_next_window_end([record.keyless_until], now),
-    ))
+    )))
 }

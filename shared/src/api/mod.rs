@@ -16,7 +16,7 @@
 use chrono::{DateTime, Utc};
 use lambda_http::{Body, Request, Response};
 
-use crate::ports::{DatasetReader, DownloadReader, UrlSigner};
+use crate::ports::{DownloadReader, MetadataReader, UrlSigner};
 use crate::rows::RowsReader;
 
 pub mod access;
@@ -54,7 +54,7 @@ pub async fn dispatch<C>(
     now: DateTime<Utc>,
 ) -> Response<Body>
 where
-    C: SharingStore + DatasetReader + DownloadReader,
+    C: SharingStore + MetadataReader + DownloadReader,
 {
     if request_path(req).starts_with(crate::sharing::PREFIX) {
         return sharing(req, catalog, signer, now).await;

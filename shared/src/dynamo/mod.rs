@@ -49,7 +49,9 @@ use crate::error::StoreError;
 use crate::keys::{KeyHash, KeyRecord, Owner};
 use crate::lock;
 use crate::policy::Grant;
-use crate::ports::{CatalogPager, DatasetReader, DownloadReader, GrantReader, KeyUsage};
+use crate::ports::{
+    CatalogPager, DatasetReader, DownloadReader, GrantReader, KeyUsage, MetadataReader,
+};
 use crate::query::{Facet, Indexed, ListQuery, Plan};
 use crate::records::{CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget};
 use attr::{get_u64, s};
@@ -82,7 +84,7 @@ pub struct DynamoCatalog {
 }
 
 impl DynamoCatalog {
-    /// For the list and metadata functions, which never read keys.
+    /// For the list function, which never reads keys.
     pub fn new(client: Client, datasets_table: impl Into<String>) -> Self {
         Self {
             client,
@@ -96,7 +98,8 @@ impl DynamoCatalog {
         }
     }
 
-    /// For the data function.
+    /// For the functions that read keys: data, rows, sharing, and metadata (a key sent for an
+    /// `approval` dataset's statistics).
     pub fn with_keys(
         client: Client,
         datasets_table: impl Into<String>,
@@ -160,23 +163,27 @@ impl DynamoCatalog {
         Ok(get.send().await.map_err(classify)?.item)
     }
 
-    /// Dataset item and key item in one BatchGetItem.
+    /// Dataset item (what a download needs, or the whole item with `whole`) and key item in
+    /// one BatchGetItem.
     async fn batch_get(
         &self,
         dataset: &DatasetRef,
         hash: &KeyHash,
+        whole: bool,
     ) -> Result<(Option<Item>, Option<Item>), StoreError> {
         let keys_table = self.keys_table()?.to_owned();
+        let mut item = KeysAndAttributes::builder()
+            .keys(Self::dataset_key(dataset))
+            .consistent_read(true);
+        if !whole {
+            item = item
+                .projection_expression(DOWNLOAD_PROJECTION)
+                .set_expression_attribute_names(Some(download_projection_names()));
+        }
         let request: HashMap<String, KeysAndAttributes> = HashMap::from([
             (
                 self.datasets_table.clone(),
-                KeysAndAttributes::builder()
-                    .keys(Self::dataset_key(dataset))
-                    .consistent_read(true)
-                    .projection_expression(DOWNLOAD_PROJECTION)
-                    .set_expression_attribute_names(Some(download_projection_names()))
-                    .build()
-                    .map_err(|e| StoreError::Other(Box::new(e)))?,
+                item.build().map_err(|e| StoreError::Other(Box::new(e)))?,
             ),
             (
                 keys_table.clone(),
@@ -200,6 +207,24 @@ impl DatasetReader for DynamoCatalog {
     }
 }
 
+impl MetadataReader for DynamoCatalog {
+    /// One BatchGetItem, strongly consistent: the whole dataset item and the key's.
+    async fn get_dataset_and_key(
+        &self,
+        dataset: &DatasetRef,
+        key: &KeyHash,
+    ) -> Result<(Option<DatasetRecord>, Option<KeyRecord>), StoreError> {
+        let (dataset_item, key_item) = self.batch_get(dataset, key, true).await?;
+        Ok((
+            dataset_item
+                .as_ref()
+                .map(DatasetRecord::try_from)
+                .transpose()?,
+            key_item.as_ref().map(KeyRecord::try_from).transpose()?,
+        ))
+    }
+}
+
 impl DownloadReader for DynamoCatalog {
     async fn get_download(
         &self,
@@ -212,7 +237,7 @@ impl DownloadReader for DynamoCatalog {
                     .await?,
                 None,
             ),
-            Some(hash) => self.batch_get(dataset, hash).await?,
+            Some(hash) => self.batch_get(dataset, hash, false).await?,
         };
         Ok((
             dataset_item

@@ -102,3 +102,161 @@ async fn internal_errors_are_500_with_a_generic_message() {
     let msg = assert_json_error(&resp, 500);
     assert_eq!(msg, "internal error");
 }
+
+// ----------------------------------------------------------------------------------------------
+// An approval dataset's statistics: no value drawn from the rows for the public
+
+/// The statistics fields that hold values drawn from the rows.
+const ROW_VALUE_FIELDS: [&str; 9] = [
+    "mean",
+    "std",
+    "min",
+    "max",
+    "median",
+    "top_values",
+    "top_counts",
+    "sample_values",
+    "histogram",
+];
+
+/// Whether no column of `schema` holds a value drawn from the rows, while each keeps its name,
+/// type and counts.
+fn holds_no_row_value(schema: &Value) -> bool {
+    schema.as_array().unwrap().iter().all(|column| {
+        column["name"].is_string()
+            && column["dtype"].is_string()
+            && column["null_count"].is_u64()
+            && column["unique_count"].is_u64()
+            && ROW_VALUE_FIELDS.iter().all(|f| match column.get(*f) {
+                None | Some(Value::Null) => true,
+                Some(Value::Array(a)) => a.is_empty(),
+                Some(_) => false,
+            })
+    })
+}
+
+/// GIVEN the catalog with `approved` (gated, at the approval level), an account's key granted
+/// it, an account's key without a grant, and an operator's key (no account).
+fn with_approval_dataset() -> (MemoryCatalog, Uuid) {
+    use catalog::keys::Owner;
+    use catalog::policy::{AccessLevel, Grant};
+    let c = catalog();
+    let mut approved = record("approved", None, true);
+    approved.meta.card.access_level = AccessLevel::Approval;
+    let id = approved.id;
+    c.insert_dataset(approved);
+    let account_key = |id: &str, owner: &str| KeyRecord {
+        owner: Some(Owner::parse(owner).unwrap()),
+        datasets: None,
+        id: id.into(),
+        scopes: vec![Scope::Read],
+        expires_at: None,
+        revoked_at: None,
+        last_used_at: None,
+    };
+    c.insert_key(
+        KeyHash::of(GRANTED_KEY),
+        account_key("k-granted", "granted"),
+    );
+    c.insert_key(
+        KeyHash::of(UNGRANTED_KEY),
+        account_key("k-ungranted", "ungranted"),
+    );
+    c.insert_grant(
+        Owner::parse("granted").unwrap(),
+        id,
+        Grant {
+            granted: true,
+            expires_at: None,
+        },
+    );
+    (c, id)
+}
+
+const GRANTED_KEY: &str = "dcat_granted_key_0123456789abcdef";
+const UNGRANTED_KEY: &str = "dcat_ungranted_key_0123456789abcdef";
+
+#[tokio::test]
+async fn an_approval_datasets_public_metadata_and_croissant_hold_no_row_value() {
+    let (c, _) = with_approval_dataset();
+    for path in [
+        "/api/v1/datasets/approved",
+        "/api/v1/datasets/approved/croissant",
+    ] {
+        let croissant = path.ends_with("croissant");
+        let answer = |headers: &[(&str, &str)]| {
+            let req = get(path, headers);
+            let c = &c;
+            async move {
+                if croissant {
+                    catalog::api::croissant(&req, c, now()).await
+                } else {
+                    catalog::api::metadata(&req, c, now()).await
+                }
+            }
+        };
+        let schema_of = |b: &Value| -> Value {
+            if croissant {
+                Value::Array(
+                    b["recordSet"][0]["field"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|f| f["statistics"].clone())
+                        .collect(),
+                )
+            } else {
+                b["schema"].clone()
+            }
+        };
+        // WHEN the public asks, with no key or one that is not admitted
+        for headers in [
+            vec![],
+            vec![("x-api-key", UNKNOWN_KEY)],
+            vec![("x-api-key", REVOKED_KEY)],
+            vec![("x-api-key", WRITE_ONLY_KEY)],
+            vec![("x-api-key", UNGRANTED_KEY)],
+            vec![("authorization", "Bearer")],
+            vec![("x-api-key", "not a key")],
+        ] {
+            let resp = answer(&headers).await;
+            // THEN 200, never 401 or 403, and no value drawn from the rows
+            assert_eq!(resp.status(), 200, "{path} {headers:?}");
+            let b = body(&resp);
+            let schema = schema_of(&b);
+            assert_eq!(schema.as_array().unwrap().len(), 2, "{path}");
+            assert!(holds_no_row_value(&schema), "{path} {headers:?}: {schema}");
+            if !croissant {
+                assert_eq!(b["values_withheld"], true);
+            }
+            assert_eq!(resp.headers()["vary"], "authorization, x-api-key", "{path}");
+        }
+        // WHEN a key that `authorize` admits asks (a granted account's, an operator's)
+        for key in [GRANTED_KEY, READ_KEY] {
+            let resp = answer(&[("x-api-key", key)]).await;
+            assert_eq!(resp.status(), 200);
+            let b = body(&resp);
+            // THEN every statistic, and the answer is not cached
+            let schema = schema_of(&b);
+            assert_eq!(schema[0]["sample_values"], json!([1, 2]), "{path} {key}");
+            assert_eq!(schema[0]["min"], 1, "{path} {key}");
+            assert_eq!(schema[1]["top_values"], json!(["q"]), "{path} {key}");
+            if !croissant {
+                assert_eq!(b["values_withheld"], false);
+            }
+            assert_eq!(resp.headers()["cache-control"], "no-store", "{path}");
+        }
+    }
+    // AND at the registered level, and in an approval dataset's open keyless window, the
+    // public sees every statistic (the spec's public metadata)
+    let registered =
+        body(&catalog::api::metadata(&get("/api/v1/datasets/gated", &[]), &c, now()).await);
+    assert_eq!(registered["schema"][0]["sample_values"], json!([1, 2]));
+    assert_eq!(registered["values_withheld"], false);
+    let mut open = record("approved-open", Some(now() + Duration::hours(1)), true);
+    open.meta.card.access_level = catalog::policy::AccessLevel::Approval;
+    c.insert_dataset(open);
+    let b =
+        body(&catalog::api::metadata(&get("/api/v1/datasets/approved-open", &[]), &c, now()).await);
+    assert_eq!(b["schema"][0]["sample_values"], json!([1, 2]));
+}

@@ -5,6 +5,8 @@
 //! - `listing`, `downloads`: the three endpoints, each download fetched and read back;
 //! - `access_rule`: who may read what (levels, grants, dataset-limited keys) as one matrix over
 //!   the data and rows routes, its cost, and the operators' `access` commands;
+//! - `row_values`: an `approval` dataset's statistics without its row values for the public,
+//!   with them for whom the rule admits, and their cost;
 //! - `sharing`: the Delta Sharing server with Delta Sharing's own Python connector, and its cost;
 //! - `rows`: the rows API against pyarrow, what a page reads, hostile parameters, its gate,
 //!   version pins while re-publishing;
@@ -134,6 +136,7 @@ mod listing;
 mod metrics;
 mod over_http;
 mod request_cost;
+mod row_values;
 mod rows;
 mod rule_table;
 mod sharing;
