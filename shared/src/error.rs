@@ -83,9 +83,10 @@ pub enum ApiError {
     /// by timestamp).
     #[error("{0}")]
     Unsupported(String),
-    /// Delta Sharing time travel to a version that was never published, or is newer than the
-    /// active one: a 404, as a pinned version the data endpoint does not serve.
-    #[error("version {requested} of '{slug}' cannot be read: the versions this server shares are 1 to {active}, the active one")]
+    /// Delta Sharing time travel to a version that does not exist, is newer than the active
+    /// one, was never activated or was withdrawn by a rollback: one answer for all, a 404, as a
+    /// pinned version the data endpoint does not serve.
+    #[error("version {requested} of '{slug}' cannot be read: this server shares the active version, {active}, and the earlier versions that were active and not withdrawn by a rollback")]
     VersionUnavailable {
         slug: String,
         requested: u64,

@@ -118,6 +118,8 @@ pub struct StoredVersion {
 #[derive(Debug, Clone, Default)]
 pub struct TableRead {
     pub dataset: Option<DatasetRecord>,
+    /// The version asked for, if it exists and may be read by number: it was activated, and no
+    /// rollback withdrew it since (the dataset item's `served_versions`).
     pub version: Option<StoredVersion>,
     pub key: Option<crate::keys::KeyRecord>,
 }

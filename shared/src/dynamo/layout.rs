@@ -63,6 +63,10 @@ pub mod name {
     /// On a catalog list entry: its dataset left the catalog (unpublished or deleted), and the
     /// renumbering that closes the gap it leaves has not run yet.
     pub const WITHDRAWN: &str = "withdrawn";
+    /// On a dataset item (and its alias): the versions that may be read by number, each
+    /// activated and not withdrawn since, as ranges (`1-3,5`), set by every activation
+    /// ([`super::super::codec::ServedVersions`]; absent: the active version alone).
+    pub const SERVED_VERSIONS: &str = "served_versions";
     /// The last version number reserved.
     pub const LATEST_VERSION: &str = "latest_version";
     /// The active version, as a map (on a version item: the version itself) of the fields

@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::access::owner_records_query;
 use super::attr::get_uuid;
-use super::codec::{download_projection_names, schema_from, DOWNLOAD_PROJECTION};
+use super::codec::{download_projection_names, schema_from, ServedVersions, DOWNLOAD_PROJECTION};
 use super::layout::name::{DATASET, SK};
 use super::layout::{api_key_key, dataset_pk, key_of, version_sk, Item, DATASET_SK};
 use super::requests::{batch_get_all, get_consistent, query_all};
@@ -47,7 +47,9 @@ impl KeyReader for DynamoCatalog {
 impl TableReader for DynamoCatalog {
     /// One BatchGetItem over both tables, strongly consistent: the dataset item (all of it: the
     /// metadata line needs its name, description and schema), the version item when a version
-    /// is asked for, and the key.
+    /// is asked for, and the key. The version is kept only if the dataset item's
+    /// `served_versions` names it ([`ServedVersions`]): one withdrawn by a rollback, or recorded
+    /// by a publish that was never activated, reads as one that does not exist.
     async fn read_table(
         &self,
         slug: &Slug,
@@ -66,9 +68,11 @@ impl TableReader for DynamoCatalog {
         ]);
         let mut found = batch_get_all(&self.client, request).await?;
         let mut read = TableRead::default();
+        let mut served = ServedVersions::default();
         for item in found.remove(&self.datasets_table).unwrap_or_default() {
             if sk_of(&item) == Some(DATASET_SK) {
                 read.dataset = Some(DatasetRecord::try_from(&item)?);
+                served = ServedVersions::of_item(&item)?;
             } else if let Some(stored) = ActiveVersion::from_item(&item)? {
                 read.version = Some(StoredVersion {
                     version: stored,
@@ -76,6 +80,9 @@ impl TableReader for DynamoCatalog {
                 });
             }
         }
+        read.version = read
+            .version
+            .filter(|stored| served.contains(stored.version.version));
         if let Some(item) = found.remove(&keys_table).and_then(|mut items| items.pop()) {
             read.key = Some(KeyRecord::try_from(&item)?);
         }

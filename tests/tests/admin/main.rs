@@ -7,6 +7,7 @@
 //! - `operations`: keys, keyless windows, listings, pinned versions, `--help`;
 //! - `statistics`: `catalog-admin inspect` against a pandas/pyarrow reference.
 //! - `takedown`: unpublish, restore, delete a dataset, delete a version.
+//! - `time_travel`: the versions Delta Sharing reads by number after rollbacks and failed publishes.
 //! - `downloads`: the download log and counts, and `catalog-admin audit`.
 
 use std::path::{Path, PathBuf};
@@ -127,4 +128,5 @@ mod publishing;
 mod reindex;
 mod statistics;
 mod takedown;
+mod time_travel;
 mod wide;

@@ -14,9 +14,11 @@ use super::attr::{
     opt_time, s, strings, time,
 };
 mod keys;
+mod served;
 mod summary;
 
 pub use keys::purge_at;
+pub use served::ServedVersions;
 pub use summary::{
     apply_summary_changes, is_marked, summary_count, summary_display, summary_entry, summary_mark,
     FacetSummary, SummaryChange,
@@ -209,6 +211,12 @@ impl TryFrom<&Item> for DatasetRecord {
             downloads: downloads(item)?,
         })
     }
+}
+
+/// Whether a list entry is marked `withdrawn`: its dataset left the catalog, and the
+/// renumbering that removes the entry has not run yet. No listing shows it.
+pub fn is_withdrawn(item: &Item) -> bool {
+    matches!(item.get(name::WITHDRAWN), Some(AttributeValue::Bool(true)))
 }
 
 /// The 30-day downloads a dataset item or list entry holds (0 when none were counted).

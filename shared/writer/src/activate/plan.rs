@@ -10,7 +10,7 @@ use catalog::dynamo::codec::{
     schema_attributes, summary_count, summary_display, summary_entry, summary_mark, SummaryChange,
 };
 use catalog::dynamo::layout::name::{
-    ACTIVE, COMPLETE, PK, REV, SEQ, SK, UNPUBLISHED_AT, UPDATED_AT,
+    ACTIVE, COMPLETE, PK, REV, SEQ, SERVED_VERSIONS, SK, UNPUBLISHED_AT, UPDATED_AT,
 };
 use catalog::dynamo::layout::{
     alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, Item, DATASET_SK, LIST_PK,
@@ -100,6 +100,9 @@ impl Activation<'_> {
         if self.restoring {
             set.push((UNPUBLISHED_AT, AttributeValue::Null(true)));
         }
+        // The version may be read by number from now on; a rollback withdraws those above it.
+        let served = self.stored.served.activated(self.version.version);
+        set.push((SERVED_VERSIONS, served.to_attribute()));
         set.extend(schema_attributes(self.schema));
         if let Some(meta) = self.meta {
             set.extend(meta.to_attributes());
@@ -282,6 +285,7 @@ mod tests {
             rev: 3,
             unpublished: false,
             downloads: 0,
+            served: Default::default(),
         }
     }
 
@@ -631,6 +635,53 @@ mod tests {
         });
         assert!(plan.summary.is_empty());
         assert_eq!(plan.writes.len(), 11, "the rest as ever");
+    }
+
+    /// The dataset item's `served_versions` as the plan sets it.
+    fn served_after(plan: &Plan) -> AttributeValue {
+        let dataset = plan.writes.iter().find_map(|w| match w {
+            Write::Set { key, set, .. } if pk_sk(key).1 == DATASET_SK => Some(set),
+            _ => None,
+        });
+        dataset
+            .unwrap()
+            .iter()
+            .find(|(name, _)| *name == SERVED_VERSIONS)
+            .map(|(_, value)| value.clone())
+            .expect("every activation sets served_versions")
+    }
+
+    #[test]
+    fn an_activation_serves_its_version_and_a_rollback_withdraws_those_above() {
+        let served = |text: &str| catalog::dynamo::codec::ServedVersions::parse(text).unwrap();
+        let slug = slug();
+        let plan = |stored: &StoredDataset, v: u64| {
+            let v = version(v);
+            let activation = Activation {
+                slug: &slug,
+                stored,
+                version: &v,
+                schema: "[]",
+                meta: None,
+                restoring: false,
+                now: DateTime::UNIX_EPOCH,
+            };
+            let positions = activation.to_locate().into_iter().map(|f| (f, 1)).collect();
+            served_after(&activation.plan(&Lists {
+                positions,
+                ..Lists::default()
+            }))
+        };
+        // A first activation, then a new version (4 was recorded, never activated)
+        let new = stored(None, None, meta("water", &[]));
+        assert_eq!(plan(&new, 1), s("1"));
+        let listed = StoredDataset {
+            served: served("1-3"),
+            ..stored(Some(5), Some(3), meta("water", &[]))
+        };
+        assert_eq!(plan(&listed, 5), s("1-3,5"));
+        // A rollback to 1: 2 and 3 withdrawn, on the dataset item and its alias alike
+        assert_eq!(plan(&listed, 1), s("1"));
     }
 
     #[test]
