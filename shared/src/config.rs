@@ -60,7 +60,9 @@ pub struct KeysConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignUpConfig {
     /// `ALLOWED_DOMAINS`: the email domains that may sign up, comma-separated (SignUpMode
-    /// `domains`); unset or blank: any domain.
+    /// `domains`); unset or blank: any domain, unless `SIGN_UP_MODE` is `domains`: then none
+    /// (an empty list, which refuses every sign-up: the template's rule refuses that stack,
+    /// and the function does not fall back to "anyone").
     pub allowed_domains: Option<crate::signup::AllowedDomains>,
 }
 
@@ -78,6 +80,11 @@ impl SignUpConfig {
                 })
             })
             .transpose()?;
+        let domains_mode = optional(lookup, "SIGN_UP_MODE").is_some_and(|m| m.trim() == "domains");
+        let allowed_domains = match allowed_domains {
+            None if domains_mode => Some(crate::signup::AllowedDomains::none()),
+            listed => listed,
+        };
         Ok(Self { allowed_domains })
     }
 }

@@ -23,6 +23,10 @@ pub enum SignUpRefused {
     /// The site and `catalog-admin` send addresses in lowercase.
     #[error("sign up with the email address in lowercase")]
     NotLowercase,
+    /// SignUpMode `domains` with no domain listed (a stack the template's rule would refuse):
+    /// nobody may sign up, rather than everybody.
+    #[error("sign-up is closed: this catalog lists no email domain that may sign up; ask its operators for an invitation")]
+    NoDomainListed,
 }
 
 impl AllowedDomains {
@@ -70,6 +74,16 @@ impl AllowedDomains {
     pub fn as_slice(&self) -> &[String] {
         &self.0
     }
+
+    /// No domain at all: SignUpMode `domains` deployed without SignUpDomains. Every sign-up is
+    /// refused ([`SignUpRefused::NoDomainListed`]).
+    pub fn none() -> Self {
+        Self(Vec::new())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// The email a pre-sign-up event is for: its `email` attribute, else a user name that is one.
@@ -84,6 +98,7 @@ pub fn email_of(event: &Value) -> Option<&str> {
 /// one mailbox is one account whatever case it is typed in. With `domains` (SignUpMode
 /// `domains`), only those domains sign up, but an operator's invitation
 /// (`PreSignUp_AdminCreateUser`) is accepted from anywhere: operators decide whom they invite.
+/// With `domains` and no domain listed, no sign-up is accepted (invitations still are).
 pub fn pre_sign_up(event: Value, domains: Option<&AllowedDomains>) -> Result<Value, SignUpRefused> {
     let email = email_of(&event).ok_or(SignUpRefused::NoEmail)?;
     if email != email.to_lowercase() {
@@ -93,6 +108,7 @@ pub fn pre_sign_up(event: Value, domains: Option<&AllowedDomains>) -> Result<Val
         return Ok(event);
     }
     match domains {
+        Some(domains) if domains.is_empty() => Err(SignUpRefused::NoDomainListed),
         Some(domains) if !domains.allows(email) => Err(SignUpRefused::Domain),
         _ => Ok(event),
     }
@@ -161,6 +177,49 @@ mod tests {
         // Open and invite modes: any domain.
         let e = event("PreSignUp_SignUp", "eve@elsewhere.example");
         assert_eq!(pre_sign_up(e.clone(), None), Ok(e));
+    }
+
+    #[test]
+    fn domains_mode_with_no_domain_listed_refuses_every_sign_up() {
+        use crate::config::SignUpConfig;
+        let config = |vars: &[(&str, &str)]| {
+            let vars: Vec<(String, String)> = vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            SignUpConfig::from_lookup(&move |name: &str| {
+                vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+            })
+            .unwrap()
+            .allowed_domains
+        };
+        // As the template sets them: SignUpMode domains, SignUpDomains left at its default ''.
+        let closed = config(&[("SIGN_UP_MODE", "domains"), ("ALLOWED_DOMAINS", "")]);
+        assert_eq!(closed, Some(AllowedDomains::none()));
+        for email in ["ada@example.com", "eve@evil.example", "a@b.c"] {
+            assert_eq!(
+                pre_sign_up(event("PreSignUp_SignUp", email), closed.as_ref()),
+                Err(SignUpRefused::NoDomainListed),
+                "{email}"
+            );
+        }
+        assert!(SignUpRefused::NoDomainListed.to_string().contains("closed"));
+        // An operator's invitation is still accepted.
+        let invited = event("PreSignUp_AdminCreateUser", "guest@elsewhere.net");
+        assert_eq!(pre_sign_up(invited.clone(), closed.as_ref()), Ok(invited));
+        // The other modes: any domain, as before; domains with a list: that list.
+        assert_eq!(
+            config(&[("SIGN_UP_MODE", "open"), ("ALLOWED_DOMAINS", "")]),
+            None
+        );
+        assert_eq!(config(&[]), None);
+        assert_eq!(
+            config(&[
+                ("SIGN_UP_MODE", "domains"),
+                ("ALLOWED_DOMAINS", "example.com")
+            ]),
+            Some(AllowedDomains::parse("example.com").unwrap())
+        );
     }
 
     #[test]

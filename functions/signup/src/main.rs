@@ -1,10 +1,11 @@
 //! Cognito's pre-sign-up trigger: accepts an email only in lowercase and, with `ALLOWED_DOMAINS`
-//! (SignUpMode `domains`), only at one of those domains. Composition root only: the rule is `catalog::signup`. Not an
+//! (SignUpMode `domains`), only at one of those domains; with `SIGN_UP_MODE=domains` and no
+//! domain, none (logged as an error at cold start and at each refusal). Composition root only: the rule is `catalog::signup`. Not an
 //! HTTP function: Cognito invokes it with its own event and reads the event back (accepted) or
 //! an error (refused; the person sees its message).
 
 use catalog::config::SignUpConfig;
-use catalog::signup::{email_of, pre_sign_up, AllowedDomains};
+use catalog::signup::{email_of, pre_sign_up, AllowedDomains, SignUpRefused};
 use lambda_http::lambda_runtime::{self, service_fn, Error, LambdaEvent};
 use serde_json::Value;
 
@@ -24,6 +25,10 @@ async fn handle(
             tracing::info!(%domain, trigger = %source, "sign-up accepted");
             Ok(accepted)
         }
+        Err(refused @ SignUpRefused::NoDomainListed) => {
+            tracing::error!(%domain, trigger = %source, reason = %refused, "sign-up refused: SignUpMode is domains and SignUpDomains lists none");
+            Err(refused.into())
+        }
         Err(refused) => {
             tracing::info!(%domain, trigger = %source, reason = %refused, "sign-up refused");
             Err(refused.into())
@@ -36,5 +41,11 @@ async fn main() -> Result<(), Error> {
     catalog::lambda::init_logging();
     let config = SignUpConfig::from_env()?;
     let domains = config.allowed_domains;
+    if domains.as_ref().is_some_and(AllowedDomains::is_empty) {
+        tracing::error!(
+            "SignUpMode is domains but SignUpDomains lists no domain: every sign-up is refused \
+             until it does (operators' invitations are still accepted)"
+        );
+    }
     lambda_runtime::run(service_fn(|event| handle(domains.as_ref(), event))).await
 }

@@ -11,11 +11,11 @@ use sha2::{Digest, Sha256};
 use super::*;
 
 /// The approval dataset the journeys ask for (a sample, set to `approval` by the test).
-const TRIALS: &str = "bird-sightings";
+pub(super) const TRIALS: &str = "bird-sightings";
 
 impl Site {
     /// `catalog-admin` against this stack and its user pool.
-    fn admin(&self) -> Command {
+    pub(super) fn admin(&self) -> Command {
         let mut cmd = admin_command();
         cmd.envs(self.stack.function_env())
             .env("USER_POOL_ID", &self.pool.pool_id)
@@ -23,7 +23,7 @@ impl Site {
         cmd
     }
 
-    fn admin_ok(&self, args: &[&str]) -> String {
+    pub(super) fn admin_ok(&self, args: &[&str]) -> String {
         let out = run_admin(self.admin().args(args));
         assert!(
             out.status.success(),
@@ -34,7 +34,7 @@ impl Site {
     }
 
     /// Sets a sample dataset's level and policy, as `access level` and publish do.
-    async fn set_level(&self, slug: &str, level: AccessLevel, policy: ApprovalPolicy) {
+    pub(super) async fn set_level(&self, slug: &str, level: AccessLevel, policy: ApprovalPolicy) {
         self.stack
             .writer()
             .set_access(
@@ -48,7 +48,7 @@ impl Site {
     }
 
     /// A person with a read key of their own: (sub, tokens, key).
-    async fn reader(&self, email: &str) -> (String, Tokens, String) {
+    pub(super) async fn reader(&self, email: &str) -> (String, Tokens, String) {
         let (sub, tokens) = self.person(email).await;
         let (status, created) = self.create(&tokens.access_token, "notebook").await;
         assert_eq!(status, 201, "{created}");
@@ -58,7 +58,7 @@ impl Site {
 
     /// An operator: signed up, added to the operators' group with the CLI, signed in again (the
     /// group is in tokens issued after).
-    async fn operator(&self, email: &str) -> Tokens {
+    pub(super) async fn operator(&self, email: &str) -> Tokens {
         self.person(email).await;
         let said = self.admin_ok(&["accounts", "operator", email]);
         assert!(said.contains("operators"), "{said}");
@@ -69,7 +69,7 @@ impl Site {
 
     /// The data endpoint's status for this key and, on 200, whether the downloaded file's
     /// SHA-256 is the one the answer names.
-    async fn fetch(&self, slug: &str, key: &str) -> u16 {
+    pub(super) async fn fetch(&self, slug: &str, key: &str) -> u16 {
         let (status, _, body) = http_request(
             "GET",
             &format!("{}/datasets/{slug}/data", self.base),
@@ -95,7 +95,7 @@ impl Site {
 
     /// The caller's record for a dataset, from `GET /account/access` (the owner index may be a
     /// moment behind: asked again for up to two seconds).
-    async fn own_record(&self, token: &str, slug: &str, status: &str) -> Value {
+    pub(super) async fn own_record(&self, token: &str, slug: &str, status: &str) -> Value {
         let mut last = Value::Null;
         for _ in 0..20 {
             let (code, listed) = self.call("GET", "/account/access", token, "").await;
@@ -117,14 +117,14 @@ impl Site {
 }
 
 /// Requests approved at once, no form.
-fn automatic() -> ApprovalPolicy {
+pub(super) fn automatic() -> ApprovalPolicy {
     ApprovalPolicy {
         approval: Approval::Automatic,
         ..ApprovalPolicy::default()
     }
 }
 
-fn form() -> ApprovalPolicy {
+pub(super) fn form() -> ApprovalPolicy {
     ApprovalPolicy {
         approval: Approval::Manual,
         form: vec![FormField {
@@ -137,7 +137,7 @@ fn form() -> ApprovalPolicy {
     }
 }
 
-fn code(body: &Value) -> &str {
+pub(super) fn code(body: &Value) -> &str {
     body["code"].as_str().unwrap_or("")
 }
 

@@ -124,6 +124,7 @@ impl Site {
 const GATED: &str = "air-quality-hourly";
 
 mod access_requests;
+mod deleted;
 mod own_keys;
 mod template;
 mod tokens;

@@ -455,3 +455,100 @@ fn an_update_never_replaces_the_user_pool() {
         Some("Retain")
     );
 }
+
+/// SignUpMode `domains` with SignUpDomains at its default lists no domain: the template's rule
+/// refuses that stack (evaluated here as CloudFormation evaluates a rule: its condition, then
+/// its assertions, over the parameters' values; a CommaDelimitedList of '' is `[""]`), and the
+/// sign-up function is told the mode, so that it refuses every sign-up rather than accepting
+/// any domain (`catalog::signup::tests::domains_mode_with_no_domain_listed_refuses_every_sign_up`).
+#[test]
+fn sign_up_mode_domains_without_a_domain_is_refused_by_a_rule() {
+    use serde_norway::Value as Yaml;
+    let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
+    let template: Yaml = serde_norway::from_str(&text).unwrap();
+    // A rule's intrinsic functions, as far as this rule uses them.
+    #[derive(Debug, PartialEq)]
+    enum V {
+        S(String),
+        L(Vec<String>),
+        B(bool),
+    }
+    fn eval(value: &Yaml, params: &[(&str, V)]) -> V {
+        let Yaml::Tagged(t) = value else {
+            return V::S(value.as_str().expect("a string").to_owned());
+        };
+        let args = || t.value.as_sequence().expect("arguments").as_slice();
+        match t.tag.to_string().trim_start_matches('!') {
+            "Ref" => {
+                let name = t.value.as_str().unwrap();
+                match params.iter().find(|(n, _)| *n == name) {
+                    Some((_, V::S(s))) => V::S(s.clone()),
+                    Some((_, V::L(l))) => V::L(l.clone()),
+                    other => panic!("parameter {name}: {other:?}"),
+                }
+            }
+            "Equals" => {
+                let [a, b] = args() else { panic!("Equals") };
+                V::B(eval(a, params) == eval(b, params))
+            }
+            "Not" => {
+                let [a] = args() else { panic!("Not") };
+                let V::B(b) = eval(a, params) else {
+                    panic!("Not of a non-boolean")
+                };
+                V::B(!b)
+            }
+            "Contains" => {
+                let [list, item] = args() else {
+                    panic!("Contains")
+                };
+                let (V::L(list), V::S(item)) = (eval(list, params), eval(item, params)) else {
+                    panic!("Contains: a list and a string")
+                };
+                V::B(list.contains(&item))
+            }
+            other => panic!("a rule function this test does not evaluate: {other}"),
+        }
+    }
+    // Whether a stack with these parameters passes every rule.
+    let passes = |mode: &str, domains: &str| {
+        let params = [
+            ("SignUpMode", V::S(mode.to_owned())),
+            // CloudFormation splits a CommaDelimitedList on commas: '' is [""].
+            (
+                "SignUpDomains",
+                V::L(domains.split(',').map(str::to_owned).collect()),
+            ),
+        ];
+        let rules = template["Rules"].as_mapping().expect("a Rules section");
+        rules.values().all(|rule| {
+            let applies = rule
+                .get("RuleCondition")
+                .is_none_or(|c| eval(c, &params) == V::B(true));
+            !applies
+                || rule["Assertions"].as_sequence().unwrap().iter().all(|a| {
+                    assert!(a["AssertDescription"]
+                        .as_str()
+                        .is_some_and(|d| !d.is_empty()));
+                    eval(&a["Assert"], &params) == V::B(true)
+                })
+        })
+    };
+    let default = template["Parameters"]["SignUpDomains"]["Default"]
+        .as_str()
+        .expect("SignUpDomains' default");
+    assert!(!passes("domains", default), "domains with the default list");
+    assert!(!passes("domains", "example.com,"), "an empty item");
+    assert!(passes("domains", "example.com"));
+    assert!(passes("domains", "example.com,partner.org"));
+    for mode in ["open", "invite"] {
+        assert!(passes(mode, default), "{mode} needs no domain");
+    }
+    // The function knows the mode, not only the (possibly empty) list.
+    let variables =
+        &template["Resources"]["CatalogSignUpFunction"]["Properties"]["Environment"]["Variables"];
+    assert_eq!(
+        tagged(&variables["SIGN_UP_MODE"], "Ref").and_then(|v| v.as_str()),
+        Some("SignUpMode")
+    );
+}
