@@ -1,7 +1,9 @@
 //! The download log's source: every URL handed out (data, download, Delta Sharing) and every
 //! rows page served writes one structured log event, marked `audit = "download"`, naming the
 //! dataset, the version, the key's public id, the key's account (a Cognito `sub`; `-` for an
-//! operator's key or none) and the route. Nothing else is written on the request path: the
+//! operator's key or none), the route, and for a download without a key the requester
+//! ([`client_label`]: a digest of its address, so that keyless downloads count once per
+//! requester and day). Nothing else is written on the request path: the
 //! download counts and the operators' per-partner log are built from these events, off the
 //! request path.
 //!
@@ -59,6 +61,24 @@ pub struct Download {
     pub account: Option<String>,
     pub route: Route,
     pub at: DateTime<Utc>,
+    /// Without a key: who asked ([`client_label`]); `None` with a key, or when the event does
+    /// not say (then each such download counts).
+    pub client: Option<String>,
+}
+
+/// The requester of a download without a key, as its event names it: the first 64 bits of the
+/// SHA-256 of its address (`-` when the address is unknown, or when a key was sent: the key
+/// names the requester then). Not a secret: the API's access log keeps the address itself. It
+/// only lets the daily counts take one download per requester and day.
+pub fn client_label(address: Option<&str>, keyless: bool) -> String {
+    use sha2::{Digest, Sha256};
+    match address {
+        Some(address) if keyless => {
+            let digest = Sha256::digest(format!("dataset-catalog-client:{address}").as_bytes());
+            hex::encode(&digest[..8])
+        }
+        _ => "-".to_owned(),
+    }
 }
 
 /// The account `admitted`'s key belongs to, as the log writes it (`-` for none).
@@ -82,6 +102,8 @@ impl Download {
             key_id: String,
             account: String,
             route: Route,
+            #[serde(default)]
+            client: Option<String>,
         }
         let line: Line = serde_json::from_str(message.trim()).ok()?;
         let f = line.fields;
@@ -96,6 +118,7 @@ impl Download {
             account: named(f.account),
             route: f.route,
             at: DateTime::from_timestamp_millis(timestamp_ms)?,
+            client: f.client.and_then(named),
         })
     }
 }
@@ -117,6 +140,7 @@ mod tests {
                 account: Some("7d1e5b9c-1111-4a2b-9c3d-0123456789ab".into()),
                 route: Route::Sharing,
                 at: DateTime::from_timestamp_millis(1_795_692_687_847).unwrap(),
+                client: None,
             }
         );
         // Keyless: no key, no account.
@@ -124,7 +148,11 @@ mod tests {
             .replace("key_0123456789abcdef", "-")
             .replace("7d1e5b9c-1111-4a2b-9c3d-0123456789ab", "-");
         let got = Download::from_log_event(&keyless, 0).unwrap();
-        assert_eq!((got.key_id, got.account), (None, None));
+        assert_eq!((got.key_id, got.account, got.client), (None, None, None));
+        // Keyless, with its requester named
+        let named = keyless.replace(r#""route""#, r#""client":"0123456789abcdef","route""#);
+        let got = Download::from_log_event(&named, 0).unwrap();
+        assert_eq!(got.client.as_deref(), Some("0123456789abcdef"));
         // Not marked, not JSON, or another shape: not a download.
         let unmarked = line.replace(r#""audit":"download","#, "");
         for other in [
@@ -134,6 +162,17 @@ mod tests {
         ] {
             assert_eq!(Download::from_log_event(other, 0), None, "{other}");
         }
+    }
+
+    #[test]
+    fn a_keyless_requester_is_a_digest_of_its_address_and_nothing_with_a_key() {
+        let a = client_label(Some("192.0.2.1"), true);
+        assert_eq!(a.len(), 16);
+        assert!(!a.contains("192"));
+        assert_eq!(a, client_label(Some("192.0.2.1"), true));
+        assert_ne!(a, client_label(Some("192.0.2.2"), true));
+        assert_eq!(client_label(Some("192.0.2.1"), false), "-");
+        assert_eq!(client_label(None, true), "-");
     }
 
     #[test]

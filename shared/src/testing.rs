@@ -17,6 +17,8 @@ pub struct V2Event {
     body: Option<String>,
     /// The claims a JWT authorizer verified (`requestContext.authorizer.jwt.claims`).
     claims: Option<Map<String, Value>>,
+    /// The address the request came from (`requestContext.http.sourceIp`).
+    source_ip: String,
 }
 
 impl V2Event {
@@ -34,6 +36,7 @@ impl V2Event {
             request_id: "req-1".to_owned(),
             body: None,
             claims: None,
+            source_ip: "192.0.2.1".to_owned(),
         }
     }
 
@@ -74,6 +77,12 @@ impl V2Event {
         self
     }
 
+    /// The address the request came from (`192.0.2.1` unless set).
+    pub fn source_ip(mut self, address: &str) -> Self {
+        self.source_ip = address.to_owned();
+        self
+    }
+
     /// A text body.
     pub fn body(mut self, body: &str) -> Self {
         self.body = Some(body.to_owned());
@@ -101,7 +110,7 @@ impl V2Event {
                 "domainPrefix": "api", "requestId": self.request_id, "routeKey": "$default",
                 "stage": "$default", "time": "01/Jun/2026:12:00:00 +0000", "timeEpoch": 0,
                 "http": {"method": self.method, "path": self.path, "protocol": "HTTP/1.1",
-                         "sourceIp": "192.0.2.1", "userAgent": "test"}
+                         "sourceIp": self.source_ip, "userAgent": "test"}
             },
             "isBase64Encoded": false
         });

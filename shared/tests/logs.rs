@@ -227,6 +227,7 @@ async fn a_url_handed_out_writes_one_download_event_naming_the_key_and_its_accou
         account: account.map(str::to_owned),
         route,
         at,
+        client: None,
     };
     assert_eq!(
         downloads,
@@ -236,4 +237,71 @@ async fn a_url_handed_out_writes_one_download_event_naming_the_key_and_its_accou
         ],
         "{logs}"
     );
+}
+
+/// A URL handed out without a key names its requester by a digest of its address (so that the
+/// daily counts take one download per requester and day); with a key, by the key alone.
+#[tokio::test]
+async fn a_keyless_download_event_names_its_requester_by_a_digest_of_its_address() {
+    let out = Captured::default();
+    let writer = out.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_target(false)
+        .without_time()
+        .json()
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let c = catalog();
+    let mut open = DatasetRecord {
+        slug: Slug::parse("open").unwrap(),
+        id: uuid::Uuid::new_v4(),
+        keyless_until: Some(Utc::now() + Duration::hours(1)),
+        ..catalog_record(&c, "d").await
+    };
+    open.active.as_mut().unwrap().s3_key = "datasets/open/v1/x.parquet".into();
+    c.insert_dataset(open);
+    let signer = FakeSigner {
+        ttl: Duration::minutes(15),
+    };
+    for (address, key) in [
+        ("192.0.2.10", None),
+        ("192.0.2.10", None),
+        ("2001:db8::7", None),
+        ("192.0.2.10", Some(KEY)),
+    ] {
+        let headers: Vec<(&str, &str)> = key.iter().map(|k| ("x-api-key", *k)).collect();
+        let req = V2Event::get("/api/v1/datasets/open/data")
+            .headers(headers)
+            .source_ip(address)
+            .request();
+        let resp = catalog::api::data(&req, &c, &signer, Utc::now()).await;
+        assert_eq!(resp.status(), 200);
+    }
+    let logs = out.text();
+    let clients: Vec<Option<String>> = logs
+        .lines()
+        .filter_map(|line| catalog::audit::Download::from_log_event(line, 0))
+        .map(|d| d.client)
+        .collect();
+    assert_eq!(clients.len(), 4, "{logs}");
+    let (first, again, other, keyed) = (&clients[0], &clients[1], &clients[2], &clients[3]);
+    assert!(first.as_ref().is_some_and(|c| c.len() == 16), "{logs}");
+    assert_eq!(first, again, "the same address, the same requester");
+    assert!(
+        other.is_some() && other != first,
+        "another address, another requester"
+    );
+    assert_eq!(keyed, &None, "with a key, the key names the requester");
+    assert!(
+        !logs.contains("192.0.2.10") && !logs.contains("2001:db8::7"),
+        "{logs}"
+    );
+}
+
+/// The dataset `slug` of `c`, as stored.
+async fn catalog_record(c: &MemoryCatalog, slug: &str) -> DatasetRecord {
+    use catalog::ports::DatasetReader;
+    let dataset = catalog::input::DatasetRef::parse(slug).unwrap();
+    c.get_dataset(&dataset).await.unwrap().unwrap()
 }

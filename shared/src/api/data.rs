@@ -8,7 +8,9 @@ use serde::Serialize;
 
 use super::gate::{admit, Admitted};
 use super::http::{finish, json_response, no_store, preflight};
-use super::request::{accept, presented_key, presented_key_or_basic, single_param, Endpoint};
+use super::request::{
+    accept, presented_key, presented_key_or_basic, single_param, source_address, Endpoint,
+};
 use crate::access::Allowed;
 use crate::error::ApiError;
 use crate::input::{DatasetRef, Format, Slug, VersionPin};
@@ -64,7 +66,17 @@ async fn data_inner(
         admit(&dataset, pin, key, reader, now).await?;
         return Ok(json_response(StatusCode::OK, &()));
     }
-    let (admitted, signed) = sign(&dataset, pin, UrlRoute::Data, key, reader, signer, now).await?;
+    let client = source_address(req);
+    let (admitted, signed) = sign(
+        &dataset,
+        pin,
+        UrlRoute::Data,
+        (key, client),
+        reader,
+        signer,
+        now,
+    )
+    .await?;
     Ok(json_response(
         StatusCode::OK,
         &descriptor(&admitted, &signed, format.as_str()),
@@ -97,8 +109,17 @@ async fn download_inner(
     let key = presented_key_or_basic(req.headers())?;
     let (dataset, pin) = requested(req, &raw)?;
     // A HEAD gets the redirect's `Location` too: its URL is delivered, and counted.
-    let (admitted, signed) =
-        sign(&dataset, pin, UrlRoute::Download, key, reader, signer, now).await?;
+    let client = source_address(req);
+    let (admitted, signed) = sign(
+        &dataset,
+        pin,
+        UrlRoute::Download,
+        (key, client),
+        reader,
+        signer,
+        now,
+    )
+    .await?;
     let mut response = json_response(
         StatusCode::FOUND,
         &descriptor(&admitted, &signed, "parquet"),
@@ -119,16 +140,18 @@ fn requested(req: &Request, raw: &str) -> Result<(DatasetRef, Option<VersionPin>
 }
 
 /// The gate, then a presigned URL for the version it admits: what the data and download routes
-/// share.
+/// share. `caller`: the key sent, and the address the request came from (named in the download
+/// event, as a digest, only without a key: [`crate::audit::client_label`]).
 async fn sign(
     dataset: &DatasetRef,
     pin: Option<VersionPin>,
     route: UrlRoute,
-    key: Option<crate::keys::ApiKey>,
+    caller: (Option<crate::keys::ApiKey>, Option<&str>),
     reader: &(impl DownloadReader + KeyUsage + GrantReader),
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Result<(Admitted, SignedUrl), ApiError> {
+    let (key, address) = caller;
     let admitted = admit(dataset, pin, key, reader, now).await?;
     let active = &admitted.active;
     let signed = signer
@@ -146,6 +169,7 @@ async fn sign(
         account = crate::audit::account_label(&admitted),
         keyless = admitted.allowed == Allowed::Keyless,
         allowed = admitted.allowed.as_str(),
+        client = crate::audit::client_label(address, admitted.key_id.is_none()),
         expires_at = %signed.expires_at,
         route = route.as_str(),
         "issued download URL"

@@ -271,6 +271,18 @@ fn parse_key(value: &HeaderValue) -> Result<ApiKey, ApiError> {
         .ok_or(ApiError::InvalidKey)
 }
 
+/// The address the request came from, as API Gateway saw it (`None` outside API Gateway, or
+/// when it says nothing).
+pub fn source_address(req: &Request) -> Option<&str> {
+    use lambda_http::request::RequestContext;
+    let address = match req.request_context_ref()? {
+        RequestContext::ApiGatewayV2(ctx) => ctx.http.source_ip.as_deref(),
+        RequestContext::ApiGatewayV1(ctx) => ctx.identity.source_ip.as_deref(),
+        _ => None,
+    };
+    address.filter(|a| !a.is_empty())
+}
+
 /// The verified claims API Gateway's JWT authorizer put in the request context.
 pub fn verified_claims(req: &Request) -> Option<&std::collections::HashMap<String, String>> {
     use lambda_http::request::RequestContext;

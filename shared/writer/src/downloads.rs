@@ -4,12 +4,23 @@
 //! | item | pk | sk | holds |
 //! |---|---|---|---|
 //! | download | `DL#<slug>` | `<time, RFC 3339 ms>#<event id>` | `slug`, `version`, `key_id`, `account` (absent without one), `route`, `at`, `day`, `expire_at` (time to live) |
-//! | day count | `COUNT#<UTC day>` | `<slug>` | `n`: the downloads (every route but rows) of that dataset that day, `expire_at` |
+//! | day count | `COUNT#<UTC day>` | `<slug>` | `n`: the downloads (every route but rows) of that dataset that day, one per requester, `expire_at` |
+//! | counted | `SEEN#<UTC day>` | `<slug>#key#<key id>` or `<slug>#client#<digest>` | that this requester's download of the dataset was counted that day; `expire_at` (two days on) |
 //!
 //! Indexes: `by-account` (`account`, `sk`) holds the downloads of accounts' keys; `by-day`
 //! (`day`, `sk`) holds every download, for a time range without a dataset or an account. A
 //! download is recorded once whatever the number of deliveries of its event: its item is put
 //! on the condition that it is new, in one transaction with its day's count.
+//!
+//! **Counted once per requester and day.** A day's count takes one download per dataset and
+//! requester: the key (its public id), or without a key the requester's address digest
+//! ([`catalog::audit::client_label`]); so one key, or one address in a keyless window, cannot
+//! inflate `sort=downloads` by downloading again. The first download puts the requester's
+//! `SEEN#` item (on the condition that it is new) in the same transaction as its record and the
+//! count; a later one that day fails that condition and is recorded alone, uncounted (a second
+//! write, for repeated downloads only). A download event that names no requester (no key and
+//! no address: events from before the digest, or outside API Gateway) counts each time, as
+//! before. Every download is still recorded in the log, counted or not.
 
 use std::collections::BTreeMap;
 
@@ -72,8 +83,9 @@ impl DownloadLog {
     }
 
     /// Records each download once (`id` names its event: a redelivered event is skipped),
-    /// kept `retention_days`; counts it in its day's count unless it is a rows page. Returns
-    /// how many were new.
+    /// kept `retention_days`; counts it in its day's count unless it is a rows page or its
+    /// requester's download of the dataset was counted that day already. Returns how many were
+    /// new.
     pub async fn record(
         &self,
         downloads: &[(String, Download)],
@@ -103,12 +115,35 @@ impl DownloadLog {
             if let Some(account) = &download.account {
                 item.insert(ACCOUNT.to_owned(), s(account));
             }
-            let mut tx = self.client.transact_write_items().transact_items(
+            let record_alone = self.client.transact_write_items().transact_items(
                 TransactWriteItem::builder()
-                    .put(put_new(&self.table, item)?)
+                    .put(put_new(&self.table, item.clone())?)
                     .build(),
             );
+            let mut tx = record_alone.clone();
+            let requester = download
+                .key_id
+                .as_ref()
+                .map(|k| format!("key#{k}"))
+                .or_else(|| download.client.as_ref().map(|c| format!("client#{c}")));
             if download.route.is_download() {
+                if let Some(requester) = &requester {
+                    // Kept past its day (the day's downloads may arrive late), then expired.
+                    let seen_until = n((download.at + Duration::days(2)).timestamp().max(0) as u64);
+                    let seen: Item = [
+                        (PK, s(format!("SEEN#{day}"))),
+                        (SK, s(format!("{}#{requester}", download.slug))),
+                        (EXPIRE_AT, seen_until),
+                    ]
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v))
+                    .collect();
+                    tx = tx.transact_items(
+                        TransactWriteItem::builder()
+                            .put(put_new(&self.table, seen)?)
+                            .build(),
+                    );
+                }
                 let count = Update::builder()
                     .table_name(&self.table)
                     .key(PK, s(format!("COUNT#{day}")))
@@ -122,9 +157,18 @@ impl DownloadLog {
                     .map_err(other)?;
                 tx = tx.transact_items(TransactWriteItem::builder().update(count).build());
             }
+            let counted_once = download.route.is_download() && requester.is_some();
             match tx.send().await {
                 Ok(_) => recorded += 1,
-                // Recorded already (a redelivered event): nothing changes.
+                // Recorded already (a redelivered event), or, when it is counted once per
+                // requester, perhaps only counted already today: then it is recorded alone.
+                Err(e) if is_condition_failure(e.code()) && counted_once => {
+                    match record_alone.send().await {
+                        Ok(_) => recorded += 1,
+                        Err(e) if is_condition_failure(e.code()) => {}
+                        Err(e) => return Err(classify(e)),
+                    }
+                }
                 Err(e) if is_condition_failure(e.code()) => {}
                 Err(e) => return Err(classify(e)),
             }
@@ -303,6 +347,8 @@ fn download_of(item: &Item) -> Result<Download, StoreError> {
         account: get_s(item, ACCOUNT).ok(),
         route,
         at,
+        // The requester's digest is kept only in the day's `SEEN#` items.
+        client: None,
     })
 }
 

@@ -32,6 +32,7 @@ fn download(
         account: account.map(str::to_owned),
         route,
         at: at(when),
+        client: None,
     }
 }
 
@@ -271,6 +272,89 @@ async fn downloads_are_recorded_once_counted_by_day_and_shown_by_audit_with_filt
     assert!(String::from_utf8_lossy(&out.stderr).contains("DOWNLOADS_TABLE"));
 }
 
+#[tokio::test]
+async fn a_key_or_a_keyless_requester_counts_once_a_day_however_often_it_downloads() {
+    // GIVEN a dataset
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("river-levels"), "river-levels"));
+    let log = DownloadLog::new(stack.dynamo.clone(), TABLE);
+    let today = Utc::now();
+    let now = today.to_rfc3339();
+    let yesterday = (today - Span::days(1)).to_rfc3339();
+    let keyless = |client: Option<&str>, when: &str| Download {
+        client: client.map(str::to_owned),
+        ..download("river-levels", None, None, Route::Download, when)
+    };
+    // AND downloads today: one key 5 times (by both URL routes and Delta Sharing), another
+    // key once, a keyless requester 3 times, another once, and two keyless downloads whose
+    // events name no requester; and the first key once yesterday
+    let mut events: Vec<Download> = Vec::new();
+    for route in [
+        Route::Data,
+        Route::Data,
+        Route::Download,
+        Route::Sharing,
+        Route::Data,
+    ] {
+        events.push(download("river-levels", Some("key_a"), None, route, &now));
+    }
+    events.push(download(
+        "river-levels",
+        Some("key_b"),
+        None,
+        Route::Data,
+        &now,
+    ));
+    for _ in 0..3 {
+        events.push(keyless(Some("c1c1c1c1c1c1c1c1"), &now));
+    }
+    events.push(keyless(Some("c2c2c2c2c2c2c2c2"), &now));
+    events.push(keyless(None, &now));
+    events.push(keyless(None, &now));
+    events.push(download(
+        "river-levels",
+        Some("key_a"),
+        None,
+        Route::Data,
+        &yesterday,
+    ));
+    let mut events: Vec<(String, Download)> = events
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| (format!("e{i}"), d))
+        .collect();
+    // (one of them delivered twice)
+    events.push(events[1].clone());
+    // WHEN they are recorded
+    let recorded = log.record(&events, 30).await.unwrap();
+    // THEN every download is in the log, once
+    assert_eq!(recorded, 13);
+    let listed = log
+        .list(&catalog_writer::downloads::Filter {
+            dataset: Some("river-levels".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 13);
+    // AND today counts each key and each named requester once, and each unnamed keyless
+    // download: key_a, key_b, c1, c2, and the two unnamed
+    let today_count = log.counts(today.date_naive(), 1).await.unwrap();
+    assert_eq!(today_count.get("river-levels"), Some(&6));
+    // AND yesterday's download by the same key counts on its own day
+    let month = log.counts(today.date_naive(), 30).await.unwrap();
+    assert_eq!(month.get("river-levels"), Some(&7));
+    // AND recording the same batch again changes nothing
+    assert_eq!(log.record(&events, 30).await.unwrap(), 0);
+    assert_eq!(
+        log.counts(today.date_naive(), 30)
+            .await
+            .unwrap()
+            .get("river-levels"),
+        Some(&7)
+    );
+}
+
 /// The local stack runs the same pipeline: downloads through the local API (as `dev/run`
 /// serves it) are read from its log lines and recorded; `catalog-admin audit` shows them, and
 /// `catalog-admin count-downloads` (the daily job) puts the counts on the list.
@@ -308,11 +392,12 @@ async fn the_local_stack_records_downloads_through_the_same_pipeline() {
         .collect();
     assert_eq!(routes, ["data", "download", "rows"], "{out}");
     assert!(out.lines().skip(1).all(|l| l.contains("(operator's key)")));
-    // AND the daily count, run by hand, shows two downloads (the rows page is not one)
+    // AND the daily count, run by hand, shows one download: the key's two downloads count
+    // once a day (and the rows page is not one)
     let counted = ok(&admin(&stack, &["count-downloads"], &[]));
     assert!(counted.contains("1 counts changed"), "{counted}");
     let (_, _, body) =
         catalog_tests::http_request("GET", &format!("{api}/datasets?sort=downloads"), &[]).await;
     let page: Value = serde_json::from_slice(&body).unwrap();
-    assert_eq!(page["items"][0]["downloads"], 2, "{page}");
+    assert_eq!(page["items"][0]["downloads"], 1, "{page}");
 }
