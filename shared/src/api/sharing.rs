@@ -240,7 +240,9 @@ async fn tables(
         targets.sort_by(|a, b| a.slug.as_str().cmp(b.slug.as_str()));
         let mut visible = Vec::new();
         for target in &targets {
-            if target.active.is_some() && readable(target_guard(target), key, &grants, now).await? {
+            // Listed datasets only: an unpublished one is no table (its routes answer 404).
+            let listed = target.active.is_some() && !target.unpublished;
+            if listed && readable(target_guard(target), key, &grants, now).await? {
                 visible.push(Table::of(target.slug.as_str(), &target.id));
             }
         }
@@ -279,9 +281,13 @@ async fn tables(
             items.push(Table::of(summary.slug.as_str(), &summary.id));
         }
     }
-    let end = window.offset.saturating_add(page.items.len() as u64);
-    let next_page_token = (end < page.total && (!page.items.is_empty() || window.limit == 0))
-        .then(|| encode_token(end));
+    // The page covered the positions from the window's up to `limit` more (its withdrawn
+    // entries, left out, included); `maxResults=0` reads no entry, and points at the same one.
+    let end = window
+        .offset
+        .saturating_add(window.limit)
+        .min(page.total.max(window.offset));
+    let next_page_token = (end < page.total).then(|| encode_token(end));
     Ok(Page {
         items,
         next_page_token,
@@ -353,8 +359,9 @@ struct Opened {
 }
 
 /// Reads a table (and the version asked for) with the key in one round trip, and judges it as
-/// the data endpoint does. A version is readable if it was published and is not newer than the
-/// active one.
+/// the data endpoint does. A version other than the active one is readable if it is older and
+/// was activated and not withdrawn since ([`TableReader::read_table`] finds no other); every
+/// other number gets the same answer, as one that does not exist.
 async fn open(
     store: &impl SharingStore,
     name: &str,

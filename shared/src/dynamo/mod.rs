@@ -356,7 +356,9 @@ impl DynamoCatalog {
             Some(item) => get_u64(&item, TOTAL)?,
             None => 0,
         };
-        let Some(offset) = offset.filter(|o| *o < total) else {
+        // `limit` 0 reads no entry: its range would end before it starts, which DynamoDB
+        // refuses.
+        let Some(offset) = offset.filter(|o| *o < total && limit > 0) else {
             return Ok(CatalogPage {
                 total,
                 items: Vec::new(),
@@ -381,9 +383,12 @@ impl DynamoCatalog {
             .expression_attribute_values(":high", s(list_sk(high)))
             .scan_index_forward(!descending)
             .consistent_read(true);
+        // An entry whose dataset left the catalog is not shown while the renumbering that
+        // removes it has not run.
         let items = query_all(query)
             .await?
             .iter()
+            .filter(|item| !codec::is_withdrawn(item))
             .map(DatasetSummary::try_from)
             .collect::<Result<Vec<_>, _>>()?;
         Ok(CatalogPage {
@@ -474,7 +479,7 @@ impl DynamoCatalog {
         // Page by page: raw items are converted as they arrive, never all held at once.
         let mut items = Vec::new();
         for_each_in_partition(&self.client, &self.datasets_table, &list_pk, |page| {
-            for item in &page {
+            for item in page.iter().filter(|item| !codec::is_withdrawn(item)) {
                 items.push(Indexed::new(DatasetSummary::try_from(item)?));
             }
             Ok(())

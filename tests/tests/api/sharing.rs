@@ -528,3 +528,144 @@ async fn the_protocols_answers_have_its_headers_and_lines() {
         .collect();
     assert_eq!(seen, published);
 }
+
+/// The table names a list answer holds.
+fn names(page: &Value) -> Vec<String> {
+    page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn table_lists_leave_out_unpublished_datasets_and_withdrawn_entries() {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    use catalog::dynamo::layout::{name, LIST_PK};
+    let g = given_levels().await;
+    let signer = g.stack.signer(Duration::from_secs(900));
+    let slug = |s: &str| catalog::input::Slug::parse(s).unwrap();
+    // GIVEN air-quality-hourly (the one dataset of a limited key) unpublished
+    g.stack
+        .writer()
+        .unpublish(&slug("air-quality-hourly"), Utc::now())
+        .await
+        .expect("unpublish");
+    // AND river-levels' catalog entry marked `withdrawn`, as a take-down's transaction leaves
+    // it until the renumbering after it has run
+    let entries = g
+        .stack
+        .dynamo
+        .query()
+        .table_name(&g.stack.target.datasets_table)
+        .key_condition_expression("pk = :pk")
+        .expression_attribute_values(":pk", AttributeValue::S(LIST_PK.into()))
+        .send()
+        .await
+        .unwrap();
+    let river = entries
+        .items()
+        .iter()
+        .find(|item| item.get(name::SLUG) == Some(&AttributeValue::S("river-levels".into())))
+        .expect("river-levels is listed");
+    g.stack
+        .dynamo
+        .update_item()
+        .table_name(&g.stack.target.datasets_table)
+        .key(name::PK, river[name::PK].clone())
+        .key(name::SK, river[name::SK].clone())
+        .update_expression("SET withdrawn = :yes")
+        .expression_attribute_values(":yes", AttributeValue::Bool(true))
+        .send()
+        .await
+        .unwrap();
+    let list = |key: &'static str, query: String| {
+        let signer = &signer;
+        let g = &g;
+        async move {
+            let path = format!("/shares/catalog/all-tables{query}");
+            let resp = ask(&g.catalog, signer, "GET", &path, Some(key), "").await;
+            assert_eq!(resp.status(), 200, "{path}: {:?}", resp.body());
+            json_body(&resp)
+        }
+    };
+
+    // WHEN the limited key lists its tables
+    // THEN the unpublished dataset is not among them, as its routes answer 404
+    assert_eq!(
+        names(&list(ONLY_AIR, String::new()).await),
+        Vec::<String>::new()
+    );
+
+    // WHEN the operator's key lists every table, in one page and one table per page
+    let mut expected: Vec<String> = manifest()
+        .datasets
+        .iter()
+        .map(|d| d.slug.to_string())
+        .filter(|s| s != "air-quality-hourly" && s != "river-levels")
+        .collect();
+    expected.sort();
+    let mut whole = names(&list(OPERATOR, String::new()).await);
+    whole.sort();
+    let mut paged = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = list(OPERATOR, format!("?maxResults=1&pageToken={token}")).await;
+        paged.extend(names(&page));
+        match page["nextPageToken"].as_str() {
+            Some(next) => token = next.to_owned(),
+            None => break,
+        }
+        assert!(paged.len() < 100, "paging ends");
+    }
+    paged.sort();
+    // THEN neither shows the withdrawn entry, and every other table appears once
+    assert_eq!(whole, expected);
+    assert_eq!(paged, expected);
+}
+
+#[tokio::test]
+async fn max_results_zero_answers_an_empty_page_and_reads_no_range() {
+    // GIVEN the matrix's catalog, with the operator's key's use already recorded this hour
+    let g = given_levels().await;
+    let (dynamo, s3) = (Wire::default(), Wire::default());
+    let (catalog, signer) = g.stack.wired(&dynamo, &s3);
+    ask(&catalog, &signer, "GET", "/shares", Some(OPERATOR), "").await;
+    dynamo.take();
+    for path in [
+        "/shares/catalog/all-tables?maxResults=0",
+        "/shares/catalog/schemas/datasets/tables?maxResults=0&pageToken=p2",
+    ] {
+        // WHEN a list asks for no table
+        let resp = ask(&catalog, &signer, "GET", path, Some(OPERATOR), "").await;
+        // THEN the answer is an empty page pointing at the same table (the protocol: "0 will
+        // return no results but nextPageToken may be populated")
+        assert_eq!(resp.status(), 200, "{path}: {:?}", resp.body());
+        let page = json_body(&resp);
+        assert_eq!(page["items"], json!([]), "{path}");
+        let at = if path.contains("p2") { "p2" } else { "p0" };
+        assert_eq!(page["nextPageToken"], at, "{path}");
+        // AND no range query is sent (its range would end before it starts, which DynamoDB
+        // refuses): the key and the catalog's counter only
+        assert_eq!(
+            dynamo.take(),
+            ["DynamoDB.GetItem", "DynamoDB.GetItem"],
+            "{path}"
+        );
+    }
+    // Past the last table: no token, and still no range query.
+    let resp = ask(
+        &catalog,
+        &signer,
+        "GET",
+        "/shares/catalog/all-tables?maxResults=0&pageToken=p99",
+        Some(OPERATOR),
+        "",
+    )
+    .await;
+    let page = json_body(&resp);
+    assert_eq!(page["items"], json!([]));
+    assert!(page.get("nextPageToken").is_none(), "{page}");
+    assert_eq!(dynamo.take(), ["DynamoDB.GetItem", "DynamoDB.GetItem"]);
+}
