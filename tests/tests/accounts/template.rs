@@ -552,3 +552,238 @@ fn sign_up_mode_domains_without_a_domain_is_refused_by_a_rule() {
         Some("SignUpMode")
     );
 }
+
+/// An IAM `StringLike` pattern (`*` any run, `?` one character) against a value.
+fn iam_like(pattern: &str, value: &str) -> bool {
+    fn go(p: &[char], v: &[char]) -> bool {
+        match p.split_first() {
+            None => v.is_empty(),
+            Some(('*', rest)) => (0..=v.len()).any(|i| go(rest, &v[i..])),
+            Some(('?', rest)) => !v.is_empty() && go(rest, &v[1..]),
+            Some((c, rest)) => v.first() == Some(c) && go(rest, &v[1..]),
+        }
+    }
+    go(
+        &pattern.chars().collect::<Vec<_>>(),
+        &value.chars().collect::<Vec<_>>(),
+    )
+}
+
+/// The partition keys of the datasets table that the writes sent through this client name
+/// (PutItem, UpdateItem, DeleteItem, BatchWriteItem and the Put, Update and Delete parts of a
+/// TransactWriteItems; not its ConditionChecks, which write nothing).
+#[derive(Debug, Clone, Default)]
+struct WrittenPartitions {
+    table: String,
+    seen: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
+}
+
+impl aws_smithy_runtime_api::client::interceptors::Intercept for WrittenPartitions {
+    fn name(&self) -> &'static str {
+        "WrittenPartitions"
+    }
+
+    fn read_before_transmit(
+        &self,
+        context: &aws_smithy_runtime_api::client::interceptors::context::BeforeTransmitInterceptorContextRef<'_>,
+        _components: &aws_smithy_runtime_api::client::runtime_components::RuntimeComponents,
+        _cfg: &mut aws_smithy_types::config_bag::ConfigBag,
+    ) -> Result<(), aws_smithy_runtime_api::box_error::BoxError> {
+        let request = context.request();
+        let target = request.headers().get("x-amz-target").unwrap_or("");
+        let Some(body) = request.body().bytes() else {
+            return Ok(());
+        };
+        let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        let pk = |item: &Value| item["pk"]["S"].as_str().map(str::to_owned);
+        let mut found = Vec::new();
+        let ours = |table: &Value| table.as_str() == Some(self.table.as_str());
+        match target.rsplit('.').next().unwrap_or("") {
+            "PutItem" | "UpdateItem" | "DeleteItem" if ours(&body["TableName"]) => {
+                found.extend(pk(&body["Item"]).or_else(|| pk(&body["Key"])));
+            }
+            "TransactWriteItems" => {
+                for part in body["TransactItems"].as_array().into_iter().flatten() {
+                    for kind in ["Put", "Update", "Delete"] {
+                        let w = &part[kind];
+                        if ours(&w["TableName"]) {
+                            found.extend(pk(&w["Item"]).or_else(|| pk(&w["Key"])));
+                        }
+                    }
+                }
+            }
+            "BatchWriteItem" => {
+                let requests = &body["RequestItems"][self.table.as_str()];
+                for r in requests.as_array().into_iter().flatten() {
+                    found.extend(
+                        pk(&r["PutRequest"]["Item"]).or_else(|| pk(&r["DeleteRequest"]["Key"])),
+                    );
+                }
+            }
+            _ => {}
+        }
+        catalog::lock(&self.seen).extend(found);
+        Ok(())
+    }
+}
+
+/// The `dynamodb:LeadingKeys` patterns of a policy statement's condition operator.
+fn leading_keys<'t>(statement: &'t serde_norway::Value, operator: &str) -> Vec<&'t str> {
+    statement["Condition"][operator]["dynamodb:LeadingKeys"]
+        .as_sequence()
+        .unwrap_or_else(|| panic!("{operator} on dynamodb:LeadingKeys: {statement:?}"))
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect()
+}
+
+/// The IAM the audit found broader than docs/security.md said, narrowed: the data, rows and
+/// Delta Sharing functions may batch-read (and, for Delta Sharing, get) key items of the keys
+/// table only, not an account's, grant, idempotency or creations item (the grants have their
+/// own GetItem, `GRANT#*`); the audit function writes only the partitions a download count
+/// changes, as found by running a count (with the kept orders) and capturing every partition
+/// its writes name.
+#[tokio::test]
+async fn the_key_reads_and_the_audit_functions_writes_are_confined_to_their_items() {
+    use catalog::dynamo::layout::{account_key, api_key_key, grant_key};
+    let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
+    let template: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let resources = &template["Resources"];
+    let statements = |resource: &str| -> Vec<serde_norway::Value> {
+        let r = &resources[resource]["Properties"];
+        let doc = if r["PolicyDocument"].is_null() {
+            &r["Policies"][0]
+        } else {
+            &r["PolicyDocument"]
+        };
+        doc["Statement"].as_sequence().unwrap().clone()
+    };
+    let on = |statement: &serde_norway::Value, table: &str| {
+        tagged(&statement["Resource"], "GetAtt").and_then(|v| v.as_str())
+            == Some(&format!("{table}.Arn"))
+    };
+    let actions = |statement: &serde_norway::Value| -> Vec<String> {
+        statement["Action"]
+            .as_sequence()
+            .into_iter()
+            .flatten()
+            .map(|a| a.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let hash_pk = |item: catalog::dynamo::attr::Item| item["key_hash"].as_s().unwrap().to_owned();
+    let key = hash_pk(api_key_key(
+        catalog::keys::KeyHash::of(&generate_key()).as_str(),
+    ));
+    let sub = "7a0c2e4f-1111-4222-8333-944455556666";
+    let others = [
+        hash_pk(account_key(sub)),
+        hash_pk(grant_key(sub, &uuid::Uuid::new_v4())),
+        format!("IDEMPOTENCY#{sub}#{}", "a".repeat(64)),
+        format!("CREATIONS#{sub}#2026-11-28"),
+        // A 64-character account item (a sub of 56 characters) is refused too.
+        format!("ACCOUNT#{}", "b".repeat(56)),
+    ];
+    for function in [
+        "CatalogDataPolicy",
+        "CatalogRowsFunction",
+        "CatalogSharingPolicy",
+    ] {
+        for statement in statements(function) {
+            if !on(&statement, "KeysTable") {
+                continue;
+            }
+            let acts = actions(&statement);
+            let allows = |pk: &str| {
+                let like = leading_keys(&statement, "ForAllValues:StringLike");
+                let not_like = statement["Condition"]["ForAllValues:StringNotLike"]
+                    ["dynamodb:LeadingKeys"]
+                    .as_sequence()
+                    .map(|s| s.iter().map(|v| v.as_str().unwrap()).collect::<Vec<_>>())
+                    .unwrap_or_default();
+                like.iter().any(|p| iam_like(p, pk)) && !not_like.iter().any(|p| iam_like(p, pk))
+            };
+            if acts.iter().any(|a| a == "dynamodb:BatchGetItem") {
+                // Every key-table BatchGetItem is confined to key items.
+                assert!(allows(&key), "{function}: a key item");
+                for other in &others {
+                    assert!(!allows(other), "{function}: {other}");
+                }
+            }
+            if acts.iter().any(|a| a == "dynamodb:GetItem") {
+                // Every GetItem: key items, or grant items (their own statement); never an
+                // account's, idempotency or creations item.
+                for other in [&others[0], &others[2], &others[3], &others[4]] {
+                    assert!(!allows(other), "{function}: GetItem of {other}");
+                }
+            }
+        }
+    }
+
+    // The audit function: its writes to the datasets table carry the partitions a count
+    // changes, and nothing else.
+    let audit = statements("CatalogAuditFunction");
+    let write_actions = [
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:BatchWriteItem",
+    ];
+    let mut writing: Vec<&serde_norway::Value> = audit
+        .iter()
+        .filter(|s| on(s, "DatasetsTable"))
+        .filter(|s| {
+            actions(s)
+                .iter()
+                .any(|a| write_actions.contains(&a.as_str()))
+        })
+        .collect();
+    assert_eq!(writing.len(), 1, "one statement writes the datasets table");
+    let writes = writing.pop().unwrap();
+    assert!(actions(writes)
+        .iter()
+        .all(|a| write_actions.contains(&a.as_str())));
+    let allowed = leading_keys(writes, "ForAllValues:StringLike");
+    assert!(
+        !allowed.iter().any(|p| iam_like(p, "TEXT")),
+        "the text index is not the audit's"
+    );
+
+    let stack = Stack::start().await;
+    let now = Utc::now();
+    stack.seed_samples(now).await;
+    stack
+        .writer()
+        .reindex()
+        .await
+        .expect("reindex: the kept orders");
+    let captured = WrittenPartitions {
+        table: stack.target.datasets_table.clone(),
+        ..Default::default()
+    };
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::config::Builder::from(&stack.sdk)
+            .endpoint_url(&stack.dynamo_url)
+            .interceptor(captured.clone())
+            .build(),
+    );
+    let writer = catalog_writer::DynamoWriter::new(
+        client,
+        &stack.target.datasets_table,
+        &stack.target.keys_table,
+    );
+    for (slug, count) in [("river-levels", 40), ("city-bikes", 7), ("river-levels", 3)] {
+        writer
+            .set_downloads(&catalog::input::Slug::parse(slug).unwrap(), count, now)
+            .await
+            .expect("set a count");
+    }
+    let written = catalog::lock(&captured.seen).clone();
+    for must in ["DS#river-levels", "LIST", "ORDER"] {
+        assert!(written.contains(must), "{must} not written: {written:?}");
+    }
+    for pk in &written {
+        assert!(
+            allowed.iter().any(|p| iam_like(p, pk)),
+            "the audit function writes {pk}, which its policy does not allow ({allowed:?})"
+        );
+    }
+}
