@@ -221,3 +221,4 @@ mod filter_cost;
 mod orders;
 mod semantics;
 mod text;
+mod writers;

@@ -31,7 +31,7 @@ async fn order_items(
 /// Checks the stored orders against the catalog list: each order holds every listed dataset,
 /// in the order a sort of the whole list by its key gives; each dataset's `at#` item records
 /// its keys; and the partition holds nothing else (no chunk a manifest does not name).
-async fn assert_orders_match_the_list(stack: &Stack) {
+pub(super) async fn assert_orders_match_the_list(stack: &Stack) {
     let listed: Vec<DatasetSummary> = catalog::dynamo::requests::query_partition(
         &stack.dynamo,
         &stack.target.datasets_table,
@@ -141,7 +141,7 @@ const SORTS: [&str; 6] = [
     "downloads:asc",
 ];
 
-async fn assert_every_sort(catalog: &catalog::dynamo::DynamoCatalog, why: &str) {
+pub(super) async fn assert_every_sort(catalog: &catalog::dynamo::DynamoCatalog, why: &str) {
     let all = everything(catalog).await;
     for sort in SORTS {
         assert_eq!(
