@@ -117,9 +117,18 @@ async function load() {
   if (dataset) params.set("dataset", dataset);
   list.setAttribute("aria-busy", "true");
   try {
-    const body = await api(`/operator/access?${params}`, { token: s.accessToken });
-    list.replaceChildren(...body.access.map(card));
-    say(body.access.length ? `${body.access.length} ${body.status}` : `Nothing ${body.status}.`);
+    // The list comes a page at a time (100 at most): follow the pages to the total.
+    params.set("page_size", "100");
+    const records = [];
+    let body;
+    for (let page = 1; ; page++) {
+      params.set("page", String(page));
+      body = await api(`/operator/access?${params}`, { token: s.accessToken });
+      records.push(...body.access);
+      if (!body.access.length || records.length >= body.total) break;
+    }
+    list.replaceChildren(...records.map(card));
+    say(records.length ? `${records.length} ${body.status}` : `Nothing ${body.status}.`);
   } catch (error) {
     list.replaceChildren();
     say(explain(error), true);

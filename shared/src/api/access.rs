@@ -4,8 +4,9 @@
 //!   201 and the record (`pending`, or `granted` when the dataset approves automatically);
 //! - `GET /api/v1/account/access`: the caller's records, every dataset, newest first;
 //! - `DELETE /api/v1/account/access/{slug}`: withdraws the caller's pending request (204);
-//! - `GET /api/v1/operator/access?status=pending&dataset=slug`: records in one status (default
-//!   `pending`), of one dataset or all, for members of the operators' group only;
+//! - `GET /api/v1/operator/access?status=pending&dataset=slug&page=1&page_size=20`: records in
+//!   one status (default `pending`), of one dataset or all, newest first, a page at a time, for
+//!   members of the operators' group only;
 //! - `POST /api/v1/operator/access/{slug}/{account}` `{"decision": "approve"|"reject"|"revoke",
 //!   "expires_at": ..., "reason": ..., "rev": n}`: an operator's decision.
 //!
@@ -17,11 +18,11 @@ use lambda_http::{Body, Request, RequestExt, Response};
 use serde::Serialize;
 
 use super::http::json_response;
-use super::request::verified_claims;
+use super::request::{single_param, verified_claims};
 use crate::accounts::FieldError;
 use crate::error::{Allowed, ApiError};
 use crate::grants::{in_group, AccessAsk, AccessRecord, AccessStatus, DecisionRequest};
-use crate::input::echo;
+use crate::input::{echo, PageRequest};
 use crate::keys::Owner;
 use crate::policy::{AccessLevel, Approval};
 use crate::ports::{AccessStore, Asked, DatasetAccess, Decided, Directory};
@@ -100,11 +101,17 @@ struct Many<T> {
     access: Vec<T>,
 }
 
+/// A page of records (`page`, `page_size` as the catalog's list and the keys' list page), so
+/// that no answer grows with the number of requests past Lambda's 6 MB.
 #[derive(Serialize)]
 struct OperatorList<T> {
     status: &'static str,
     dataset: Option<String>,
     access: Vec<T>,
+    /// Records in this status (and dataset), all pages.
+    total: usize,
+    page: u64,
+    page_size: u64,
 }
 
 /// The bearer token the authorizer verified (the request still carries it).
@@ -173,17 +180,34 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
                             .await?,
                     ),
                 };
+                let page = PageRequest::parse(
+                    single_param(req, "page")?,
+                    single_param(req, "page_size")?,
+                )?;
                 let records = self
                     .store
                     .access_by_status(status, dataset.as_ref().map(|d| &d.id))
                     .await?;
-                tracing::info!(operator = %owner, status = status.as_str(), records = records.len(), "listed access records");
+                let skip = page
+                    .offset()
+                    .and_then(|o| usize::try_from(o).ok())
+                    .unwrap_or(usize::MAX);
+                let access: Vec<_> = records
+                    .iter()
+                    .skip(skip)
+                    .take(page.page_size() as usize)
+                    .map(|r| r.operator_view(now))
+                    .collect();
+                tracing::info!(operator = %owner, status = status.as_str(), records = records.len(), listed = access.len(), "listed access records");
                 Ok(json_response(
                     StatusCode::OK,
                     &OperatorList {
                         status: status.as_str(),
                         dataset: dataset.map(|d| d.slug.to_string()),
-                        access: records.iter().map(|r| r.operator_view(now)).collect(),
+                        access,
+                        total: records.len(),
+                        page: page.page(),
+                        page_size: page.page_size(),
                     },
                 ))
             }

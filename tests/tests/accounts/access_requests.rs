@@ -663,3 +663,174 @@ async fn each_access_route_costs_the_requests_the_cost_table_states() {
     assert!(!access.withdraw(&owner, &dataset.id, now).await.unwrap());
     count("withdraw", &["UpdateItem"]);
 }
+
+/// `catalog-admin access approve|reject` decide on the revision the operator saw: `access
+/// requests` lists it, `--rev` sends it, and a request withdrawn and asked again (other answers,
+/// a later revision) meanwhile is not decided on; without `--rev`, the revision read just before.
+#[tokio::test]
+async fn the_cli_decides_only_on_the_revision_it_was_shown() {
+    let site = Site::start().await;
+    site.set_level(TRIALS, AccessLevel::Approval, form()).await;
+    let (sub, tokens, key) = site.reader("fay@example.com").await;
+    let token = &tokens.access_token;
+    let ask = |affiliation: &str| {
+        json!({"dataset": TRIALS, "answers": {"affiliation": affiliation}, "accept_terms": true})
+            .to_string()
+    };
+    assert_eq!(
+        site.call("POST", "/account/access", token, &ask("Uni"))
+            .await
+            .0,
+        201
+    );
+    // The operator's view: the request, at its revision.
+    let shown = site.admin_ok(&["access", "requests", TRIALS]);
+    let line = shown
+        .lines()
+        .find(|l| l.contains(&sub))
+        .unwrap_or_else(|| panic!("{shown}"));
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(
+        &fields[..4],
+        [TRIALS, "fay@example.com", sub.as_str(), "pending"]
+    );
+    let seen: u64 = fields[4].parse().expect("the revision");
+    // Meanwhile the person withdraws and asks again, with other answers.
+    let (status, _) = site
+        .call("DELETE", &format!("/account/access/{TRIALS}"), token, "")
+        .await;
+    assert_eq!(status, 204);
+    assert_eq!(
+        site.call("POST", "/account/access", token, &ask("Rival Corp"))
+            .await
+            .0,
+        201
+    );
+    // WHEN the operator approves what they saw THEN nothing is decided, and they are told why.
+    let out = run_admin(site.admin().args([
+        "access",
+        "approve",
+        TRIALS,
+        "fay@example.com",
+        "--rev",
+        &seen.to_string(),
+    ]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("not pending at revision {seen}"))
+            && stderr.contains("access requests"),
+        "{stderr}"
+    );
+    assert_eq!(site.fetch(TRIALS, &key).await, 403);
+    site.own_record(token, TRIALS, "pending").await;
+    // The same with reject.
+    let out = run_admin(site.admin().args([
+        "access",
+        "reject",
+        TRIALS,
+        &sub,
+        "--rev",
+        &seen.to_string(),
+        "--reason",
+        "stale",
+    ]));
+    assert_eq!(out.status.code(), Some(2));
+    // Listed again: the new revision, which approves (by account id).
+    let shown = site.admin_ok(&["access", "requests", TRIALS]);
+    let line = shown.lines().find(|l| l.contains(&sub)).unwrap();
+    let current: u64 = line.split_whitespace().nth(4).unwrap().parse().unwrap();
+    assert!(current > seen);
+    let said = site.admin_ok(&[
+        "access",
+        "approve",
+        TRIALS,
+        &sub,
+        "--rev",
+        &current.to_string(),
+    ]);
+    assert!(said.contains(&format!("(revision {current})")), "{said}");
+    assert_eq!(site.fetch(TRIALS, &key).await, 200);
+}
+
+/// `GET /operator/access` comes a page at a time (`page`, `page_size`, with the `total`), newest
+/// first across pages, so that its answer never grows with the number of requests.
+#[tokio::test]
+async fn the_operators_list_comes_a_page_at_a_time() {
+    let site = Site::start().await;
+    site.set_level(
+        "river-levels",
+        AccessLevel::Approval,
+        ApprovalPolicy::default(),
+    )
+    .await;
+    let ops = site.operator("olga@example.com").await;
+    let mut asked = Vec::new();
+    for i in 0..5 {
+        let (sub, tokens) = site.person(&format!("p{i}@example.com")).await;
+        let (status, body) = site
+            .call(
+                "POST",
+                "/account/access",
+                &tokens.access_token,
+                &json!({"dataset": "river-levels"}).to_string(),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+        asked.push(sub);
+        // Requests a second apart: newest first is a strict order.
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    }
+    let page = |n: u64| {
+        let site = &site;
+        let token = ops.access_token.clone();
+        async move {
+            site.call(
+                "GET",
+                &format!("/operator/access?dataset=river-levels&page={n}&page_size=2"),
+                &token,
+                "",
+            )
+            .await
+        }
+    };
+    let mut seen = Vec::new();
+    // The status index may be a moment behind: asked again until it holds all five.
+    for _ in 0..20 {
+        let (status, first) = page(1).await;
+        assert_eq!(status, 200, "{first}");
+        if first["total"] == 5 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    for n in 1..=3 {
+        let (status, body) = page(n).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            (
+                body["total"].as_u64(),
+                body["page"].as_u64(),
+                body["page_size"].as_u64()
+            ),
+            (Some(5), Some(n), Some(2)),
+            "{body}"
+        );
+        let access = body["access"].as_array().unwrap();
+        assert_eq!(access.len(), if n < 3 { 2 } else { 1 }, "{body}");
+        seen.extend(
+            access
+                .iter()
+                .map(|r| r["grantee"].as_str().unwrap().to_owned()),
+        );
+    }
+    let (_, past) = page(4).await;
+    assert_eq!(past["access"], json!([]));
+    asked.reverse();
+    assert_eq!(seen, asked, "every record once, newest first");
+    // A bad page is the API's usual 400.
+    let (status, bad) = site
+        .call("GET", "/operator/access?page=0", &ops.access_token, "")
+        .await;
+    assert_eq!((status, code(&bad)), (400, "bad_request"), "{bad}");
+}
