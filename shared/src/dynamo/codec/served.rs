@@ -46,7 +46,7 @@ impl ServedVersions {
                 Some((low, high)) => (number(low)?, number(high)?),
                 None => (number(part)?, number(part)?),
             };
-            let after_last = ranges.last().map_or(true, |(_, end)| low > end + 1);
+            let after_last = ranges.last().is_none_or(|(_, end)| low > end + 1);
             if low > high || !after_last {
                 return None;
             }
