@@ -44,6 +44,11 @@ pub const ANSWER_BYTES: usize = 4 << 20;
 pub const FOOTER_PREFETCH: usize = 64 * 1024;
 /// Footers kept per function instance, in bytes of decoded metadata.
 pub const FOOTER_CACHE_BYTES: usize = 64 << 20;
+/// The most a version's footer may take in the file (its Thrift metadata), and its offset
+/// index: a file whose footer or offset index is larger is refused (422 `preview_unavailable`)
+/// before either is read. 8 MiB holds the metadata of tens of thousands of column chunks; once
+/// decoded it takes several times that, within the rows function's 256 MB.
+pub const MAX_FOOTER_BYTES: u64 = 8 << 20;
 
 /// Reads rows of dataset versions from their Parquet objects in `source`.
 pub struct ParquetRows<S> {
@@ -189,8 +194,53 @@ impl<S: RangeSource> ParquetRows<S> {
     }
 }
 
+/// A footer or offset index larger than [`MAX_FOOTER_BYTES`]: what the client reads.
+#[derive(Debug)]
+struct FooterTooLarge {
+    bytes: u64,
+}
+
+impl std::fmt::Display for FooterTooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "this version's Parquet footer (or its page index) takes {} MB, over the {} MB the \
+             rows API reads: download the file instead, or ask the publisher for fewer row \
+             groups or columns",
+            self.bytes.div_ceil(1 << 20),
+            MAX_FOOTER_BYTES >> 20
+        )
+    }
+}
+
+impl std::error::Error for FooterTooLarge {}
+
+/// The footer's reads, each refused past [`MAX_FOOTER_BYTES`] before it is sent: the first read
+/// is [`FOOTER_PREFETCH`] bytes; the metadata, when it is longer, and the offset index are each
+/// one read of their length, which the file states.
+struct Bounded<'a, S> {
+    object: &'a mut ObjectReader<S>,
+}
+
+impl<S: RangeSource> parquet::arrow::async_reader::MetadataFetch for Bounded<'_, S> {
+    fn fetch(
+        &mut self,
+        range: std::ops::Range<u64>,
+    ) -> futures_util::future::BoxFuture<'_, Result<bytes::Bytes, ParquetError>> {
+        use futures_util::FutureExt;
+        use parquet::arrow::async_reader::AsyncFileReader;
+        let bytes = range.end.saturating_sub(range.start);
+        if bytes > MAX_FOOTER_BYTES {
+            let refused = ParquetError::External(Box::new(FooterTooLarge { bytes }));
+            return async move { Err(refused) }.boxed();
+        }
+        self.object.get_bytes(range)
+    }
+}
+
 /// Reads the footer and the offset index (not the column index: nothing here filters by
-/// value), in one GET of the file's end when they fit [`FOOTER_PREFETCH`].
+/// value), in one GET of the file's end when they fit [`FOOTER_PREFETCH`]; either past
+/// [`MAX_FOOTER_BYTES`] is refused unread.
 async fn load_footer<S: RangeSource>(
     mut object: ObjectReader<S>,
     size: u64,
@@ -199,7 +249,12 @@ async fn load_footer<S: RangeSource>(
         .with_column_index_policy(PageIndexPolicy::Skip)
         .with_offset_index_policy(PageIndexPolicy::Optional)
         .with_prefetch_hint(Some(FOOTER_PREFETCH))
-        .load_and_finish(&mut object, size)
+        .load_and_finish(
+            Bounded {
+                object: &mut object,
+            },
+            size,
+        )
         .await?;
     let metadata = Arc::new(metadata);
     let read = ArrowReaderMetadata::try_new(metadata.clone(), ArrowReaderOptions::new())?;
@@ -268,12 +323,16 @@ fn zoned_schema(
     changed.then(|| arrow_schema::Schema::new_with_metadata(fields, read.metadata().clone()))
 }
 
-/// A read that failed: S3's trouble as the store's (503), anything else a malformed file.
+/// A read that failed: S3's trouble as the store's (503), a footer past [`MAX_FOOTER_BYTES`] a
+/// 422 saying so, anything else a malformed file.
 fn corrupt_or_unavailable(e: ParquetError) -> RowsError {
     match e {
         ParquetError::External(inner) => match inner.downcast::<StoreError>() {
             Ok(store) => RowsError::Store(*store),
-            Err(other) => RowsError::Store(StoreError::Corrupt(other.to_string())),
+            Err(other) => match other.downcast::<FooterTooLarge>() {
+                Ok(large) => RowsError::TooLarge(large.to_string()),
+                Err(other) => RowsError::Store(StoreError::Corrupt(other.to_string())),
+            },
         },
         other => RowsError::Store(StoreError::Corrupt(other.to_string())),
     }
@@ -294,5 +353,78 @@ impl<S: RangeSource> RowsReader for ParquetRows<S> {
         );
         catalog::metrics::record(catalog::metrics::Metric::RowsBytesRead(cost.bytes));
         Ok(page)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ops::Range;
+    use std::sync::Mutex;
+
+    /// An object of `size` bytes whose last bytes are `tail` (zeros before it), counting each
+    /// range asked.
+    struct Sparse {
+        size: u64,
+        tail: Vec<u8>,
+        asked: Mutex<Vec<Range<u64>>>,
+    }
+
+    impl RangeSource for Sparse {
+        async fn get_range(
+            &self,
+            _key: &str,
+            range: Range<u64>,
+        ) -> Result<bytes::Bytes, StoreError> {
+            self.asked.lock().unwrap().push(range.clone());
+            let tail_start = self.size - self.tail.len() as u64;
+            let bytes: Vec<u8> = range
+                .map(|at| {
+                    at.checked_sub(tail_start)
+                        .map_or(0, |i| self.tail[i as usize])
+                })
+                .collect();
+            Ok(bytes.into())
+        }
+    }
+
+    fn version(size: u64) -> ActiveVersion {
+        ActiveVersion {
+            version: 1,
+            s3_key: "datasets/x/v1/x.parquet".into(),
+            size,
+            row_count: 1,
+            columns: vec!["x".into()],
+            sha256: "00".repeat(32),
+            published_at: chrono::Utc::now(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_footer_past_the_bound_is_refused_unread_with_a_clear_error() {
+        // GIVEN a 200 MiB object whose footer says its metadata takes 100 MiB
+        let size = 200u64 << 20;
+        let mut tail = vec![0u8; 16];
+        tail.extend_from_slice(&(100u32 << 20).to_le_bytes());
+        tail.extend_from_slice(b"PAR1");
+        let source = Sparse {
+            size,
+            tail,
+            asked: Mutex::default(),
+        };
+        let rows = ParquetRows::new(source);
+        // WHEN its rows are asked for
+        let refused = rows
+            .read_counted(&version(size), RowWindow::new(0, 10))
+            .await
+            .unwrap_err();
+        // THEN a 422's message says why, and nothing past the first read was fetched
+        let RowsError::TooLarge(why) = refused else {
+            panic!("not a 422: {refused:?}")
+        };
+        assert!(why.contains("footer") && why.contains("100 MB"), "{why}");
+        assert!(why.contains("over the 8 MB"), "{why}");
+        let asked = rows.source.asked.lock().unwrap().clone();
+        assert_eq!(asked, vec![size - FOOTER_PREFETCH as u64..size]);
     }
 }

@@ -1,7 +1,11 @@
 //! What a window of rows costs to read, decided from the footer alone: the row groups that hold
 //! the rows, the selection inside them, and the bytes each column needs — only the pages that
 //! cover the rows where the file has an offset index (plus each chunk's dictionary page), the
-//! whole column chunk where it has none. Columns are read in groups of bounded size, so a
+//! whole column chunk where it has none. The budget counts those bytes **uncompressed**, as
+//! they are held once decoded: a column chunk's `total_uncompressed_size` for a whole chunk, or
+//! its pages' compressed sizes scaled by the chunk's uncompressed-to-compressed ratio (never
+//! less than the compressed bytes themselves), so a file that compresses well cannot pass a
+//! small read that decodes to far more. Columns are read in groups of bounded size, so a
 //! function never holds more than [`Budget::group_bytes`] of one file at once.
 
 use std::ops::Range;
@@ -43,8 +47,10 @@ pub struct Plan {
     pub selection: Vec<RowSelector>,
     /// Groups of top-level column indexes, read one group at a time.
     pub column_groups: Vec<Vec<usize>>,
-    /// Bytes the read needs, per top-level column.
+    /// Bytes the read fetches (compressed, as stored), per top-level column.
     pub column_bytes: Vec<u64>,
+    /// The same bytes uncompressed (what the budget counts), per top-level column.
+    pub column_memory: Vec<u64>,
 }
 
 impl Plan {
@@ -55,6 +61,11 @@ impl Plan {
     /// Bytes of the file the read needs (the footer aside).
     pub fn bytes(&self) -> u64 {
         self.column_bytes.iter().sum()
+    }
+
+    /// Those bytes uncompressed: what the budget counts.
+    pub fn memory(&self) -> u64 {
+        self.column_memory.iter().sum()
     }
 }
 
@@ -80,17 +91,19 @@ impl std::fmt::Display for TooLarge {
         match self {
             Self::Column { name, bytes, limit } => write!(
                 f,
-                "showing these rows would read {} MB of column '{name}' (at most {} MB): this \
-                 version's row groups are too large and the file has no page index; download the \
-                 file instead, or ask the publisher for smaller row groups or a page index",
+                "showing these rows would decode {} MB of column '{name}' (at most {} MB, \
+                 uncompressed): this version's row groups are too large for its page index, or it \
+                 has none; download the file instead, or ask the publisher for smaller row groups \
+                 or a page index",
                 mb(bytes),
                 mb(limit)
             ),
             Self::Request { bytes, limit } => write!(
                 f,
-                "showing these rows would read {} MB of the file (at most {} MB): this version's \
-                 row groups are too large and the file has no page index; download the file \
-                 instead, or ask the publisher for smaller row groups or a page index",
+                "showing these rows would decode {} MB of the file (at most {} MB, uncompressed): \
+                 this version's row groups are too large for its page index, or it has none; \
+                 download the file instead, or ask the publisher for smaller row groups or a page \
+                 index",
                 mb(bytes),
                 mb(limit)
             ),
@@ -105,6 +118,7 @@ pub fn plan(meta: &ParquetMetaData, rows: Range<u64>, budget: &Budget) -> Result
     let mut row_groups = Vec::new();
     let mut selection = Vec::new();
     let mut column_bytes = vec![0u64; roots];
+    let mut column_memory = vec![0u64; roots];
     let mut first_row = 0u64;
     for (rg_index, rg) in meta.row_groups().iter().enumerate() {
         let rg_rows = u64::try_from(rg.num_rows()).unwrap_or(0);
@@ -131,7 +145,16 @@ pub fn plan(meta: &ParquetMetaData, rows: Range<u64>, budget: &Budget) -> Result
         let pages = meta.offset_index().and_then(|index| index.get(rg_index));
         for (leaf, chunk) in rg.columns().iter().enumerate() {
             let root = schema.get_column_root_idx(leaf);
-            let (chunk_start, chunk_len) = chunk.byte_range();
+            // Read from the metadata without trusting it: a negative size or offset is 0 (not
+            // `byte_range`, which panics on one).
+            let chunk_start = u64::try_from(
+                chunk
+                    .dictionary_page_offset()
+                    .unwrap_or_else(|| chunk.data_page_offset()),
+            )
+            .unwrap_or(0);
+            let chunk_len = u64::try_from(chunk.compressed_size()).unwrap_or(0);
+            let chunk_unpacked = u64::try_from(chunk.uncompressed_size()).unwrap_or(0);
             let bytes = match pages.and_then(|p| p.get(leaf)) {
                 Some(index) if !index.page_locations().is_empty() => {
                     let locations = index.page_locations();
@@ -156,10 +179,12 @@ pub fn plan(meta: &ParquetMetaData, rows: Range<u64>, budget: &Budget) -> Result
                 }
                 _ => chunk_len,
             };
-            column_bytes[root] += bytes;
+            column_bytes[root] = column_bytes[root].saturating_add(bytes);
+            column_memory[root] =
+                column_memory[root].saturating_add(unpacked(bytes, chunk_len, chunk_unpacked));
         }
     }
-    for (root, &bytes) in column_bytes.iter().enumerate() {
+    for (root, &bytes) in column_memory.iter().enumerate() {
         if bytes > budget.column_bytes {
             return Err(TooLarge::Column {
                 name: schema.root_schema().get_fields()[root].name().to_owned(),
@@ -168,7 +193,9 @@ pub fn plan(meta: &ParquetMetaData, rows: Range<u64>, budget: &Budget) -> Result
             });
         }
     }
-    let total: u64 = column_bytes.iter().sum();
+    let total = column_memory
+        .iter()
+        .fold(0u64, |sum, &b| sum.saturating_add(b));
     if total > budget.request_bytes {
         return Err(TooLarge::Request {
             bytes: total,
@@ -177,9 +204,9 @@ pub fn plan(meta: &ParquetMetaData, rows: Range<u64>, budget: &Budget) -> Result
     }
     let mut column_groups: Vec<Vec<usize>> = Vec::new();
     let mut group_bytes = 0u64;
-    for (root, &bytes) in column_bytes.iter().enumerate() {
+    for (root, &bytes) in column_memory.iter().enumerate() {
         match column_groups.last_mut() {
-            Some(group) if group_bytes + bytes <= budget.group_bytes => {
+            Some(group) if group_bytes.saturating_add(bytes) <= budget.group_bytes => {
                 group.push(root);
                 group_bytes += bytes;
             }
@@ -194,7 +221,18 @@ pub fn plan(meta: &ParquetMetaData, rows: Range<u64>, budget: &Budget) -> Result
         selection,
         column_groups,
         column_bytes,
+        column_memory,
     })
+}
+
+/// `bytes` of a chunk of `chunk_len` bytes as stored and `chunk_unpacked` uncompressed, counted
+/// uncompressed: in the chunk's proportion, never less than `bytes`.
+fn unpacked(bytes: u64, chunk_len: u64, chunk_unpacked: u64) -> u64 {
+    if chunk_len == 0 || chunk_unpacked <= chunk_len {
+        return bytes;
+    }
+    let scaled = u128::from(bytes) * u128::from(chunk_unpacked) / u128::from(chunk_len);
+    u64::try_from(scaled).unwrap_or(u64::MAX).max(bytes)
 }
 
 /// What previews of a file cost, for `catalog-admin publish`: the most a page of `rows` rows
@@ -351,6 +389,77 @@ mod tests {
             plan(&meta, 0..100, &tight),
             Err(TooLarge::Column { .. })
         ));
+    }
+
+    /// A file whose one column compresses about twentyfold: 400,000 equal int64 values, plain
+    /// (no dictionary), Snappy, in one row group without a page index.
+    fn compressible() -> ParquetMetaData {
+        let batch = RecordBatch::try_from_iter([(
+            "x",
+            Arc::new(Int64Array::from(vec![7i64; 400_000])) as ArrayRef,
+        )])
+        .unwrap();
+        let properties = WriterProperties::builder()
+            .set_dictionary_enabled(false)
+            .set_compression(parquet::basic::Compression::SNAPPY)
+            .set_offset_index_disabled(true)
+            .build();
+        let mut bytes = Vec::new();
+        let mut writer =
+            ArrowWriter::try_new(&mut bytes, batch.schema(), Some(properties)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        ParquetMetaDataReader::new()
+            .parse_and_finish(&bytes::Bytes::from(bytes))
+            .unwrap()
+    }
+
+    #[test]
+    fn the_budget_counts_a_read_uncompressed() {
+        let meta = compressible();
+        let chunk = &meta.row_groups()[0].columns()[0];
+        let (stored, unpacked) = (
+            chunk.compressed_size() as u64,
+            chunk.uncompressed_size() as u64,
+        );
+        assert!(unpacked > 10 * stored, "{stored} {unpacked}");
+        // WHEN a budget holds the stored bytes but not the decoded ones
+        let budget = Budget {
+            group_bytes: 1 << 20,
+            column_bytes: 2 * stored,
+            request_bytes: 2 * stored,
+        };
+        // THEN the read is refused, naming the decoded size
+        let refused = plan(&meta, 0..100, &budget).unwrap_err();
+        assert_eq!(
+            refused,
+            TooLarge::Column {
+                name: "x".into(),
+                bytes: unpacked,
+                limit: 2 * stored
+            }
+        );
+        assert!(refused.to_string().contains("decode"), "{refused}");
+        // AND within a budget of the decoded size, the plan fetches the stored bytes
+        let roomy = Budget {
+            group_bytes: unpacked,
+            column_bytes: unpacked,
+            request_bytes: unpacked,
+        };
+        let read = plan(&meta, 0..100, &roomy).unwrap();
+        assert_eq!((read.bytes(), read.memory()), (stored, unpacked));
+    }
+
+    #[test]
+    fn pages_count_in_their_chunks_proportion_and_never_below_their_stored_size() {
+        assert_eq!(unpacked(100, 1_000, 20_000), 2_000);
+        assert_eq!(
+            unpacked(100, 1_000, 500),
+            100,
+            "a claim below the stored size"
+        );
+        assert_eq!(unpacked(100, 0, 500), 100);
+        assert_eq!(unpacked(u64::MAX, 1, u64::MAX), u64::MAX);
     }
 
     #[test]
