@@ -7,7 +7,7 @@
 //! the tables `authorize` lets the key read, judged on the same facts. Round trips:
 //! - shares and schemas: 1 (the key);
 //! - tables: the key, then the catalog's page (2: its counter, then one range query over at most
-//!   `maxResults` entries) and, only for an account's key when the page holds an `approval`
+//!   `maxResults` entries; `maxResults=0`, the counter alone) and, only for an account's key when the page holds an `approval`
 //!   dataset outside its keyless window, one Query of the account's grants: 3 or 4. A key
 //!   limited to some datasets: the key, then one BatchGetItem of its datasets (at most 20): 2;
 //! - a table's version, metadata or query: 1 BatchGetItem (the dataset with its schema, the key

@@ -6,9 +6,10 @@
 //! **The mapping.** The catalog is one share, [`SHARE`], holding one schema, [`SCHEMA`]; each
 //! listed dataset is a table named by its slug (`catalog.datasets.city-bikes`), whose `id` is the
 //! dataset's UUID. A table's version is the dataset's version; its one file is that version's
-//! Parquet object, identified by its SHA-256. A query with `version` reads that version: any
-//! version published up to the active one ("time travel"), so a client pinned to a version
-//! keeps reading it while a newer one is published. Everything is answered in the protocol's
+//! Parquet object, identified by its SHA-256. A query with `version` reads that version
+//! ("time travel"): the active one, or an older one that was active and has not been withdrawn
+//! by a rollback since, so a client pinned to a version keeps reading it while a newer one is
+//! published; any other number is answered as one that does not exist. Everything is answered in the protocol's
 //! `parquet` response format, whatever the client's `delta-sharing-capabilities` asks for.
 //!
 //! **Not supported**, answered 400 `UNSUPPORTED_OPERATION` with a message saying so: the change
@@ -144,8 +145,9 @@ pub fn profile(api_base_url: &str, key: &str, expires_at: Option<DateTime<Utc>>)
     profile
 }
 
-/// A list request's `maxResults` (0 to any number, capped at [`MAX_RESULTS`]) and `pageToken`
-/// (the position of the next table, as the previous answer gave it).
+/// A list request's `maxResults` (0 to any number, capped at [`MAX_RESULTS`]; 0 answers no table
+/// and the token of the same position, as the protocol allows) and `pageToken` (the position of
+/// the next table, as the previous answer gave it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ListWindow {
     pub offset: u64,
