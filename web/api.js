@@ -67,6 +67,7 @@ export function explain(error) {
     account_disabled: "Your account has been disabled. Contact the catalog's operators.",
     session: "Your session has ended. Please sign in again.",
     invalid_token: "Your session has ended. Please sign in again.",
+    account_unknown: "This account no longer exists, or was signed out everywhere. Please sign in again.",
     key_not_found: "That key does not exist (any more).",
     request_pending: "You have already asked for access to this dataset: an operator will decide.",
     already_granted: "You already have access to this dataset.",
