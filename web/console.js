@@ -6,9 +6,11 @@
 // the download panel, or none in a keyless window). DuckDB reads the file with HTTP range
 // requests, so a query that needs a few columns or row groups fetches a fraction of it. A
 // query's result is kept in DuckDB (`console_result`), shown as a table, and exported from it as
-// CSV or Parquet without running the query again.
+// CSV or Parquet without running the query again; in the CSV, a cell that would start a
+// spreadsheet formula gets a single quote in front (csv.js).
 import * as duckdb from "./vendor/duckdb/duckdb-browser.mjs";
 import { api, explain } from "./api.js";
+import { neutralizeCsv } from "./csv.js";
 import { h } from "./dom.js";
 import { humanNumber } from "./format.js";
 import { tabKeys } from "./session.js";
@@ -178,8 +180,10 @@ export function openConsole(slot, d) {
     say(`Writing ${format === "csv" ? "CSV" : "Parquet"}…`);
     try {
       await conn.query(`COPY console_result TO '${file}' (${options})`);
-      const bytes = await db.copyFileToBuffer(file);
+      let bytes = await db.copyFileToBuffer(file);
       await db.dropFile(file);
+      // A cell that would start a formula in a spreadsheet gets a quote in front (csv.js).
+      if (format === "csv") bytes = new TextEncoder().encode(neutralizeCsv(new TextDecoder().decode(bytes)));
       save(bytes, `${d.slug}-query.${format}`, type);
       say(`Saved ${d.slug}-query.${format}.`);
     } catch (error) {

@@ -27,6 +27,7 @@ const FILES: &[(&str, &str)] = &[
     ("request.js", "text/javascript; charset=utf-8"),
     ("operators.js", "text/javascript; charset=utf-8"),
     ("console.js", "text/javascript; charset=utf-8"),
+    ("csv.js", "text/javascript; charset=utf-8"),
     ("console-worker.js", "text/javascript; charset=utf-8"),
     ("apache-arrow.js", "text/javascript; charset=utf-8"),
     ("style.css", "text/css; charset=utf-8"),

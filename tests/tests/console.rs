@@ -262,3 +262,25 @@ fn base64(bytes: &[u8]) -> String {
     }
     out
 }
+
+/// The console's CSV export neutralises formula injection (web/csv.js, which console.js applies
+/// to DuckDB's CSV before the browser saves it): `tests/browser/csv_cells.mjs` run by node
+/// (which dev/setup needs already, for the site's npm files). Every cell that would start a
+/// spreadsheet formula (`=`, `+`, `-`, `@`, tab, carriage return) gets a single quote in front,
+/// as OWASP recommends; numbers, quoting and line ends stay as they were.
+#[test]
+fn the_csv_export_puts_a_quote_before_every_cell_that_would_start_a_formula() {
+    let script = repo_root().join("tests/browser/csv_cells.mjs");
+    let out = Command::new(std::env::var_os("NODE").unwrap_or_else(|| "node".into()))
+        .arg("--no-warnings")
+        .arg(&script)
+        .output()
+        .expect("run node (Node.js, which dev/setup needs for the site's npm files)");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{}:\n{text}", script.display());
+    assert_eq!(text.trim(), "csv cells: ok");
+}
