@@ -92,11 +92,11 @@ pub async fn account_routes<S: AccessStore, D: Directory>(
     private(req, async {
         if let Some(route) = AccountRoute::parse(path) {
             let owner = the_caller(req)?;
-            if route == AccountRoute::Keys && req.method() == Method::POST {
-                // A key outlives the token: only a person the user pool still knows gets one.
-                access.still_known(req, &owner).await?;
-            }
-            keys_route(req, route, owner, keys, now).await
+            // A key outlives the token: only a person the user pool still knows gets one
+            // (asked once the request is known to be a valid creation).
+            let caller = owner.clone();
+            let known = async move { access.still_known(req, &caller).await };
+            keys_route(req, route, owner, keys, now, known).await
         } else if let Some(route) = AccessRoute::parse(path) {
             access.answer(req, route, the_caller(req)?, now).await
         } else {
@@ -116,7 +116,8 @@ pub async fn account_keys(
     let path = request_path(req);
     private(req, async {
         let route = AccountRoute::parse(path).ok_or_else(|| ApiError::RouteNotFound(echo(path)))?;
-        keys_route(req, route, the_caller(req)?, keys, now).await
+        let known = std::future::ready(Ok(()));
+        keys_route(req, route, the_caller(req)?, keys, now, known).await
     })
     .await
 }
@@ -137,12 +138,14 @@ async fn private(
     })
 }
 
+/// `known` says whether the caller may have a new key (awaited only for a valid creation).
 async fn keys_route(
     req: &Request,
     route: AccountRoute,
     owner: Owner,
     store: &impl AccountKeyStore,
     now: DateTime<Utc>,
+    known: impl std::future::Future<Output = Result<(), ApiError>>,
 ) -> Result<Response<Body>, ApiError> {
     let method = req.method();
     match route {
@@ -156,6 +159,7 @@ async fn keys_route(
                         .map_err(ApiError::InvalidField)?,
                 ),
             };
+            known.await?;
             let secret = generate_key();
             let key = request.key_for(&secret, owner.clone(), now);
             let created = match &replay {

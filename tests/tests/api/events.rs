@@ -64,6 +64,9 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     ("sharing-changes.json", "catalog-sharing", 400),
     // The account routes, with the claims API Gateway's JWT authorizer passes on
     ("account-create-key.json", "catalog-keys", 201),
+    // A verified token whose user the pool does not hold (deleted, or signed out everywhere):
+    // key creation asks Cognito (GetUser with the token), which refuses it: 401 account_unknown
+    ("account-create-key-unknown-user.json", "catalog-keys", 401),
     ("account-list-keys.json", "catalog-keys", 200),
     ("account-create-bad-label.json", "catalog-keys", 400),
     ("account-revoke-unknown.json", "catalog-keys", 404),
@@ -237,9 +240,37 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
 
     // WHEN every event is invoked THEN each gets its status, as JSON
     let mut statuses = BTreeMap::new();
+    // Key creation asks Cognito whether it still knows the caller (GetUser with the bearer
+    // token): the creation event is sent with the token of a person signed in on the
+    // emulator's pool (the file's own token names nobody, as its `-unknown-user` copy shows).
+    let pool = stack.user_pool().await;
+    let cognito = stack.cognito();
+    let password = "Correct-horse-9-battery";
+    catalog_dev::cognito::sign_up_confirmed(&cognito, &pool, "events@example.com", password)
+        .await
+        .expect("sign up");
+    let signed_in = catalog_dev::cognito::sign_in(&cognito, &pool, "events@example.com", password)
+        .await
+        .expect("sign in");
+    let with_token = std::env::temp_dir().join(format!(
+        "account-create-key-{}-{}.json",
+        std::process::id(),
+        port
+    ));
+    let mut create: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("events/account-create-key.json")).unwrap(),
+    )
+    .unwrap();
+    create["headers"]["authorization"] =
+        Value::String(format!("Bearer {}", signed_in.access_token));
+    std::fs::write(&with_token, create.to_string()).unwrap();
     let mut batches = 0;
     for (file, function, expected) in EXPECTED {
-        let event = format!("events/{file}");
+        let event = if *file == "account-create-key.json" {
+            with_token.to_string_lossy().into_owned()
+        } else {
+            format!("events/{file}")
+        };
         if *function == "catalog-audit" {
             let answer = invoke(port, function, &event);
             if file.contains("logs") {
@@ -283,6 +314,11 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
         }
         let response = invoke(port, function, &event);
         let status = response["statusCode"].as_u64().unwrap_or(0) as u16;
+        if *file == "account-create-key-unknown-user.json" {
+            let body: Value =
+                serde_json::from_str(response["body"].as_str().unwrap_or("null")).unwrap();
+            assert_eq!(body["code"], "account_unknown", "{file}: {response}");
+        }
         if status == 204 {
             assert_eq!(status, *expected, "{file}");
             assert_eq!(response["body"].as_str().unwrap_or_default(), "", "{file}");
