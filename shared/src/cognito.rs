@@ -26,8 +26,9 @@ const ATTEMPTS: u32 = 3;
 /// All attempts together, as the SDK's operation timeout was (`catalog::aws::load_sdk_config`).
 const DEADLINE: Duration = Duration::from_secs(3);
 
-/// The connector is built on the first lookup, not during the function's init: only an access
-/// request needs it, and the init stays within its cold-start budget (docs/performance.md).
+/// The connector is built on the first lookup, not during the function's init: only a key's
+/// creation, an access request and an operator's decision need it, and the init stays within
+/// its cold-start budget (docs/performance.md).
 #[derive(Debug)]
 pub struct CognitoDirectory {
     endpoint: String,
