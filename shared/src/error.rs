@@ -105,11 +105,11 @@ pub enum ApiError {
     KeyLimitReached,
     #[error("this account is disabled: it cannot create keys or ask for access")]
     AccountDisabled,
-    #[error("an account may create at most {MAX_KEYS_PER_DAY} keys a day (UTC): try again in {retry_after} seconds")]
     /// The user pool no longer accepts the (still unexpired) access token for anyone: its user
     /// was deleted, or signed out everywhere.
     #[error("the user pool no longer knows this account (deleted, or signed out everywhere): sign in again")]
     AccountUnknown,
+    #[error("an account may create at most {MAX_KEYS_PER_DAY} keys a day (UTC): try again in {retry_after} seconds")]
     DailyKeyLimit { retry_after: u64 },
     #[error("{0}")]
     IdempotencyConflict(&'static str),
@@ -317,8 +317,8 @@ impl ApiError {
             Self::DailyKeyLimit { .. } => "daily_key_limit",
             Self::IdempotencyConflict(_) => "idempotency_conflict",
             Self::AccountDisabled => "account_disabled",
-            Self::KeyNotFound(_) => "key_not_found",
             Self::AccountUnknown => "account_unknown",
+            Self::KeyNotFound(_) => "key_not_found",
             Self::RequestNotNeeded(_) => "request_not_needed",
             Self::RequestPending(_) => "request_pending",
             Self::AlreadyGranted(_) => "already_granted",
@@ -347,10 +347,10 @@ impl ApiError {
             Self::Unauthenticated(e) => Some(format!(
                 "Bearer realm=\"{REALM}\", error=\"invalid_token\", error_description=\"{e}\""
             )),
-            _ => None,
             Self::AccountUnknown => Some(format!(
                 "Bearer realm=\"{REALM}\", error=\"invalid_token\", error_description=\"{self}\""
             )),
+            _ => None,
         }
     }
 }

@@ -228,6 +228,13 @@ pub enum Decided {
 /// Access requests and grants ([`crate::grants`]): the accounts function's and the operators'
 /// storage. Reads of one record are strongly consistent; lists come from indexes.
 pub trait AccessStore: Send + Sync {
+    /// Whether an operator disabled the account (`catalog-admin accounts disable`): its item's
+    /// `disabled_at`, read strongly consistent, so that it applies from the next request.
+    fn account_disabled(
+        &self,
+        owner: &Owner,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
     /// A dataset's identity and policy, by slug (`None`: no such dataset).
     fn dataset_access(
         &self,
@@ -239,13 +246,6 @@ pub trait AccessStore: Send + Sync {
     fn ask(
         &self,
         record: &AccessRecord,
-    /// Whether an operator disabled the account (`catalog-admin accounts disable`): its item's
-    /// `disabled_at`, read strongly consistent, so that it applies from the next request.
-    fn account_disabled(
-        &self,
-        owner: &Owner,
-    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
-
         now: DateTime<Utc>,
     ) -> impl Future<Output = Result<Asked, StoreError>> + Send;
 
@@ -287,6 +287,15 @@ pub trait AccessStore: Send + Sync {
 /// Who a signed-in person is, beyond the token's `sub`: whether the user pool still knows them,
 /// and their verified email (asked with their own access token, so no permission is needed).
 pub trait Directory: Send + Sync {
+    /// The user the token names, or `None` when the pool no longer accepts the token for anyone:
+    /// the user was deleted (by an operator, or by themselves with Cognito's `DeleteUser`), is
+    /// disabled, or was signed out everywhere.
+    fn user(
+        &self,
+        access_token: &str,
+    ) -> impl Future<Output = Result<Option<KnownUser>, StoreError>> + Send;
+
+    /// The user's email (`None` too when the pool no longer knows them).
     fn email(
         &self,
         access_token: &str,
@@ -301,12 +310,3 @@ pub struct KnownUser {
     /// Its `email` attribute, if it has one.
     pub email: Option<String>,
 }
-    /// The user the token names, or `None` when the pool no longer accepts the token for anyone:
-    /// the user was deleted (by an operator, or by themselves with Cognito's `DeleteUser`), is
-    /// disabled, or was signed out everywhere.
-    fn user(
-        &self,
-        access_token: &str,
-    ) -> impl Future<Output = Result<Option<KnownUser>, StoreError>> + Send;
-
-    /// The user's email (`None` too when the pool no longer knows them).
