@@ -114,6 +114,8 @@ def main():
     parser.add_argument("--clients", type=int, default=6)
     parser.add_argument("--publish-share", type=float, default=0.3)
     parser.add_argument("--sample-every", type=int, default=15)
+    # The local stack's documented bound (docs/development.md).
+    parser.add_argument("--max-mib", type=float, default=2048)
     args = parser.parse_args()
 
     tally = Tally()
@@ -150,6 +152,9 @@ def main():
     failed = tally.counts["publish failed"] + sum(
         c for w, c in tally.counts.items() if w.startswith("read 5") or w == "read error"
     )
+    if max(samples) > args.max_mib:
+        print(f"moto passed {args.max_mib:.0f} MiB")
+        failed += 1
     sys.exit(1 if failed else 0)
 
 

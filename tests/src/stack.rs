@@ -167,8 +167,11 @@ impl Stack {
                 Some(_) => log_files("moto"),
                 None => (Stdio::null(), Stdio::null()),
             };
-            let mut cmd = Command::new(tool("MOTO_SERVER", ".venv/bin/moto_server"));
-            cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            // As `dev/run` runs it: one DynamoDB request at a time, transactions that back up
+            // their items rather than whole tables (dev/moto_server.py says why).
+            let mut cmd = Command::new(tool("PYTHON", ".venv/bin/python"));
+            cmd.arg(repo_root().join("dev/moto_server.py"))
+                .args(["-H", "127.0.0.1", "-p", &port.to_string()])
                 .stdout(out)
                 .stderr(err);
             cmd

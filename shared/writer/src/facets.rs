@@ -549,7 +549,6 @@ impl DynamoWriter {
         let text = self.rebuild_text(&texts).await?;
         // A change committed before the list was held may move the orders while they are
         // built: the list is read again and they are built again.
-        let mut listed = listed;
         let mut tries = 0;
         let orders = loop {
             match self.rebuild_orders(&listed).await {
