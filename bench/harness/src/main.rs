@@ -14,7 +14,7 @@
 //! catalog-bench list-memory --bootstrap PATH [--datasets 1000000]
 //! ```
 //!
-//! `lambda`, `roundtrips` and `rows` start moto and s3s-fs like the tests do (MOTO_SERVER, S3S_FS,
+//! `lambda`, `roundtrips` and `rows` start moto (dev/moto_server.py) and s3s-fs like the tests do (S3S_FS,
 //! PYTHON, SAMPLES_DIR).
 
 mod cache;
