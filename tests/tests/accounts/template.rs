@@ -686,6 +686,7 @@ async fn the_key_reads_and_the_audit_functions_writes_are_confined_to_their_item
     for function in [
         "CatalogDataPolicy",
         "CatalogRowsFunction",
+        "CatalogMetadataFunction",
         "CatalogSharingPolicy",
     ] {
         for statement in statements(function) {
