@@ -2,6 +2,10 @@
 //! only in lowercase (one mailbox, one account: the pool compares names case-sensitively) and,
 //! when the stack's `SignUpMode` is `domains`, only at one of the listed domains.
 //!
+//! An email change follows the same rules: the pool's custom-message trigger (the same
+//! function) refuses to send the code that confirms a new address unless the address is in
+//! lowercase and, with `domains`, at one of them ([`custom_message`]).
+//!
 //! The `invite` mode is the pool's `AllowAdminCreateUserOnly` (`catalog-admin accounts invite`).
 
 use serde_json::Value;
@@ -27,6 +31,14 @@ pub enum SignUpRefused {
     /// nobody may sign up, rather than everybody.
     #[error("sign-up is closed: this catalog lists no email domain that may sign up; ask its operators for an invitation")]
     NoDomainListed,
+    /// An email change to an address at a domain that may not sign up.
+    #[error(
+        "an account's email can change only to an address at the email domains this catalog serves"
+    )]
+    ChangeDomain,
+    /// An email change to an address with capitals (it could be a second account's mailbox).
+    #[error("change the email to the address in lowercase")]
+    ChangeNotLowercase,
 }
 
 impl AllowedDomains {
@@ -111,6 +123,45 @@ pub fn pre_sign_up(event: Value, domains: Option<&AllowedDomains>) -> Result<Val
         Some(domains) if domains.is_empty() => Err(SignUpRefused::NoDomainListed),
         Some(domains) if !domains.allows(email) => Err(SignUpRefused::Domain),
         _ => Ok(event),
+    }
+}
+
+/// The custom-message events that send a code to an address an account is moving to.
+const EMAIL_CHANGES: [&str; 2] = [
+    "CustomMessage_UpdateUserAttribute",
+    "CustomMessage_VerifyUserAttribute",
+];
+
+/// Cognito's custom-message event, judged: where it sends the code that confirms a new email
+/// address (an email change, or the code sent again), the new address must follow the sign-up
+/// rules (lowercase; with `domains`, one of them, whoever invited the account), or the trigger
+/// fails, Cognito fails the call and sends no code, and the address never takes effect (the
+/// pool applies a new email only once its code is confirmed). Every other message (sign-up
+/// codes, invitations, password resets) is passed back unchanged: Cognito's own text.
+pub fn custom_message(
+    event: Value,
+    domains: Option<&AllowedDomains>,
+) -> Result<Value, SignUpRefused> {
+    let source = event["triggerSource"].as_str().unwrap_or("");
+    if !EMAIL_CHANGES.contains(&source) {
+        return Ok(event);
+    }
+    let email = email_of(&event).ok_or(SignUpRefused::NoEmail)?;
+    if email != email.to_lowercase() {
+        return Err(SignUpRefused::ChangeNotLowercase);
+    }
+    match domains {
+        Some(domains) if !domains.allows(email) => Err(SignUpRefused::ChangeDomain),
+        _ => Ok(event),
+    }
+}
+
+/// What the function is invoked for: a sign-up ([`pre_sign_up`]) or a message
+/// ([`custom_message`]), by the event's `triggerSource`.
+pub fn judge(event: Value, domains: Option<&AllowedDomains>) -> Result<Value, SignUpRefused> {
+    match event["triggerSource"].as_str() {
+        Some(source) if source.starts_with("CustomMessage_") => custom_message(event, domains),
+        _ => pre_sign_up(event, domains),
     }
 }
 
@@ -235,5 +286,50 @@ mod tests {
         ] {
             assert!(AllowedDomains::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn an_email_change_follows_the_sign_up_rules_and_other_messages_pass() {
+        let domains = AllowedDomains::parse("example.com").unwrap();
+        for source in EMAIL_CHANGES {
+            let to = |email: &str| judge(event(source, email), Some(&domains));
+            assert!(to("ada@example.com").is_ok(), "{source}");
+            assert_eq!(to("ada@elsewhere.net"), Err(SignUpRefused::ChangeDomain));
+            assert_eq!(
+                to("Ada@example.com"),
+                Err(SignUpRefused::ChangeNotLowercase)
+            );
+            // Without domains, any lowercase address
+            let open = judge(event(source, "ada@elsewhere.net"), None);
+            assert!(open.is_ok(), "{source}");
+            assert_eq!(
+                judge(event(source, "Ada@elsewhere.net"), None),
+                Err(SignUpRefused::ChangeNotLowercase)
+            );
+            // Domains mode with no domain: no address may be moved to
+            let closed = AllowedDomains::none();
+            assert_eq!(
+                judge(event(source, "ada@example.com"), Some(&closed)),
+                Err(SignUpRefused::ChangeDomain)
+            );
+        }
+        // The other messages pass unchanged, whatever the address
+        for source in [
+            "CustomMessage_SignUp",
+            "CustomMessage_AdminCreateUser",
+            "CustomMessage_ForgotPassword",
+            "CustomMessage_ResendCode",
+        ] {
+            let e = event(source, "Guest@elsewhere.net");
+            assert_eq!(judge(e.clone(), Some(&domains)), Ok(e), "{source}");
+        }
+        // Sign-ups are judged as before
+        assert_eq!(
+            judge(
+                event("PreSignUp_SignUp", "ada@elsewhere.net"),
+                Some(&domains)
+            ),
+            Err(SignUpRefused::Domain)
+        );
     }
 }

@@ -1,11 +1,12 @@
-//! Cognito's pre-sign-up trigger: accepts an email only in lowercase and, with `ALLOWED_DOMAINS`
-//! (SignUpMode `domains`), only at one of those domains; with `SIGN_UP_MODE=domains` and no
-//! domain, none (logged as an error at cold start and at each refusal). Composition root only: the rule is `catalog::signup`. Not an
+//! Cognito's pre-sign-up and custom-message trigger: accepts an email (at sign-up, and as the
+//! new address of an email change) only in lowercase and, with `ALLOWED_DOMAINS` (SignUpMode
+//! `domains`), only at one of those domains; with `SIGN_UP_MODE=domains` and no domain, no
+//! sign-up (logged as an error at cold start and at each refusal). Composition root only: the rule is `catalog::signup`. Not an
 //! HTTP function: Cognito invokes it with its own event and reads the event back (accepted) or
 //! an error (refused; the person sees its message).
 
 use catalog::config::SignUpConfig;
-use catalog::signup::{email_of, pre_sign_up, AllowedDomains, SignUpRefused};
+use catalog::signup::{email_of, judge, AllowedDomains, SignUpRefused};
 use lambda_http::lambda_runtime::{self, service_fn, Error, LambdaEvent};
 use serde_json::Value;
 
@@ -20,7 +21,7 @@ async fn handle(
         .map(|(_, d)| d.to_lowercase())
         .unwrap_or_default();
     let source = payload["triggerSource"].as_str().unwrap_or("").to_owned();
-    match pre_sign_up(payload, domains) {
+    match judge(payload, domains) {
         Ok(accepted) => {
             tracing::info!(%domain, trigger = %source, "sign-up accepted");
             Ok(accepted)

@@ -373,11 +373,15 @@ fn the_sign_up_mode_parameter_sets_up_open_invite_and_domains() {
         (admin_only[1].as_bool(), admin_only[2].as_bool()),
         (Some(true), Some(false))
     );
-    // The trigger judges every sign-up (lowercase in every mode, domains in `domains`).
-    assert_eq!(
-        tagged(&pool["LambdaConfig"]["PreSignUp"], "GetAtt").and_then(|v| v.as_str()),
-        Some("CatalogSignUpFunction.Arn")
-    );
+    // The trigger judges every sign-up (lowercase in every mode, domains in `domains`), and
+    // every email change, as the custom-message trigger that sends its code
+    for trigger in ["PreSignUp", "CustomMessage"] {
+        assert_eq!(
+            tagged(&pool["LambdaConfig"][trigger], "GetAtt").and_then(|v| v.as_str()),
+            Some("CatalogSignUpFunction.Arn"),
+            "{trigger}"
+        );
+    }
 
     let function = &resources["CatalogSignUpFunction"];
     assert!(function["Condition"].is_null(), "deployed in every mode");

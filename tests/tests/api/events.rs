@@ -87,6 +87,12 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     ("signup-other-domain.json", "catalog-signup", 400),
     ("signup-invited.json", "catalog-signup", 200),
     ("signup-capitals.json", "catalog-signup", 400),
+    ("signup-email-change-allowed.json", "catalog-signup", 200),
+    (
+        "signup-email-change-other-domain.json",
+        "catalog-signup",
+        400,
+    ),
     // The download log: a CloudWatch Logs subscription batch (one download event, one other
     // line), delivered twice (recorded once), and the daily schedule
     ("audit-logs.json", "catalog-audit", 200),
@@ -303,6 +309,8 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
                 let refusal = invoke_refused(port, function, &event);
                 let why = if file.contains("capitals") {
                     "sign up with the email address in lowercase"
+                } else if file.contains("email-change") {
+                    "an account's email can change only to an address at the email domains"
                 } else {
                     "sign-up is limited to the email domains this catalog serves"
                 };
