@@ -128,7 +128,9 @@ async fn q_ranks_name_then_tags_then_description_and_follows_edits_takedowns_and
 
 /// A writer whose requests reach moto one at a time, as DynamoDB applies them (moto does not
 /// isolate requests that arrive at once: see `catalog_tests::faults`), and the proxy doing it.
-pub(super) async fn serialized_writer(stack: &Stack) -> (DynamoWriter, catalog_tests::faults::Proxy) {
+pub(super) async fn serialized_writer(
+    stack: &Stack,
+) -> (DynamoWriter, catalog_tests::faults::Proxy) {
     let proxy = catalog_tests::faults::start_proxy(stack.dynamo_url.clone()).await;
     proxy.serialize(true);
     let writer = DynamoWriter::new(
