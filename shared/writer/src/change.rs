@@ -198,7 +198,8 @@ impl DynamoWriter {
             if let Err(report) = patience.wait(lost).await {
                 let stored = self.stored_dataset(slug).await?;
                 if change.shown_by(&stored) {
-                    return Ok(());
+                    // An earlier try committed it: what follows a change still follows.
+                    return self.apply(Vec::new(), None, slug, now).await;
                 }
                 return Err(report);
             }

@@ -35,14 +35,15 @@ use crate::tx::{
 use crate::{DynamoWriter, WriteError};
 
 /// How long a list's mark holds without being renewed: a writer that stops holding a list
-/// (or dies) lets other writers take it after at most this long.
-const MARK_SECONDS: i64 = 60;
+/// (or dies) lets other writers take it after at most this long. With renewals every
+/// `RENEW_SECONDS`, writers' clocks may differ by up to 75 seconds.
+const MARK_SECONDS: i64 = 90;
 
-/// How often a writer renews the mark of a list it holds.
-const RENEW_SECONDS: u64 = 20;
+/// How often a writer renews the mark of a list it holds (each renewal given at most as long).
+const RENEW_SECONDS: u64 = 15;
 
 /// The attribute beside a mark naming the writer that holds it (a token of its own).
-const MARK_OWNER: &str = "mark_owner";
+pub(crate) const MARK_OWNER: &str = "mark_owner";
 
 /// A list held by this writer: its mark is renewed until this is dropped (the writer clears
 /// the mark itself when it is done; if it cannot, the mark lapses).
@@ -256,7 +257,7 @@ impl DynamoWriter {
             loop {
                 tokio::time::sleep(std::time::Duration::from_secs(RENEW_SECONDS)).await;
                 let until = Utc::now() + chrono::Duration::seconds(MARK_SECONDS);
-                let renewed = client
+                let renewing = client
                     .update_item()
                     .table_name(&table)
                     .set_key(Some(key.clone()))
@@ -266,8 +267,12 @@ impl DynamoWriter {
                     .expression_attribute_names("#owner", MARK_OWNER)
                     .expression_attribute_values(":until", time(&until))
                     .expression_attribute_values(":token", s(&token))
-                    .send()
-                    .await;
+                    .send();
+                let wait = std::time::Duration::from_secs(RENEW_SECONDS);
+                let Ok(renewed) = tokio::time::timeout(wait, renewing).await else {
+                    tracing::warn!("a list's mark was not renewed in time");
+                    continue;
+                };
                 match renewed {
                     Ok(_) => {}
                     // Cleared, or taken over after it lapsed: nothing left to renew.
@@ -334,9 +339,10 @@ impl DynamoWriter {
                 .update_item()
                 .table_name(&self.datasets_table)
                 .set_key(Some(counter_key(facet_counter_pk(facet))))
-                .update_expression("SET #total = :total REMOVE #mark")
+                .update_expression("SET #total = :total REMOVE #mark, #owner")
                 .expression_attribute_names("#total", TOTAL)
                 .expression_attribute_names("#mark", REBUILD_UNTIL)
+                .expression_attribute_names("#owner", MARK_OWNER)
                 .expression_attribute_values(":total", n(total))
                 .send()
                 .await
@@ -351,9 +357,10 @@ impl DynamoWriter {
         let counter = Update::builder()
             .table_name(&self.datasets_table)
             .set_key(Some(counter_key(facet_counter_pk(facet))))
-            .update_expression("SET #total = :total REMOVE #mark")
+            .update_expression("SET #total = :total REMOVE #mark, #owner")
             .expression_attribute_names("#total", TOTAL)
             .expression_attribute_names("#mark", REBUILD_UNTIL)
+            .expression_attribute_names("#owner", MARK_OWNER)
             .expression_attribute_values(":total", n(total))
             .build()
             .map_err(other)?;
@@ -362,43 +369,39 @@ impl DynamoWriter {
         Ok(written)
     }
 
-    /// A counter's update and the facet summary's changes in one transaction, retried when it
-    /// meets another transaction on the summary (which every first activation updates).
+    /// A counter's update and the facet summary's changes in one transaction, tried again
+    /// while it meets other transactions on the summary (which every first activation
+    /// updates), as long as a write waits for shared items ([`Patience`]).
     async fn counter_with_summary(
         &self,
         counter: Update,
         changes: &[SummaryChange],
     ) -> Result<(), StoreError> {
         let summary = summary_update(&self.datasets_table, changes)?;
-        Backoff::CONFLICT
-            .run(
-                (),
-                |()| async {
-                    let sent = self
-                        .client
-                        .transact_write_items()
-                        .client_request_token(crate::tx::token())
-                        .transact_items(
-                            TransactWriteItem::builder().update(counter.clone()).build(),
-                        )
-                        .transact_items(
-                            TransactWriteItem::builder().update(summary.clone()).build(),
-                        )
-                        .send()
-                        .await;
-                    match sent {
-                        Ok(_) => Ok(Attempt::Done(())),
-                        Err(e) if is_condition_failure(e.code()) => Ok(Attempt::Retry(())),
-                        Err(e) => Err(classify(e)),
+        let mut patience = Patience::default();
+        loop {
+            let sent = self
+                .client
+                .transact_write_items()
+                .client_request_token(crate::tx::token())
+                .transact_items(TransactWriteItem::builder().update(counter.clone()).build())
+                .transact_items(TransactWriteItem::builder().update(summary.clone()).build())
+                .send()
+                .await;
+            match sent {
+                Ok(_) => return Ok(()),
+                Err(e) if is_condition_failure(e.code()) => {
+                    let busy = WriteError::Contended {
+                        what: "the facet summary".into(),
+                        seconds: 0,
+                    };
+                    if let Err(gave_up) = patience.wait(busy).await {
+                        return Err(StoreError::Unavailable(gave_up.to_string().into()));
                     }
-                },
-                |()| {
-                    StoreError::Unavailable(
-                        "the facet summary was busy with other writes after retries".into(),
-                    )
-                },
-            )
-            .await
+                }
+                Err(e) => return Err(classify(e)),
+            }
+        }
     }
 
     /// Every request, 25 at a time, each batch's unprocessed items retried
@@ -461,7 +464,7 @@ impl DynamoWriter {
     pub async fn reindex(&self) -> Result<Reindexed, WriteError> {
         let held = self.hold(list_mark_key(), LIST_PK, Utc::now()).await?;
         let done = self.reindex_held().await;
-        // Lifted whatever happened (else it lapses within a minute).
+        // Lifted whatever happened (else it lapses within 90 seconds).
         let lifted = self.lift_list_mark().await;
         drop(held);
         let done = done?;

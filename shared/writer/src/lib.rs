@@ -78,7 +78,7 @@ pub enum WriteError {
     #[error("dataset '{0}' is unpublished: restore it first (catalog-admin datasets restore {0})")]
     Unpublished(String),
     /// Another writer held a list for longer than a write waits (its mark is renewed while it
-    /// works, and lapses within a minute when it stops).
+    /// works, and lapses within 90 seconds when it stops).
     #[error("the list {0} was held by another writer for longer than a write waits (15 minutes)")]
     Busy(String),
     /// The change is committed and served, but some filter lists (or the text index) could

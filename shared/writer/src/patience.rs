@@ -7,7 +7,7 @@
 //!   the next position of a list, a list's mark while another writer rewrites it. Such a loss
 //!   says nothing about this dataset: it is always tried again, with backoff, for as long as a
 //!   live writer may hold a list ([`SHARED_WAIT`]; a mark is renewed while its writer works and
-//!   lapses soon after it stops), and only then reported, naming the shared item.
+//!   lapses within 90 seconds after it stops), and only then reported, naming the shared item.
 
 use std::time::Duration;
 

@@ -358,8 +358,9 @@ impl DynamoWriter {
             .update_item()
             .table_name(&self.datasets_table)
             .set_key(Some(list_mark_key()))
-            .update_expression("REMOVE #mark")
+            .update_expression("REMOVE #mark, #owner")
             .expression_attribute_names("#mark", REBUILD_UNTIL)
+            .expression_attribute_names("#owner", crate::facets::MARK_OWNER)
             .send()
             .await
             .map_err(classify)?;

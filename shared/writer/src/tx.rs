@@ -167,6 +167,15 @@ pub(crate) fn cancelled(
 ) -> Option<WriteError> {
     let mut shared = None;
     for (i, code) in reasons.iter().enumerate() {
+        if matches!(
+            code,
+            Some("ThrottlingError" | "ProvisionedThroughputExceeded" | "RequestLimitExceeded")
+        ) {
+            shared = shared.or(Some(
+                "DynamoDB's capacity (the request was throttled)".to_owned(),
+            ));
+            continue;
+        }
         if !matches!(code, Some("ConditionalCheckFailed" | "TransactionConflict")) {
             continue;
         }
@@ -537,5 +546,10 @@ mod tests {
         // No lost condition named: nothing to tell
         assert!(cancelled(&slug, &writes, &[Some("None"); 6]).is_none());
         assert!(failed_at(2, "ValidationError").is_none());
+        // A throttled item is waited for, not a conflict on the dataset
+        assert_eq!(
+            contended(failed_at(0, "ThrottlingError")),
+            "DynamoDB's capacity (the request was throttled)"
+        );
     }
 }

@@ -170,8 +170,11 @@ impl DynamoWriter {
             .client
             .transact_write_items()
             .client_request_token(crate::tx::token());
+        // A list's mark is compared with the time of sending, not the operation's start: a mark
+        // set (and left by a writer that died) after this operation began lapses for it too.
+        let checked = Utc::now().max(now);
         for write in writes {
-            tx = tx.transact_items(write.to_transact_item(&self.datasets_table, now)?);
+            tx = tx.transact_items(write.to_transact_item(&self.datasets_table, checked)?);
         }
         if !summary.is_empty() {
             let update = summary_update(&self.datasets_table, summary)?;
