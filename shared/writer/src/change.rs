@@ -189,7 +189,7 @@ impl DynamoWriter {
         change: &Change,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
-        let mut patience = Patience::default();
+        let mut patience = Patience::new(self.shared_wait);
         loop {
             let lost = match self.change_once(slug, change, now).await {
                 Err(e @ (WriteError::Conflict(_) | WriteError::Contended { .. })) => e,

@@ -213,7 +213,7 @@ impl DynamoWriter {
         now: DateTime<Utc>,
     ) -> Result<Held, WriteError> {
         let token = crate::tx::token();
-        let mut patience = Patience::default();
+        let mut patience = Patience::new(self.shared_wait);
         loop {
             let at = Utc::now().max(now);
             let marked = self
@@ -378,7 +378,7 @@ impl DynamoWriter {
         changes: &[SummaryChange],
     ) -> Result<(), StoreError> {
         let summary = summary_update(&self.datasets_table, changes)?;
-        let mut patience = Patience::default();
+        let mut patience = Patience::new(self.shared_wait);
         loop {
             let sent = self
                 .client

@@ -109,6 +109,8 @@ pub struct DynamoWriter {
     client: Client,
     datasets_table: String,
     keys_table: String,
+    /// How long a write waits for items other writers share ([`patience`]).
+    shared_wait: std::time::Duration,
 }
 
 impl DynamoWriter {
@@ -121,7 +123,16 @@ impl DynamoWriter {
             client,
             datasets_table: datasets_table.into(),
             keys_table: keys_table.into(),
+            shared_wait: patience::SHARED_WAIT,
         }
+    }
+
+    /// Waits at most `limit` for items other writers share (15 minutes by default, longer
+    /// than a renumbering of a million datasets holds the catalog list): a function whose
+    /// timeout is shorter gives up with a named error inside it, rather than being cut off.
+    pub fn with_shared_wait(mut self, limit: std::time::Duration) -> Self {
+        self.shared_wait = limit;
+        self
     }
 
     /// One item of the datasets table, read consistently.

@@ -40,12 +40,6 @@ pub(crate) struct Patience {
     shared: u32,
 }
 
-impl Default for Patience {
-    fn default() -> Self {
-        Self::new(SHARED_WAIT)
-    }
-}
-
 impl Patience {
     /// Waits for shared items at most `limit` in all.
     pub fn new(limit: Duration) -> Self {

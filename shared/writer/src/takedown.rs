@@ -278,7 +278,7 @@ impl DynamoWriter {
     /// when another write changed the dataset first or a renumbering holds the list. An
     /// unpublish of a dataset already unpublished changes nothing.
     async fn leave(&self, slug: &Slug, how: Leaving, now: DateTime<Utc>) -> Result<(), WriteError> {
-        let mut patience = Patience::default();
+        let mut patience = Patience::new(self.shared_wait);
         loop {
             let stored = self.stored_dataset(slug).await?;
             if how == Leaving::Unpublish && stored.unpublished {

@@ -56,7 +56,7 @@ impl DynamoWriter {
         restoring: bool,
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
-        let mut patience = Patience::default();
+        let mut patience = Patience::new(self.shared_wait);
         loop {
             match self
                 .activate_once(slug, version, expected, meta, restoring, now)

@@ -292,3 +292,73 @@ async fn an_activation_whose_answer_was_lost_is_reported_published_not_a_conflic
     assert!(sent[0].is_some(), "{sent:?}");
     assert_eq!(sent[0], sent[1]);
 }
+
+#[tokio::test]
+async fn a_write_held_up_by_a_list_past_its_wait_names_that_list_and_changes_nothing() {
+    let stack = Stack::start().await;
+    publish(&stack.writer(), &burst("many", 0), Utc::now()).await;
+    // GIVEN the filter list category=biology held by another writer (its mark renewed ahead)
+    let facet = catalog::query::Facet::from_key("category#biology").expect("a facet key");
+    let until = Utc::now() + Duration::hours(1);
+    stack
+        .dynamo
+        .update_item()
+        .table_name(&stack.target.datasets_table)
+        .set_key(Some(catalog::dynamo::layout::counter_key(
+            catalog::dynamo::layout::facet_counter_pk(&facet),
+        )))
+        .update_expression("SET rebuild_until = :until")
+        .expression_attribute_values(":until", catalog::dynamo::attr::time(&until))
+        .send()
+        .await
+        .unwrap();
+    // WHEN a keyless window is set by a writer that waits at most two seconds
+    let impatient = stack
+        .writer()
+        .with_shared_wait(std::time::Duration::from_secs(2));
+    let slug = Slug::parse("many-0").unwrap();
+    let refused = impatient
+        .set_keyless(&slug, Some(until), Utc::now())
+        .await
+        .expect_err("the list is held past the wait");
+    // THEN it names the list it waited for, not the dataset
+    match &refused {
+        WriteError::Contended { what, seconds } => {
+            assert!(what.contains("category#biology"), "{what}");
+            assert!(*seconds >= 2, "{seconds}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let message = refused.to_string();
+    assert!(
+        !message.contains("dataset '") && message.contains("nothing was changed"),
+        "{message}"
+    );
+    // AND nothing changed: no keyless window on the dataset
+    let item = stack
+        .dynamo
+        .get_item()
+        .table_name(&stack.target.datasets_table)
+        .set_key(Some(catalog::dynamo::layout::key_of(
+            catalog::dynamo::layout::dataset_pk("many-0"),
+            catalog::dynamo::layout::DATASET_SK,
+        )))
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap()
+        .item
+        .unwrap();
+    assert!(
+        matches!(
+            item.get("keyless_until"),
+            None | Some(aws_sdk_dynamodb::types::AttributeValue::Null(_))
+        ),
+        "{item:?}"
+    );
+    assert_eq!(
+        item["rev"].as_n().unwrap(),
+        "1",
+        "the dataset is as published"
+    );
+}
