@@ -263,6 +263,7 @@ mod tests {
             unpublished: false,
             downloads: 0,
             served: Default::default(),
+            activated_by: None,
         }
     }
 

@@ -211,7 +211,13 @@ pub(crate) struct StoredDataset {
     pub downloads: u64,
     /// The versions that may be read by number (activated, not withdrawn since).
     pub served: ServedVersions,
+    /// The token of the activation that last committed on it (`activated_by`).
+    pub activated_by: Option<String>,
 }
+
+/// The attribute of a dataset item naming the activation that last committed on it: the token
+/// of that attempt, so that an attempt whose answer was lost can tell its own write.
+pub(crate) const ACTIVATED_BY: &str = "activated_by";
 
 impl StoredDataset {
     /// What a write to this dataset's item checks: that it is still as read.
@@ -225,17 +231,14 @@ impl StoredDataset {
 }
 
 impl StoredDataset {
-    /// Whether this dataset, read after a transaction activating `version` (planned on
-    /// `before`) was refused, shows that activation committed: a retry of a transaction whose
-    /// answer was lost meets its own write. Only an activation that changes what is served can
-    /// be told apart this way: `version` newly active, or an unpublished dataset listed again.
-    pub fn shows_activation(&self, before: &StoredDataset, version: u64) -> bool {
-        let changes = before.current != Some(version) || before.unpublished;
-        changes
-            && self.current == Some(version)
-            && self.rev > before.rev
+    /// Whether this dataset, read after a transaction activating `version` with the token
+    /// `attempt` was refused, shows that this very attempt committed (a retry of a transaction
+    /// whose answer was lost meets its own write): the version is active and the item names
+    /// the attempt, which no other write does.
+    pub fn shows_activation(&self, version: u64, attempt: &str) -> bool {
+        self.current == Some(version)
             && !self.unpublished
-            && self.seq.is_some()
+            && self.activated_by.as_deref() == Some(attempt)
     }
 }
 
@@ -259,6 +262,10 @@ impl TryFrom<&Item> for StoredDataset {
             unpublished: get_time_opt(item, UNPUBLISHED_AT)?.is_some(),
             downloads: catalog::dynamo::codec::downloads(item)?,
             served: ServedVersions::of_item(item)?,
+            activated_by: match item.get(ACTIVATED_BY) {
+                Some(AttributeValue::S(token)) => Some(token.clone()),
+                _ => None,
+            },
         })
     }
 }

@@ -9,7 +9,7 @@ mod plan;
 
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{CancellationReason, TransactWriteItem};
-use catalog::dynamo::attr::get_u64;
+use catalog::dynamo::attr::{get_u64, s};
 use catalog::dynamo::codec::{schema_from, SummaryChange};
 use catalog::dynamo::layout::name::TOTAL;
 use catalog::dynamo::layout::{
@@ -21,8 +21,9 @@ use catalog::records::{ActiveVersion, DatasetMeta};
 use chrono::{DateTime, Utc};
 
 use crate::patience::Patience;
+use crate::publish::ACTIVATED_BY;
 use crate::summary::StoredSummary;
-use crate::tx::{settle, summary_update, Write};
+use crate::tx::{settle, summary_update, Condition, Write};
 use crate::{DynamoWriter, Expected, WriteError};
 
 pub(crate) use plan::{Activation, Lists};
@@ -128,16 +129,28 @@ impl DynamoWriter {
             }
         }
         lists.summary = StoredSummary::new(self.get(facet_summary_key()).await?);
-        let plan = activation.plan(&lists);
+        let mut plan = activation.plan(&lists);
+        // The dataset item names this attempt, so that an attempt whose answer was lost can
+        // tell its own write from another's.
+        let attempt = crate::tx::token();
+        for write in &mut plan.writes {
+            if let Write::Set {
+                condition: Condition::Dataset(_),
+                set,
+                ..
+            } = write
+            {
+                set.push((ACTIVATED_BY, s(&attempt)));
+            }
+        }
         match self.transact(slug, &plan.writes, &plan.summary, now).await {
             Ok(()) => {}
-            // A retry of a transaction whose answer was lost meets its own write: the version
-            // is active, the revision moved past the one read, and (restoring) it is listed.
+            // A retry of a transaction whose answer was lost meets its own write.
             Err(WriteError::Conflict(_))
                 if self
                     .stored_dataset(slug)
                     .await?
-                    .shows_activation(&stored, version) =>
+                    .shows_activation(version, &attempt) =>
             {
                 tracing::info!(%slug, version, "the activation was committed by an earlier try");
             }
