@@ -60,6 +60,15 @@ fn meta(s: &Spec) -> DatasetMeta {
 
 /// Publishes (or re-publishes) a version with these fields through the writer, as the CLI does.
 async fn publish(writer: &DynamoWriter, s: &Spec, at: chrono::DateTime<Utc>) {
+    try_publish(writer, s, at).await.unwrap();
+}
+
+/// [`publish`], returning what the writer reported (the version published).
+async fn try_publish(
+    writer: &DynamoWriter,
+    s: &Spec,
+    at: chrono::DateTime<Utc>,
+) -> Result<u64, WriteError> {
     let meta = &meta(s);
     let slug = Slug::parse(&s.slug).unwrap();
     let publication = Publication {
@@ -77,7 +86,7 @@ async fn publish(writer: &DynamoWriter, s: &Spec, at: chrono::DateTime<Utc>) {
             })
         })
         .await
-        .unwrap();
+        .map(|reserved| reserved.version)
 }
 
 /// The record of a version whose object the test does not need (listing never reads it).

@@ -51,32 +51,6 @@ fn burst(prefix: &str, i: usize) -> Spec {
     }
 }
 
-/// Publishes as the CLI does, returning what the writer reported.
-async fn try_publish(
-    writer: &DynamoWriter,
-    s: &Spec,
-    at: chrono::DateTime<Utc>,
-) -> Result<u64, WriteError> {
-    let meta = &meta(s);
-    let slug = Slug::parse(&s.slug).unwrap();
-    let publication = Publication {
-        slug: &slug,
-        meta,
-        id: None,
-        new_only: false,
-        now: at,
-    };
-    writer
-        .publish(publication, |reserved| async move {
-            Ok::<_, WriteError>(Staged {
-                version: version_record(&s.slug, reserved.version, at),
-                meta: meta.clone(),
-            })
-        })
-        .await
-        .map(|reserved| reserved.version)
-}
-
 /// Every list, count, facet list, kept order and the text index agree with the datasets, and
 /// `reindex` finds nothing to repair (and changes no answer).
 async fn assert_everything_agrees(stack: &Stack, writer: &DynamoWriter) {
