@@ -19,7 +19,7 @@ export function datasetPageUrl(catalogUrl, slug) {
 
 /** A license as an IRI: a URL as given, an SPDX identifier (`CC-BY-4.0`) as its page on
  * spdx.org; null for free text. The API's Croissant and DCAT documents read it alike
- * (`license_iri` in shared/src/linked/mod.rs). */
+ * (`license_iri` in shared/http/src/linked/mod.rs). */
 export function licenseIri(license) {
   const text = typeof license === "string" ? license.trim() : "";
   if (/^https?:\/\//.test(text)) return /\s/.test(text) ? null : text;

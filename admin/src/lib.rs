@@ -71,8 +71,8 @@ pub async fn load_sdk_config() -> aws_config::SdkConfig {
     use aws_config::retry::RetryConfig;
     use aws_config::timeout::TimeoutConfig;
     aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .http_client(catalog::aws::http_client(
-            catalog::aws::RootCertificates::Platform,
+        .http_client(catalog_aws::aws::http_client(
+            catalog_aws::aws::RootCertificates::Platform,
         ))
         .retry_config(RetryConfig::standard().with_max_attempts(5))
         .timeout_config(

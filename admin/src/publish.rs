@@ -10,7 +10,7 @@ use aws_sdk_s3::types::{ChecksumAlgorithm, CompletedMultipartUpload, CompletedPa
 use catalog::input::{echo, is_site_path, Description, Slug, Tag, SITE_PATH_MAX};
 use catalog::policy::AccessSettings;
 use catalog::records::{ActiveVersion, Card, DatasetMeta, Discussion};
-use catalog::s3::object_key;
+use catalog_aws::s3::object_key;
 use catalog_writer::{DynamoWriter, NewVersion, Publication, Staged, WriteError};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -352,7 +352,7 @@ impl Publisher {
                 .bucket(&self.bucket)
                 .key(key)
                 .content_type("application/vnd.apache.parquet")
-                .set_checksum_sha256(catalog::s3::checksum_sha256(sha256))
+                .set_checksum_sha256(catalog_aws::s3::checksum_sha256(sha256))
                 .body(body)
                 .send()
                 .await

@@ -105,13 +105,13 @@ pub async fn seed_dataset(
     };
     let reserved = writer
         .publish(publication, |reserved| async move {
-            let key = catalog::s3::object_key(slug, reserved.version, &sample.sha256);
+            let key = catalog_aws::s3::object_key(slug, reserved.version, &sample.sha256);
             let body = ByteStream::from_path(samples_dir.join(&sample.file)).await?;
             s3.put_object()
                 .bucket(&target.bucket)
                 .key(&key)
                 .content_type("application/vnd.apache.parquet")
-                .set_checksum_sha256(catalog::s3::checksum_sha256(&sample.sha256))
+                .set_checksum_sha256(catalog_aws::s3::checksum_sha256(&sample.sha256))
                 .body(body)
                 .send()
                 .await?;

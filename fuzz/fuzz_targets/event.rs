@@ -1,12 +1,12 @@
 #![no_main]
 //! Any event document, as Lambda would deliver it (API Gateway v1, v2, function URL, or
 //! garbage), through what the functions run: deserialized as lambda_runtime does, then
-//! `catalog::lambda::Guard` in front of lambda_http's adapter, routed to whichever handler the
+//! `catalog_http::lambda::Guard` in front of lambda_http's adapter, routed to whichever handler the
 //! path selects. Never a panic; the response document has a documented status and a JSON body.
 use std::convert::Infallible;
 
-use catalog::lambda::Guard;
-use catalog::memory::{FakeRows, FakeSigner, MemoryCatalog};
+use catalog_http::lambda::Guard;
+use catalog_memory::{FakeRows, FakeSigner, MemoryCatalog};
 use lambda_http::request::LambdaRequest;
 use lambda_http::{service_fn, Adapter, Context, LambdaEvent, Request, Service};
 use libfuzzer_sys::fuzz_target;
@@ -18,7 +18,7 @@ async fn answer(
     let signer = FakeSigner {
         ttl: chrono::Duration::minutes(15),
     };
-    Ok(catalog::api::dispatch(
+    Ok(catalog_http::api::dispatch(
         &req,
         catalog,
         &signer,

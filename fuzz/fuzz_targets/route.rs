@@ -3,5 +3,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|path: &str| {
-    let _ = catalog::api::Route::parse(path);
+    let _ = catalog_http::api::Route::parse(path);
 });

@@ -199,7 +199,7 @@ pub async fn assert_facet_counts_exact(stack: &Stack) {
         ),
         "facets=true&tag=no-such-tag&q=nothing&sort=name".to_owned(),
     ] {
-        let resp = catalog::api::list(
+        let resp = catalog_http::api::list(
             &crate::v2_request(&format!("/api/v1/datasets?{query}"), &[]),
             &catalog,
             chrono::Utc::now(),

@@ -4,9 +4,9 @@
 
 use std::process::Command;
 
-use catalog::dynamo::DynamoCatalog;
-use catalog::s3::S3Signer;
-use catalog::testing::V2Event;
+use catalog_aws::s3::S3Signer;
+use catalog_http::testing::V2Event;
+use catalog_search::listing::IndexedCatalog;
 use chrono::Utc;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
@@ -19,11 +19,11 @@ use crate::stack::Stack;
 /// function's `$default` route), metadata, data or rows.
 pub async fn answer(
     req: &lambda_http::Request,
-    catalog: &DynamoCatalog,
+    catalog: &IndexedCatalog,
     signer: &S3Signer,
     rows: &impl catalog::rows::RowsReader,
 ) -> lambda_http::Response<lambda_http::Body> {
-    catalog::api::dispatch(req, catalog, signer, rows, Utc::now()).await
+    catalog_http::api::dispatch(req, catalog, signer, rows, Utc::now()).await
 }
 
 /// A plain HTTP GET (the emulators speak HTTP on loopback): status and body.

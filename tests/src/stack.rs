@@ -11,10 +11,11 @@ use std::time::Duration;
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_credential_types::Credentials;
-use catalog::dynamo::DynamoCatalog;
 use catalog::keys::{KeyHash, Scope};
-use catalog::s3::S3Signer;
+use catalog_aws::dynamo::DynamoCatalog;
+use catalog_aws::s3::S3Signer;
 use catalog_dev::{Manifest, SampleDataset, Target};
+use catalog_search::listing::{indexed, IndexedCatalog};
 use catalog_writer::DynamoWriter;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -193,8 +194,8 @@ impl Stack {
         let s3_cors = s3_cors.then(|| CorsFront::start(&s3_url));
         let s3_url = s3_cors.as_ref().map_or(s3_url, |front| front.url.clone());
         let sdk = aws_config::defaults(BehaviorVersion::latest())
-            .http_client(catalog::aws::http_client(
-                catalog::aws::RootCertificates::Platform,
+            .http_client(catalog_aws::aws::http_client(
+                catalog_aws::aws::RootCertificates::Platform,
             ))
             .region(Region::new(REGION))
             .credentials_provider(SharedCredentialsProvider::new(credentials()))
@@ -237,12 +238,12 @@ impl Stack {
     }
 
     /// The reader the functions use, against the emulator.
-    pub fn catalog(&self) -> DynamoCatalog {
-        DynamoCatalog::with_keys(
+    pub fn catalog(&self) -> IndexedCatalog {
+        indexed(DynamoCatalog::with_keys(
             self.dynamo.clone(),
             &self.target.datasets_table,
             &self.target.keys_table,
-        )
+        ))
     }
 
     pub fn writer(&self) -> DynamoWriter {
@@ -255,8 +256,8 @@ impl Stack {
 
     /// Access requests and grants, as the accounts function and `catalog-admin access` keep
     /// them.
-    pub fn access(&self) -> catalog::dynamo::access::DynamoAccess {
-        catalog::dynamo::access::DynamoAccess::new(
+    pub fn access(&self) -> catalog_aws::dynamo::access::DynamoAccess {
+        catalog_aws::dynamo::access::DynamoAccess::new(
             self.dynamo.clone(),
             &self.target.keys_table,
             &self.target.datasets_table,
@@ -289,12 +290,12 @@ impl Stack {
 
     /// The functions' reader and signer, against the emulators, with every request they send
     /// recorded by `dynamo` and `s3`.
-    pub fn wired(&self, dynamo: &Wire, s3: &Wire) -> (DynamoCatalog, S3Signer) {
-        let catalog = DynamoCatalog::with_keys(
+    pub fn wired(&self, dynamo: &Wire, s3: &Wire) -> (IndexedCatalog, S3Signer) {
+        let catalog = indexed(DynamoCatalog::with_keys(
             self.dynamo_client(dynamo),
             &self.target.datasets_table,
             &self.target.keys_table,
-        );
+        ));
         let signer = S3Signer::new(
             Self::s3_config_for(&self.sdk, &self.s3_url)
                 .to_builder()

@@ -3,11 +3,11 @@
 //! requests and grants, by email or account id (a Cognito `sub`). Decisions are recorded with who made them (`CATALOG_OPERATOR`, else the
 //! login name) and when.
 
-use catalog::dynamo::access::DynamoAccess;
 use catalog::grants::{AccessRecord, AccessStatus, Decision};
 use catalog::policy::{AccessLevel, Approval};
 use catalog::ports::{AccessStore, DatasetAccess, Decided};
 use catalog::time::format_time;
+use catalog_aws::dynamo::access::DynamoAccess;
 use chrono::{DateTime, Utc};
 
 use super::{accounts, operator, slug, Aws, CliError, Context};

@@ -2,10 +2,10 @@
 //! the read keys they mint.
 
 use aws_sdk_cognitoidentityprovider::error::{ProvideErrorMetadata, SdkError};
-use catalog::dynamo::accounts::DynamoAccounts;
 use catalog::keys::{KeyInfo, KeyStatus, Owner};
 use catalog::ports::AccountKeyStore;
 use catalog::time::format_time;
+use catalog_aws::dynamo::accounts::DynamoAccounts;
 use chrono::{DateTime, Utc};
 
 use std::collections::{BTreeMap, HashSet};
@@ -388,12 +388,12 @@ struct Holdings {
 /// the pool's users, in that order: an account created meanwhile is in the pool's list), less
 /// those the pool holds.
 async fn orphans(aws: &Aws, pool: &str, disable: bool, now: DateTime<Utc>) -> Result<(), CliError> {
-    use catalog::dynamo::attr::time;
-    use catalog::dynamo::layout::name::{
+    use catalog_aws::dynamo::attr::time;
+    use catalog_aws::dynamo::layout::name::{
         DISABLED_AT, EMAIL, EXPIRES_AT, ID, KEY_HASH, OWNER, REVOKED_AT, STATUS,
     };
-    use catalog::dynamo::layout::ACCESS_ID_PREFIX;
-    let items = catalog::dynamo::requests::scan_all(
+    use catalog_aws::dynamo::layout::ACCESS_ID_PREFIX;
+    let items = catalog_aws::dynamo::requests::scan_all(
         aws.dynamo
             .scan()
             .table_name(&aws.config.keys_table)
@@ -410,7 +410,7 @@ async fn orphans(aws: &Aws, pool: &str, disable: bool, now: DateTime<Utc>) -> Re
             .consistent_read(true),
     )
     .await?;
-    let text = |item: &catalog::dynamo::attr::Item, name: &str| {
+    let text = |item: &catalog_aws::dynamo::attr::Item, name: &str| {
         item.get(name).and_then(|v| v.as_s().ok()).cloned()
     };
     let now_text = time(&now);

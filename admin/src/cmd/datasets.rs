@@ -1,11 +1,11 @@
 //! `catalog-admin datasets`: the catalog as the API shows it, and its filter lists.
 
-use catalog::dynamo::DynamoCatalog;
 use catalog::input::{DatasetRef, Slug};
 use catalog::policy::is_keyless;
 use catalog::ports::{CatalogPager, DatasetReader};
 use catalog::query::ListQuery;
 use catalog::time::format_time;
+use catalog_aws::dynamo::DynamoCatalog;
 use chrono::{DateTime, Utc};
 
 use super::{slug, CliError, Context};

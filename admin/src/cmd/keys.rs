@@ -110,7 +110,7 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
             if let (Some(mut file), Some(path), Some(api)) =
                 (profile_file, &sharing_profile, &api_url)
             {
-                let profile = catalog::sharing::profile(api, &secret, expires_at);
+                let profile = catalog_http::sharing::profile(api, &secret, expires_at);
                 use std::io::Write;
                 writeln!(file, "{profile:#}")
                     .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;

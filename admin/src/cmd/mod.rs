@@ -17,9 +17,9 @@ pub mod publish;
 pub mod versions;
 
 use aws_config::SdkConfig;
-use catalog::config::{AdminConfig, ConfigError};
-use catalog::dynamo::DynamoCatalog;
 use catalog::input::Slug;
+use catalog_aws::config::{AdminConfig, ConfigError};
+use catalog_aws::dynamo::DynamoCatalog;
 use catalog_writer::{DynamoWriter, WriteError};
 use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
@@ -193,8 +193,8 @@ impl Aws {
     }
 
     /// Access requests and grants, as the accounts function keeps them.
-    pub fn access(&self) -> catalog::dynamo::access::DynamoAccess {
-        catalog::dynamo::access::DynamoAccess::new(
+    pub fn access(&self) -> catalog_aws::dynamo::access::DynamoAccess {
+        catalog_aws::dynamo::access::DynamoAccess::new(
             self.dynamo.clone(),
             &self.config.keys_table,
             &self.config.datasets_table,
@@ -213,7 +213,7 @@ impl Aws {
     }
 
     pub fn s3(&self) -> aws_sdk_s3::Client {
-        aws_sdk_s3::Client::from_conf(catalog::aws::s3_config(
+        aws_sdk_s3::Client::from_conf(catalog_aws::aws::s3_config(
             &self.sdk,
             self.config.s3_force_path_style,
         ))

@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
-use catalog::dynamo::snapshots::{SnapshotCache, SNAPSHOTS, SNAPSHOT_BUDGET_BYTES};
 use catalog::input::Slug;
 use catalog::query::Indexed;
 use catalog::records::{Card, DatasetSummary};
+use catalog_aws::dynamo::snapshots::{SnapshotCache, SNAPSHOTS, SNAPSHOT_BUDGET_BYTES};
 
 use crate::lambda::proc_status_kb;
 

@@ -11,9 +11,9 @@ use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_credential_types::Credentials;
 use catalog::input::Slug;
 use catalog::keys::{KeyHash, KeyRecord, Scope};
-use catalog::memory::MemoryCatalog;
 use catalog::records::{ActiveVersion, Card, DatasetMeta, DatasetRecord};
-use catalog::s3::S3Signer;
+use catalog_aws::s3::S3Signer;
+use catalog_memory::MemoryCatalog;
 use catalog_tests::{v2_event, EVENTS_READ_KEY};
 use chrono::{TimeDelta, Utc};
 use serde_json::value::RawValue;
@@ -228,11 +228,11 @@ async fn one(
     }
     let now = Utc::now();
     let resp = if name.starts_with("list") {
-        catalog::api::list(&req, catalog, now).await
+        catalog_http::api::list(&req, catalog, now).await
     } else if name.starts_with("metadata") {
-        catalog::api::metadata(&req, catalog, now).await
+        catalog_http::api::metadata(&req, catalog, now).await
     } else {
-        catalog::api::data(&req, catalog, signer, now).await
+        catalog_http::api::data(&req, catalog, signer, now).await
     };
     let status = resp.status().as_u16();
     if stage == Stage::Handler {

@@ -143,7 +143,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
             // Delta Sharing's query, as its connector sends it: the table, its key and a
             // presigned URL (signed with the role, as the data function signs).
             event: Bytes::from(
-                catalog::testing::V2Event::new(
+                catalog_http::testing::V2Event::new(
                     "POST",
                     "/api/v1/delta-sharing/shares/catalog/schemas/datasets/tables/air-quality-hourly/query",
                 )
@@ -160,7 +160,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
             bootstrap: bootstrap("catalog-keys"),
             // An account's list, with the claims API Gateway's JWT authorizer passes on.
             event: Bytes::from(
-                catalog::testing::V2Event::get("/api/v1/account/keys")
+                catalog_http::testing::V2Event::get("/api/v1/account/keys")
                     .claims([
                         ("sub", "5d7c9e1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a"),
                         ("token_use", "access"),

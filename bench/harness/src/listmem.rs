@@ -22,12 +22,12 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use bytes::Bytes;
-use catalog::dynamo::layout::name::{
+use catalog_aws::dynamo::layout::name::{
     CATEGORY, DESCRIPTION, FACETS_INDEXED, LICENSE, NAME, ORDERS_INDEXED, SK, SLUG, TAGS, TOTAL,
 };
-use catalog::dynamo::layout::{counter_key, list_sk, Item, COUNTER_PK, LIST_PK};
-use catalog::dynamo::orders::{chunk_items, OrderManifest};
-use catalog::order::{self, Sorted};
+use catalog_aws::dynamo::layout::{counter_key, list_sk, Item, COUNTER_PK, LIST_PK};
+use catalog_search::order::{self, Sorted};
+use catalog_search::orders::{chunk_items, OrderManifest};
 use catalog_tests::{v2_event, Stack};
 
 use crate::index::Rng;
@@ -61,7 +61,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
     let now = chrono::Utc::now();
     stack.seed_samples(now).await;
     let table = stack.target.datasets_table.clone();
-    let published = catalog::dynamo::requests::query_partition(&stack.dynamo, &table, LIST_PK)
+    let published = catalog_aws::dynamo::requests::query_partition(&stack.dynamo, &table, LIST_PK)
         .await
         .map_err(|err| e("list entries")(err.to_string()))?;
     let template = published.first().ok_or("no published entry")?.clone();

@@ -1,7 +1,7 @@
-//! The kept orders (`catalog::order`) at a million datasets, in-process: N synthetic summaries
+//! The kept orders (`catalog_search::order`) at a million datasets, in-process: N synthetic summaries
 //! (names of two to four Zipf-distributed words from the text bench's vocabulary, update times
 //! over three years, Zipf-distributed download counts), each order built into chunks and stored
-//! as the datasets table stores it (`catalog::dynamo::orders`).
+//! as the datasets table stores it (`catalog_search::orders`).
 //!
 //! Prints, for each order: the build (time, chunks, sizes of what a listing and a writer read,
 //! the manifest a listing reads first); what a sorted page reads (no filter: the chunks holding
@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use catalog::dynamo::orders::{chunk_items, ChunkRef, OrderManifest};
-use catalog::order::{self, Chunk, Key, Sorted};
+use catalog_search::order::{self, Chunk, Key, Sorted};
+use catalog_search::orders::{chunk_items, ChunkRef, OrderManifest};
 
 use crate::index::Rng;
 use crate::lambda::proc_status_kb;
@@ -105,7 +105,7 @@ pub fn run(datasets: usize) -> Result<(), String> {
         .collect();
     let generated = proc_status_kb(pid, "VmRSS:")? / 1024;
     println!(
-        "Kept orders (catalog::order), {datasets} synthetic summaries, chunks of at most {} \
+        "Kept orders (catalog_search::order), {datasets} synthetic summaries, chunks of at most {} \
          (built {} full):\n",
         order::MAX_CHUNK,
         order::BUILD_CHUNK

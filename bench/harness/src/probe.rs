@@ -17,7 +17,7 @@ const PROBES: &[(&str, &str, &str)] = &[
     ),
     (
         "logging",
-        "catalog::lambda::init_logging(): fmt subscriber, one level filter",
+        "catalog::logging::init_logging(): fmt subscriber, one level filter",
         "yes, init",
     ),
     (
@@ -27,7 +27,7 @@ const PROBES: &[(&str, &str, &str)] = &[
     ),
     (
         "sdk-config",
-        "catalog::aws::load_sdk_config(): region and credentials taken from the environment",
+        "catalog_aws::aws::load_sdk_config(): region and credentials taken from the environment",
         "yes, init",
     ),
     (
@@ -42,7 +42,7 @@ const PROBES: &[(&str, &str, &str)] = &[
     ),
     (
         "http-client",
-        "catalog::aws::http_client(catalog::aws::RootCertificates::Aws): hyper + rustls (ring)",
+        "catalog_aws::aws::http_client(catalog_aws::aws::RootCertificates::Aws): hyper + rustls (ring)",
         "yes, init",
     ),
     (
@@ -82,7 +82,7 @@ pub fn probe(name: &str) -> Result<(), String> {
         }
         "logging" => {
             let t = Instant::now();
-            catalog::lambda::init_logging();
+            catalog::logging::init_logging();
             t.elapsed()
         }
         "tracing-env-filter" => {
@@ -107,7 +107,7 @@ async fn async_probe(name: &str) -> Result<Duration, String> {
     Ok(match name {
         "sdk-config" => {
             let t = Instant::now();
-            let sdk = catalog::aws::load_sdk_config().await;
+            let sdk = catalog_aws::aws::load_sdk_config().await;
             let d = t.elapsed();
             if sdk.credentials_provider().is_none() || sdk.region().is_none() {
                 return Err("no credentials or region".into());
@@ -117,8 +117,8 @@ async fn async_probe(name: &str) -> Result<Duration, String> {
         "sdk-config-default-chains" => {
             let t = Instant::now();
             let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-                .http_client(catalog::aws::http_client(
-                    catalog::aws::RootCertificates::Aws,
+                .http_client(catalog_aws::aws::http_client(
+                    catalog_aws::aws::RootCertificates::Aws,
                 ))
                 .load()
                 .await;
@@ -137,8 +137,8 @@ async fn async_probe(name: &str) -> Result<Duration, String> {
                         aws_config::environment::EnvironmentVariableCredentialsProvider::new(),
                     ),
                 )
-                .http_client(catalog::aws::http_client(
-                    catalog::aws::RootCertificates::Aws,
+                .http_client(catalog_aws::aws::http_client(
+                    catalog_aws::aws::RootCertificates::Aws,
                 ))
                 .build();
             let d = t.elapsed();
@@ -147,13 +147,13 @@ async fn async_probe(name: &str) -> Result<Duration, String> {
         }
         "http-client" => {
             let t = Instant::now();
-            let client = catalog::aws::http_client(catalog::aws::RootCertificates::Aws);
+            let client = catalog_aws::aws::http_client(catalog_aws::aws::RootCertificates::Aws);
             let d = t.elapsed();
             drop(client);
             d
         }
         "dynamodb-client" => {
-            let sdk = catalog::aws::load_sdk_config().await;
+            let sdk = catalog_aws::aws::load_sdk_config().await;
             let t = Instant::now();
             let client = aws_sdk_dynamodb::Client::new(&sdk);
             let d = t.elapsed();
@@ -161,11 +161,11 @@ async fn async_probe(name: &str) -> Result<Duration, String> {
             d
         }
         "dynamodb-client-platform-roots" => {
-            let sdk = catalog::aws::load_sdk_config()
+            let sdk = catalog_aws::aws::load_sdk_config()
                 .await
                 .into_builder()
-                .http_client(catalog::aws::http_client(
-                    catalog::aws::RootCertificates::Platform,
+                .http_client(catalog_aws::aws::http_client(
+                    catalog_aws::aws::RootCertificates::Platform,
                 ))
                 .build();
             let t = Instant::now();

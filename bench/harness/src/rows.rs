@@ -197,8 +197,8 @@ pub async fn read(args: &[String]) -> Result<(), String> {
     let (endpoint, bucket, key) = (arg("endpoint")?, arg("bucket")?, arg("key")?);
     let (size, rows) = (number("size")?, number("rows")?);
     let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .http_client(catalog::aws::http_client(
-            catalog::aws::RootCertificates::Platform,
+        .http_client(catalog_aws::aws::http_client(
+            catalog_aws::aws::RootCertificates::Platform,
         ))
         .region(aws_config::Region::new(catalog_tests::stack::REGION))
         .credentials_provider(

@@ -1,4 +1,4 @@
-//! The listings' text index (`catalog::search`) at a million datasets, in-process: N synthetic
+//! The listings' text index (`catalog_search::index`) at a million datasets, in-process: N synthetic
 //! summaries whose words follow a Zipf law over a 200,000-word vocabulary (plus years and
 //! unique numbers in names, tags from 3,000), with Zipf-distributed categories and licenses,
 //! built into term-range shards.
@@ -10,8 +10,8 @@
 
 use std::time::{Duration, Instant};
 
-use catalog::dynamo::READ_BUDGET;
-use catalog::search::{Shard, TextDoc, TextIndex};
+use catalog_search::index::{Shard, TextDoc, TextIndex};
+use catalog_search::listing::READ_BUDGET;
 
 use crate::index::Rng;
 use crate::lambda::proc_status_kb;
@@ -97,7 +97,7 @@ fn ms(d: Duration) -> String {
 }
 
 pub fn run(datasets: usize) -> Result<(), String> {
-    let err = |e: catalog::search::SearchError| e.to_string();
+    let err = |e: catalog_search::index::SearchError| e.to_string();
     let pid = std::process::id();
     let docs = synthetic(datasets);
     let generated = proc_status_kb(pid, "VmRSS:")? / 1024;
@@ -119,7 +119,7 @@ pub fn run(datasets: usize) -> Result<(), String> {
     }
     let one = TextIndex::build(&docs, usize::MAX).map_err(err)?.bytes();
     println!(
-        "Text index (catalog::search, tantivy), {datasets} synthetic summaries, shards of at \
+        "Text index (catalog_search::index, tantivy), {datasets} synthetic summaries, shards of at \
          most {} KB:\n",
         TextIndex::MAX_SHARD_BYTES / 1024
     );
@@ -217,7 +217,7 @@ pub fn run(datasets: usize) -> Result<(), String> {
     let stored_sizes: Vec<u64> = stored.iter().map(|b| b.len() as u64).collect();
     let delta_bytes = index.delta().shard().bytes() as u64;
     let bits = (u64::BITS - (datasets as u64).leading_zeros()) as u8;
-    let positions = catalog::order::packed_len(datasets, bits) as u64;
+    let positions = catalog_search::order::packed_len(datasets, bits) as u64;
     println!(
         "Each query's second read within the listing's budget ({} for the index's parts, the \
          delta ({}) and, sorted by name, update or downloads, every chunk's positions ({})): \
@@ -232,7 +232,7 @@ pub fn run(datasets: usize) -> Result<(), String> {
     );
     println!("|---|---|---|---|---|---|---|---|");
     for (shape, q, facets) in &shapes {
-        let mut words: Vec<String> = catalog::search::words(q).collect();
+        let mut words: Vec<String> = catalog_search::index::words(q).collect();
         words.sort();
         words.dedup();
         for sorted in [false, true] {

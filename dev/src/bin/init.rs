@@ -8,17 +8,19 @@
 //!
 //! Prints `USER_POOL_ID=...` and `USER_POOL_CLIENT_ID=...` lines for the shell to export.
 
-use catalog::config::DataConfig;
+use catalog_aws::config::DataConfig;
 use catalog_dev::cognito::{ensure_user_pool, make_operator, sign_up_confirmed};
 use catalog_dev::{ensure_resources, DevError, Target};
 
 #[tokio::main]
 async fn main() -> Result<(), DevError> {
     let config = DataConfig::from_env()?;
-    let sdk = catalog::aws::load_sdk_config().await;
+    let sdk = catalog_aws::aws::load_sdk_config().await;
     let dynamo = aws_sdk_dynamodb::Client::new(&sdk);
-    let s3 =
-        aws_sdk_s3::Client::from_conf(catalog::aws::s3_config(&sdk, config.s3_force_path_style));
+    let s3 = aws_sdk_s3::Client::from_conf(catalog_aws::aws::s3_config(
+        &sdk,
+        config.s3_force_path_style,
+    ));
     let target = Target {
         datasets_table: config.datasets_table,
         keys_table: config.keys_table,

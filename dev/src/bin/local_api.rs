@@ -18,19 +18,19 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use catalog::api::access::AccessService;
-use catalog::api::account::{account_routes, is_account_path};
-use catalog::aws::DataClients;
-use catalog::cognito::CognitoDirectory;
-use catalog::config::DataConfig;
-use catalog::dynamo::access::DynamoAccess;
-use catalog::dynamo::accounts::DynamoAccounts;
-use catalog::dynamo::DynamoCatalog;
-use catalog::s3::S3Signer;
+use catalog_aws::aws::DataClients;
+use catalog_aws::cognito::CognitoDirectory;
+use catalog_aws::config::DataConfig;
+use catalog_aws::dynamo::access::DynamoAccess;
+use catalog_aws::dynamo::accounts::DynamoAccounts;
+use catalog_aws::s3::S3Signer;
 use catalog_dev::authorizer::{Denied, JwtAuthorizer};
 use catalog_dev::site::Site;
 use catalog_dev::DevError;
+use catalog_http::api::access::AccessService;
+use catalog_http::api::account::{account_routes, is_account_path};
 use catalog_preview::{ParquetRows, S3Source};
+use catalog_search::listing::{indexed, IndexedCatalog};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
@@ -54,7 +54,7 @@ struct Accounts {
 }
 
 struct App {
-    catalog: DynamoCatalog,
+    catalog: IndexedCatalog,
     signer: S3Signer,
     /// The rows function's reader, on the same bucket.
     rows: ParquetRows<S3Source>,
@@ -138,7 +138,7 @@ async fn serve(
     let response = match (&app.accounts, is_account_path(req.uri().path())) {
         // API Gateway answers CORS preflights itself, before the authorizer.
         (Some(_), true) if req.method() == lambda_http::http::Method::OPTIONS => {
-            catalog::api::preflight_answer()
+            catalog_http::api::preflight_answer()
         }
         (Some(accounts), true) => {
             match accounts
@@ -157,7 +157,7 @@ async fn serve(
                 Err(denied) => unauthorized(denied),
             }
         }
-        _ => catalog::api::dispatch(&req, &app.catalog, &app.signer, &app.rows, now).await,
+        _ => catalog_http::api::dispatch(&req, &app.catalog, &app.signer, &app.rows, now).await,
     };
     let (parts, body) = response.into_parts();
     let bytes = Bytes::copy_from_slice(body.as_ref());
@@ -233,7 +233,7 @@ async fn accounts(
 #[tokio::main]
 async fn main() -> Result<(), DevError> {
     // With DOWNLOADS_TABLE, downloads are recorded as the stack's pipeline records them.
-    let sdk = catalog::aws::load_sdk_config().await;
+    let sdk = catalog_aws::aws::load_sdk_config().await;
     let download_log = std::env::var("DOWNLOADS_TABLE")
         .ok()
         .filter(|t| !t.trim().is_empty())
@@ -280,7 +280,7 @@ async fn main() -> Result<(), DevError> {
             config.s3_force_path_style,
         )),
         signer,
-        catalog,
+        catalog: indexed(catalog),
     });
     let listener = TcpListener::bind(addr).await?;
     tracing::info!(%addr, "serving the catalog at http://{addr}/ and its API at http://{addr}/api/v1");

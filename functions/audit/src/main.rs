@@ -3,7 +3,7 @@
 //! once each; the daily schedule sets each dataset's last 30 days of downloads. Composition
 //! root only: the logic is in `catalog_writer::ingest` and `catalog_writer::downloads`.
 
-use catalog::config::AuditConfig;
+use catalog_aws::config::AuditConfig;
 use catalog_writer::downloads::DownloadLog;
 use catalog_writer::ingest::{self, AuditEvent};
 use catalog_writer::DynamoWriter;
@@ -48,9 +48,9 @@ async fn handle(
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    catalog::lambda::init_logging();
+    catalog::logging::init_logging();
     let config = AuditConfig::from_env()?;
-    let dynamo = aws_sdk_dynamodb::Client::new(&catalog::aws::load_sdk_config().await);
+    let dynamo = aws_sdk_dynamodb::Client::new(&catalog_aws::aws::load_sdk_config().await);
     let log = DownloadLog::new(dynamo.clone(), &config.downloads_table);
     // Within the function's 300 s: a count that other writers hold up (a long `reindex`) gives
     // up with a named error, which the Errors alarm shows, and the next run sets it.

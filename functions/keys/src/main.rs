@@ -1,16 +1,16 @@
 //! The routes behind the JWT authorizer: `/api/v1/account/keys[/{id}]` (an account's own read
 //! keys), `/api/v1/account/access[/{slug}]` (its access requests) and
 //! `/api/v1/operator/access[/{slug}/{account}]` (operators' decisions). Composition root only:
-//! the logic is in `catalog::api::account` and `catalog::api::access`. API Gateway's JWT
+//! the logic is in `catalog_http::api::account` and `catalog_http::api::access`. API Gateway's JWT
 //! authorizer verifies the caller's token before this function runs.
 
 use std::convert::Infallible;
 
-use catalog::api::access::AccessService;
-use catalog::cognito::CognitoDirectory;
-use catalog::config::KeysConfig;
-use catalog::dynamo::access::DynamoAccess;
-use catalog::dynamo::accounts::DynamoAccounts;
+use catalog_aws::cognito::CognitoDirectory;
+use catalog_aws::config::KeysConfig;
+use catalog_aws::dynamo::access::DynamoAccess;
+use catalog_aws::dynamo::accounts::DynamoAccounts;
+use catalog_http::api::access::AccessService;
 use lambda_http::{service_fn, Body, Error, Request, Response};
 
 struct App {
@@ -26,14 +26,17 @@ async fn handle(app: &App, req: Request) -> Result<Response<Body>, Infallible> {
         directory: &app.directory,
         operators: app.operators.as_deref(),
     };
-    Ok(catalog::api::account::account_routes(&req, &app.keys, &access, chrono::Utc::now()).await)
+    Ok(
+        catalog_http::api::account::account_routes(&req, &app.keys, &access, chrono::Utc::now())
+            .await,
+    )
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    catalog::lambda::init_logging();
+    catalog::logging::init_logging();
     let config = KeysConfig::from_env()?;
-    let sdk = catalog::aws::load_sdk_config().await;
+    let sdk = catalog_aws::aws::load_sdk_config().await;
     let dynamodb = aws_sdk_dynamodb::Client::new(&sdk);
     let app = App {
         keys: DynamoAccounts::new(dynamodb.clone(), &config.keys_table),
@@ -41,5 +44,5 @@ async fn main() -> Result<(), Error> {
         directory: CognitoDirectory::new(&sdk),
         operators: config.operators_group,
     };
-    catalog::lambda::run(service_fn(|req| handle(&app, req))).await
+    catalog_http::lambda::run(service_fn(|req| handle(&app, req))).await
 }

@@ -1,31 +1,31 @@
 //! `GET /api/v1/datasets/{slug}` and its Croissant document `GET /api/v1/datasets/{slug}/croissant`:
-//! composition root only; the logic is in `catalog::api::metadata` and `catalog::api::croissant`.
+//! composition root only; the logic is in `catalog_http::api::metadata` and `catalog_http::api::croissant`.
 
 use std::convert::Infallible;
 
-use catalog::api::{request_path, Route};
-use catalog::config::MetadataConfig;
-use catalog::dynamo::DynamoCatalog;
+use catalog_aws::config::MetadataConfig;
+use catalog_aws::dynamo::DynamoCatalog;
+use catalog_http::api::{request_path, Route};
 use lambda_http::{service_fn, Body, Error, Request, Response};
 
 async fn handle(catalog: &DynamoCatalog, req: Request) -> Result<Response<Body>, Infallible> {
     let now = chrono::Utc::now();
     Ok(match Route::parse(request_path(&req)) {
-        Some(Route::Croissant(_)) => catalog::api::croissant(&req, catalog, now).await,
-        _ => catalog::api::metadata(&req, catalog, now).await,
+        Some(Route::Croissant(_)) => catalog_http::api::croissant(&req, catalog, now).await,
+        _ => catalog_http::api::metadata(&req, catalog, now).await,
     })
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    catalog::lambda::init_logging();
+    catalog::logging::init_logging();
     let config = MetadataConfig::from_env()?;
-    let sdk = catalog::aws::load_sdk_config().await;
+    let sdk = catalog_aws::aws::load_sdk_config().await;
     // The keys table: a key sent for an `approval` dataset's statistics is read, never written.
     let catalog = DynamoCatalog::with_keys(
         aws_sdk_dynamodb::Client::new(&sdk),
         config.datasets_table,
         config.keys_table,
     );
-    catalog::lambda::run(service_fn(|req| handle(&catalog, req))).await
+    catalog_http::lambda::run(service_fn(|req| handle(&catalog, req))).await
 }

@@ -1,10 +1,10 @@
 //! `GET /api/v1/datasets/{slug}/rows`: composition root only; the rules are in
-//! `catalog::api::rows` and the reader in `catalog_preview`.
+//! `catalog_http::api::rows` and the reader in `catalog_preview`.
 
 use std::convert::Infallible;
 
-use catalog::config::RowsConfig;
-use catalog::dynamo::DynamoCatalog;
+use catalog_aws::config::RowsConfig;
+use catalog_aws::dynamo::DynamoCatalog;
 use catalog_preview::{ParquetRows, S3Source};
 use lambda_http::{service_fn, Body, Error, Request, Response};
 
@@ -13,14 +13,14 @@ async fn handle(
     rows: &ParquetRows<S3Source>,
     req: Request,
 ) -> Result<Response<Body>, Infallible> {
-    Ok(catalog::api::rows(&req, catalog, rows, chrono::Utc::now()).await)
+    Ok(catalog_http::api::rows(&req, catalog, rows, chrono::Utc::now()).await)
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    catalog::lambda::init_logging();
+    catalog::logging::init_logging();
     let config = RowsConfig::from_env()?;
-    let sdk = catalog::aws::load_sdk_config().await;
+    let sdk = catalog_aws::aws::load_sdk_config().await;
     let catalog = DynamoCatalog::with_keys(
         aws_sdk_dynamodb::Client::new(&sdk),
         &config.datasets_table,
@@ -31,5 +31,5 @@ async fn main() -> Result<(), Error> {
         &config.bucket,
         config.s3_force_path_style,
     ));
-    catalog::lambda::run(service_fn(|req| handle(&catalog, &rows, req))).await
+    catalog_http::lambda::run(service_fn(|req| handle(&catalog, &rows, req))).await
 }

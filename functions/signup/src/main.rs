@@ -5,8 +5,8 @@
 //! HTTP function: Cognito invokes it with its own event and reads the event back (accepted) or
 //! an error (refused; the person sees its message).
 
-use catalog::config::SignUpConfig;
 use catalog::signup::{email_of, judge, AllowedDomains, SignUpRefused};
+use catalog_aws::config::SignUpConfig;
 use lambda_http::lambda_runtime::{self, service_fn, Error, LambdaEvent};
 use serde_json::Value;
 
@@ -39,7 +39,7 @@ async fn handle(
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    catalog::lambda::init_logging();
+    catalog::logging::init_logging();
     let config = SignUpConfig::from_env()?;
     let domains = config.allowed_domains;
     if domains.as_ref().is_some_and(AllowedDomains::is_empty) {

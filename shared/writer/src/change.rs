@@ -5,16 +5,16 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use catalog::dynamo::attr::{n, opt_time, s, time};
-use catalog::dynamo::layout::name::{
-    ACCESS_LEVEL, ACCESS_POLICY, DOWNLOADS, KEYLESS_UNTIL, REV, UPDATED_AT,
-};
-use catalog::dynamo::layout::{
-    alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, DATASET_SK, LIST_PK,
-};
 use catalog::input::Slug;
 use catalog::policy::{AccessLevel, ApprovalPolicy};
 use catalog::query::Facet;
+use catalog_aws::dynamo::attr::{n, opt_time, s, time};
+use catalog_aws::dynamo::layout::name::{
+    ACCESS_LEVEL, ACCESS_POLICY, DOWNLOADS, KEYLESS_UNTIL, REV, UPDATED_AT,
+};
+use catalog_aws::dynamo::layout::{
+    alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, DATASET_SK, LIST_PK,
+};
 use chrono::{DateTime, Utc};
 
 use crate::patience::Patience;

@@ -31,9 +31,9 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use catalog::audit::{Download, Route};
-use catalog::dynamo::attr::{get_s, get_u64, n, s, Item};
-use catalog::dynamo::requests::{classify, query_all};
 use catalog::error::StoreError;
+use catalog_aws::dynamo::attr::{get_s, get_u64, n, s, Item};
+use catalog_aws::dynamo::requests::{classify, query_all};
 use chrono::{DateTime, Duration, NaiveDate, SecondsFormat, Utc};
 
 use catalog::input::Slug;

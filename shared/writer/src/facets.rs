@@ -7,23 +7,23 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update, WriteRequest};
-use catalog::dynamo::attr::{get_s, get_strings, get_u64, n, s, time};
-use catalog::dynamo::codec::{is_marked, summary_entry, summary_mark, SummaryChange};
-use catalog::dynamo::layout::name::{
-    CATEGORY, COMPLETE, FACETS_INDEXED, FULL, LICENSE, PK, REBUILD_UNTIL, REV, SEQ, SK, SLUG, TAGS,
-    TOTAL,
-};
-use catalog::dynamo::layout::{
-    counter_key, facet_counter_pk, facet_list_pk, facet_summary_key, key_of, list_sk, position_of,
-    summary_attribute_of, Item, COUNTER_PK, COUNTER_SK, LIST_PK,
-};
-use catalog::dynamo::requests::{classify, query_all, query_partition, scan_all};
-use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::error::StoreError;
 use catalog::input::Slug;
 use catalog::query::Facet;
 use catalog::records::Card;
-use catalog::search::TextDoc;
+use catalog_aws::dynamo::attr::{get_s, get_strings, get_u64, n, s, time};
+use catalog_aws::dynamo::codec::{is_marked, summary_entry, summary_mark, SummaryChange};
+use catalog_aws::dynamo::layout::name::{
+    CATEGORY, COMPLETE, FACETS_INDEXED, FULL, LICENSE, PK, REBUILD_UNTIL, REV, SEQ, SK, SLUG, TAGS,
+    TOTAL,
+};
+use catalog_aws::dynamo::layout::{
+    counter_key, facet_counter_pk, facet_list_pk, facet_summary_key, key_of, list_sk, position_of,
+    summary_attribute_of, Item, COUNTER_PK, COUNTER_SK, LIST_PK,
+};
+use catalog_aws::dynamo::requests::{classify, query_all, query_partition, scan_all};
+use catalog_aws::dynamo::retry::{Attempt, Backoff};
+use catalog_search::index::TextDoc;
 use chrono::{DateTime, Utc};
 
 use crate::patience::Patience;
@@ -33,6 +33,7 @@ use crate::tx::{
     SummaryExpression, UNMARKED,
 };
 use crate::{DynamoWriter, WriteError};
+use catalog_aws::dynamo::codec::prelude::*;
 
 /// How long a list's mark holds without being renewed: a writer that stops holding a list
 /// (or dies) lets other writers take it after at most this long. With renewals every
@@ -349,7 +350,7 @@ impl DynamoWriter {
                 .map_err(classify)?;
             return Ok(written);
         }
-        let first = members.first().map(Card::try_from).transpose()?;
+        let first = members.first().map(Card::from_item).transpose()?;
         let form = first
             .as_ref()
             .and_then(|card| card.display_of(facet))
@@ -479,7 +480,7 @@ impl DynamoWriter {
         let mut listed = Vec::new();
         for entry in query_partition(&self.client, &self.datasets_table, LIST_PK).await? {
             let seq = position_of(&entry)?;
-            let mut summary = catalog::records::DatasetSummary::try_from(&entry)?;
+            let mut summary = catalog::records::DatasetSummary::from_item(&entry)?;
             summary.seq = seq;
             texts.push(TextDoc::of(seq, &summary.card));
             listed.push(summary);
@@ -563,7 +564,7 @@ impl DynamoWriter {
                     for entry in
                         query_partition(&self.client, &self.datasets_table, LIST_PK).await?
                     {
-                        let mut summary = catalog::records::DatasetSummary::try_from(&entry)?;
+                        let mut summary = catalog::records::DatasetSummary::from_item(&entry)?;
                         summary.seq = position_of(&entry)?;
                         listed.push(summary);
                     }
@@ -599,7 +600,7 @@ impl DynamoWriter {
             else {
                 continue;
             };
-            let card = Card::try_from(first)?;
+            let card = Card::from_item(first)?;
             let form = card.display_of(facet).unwrap_or(facet.value());
             needed.extend(summary_entry(facet, form, members.len() as u64));
             values += 1;

@@ -1,22 +1,23 @@
 //! API keys: stored as their SHA-256 only, created, listed and revoked by operators. Accounts
-//! mint their own through the keys function (`catalog::dynamo::accounts`), whose revocation
+//! mint their own through the keys function (`catalog_aws::dynamo::accounts`), whose revocation
 //! this shares so that a revoked account key always frees its slot.
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use catalog::dynamo::accounts::DynamoAccounts;
-use catalog::dynamo::attr::{get_s, s};
-use catalog::dynamo::layout::name::{ID, KEY_HASH};
-use catalog::dynamo::layout::{api_key_key, KEYS_BY_ID_INDEX};
-use catalog::dynamo::requests::{classify, query_all, scan_all};
-use catalog::dynamo::retry::{Attempt, Backoff};
 use catalog::error::StoreError;
 use catalog::keys::KeyHash;
 use catalog::keys::KEY_ID_PREFIX;
+use catalog_aws::dynamo::accounts::DynamoAccounts;
+use catalog_aws::dynamo::attr::{get_s, s};
+use catalog_aws::dynamo::layout::name::{ID, KEY_HASH};
+use catalog_aws::dynamo::layout::{api_key_key, KEYS_BY_ID_INDEX};
+use catalog_aws::dynamo::requests::{classify, query_all, scan_all};
+use catalog_aws::dynamo::retry::{Attempt, Backoff};
 use chrono::{DateTime, Utc};
 
 use crate::{DynamoWriter, WriteError};
 
 pub use catalog::keys::{generate_key, KeyInfo, NewKey};
+use catalog_aws::dynamo::codec::prelude::*;
 
 impl DynamoWriter {
     /// Stores a new key's record (hash, never the secret).
@@ -49,7 +50,7 @@ impl DynamoWriter {
             .filter(|item| {
                 matches!(item.get(ID), Some(AttributeValue::S(id)) if id.starts_with(KEY_ID_PREFIX))
             })
-            .map(KeyInfo::try_from)
+            .map(KeyInfo::from_item)
             .collect::<Result<Vec<_>, StoreError>>()?;
         keys.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
         Ok(keys)

@@ -41,9 +41,9 @@ pub mod text;
 mod tx;
 
 use aws_sdk_dynamodb::Client;
-use catalog::dynamo::layout::Item;
-use catalog::dynamo::requests::get_consistent;
 use catalog::error::StoreError;
+use catalog_aws::dynamo::layout::Item;
+use catalog_aws::dynamo::requests::get_consistent;
 
 pub use facets::Reindexed;
 pub use keys::{generate_key, KeyInfo, NewKey};

@@ -1,5 +1,5 @@
-//! Keeping the listings' orders by name, update and downloads ([`catalog::order`], stored as
-//! [`catalog::dynamo::orders`]).
+//! Keeping the listings' orders by name, update and downloads ([`catalog_search::order`], stored as
+//! [`catalog_search::orders`]).
 //!
 //! - **A change** to a listed dataset (an activation, a keyless window, an access level, a
 //!   download count) moves it in the orders after the change's transaction, before the
@@ -23,22 +23,23 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
-use catalog::dynamo::layout::name::{ORDERS_INDEXED, PK, SK};
-use catalog::dynamo::layout::{counter_key, key_of, list_sk, Item, COUNTER_PK, LIST_PK};
-use catalog::dynamo::orders::{
+use catalog::error::StoreError;
+use catalog::input::Slug;
+use catalog::records::DatasetSummary;
+use catalog_aws::dynamo::layout::name::{ORDERS_INDEXED, PK, SK};
+use catalog_aws::dynamo::layout::{counter_key, key_of, list_sk, Item, COUNTER_PK, LIST_PK};
+use catalog_aws::dynamo::requests::{classify, query_all};
+use catalog_aws::dynamo::retry::Attempt;
+use catalog_search::order::{self, Chunk, Key, Sorted};
+use catalog_search::orders::{
     at_item, at_keys, at_seq, at_sk, blob_generation, chunk_items, order_error, ChunkRef,
     OrderManifest, ORDER_PK,
 };
-use catalog::dynamo::requests::{classify, query_all};
-use catalog::dynamo::retry::Attempt;
-use catalog::error::StoreError;
-use catalog::input::Slug;
-use catalog::order::{self, Chunk, Key, Sorted};
-use catalog::records::DatasetSummary;
 
 use crate::text::nonce;
 use crate::tx::{is_condition_failure, other, put_request};
 use crate::{DynamoWriter, WriteError};
+use catalog_aws::dynamo::codec::prelude::*;
 
 /// What `rebuild_orders` reports when a change moved a manifest while it built from the list
 /// as read: `reindex` reads the list again and builds again.
@@ -102,7 +103,7 @@ impl DynamoWriter {
         let Some(entry) = get(LIST_PK, &list_sk(seq)) else {
             return Ok(true);
         };
-        let mut summary = DatasetSummary::try_from(entry)?;
+        let mut summary = DatasetSummary::from_item(entry)?;
         summary.seq = seq;
         let read: Vec<Option<OrderManifest>> = Sorted::ALL
             .iter()
@@ -115,7 +116,7 @@ impl DynamoWriter {
         let read: Vec<OrderManifest> = match read.iter().filter(|m| m.is_some()).count() {
             0 => {
                 let marked =
-                    get(COUNTER_PK, catalog::dynamo::layout::COUNTER_SK).is_some_and(|c| {
+                    get(COUNTER_PK, catalog_aws::dynamo::layout::COUNTER_SK).is_some_and(|c| {
                         matches!(c.get(ORDERS_INDEXED), Some(AttributeValue::Bool(true)))
                     });
                 if !marked {
@@ -379,7 +380,7 @@ impl DynamoWriter {
                 .query()
                 .table_name(&self.datasets_table)
                 .key_condition_expression(format!("{PK} = :pk"))
-                .expression_attribute_values(":pk", catalog::dynamo::attr::s(ORDER_PK))
+                .expression_attribute_values(":pk", catalog_aws::dynamo::attr::s(ORDER_PK))
                 .projection_expression(format!("{PK}, {SK}"))
                 .consistent_read(true),
         )

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use catalog::dynamo::retry::Backoff;
+use catalog_aws::dynamo::retry::Backoff;
 
 use crate::WriteError;
 

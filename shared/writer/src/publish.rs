@@ -10,24 +10,25 @@ use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
-use catalog::dynamo::attr::{get_time_opt, get_u64, get_uuid, n, s};
-use catalog::dynamo::codec::{
-    item_size, schema_attributes, version_item, DatasetItem, ServedVersions, ITEM_LIMIT_BYTES,
-};
-use catalog::dynamo::layout::name::{
-    ACTIVE, ID, KEYLESS_UNTIL, LATEST_VERSION, PK, REV, SEQ, SK, UNPUBLISHED_AT,
-};
-use catalog::dynamo::layout::{dataset_pk, key_of, Item, DATASET_SK};
-use catalog::dynamo::requests::{classify, query_all};
 use catalog::error::StoreError;
 use catalog::input::Slug;
 use catalog::records::{ActiveVersion, DatasetMeta};
+use catalog_aws::dynamo::attr::{get_time_opt, get_u64, get_uuid, n, s};
+use catalog_aws::dynamo::codec::{
+    item_size, schema_attributes, version_item, DatasetItem, ServedVersions, ITEM_LIMIT_BYTES,
+};
+use catalog_aws::dynamo::layout::name::{
+    ACTIVE, ID, KEYLESS_UNTIL, LATEST_VERSION, PK, REV, SEQ, SK, UNPUBLISHED_AT,
+};
+use catalog_aws::dynamo::layout::{dataset_pk, key_of, Item, DATASET_SK};
+use catalog_aws::dynamo::requests::{classify, query_all};
 use chrono::{DateTime, Utc};
 use std::future::Future;
 use uuid::Uuid;
 
 use crate::tx::{is_condition_failure, put_new, settle, Guard};
 use crate::{DynamoWriter, WriteError};
+use catalog_aws::dynamo::codec::prelude::*;
 
 /// A version whose Parquet object is already in S3.
 #[derive(Debug, Clone)]
@@ -253,14 +254,14 @@ impl TryFrom<&Item> for StoredDataset {
                 None | Some(AttributeValue::Null(_)) => None,
                 Some(_) => Some(get_u64(item, SEQ)?),
             },
-            meta: DatasetMeta::try_from(item)?,
+            meta: DatasetMeta::from_item(item)?,
             keyless_until: get_time_opt(item, KEYLESS_UNTIL)?,
             rev: match item.get(REV) {
                 None => 0,
                 Some(_) => get_u64(item, REV)?,
             },
             unpublished: get_time_opt(item, UNPUBLISHED_AT)?.is_some(),
-            downloads: catalog::dynamo::codec::downloads(item)?,
+            downloads: catalog_aws::dynamo::codec::downloads(item)?,
             served: ServedVersions::of_item(item)?,
             activated_by: match item.get(ACTIVATED_BY) {
                 Some(AttributeValue::S(token)) => Some(token.clone()),
@@ -285,7 +286,7 @@ impl DynamoWriter {
         let item = self
             .get(key_of(dataset_pk(slug.as_str()), DATASET_SK))
             .await?;
-        Ok(item.as_ref().map(DatasetMeta::try_from).transpose()?)
+        Ok(item.as_ref().map(DatasetMeta::from_item).transpose()?)
     }
 
     /// Publishes a version, in the one order that keeps every record pointing at a file that
@@ -368,7 +369,7 @@ impl DynamoWriter {
                         id: get_uuid(&item, ID)?,
                         version: get_u64(&item, LATEST_VERSION)?,
                         previous: ActiveVersion::from_item(&item)?.map(|a| a.version),
-                        stored: DatasetMeta::try_from(&item)?,
+                        stored: DatasetMeta::from_item(&item)?,
                     });
                 }
                 Err(e) => match e.as_service_error() {

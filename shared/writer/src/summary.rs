@@ -15,11 +15,11 @@
 //! until `reindex` finds that the catalog's values fit again. The room above the budget is for
 //! writers that checked it at the same moment (one activation adds at most 34 values).
 
-use catalog::dynamo::codec::{
+use catalog_aws::dynamo::codec::{
     apply_summary_changes, is_marked, item_size, summary_mark, SummaryChange,
 };
-use catalog::dynamo::layout::name::FULL;
-use catalog::dynamo::layout::{facet_summary_key, Item};
+use catalog_aws::dynamo::layout::name::FULL;
+use catalog_aws::dynamo::layout::{facet_summary_key, Item};
 
 /// The most the summary may hold, in bytes as DynamoDB counts them (names and values): 300 KiB
 /// of the item's 400 KB.
@@ -74,8 +74,8 @@ impl StoredSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use catalog::dynamo::codec::summary_entry;
     use catalog::query::{Facet, FacetKind};
+    use catalog_aws::dynamo::codec::summary_entry;
 
     fn values(from: usize, to: usize) -> Vec<SummaryChange> {
         (from..to)

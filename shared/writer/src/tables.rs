@@ -6,10 +6,10 @@ use aws_sdk_dynamodb::types::{
     ProjectionType, ScalarAttributeType, TimeToLiveSpecification,
 };
 use aws_sdk_dynamodb::Client;
-use catalog::dynamo::layout::name::{DATASET, ID, KEY_HASH, OWNER, PK, PURGE_AT, SK, STATUS};
-use catalog::dynamo::layout::{ACCESS_BY_STATUS_INDEX, KEYS_BY_ID_INDEX, KEYS_BY_OWNER_INDEX};
-use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
+use catalog_aws::dynamo::layout::name::{DATASET, ID, KEY_HASH, OWNER, PK, PURGE_AT, SK, STATUS};
+use catalog_aws::dynamo::layout::{ACCESS_BY_STATUS_INDEX, KEYS_BY_ID_INDEX, KEYS_BY_OWNER_INDEX};
+use catalog_aws::dynamo::requests::classify;
 
 pub async fn create_tables(
     client: &Client,

@@ -19,18 +19,18 @@ use std::collections::BTreeSet;
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Delete, TransactWriteItem};
-use catalog::dynamo::attr::{get_s, get_uuid, n, s, time};
-use catalog::dynamo::layout::name::{
+use catalog::error::StoreError;
+use catalog::input::Slug;
+use catalog_aws::dynamo::attr::{get_s, get_uuid, n, s, time};
+use catalog_aws::dynamo::layout::name::{
     ACTIVE, ID, PK, REBUILD_UNTIL, REV, S3_KEY, SEQ, SK, SLUG, TOTAL, UNPUBLISHED_AT, UPDATED_AT,
     VERSION, WITHDRAWN,
 };
-use catalog::dynamo::layout::{
+use catalog_aws::dynamo::layout::{
     alias_pk, counter_key, dataset_pk, key_of, list_sk, position_of, version_sk, Item, COUNTER_PK,
     DATASET_SK, LIST_PK,
 };
-use catalog::dynamo::requests::{classify, query_partition};
-use catalog::error::StoreError;
-use catalog::input::Slug;
+use catalog_aws::dynamo::requests::{classify, query_partition};
 use chrono::{DateTime, Utc};
 
 use crate::patience::Patience;

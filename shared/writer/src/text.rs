@@ -1,4 +1,4 @@
-//! Keeping the listings' text index ([`catalog::search`], stored as [`catalog::dynamo::text`]).
+//! Keeping the listings' text index ([`catalog_search::index`], stored as [`catalog_search::text`]).
 //!
 //! - **A change** to a dataset's searched text (its first listing, a restore, new metadata with
 //!   another name, description or tags) goes into the index after the activation's
@@ -23,17 +23,17 @@ use std::collections::BTreeSet;
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::AttributeValue;
-use catalog::dynamo::attr::get_u64;
-use catalog::dynamo::layout::name::{PK, SK, TEXT_INDEXED, TOTAL};
-use catalog::dynamo::layout::{counter_key, key_of, Item, COUNTER_PK};
-use catalog::dynamo::requests::{classify, query_all};
-use catalog::dynamo::retry::Attempt;
-use catalog::dynamo::text::{
-    blob_items, delta_bytes, delta_from, delta_id, shard_id, Blob, Manifest, MANIFEST_SK, TEXT_PK,
-};
 use catalog::error::StoreError;
 use catalog::input::Slug;
-use catalog::search::{Shard, TextDoc, TextIndex};
+use catalog_aws::dynamo::attr::get_u64;
+use catalog_aws::dynamo::layout::name::{PK, SK, TEXT_INDEXED, TOTAL};
+use catalog_aws::dynamo::layout::{counter_key, key_of, Item, COUNTER_PK};
+use catalog_aws::dynamo::requests::{classify, query_all};
+use catalog_aws::dynamo::retry::Attempt;
+use catalog_search::index::{Shard, TextDoc, TextIndex};
+use catalog_search::text::{
+    blob_items, delta_bytes, delta_from, delta_id, shard_id, Blob, Manifest, MANIFEST_SK, TEXT_PK,
+};
 
 use crate::tx::{delete_request, is_condition_failure, put_request};
 use crate::{DynamoWriter, WriteError};
@@ -320,7 +320,7 @@ impl DynamoWriter {
                 .query()
                 .table_name(&self.datasets_table)
                 .key_condition_expression(format!("{PK} = :pk"))
-                .expression_attribute_values(":pk", catalog::dynamo::attr::s(TEXT_PK))
+                .expression_attribute_values(":pk", catalog_aws::dynamo::attr::s(TEXT_PK))
                 .projection_expression(format!("{PK}, {SK}"))
                 .consistent_read(true),
         )
@@ -359,7 +359,7 @@ impl DynamoWriter {
                     .map_err(crate::tx::other)?,
             )]);
             let mut by_table =
-                catalog::dynamo::requests::batch_get_all(&self.client, request).await?;
+                catalog_aws::dynamo::requests::batch_get_all(&self.client, request).await?;
             found.extend(by_table.remove(&self.datasets_table).unwrap_or_default());
         }
         Ok(found)

@@ -9,19 +9,19 @@ use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, DeleteRequest, Put, PutRequest, TransactWriteItem,
     Update, WriteRequest,
 };
-use catalog::dynamo::attr::{n, s, time};
-use catalog::dynamo::codec::SummaryChange;
-use catalog::dynamo::layout::name::{
-    ACTIVE, FACETS_INDEXED, ORDERS_INDEXED, PK, REBUILD_UNTIL, REV, SLUG, TEXT_INDEXED, TOTAL,
-    UNPUBLISHED_AT, VERSION,
-};
-use catalog::dynamo::layout::{
-    counter_key, facet_counter_pk, facet_summary_key, key_of, Item, COUNTER_PK, LIST_MARK_SK,
-};
-use catalog::dynamo::requests::classify;
 use catalog::error::StoreError;
 use catalog::input::Slug;
 use catalog::query::Facet;
+use catalog_aws::dynamo::attr::{n, s, time};
+use catalog_aws::dynamo::codec::SummaryChange;
+use catalog_aws::dynamo::layout::name::{
+    ACTIVE, FACETS_INDEXED, ORDERS_INDEXED, PK, REBUILD_UNTIL, REV, SLUG, TEXT_INDEXED, TOTAL,
+    UNPUBLISHED_AT, VERSION,
+};
+use catalog_aws::dynamo::layout::{
+    counter_key, facet_counter_pk, facet_summary_key, key_of, Item, COUNTER_PK, LIST_MARK_SK,
+};
+use catalog_aws::dynamo::requests::classify;
 use chrono::{DateTime, Utc};
 
 use crate::{Expected, WriteError};
@@ -475,7 +475,7 @@ impl Spelled {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use catalog::dynamo::layout::{dataset_pk, facet_list_pk, list_sk, DATASET_SK, LIST_PK};
+    use catalog_aws::dynamo::layout::{dataset_pk, facet_list_pk, list_sk, DATASET_SK, LIST_PK};
 
     /// A first activation's transaction, as its plan lays it out: the dataset item, the
     /// catalog counter, the list's next position, a facet's count, the catalog list's mark.

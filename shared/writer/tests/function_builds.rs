@@ -1,7 +1,9 @@
 //! The request path's Lambda functions never link the write side: their dependency trees (as
 //! Cargo resolves them for a build) contain the `catalog` crate and not `catalog-writer`; only
 //! the audit function, which writes the download log and counts off the request path, does.
-//! Only the rows function links Arrow and Parquet.
+//! Only the rows function links Arrow and Parquet. The library crates are layers the compiler
+//! keeps apart: `catalog` (the domain and the ports) links none of the others, no AWS SDK and no
+//! HTTP; `catalog-http` links no AWS SDK; each function links only the crates it uses.
 
 use std::process::Command;
 
@@ -44,7 +46,7 @@ fn the_functions_do_not_link_the_writer() {
     for function in FUNCTIONS.iter().filter(|f| **f != "catalog-audit") {
         let tree = dependency_tree(function);
         assert!(
-            tree.iter().any(|p| p == "catalog-shared"),
+            tree.iter().any(|p| p == "catalog"),
             "{function} should depend on the lib crate: {tree:?}"
         );
         assert!(
@@ -55,7 +57,7 @@ fn the_functions_do_not_link_the_writer() {
 }
 
 /// No function links the Cognito SDK: the accounts (keys) function asks Cognito's GetUser with
-/// one plain HTTPS call (`catalog::cognito`), which keeps it within its size target. Only the
+/// one plain HTTPS call (`catalog_aws::cognito`), which keeps it within its size target. Only the
 /// operators' CLI uses the SDK.
 #[test]
 fn no_function_links_the_cognito_sdk() {
@@ -73,7 +75,7 @@ fn no_function_links_the_cognito_sdk() {
 }
 
 /// No function links a regex engine: logging is set up with a level filter
-/// (`catalog::lambda::init_logging`), not lambda_http's default `EnvFilter`, which brings
+/// (`catalog::logging::init_logging`), not lambda_http's default `EnvFilter`, which brings
 /// regex-automata and regex-syntax (about 180 KB of every function). The exceptions depend on
 /// tantivy, which depends on `regex`: the list function, which serves `q` from the text index,
 /// and the audit function, through the writer (which keeps the index; the audit function never
@@ -131,4 +133,69 @@ fn the_operators_cli_and_the_audit_function_do_link_the_writer() {
     // The audit function does not link Cognito's SDK: it writes DynamoDB alone.
     let audit = dependency_tree("catalog-audit");
     assert!(!audit.iter().any(|p| p == "aws-sdk-cognitoidentityprovider"));
+}
+
+/// The library crates' layers (docs/architecture.md): the domain knows no adapter, no HTTP and
+/// no search engine; the HTTP side knows no AWS SDK and no adapter; the adapters know no HTTP.
+#[test]
+fn the_library_crates_link_only_the_layers_below_them() {
+    let aws_sdk = |p: &String| p.starts_with("aws-sdk-") || p == "aws-config";
+    let catalog = dependency_tree("catalog");
+    for outside in [
+        "catalog-aws",
+        "catalog-http",
+        "catalog-search",
+        "lambda_http",
+        "tantivy",
+    ] {
+        assert!(
+            !catalog.iter().any(|p| p == outside),
+            "catalog links {outside}"
+        );
+    }
+    assert!(!catalog.iter().any(aws_sdk), "catalog links the AWS SDK");
+    let http = dependency_tree("catalog-http");
+    assert!(http.iter().any(|p| p == "lambda_http"), "{http:?}");
+    assert!(
+        !http.iter().any(aws_sdk),
+        "catalog-http links {:?}",
+        http.iter().filter(|p| aws_sdk(p)).collect::<Vec<_>>()
+    );
+    for adapter in ["catalog-aws", "catalog-search", "tantivy"] {
+        assert!(
+            !http.iter().any(|p| p == adapter),
+            "catalog-http links {adapter}"
+        );
+    }
+    let aws = dependency_tree("catalog-aws");
+    assert!(aws.iter().any(|p| p == "aws-sdk-dynamodb"), "{aws:?}");
+    for above in ["catalog-http", "catalog-search", "lambda_http", "tantivy"] {
+        assert!(!aws.iter().any(|p| p == above), "catalog-aws links {above}");
+    }
+    let search = dependency_tree("catalog-search");
+    assert!(!search
+        .iter()
+        .any(|p| p == "catalog-http" || p == "lambda_http"));
+}
+
+/// Each function links the crates it uses and no other: the HTTP side only where requests are
+/// answered (not the sign-up trigger, not the audit function), the listings' crate only in the
+/// list function.
+#[test]
+fn each_function_links_only_the_crates_it_uses() {
+    for function in FUNCTIONS {
+        let tree = dependency_tree(function);
+        let links = |c: &str| tree.iter().any(|p| p == c);
+        let http = !matches!(function, "catalog-signup" | "catalog-audit");
+        assert_eq!(links("catalog-http"), http, "{function} and catalog-http");
+        assert_eq!(
+            links("catalog-search"),
+            matches!(function, "catalog-list" | "catalog-audit"),
+            "{function} and catalog-search"
+        );
+        assert!(
+            !links("catalog-memory"),
+            "{function} links the in-memory adapters"
+        );
+    }
 }

@@ -511,7 +511,7 @@ async fn an_approval_and_a_revocation_racing_leave_one_consistent_state() {
     // decisions go through a proxy that forwards one request at a time (in whatever order
     // they arrive).
     let (client, _proxy) = site.stack.serialized_client().await;
-    let racing = catalog::dynamo::access::DynamoAccess::new(
+    let racing = catalog_aws::dynamo::access::DynamoAccess::new(
         client,
         &site.stack.target.keys_table,
         &site.stack.target.datasets_table,
@@ -592,7 +592,7 @@ async fn each_access_route_costs_the_requests_the_cost_table_states() {
     let now = Utc::now();
     stack.seed_samples(now).await;
     let wire = catalog_tests::Wire::default();
-    let access = catalog::dynamo::access::DynamoAccess::new(
+    let access = catalog_aws::dynamo::access::DynamoAccess::new(
         stack.dynamo_client(&wire),
         &stack.target.keys_table,
         &stack.target.datasets_table,

@@ -7,9 +7,9 @@ use std::process::Command;
 
 use catalog::accounts::{KeyRequest, MAX_ACTIVE_KEYS};
 
-use catalog::dynamo::accounts::DynamoAccounts;
 use catalog::keys::{generate_key, Owner};
 use catalog::ports::{AccountKeyStore, Created};
+use catalog_aws::dynamo::accounts::DynamoAccounts;
 use catalog_dev::cognito::{sign_in, sign_up_confirmed, Tokens, UserPool};
 use catalog_tests::{
     admin_command, http_request, http_send, read_parquet, run_admin, start_local_api_with, tool,

@@ -319,11 +319,11 @@ async fn last_use_is_written_at_most_once_an_hour_by_the_condition() {
         let item = stack
             .writer()
             .accounts()
-            .read_item(catalog::dynamo::layout::api_key_key(hash.as_str()))
+            .read_item(catalog_aws::dynamo::layout::api_key_key(hash.as_str()))
             .await
             .unwrap()
             .expect("the key's item");
-        catalog::dynamo::attr::get_time_opt(&item, "last_used_at").unwrap()
+        catalog_aws::dynamo::attr::get_time_opt(&item, "last_used_at").unwrap()
     };
     let at = |minutes: i64| {
         let t = now + chrono::Duration::minutes(minutes);
@@ -348,7 +348,7 @@ async fn last_use_is_written_at_most_once_an_hour_by_the_condition() {
     let none = stack
         .writer()
         .accounts()
-        .read_item(catalog::dynamo::layout::api_key_key(unknown.as_str()))
+        .read_item(catalog_aws::dynamo::layout::api_key_key(unknown.as_str()))
         .await
         .unwrap();
     assert!(none.is_none(), "recording a use creates no item");
@@ -681,7 +681,9 @@ async fn revoking_a_key_just_reissued_revokes_the_new_secret() {
         Created::Created
     );
     let old_item = accounts
-        .read_item(catalog::dynamo::layout::api_key_key(first.hash.as_str()))
+        .read_item(catalog_aws::dynamo::layout::api_key_key(
+            first.hash.as_str(),
+        ))
         .await
         .unwrap()
         .expect("the first secret's item");

@@ -9,11 +9,11 @@ use super::*;
 /// `last_used_at` alone.
 #[tokio::test]
 async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations() {
-    use catalog::api::access::AccessRoute;
-    use catalog::api::account::AccountRoute;
-    use catalog::dynamo::access::DynamoAccess;
     use catalog::grants::{AccessAsk, AccessStatus, Decision};
     use catalog::ports::AccessStore;
+    use catalog_aws::dynamo::access::DynamoAccess;
+    use catalog_http::api::access::AccessRoute;
+    use catalog_http::api::account::AccountRoute;
     let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
     let template: serde_norway::Value = serde_norway::from_str(&text).unwrap();
     let resources = &template["Resources"];
@@ -649,7 +649,7 @@ fn leading_keys<'t>(statement: &'t serde_norway::Value, operator: &str) -> Vec<&
 /// its writes name.
 #[tokio::test]
 async fn the_key_reads_and_the_audit_functions_writes_are_confined_to_their_items() {
-    use catalog::dynamo::layout::{account_key, api_key_key, grant_key};
+    use catalog_aws::dynamo::layout::{account_key, api_key_key, grant_key};
     let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
     let template: serde_norway::Value = serde_norway::from_str(&text).unwrap();
     let resources = &template["Resources"];
@@ -674,7 +674,8 @@ async fn the_key_reads_and_the_audit_functions_writes_are_confined_to_their_item
             .map(|a| a.as_str().unwrap().to_owned())
             .collect()
     };
-    let hash_pk = |item: catalog::dynamo::attr::Item| item["key_hash"].as_s().unwrap().to_owned();
+    let hash_pk =
+        |item: catalog_aws::dynamo::attr::Item| item["key_hash"].as_s().unwrap().to_owned();
     let key = hash_pk(api_key_key(
         catalog::keys::KeyHash::of(&generate_key()).as_str(),
     ));

@@ -216,10 +216,10 @@ async fn disabling_an_account_never_reports_success_while_an_active_key_was_not_
         .dynamo
         .update_item()
         .table_name(&site.stack.target.keys_table)
-        .set_key(Some(catalog::dynamo::layout::account_key(&sub)))
+        .set_key(Some(catalog_aws::dynamo::layout::account_key(&sub)))
         .update_expression(format!(
             "ADD {} :slot",
-            catalog::dynamo::layout::name::ACTIVE_KEYS
+            catalog_aws::dynamo::layout::name::ACTIVE_KEYS
         ))
         .expression_attribute_values(
             ":slot",

@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use catalog::api;
 use catalog::input::Slug;
 use catalog::records::DatasetMeta;
+use catalog_http::api;
 use catalog_tests::{
     admin_command, http_get, json_body, repo_root, run_admin, samples_dir, tool, v2_request, Stack,
 };

@@ -380,8 +380,8 @@ async fn keyless_set_until_a_past_time_says_the_window_is_already_closed() {
 
 #[tokio::test]
 async fn keys_that_stopped_working_carry_when_they_leave_the_table() {
-    use catalog::dynamo::layout::{api_key_key, name::PURGE_AT};
     use catalog::keys::{KeyHash, Scope, RETENTION};
+    use catalog_aws::dynamo::layout::{api_key_key, name::PURGE_AT};
     // GIVEN the keys table as the stack creates it, with its time to live on purge_at, as
     // template.yaml declares it
     let stack = Stack::start().await;

@@ -5,7 +5,7 @@
 
 use super::*;
 use aws_sdk_dynamodb::types::AttributeValue;
-use catalog::testing::V2Event;
+use catalog_http::testing::V2Event;
 use catalog_tests::facets::{assert_facet_lists_consistent, scan_all, text};
 use catalog_tests::faults::{start_proxy, Fault, Proxy};
 

@@ -4,7 +4,7 @@
 
 use super::*;
 use aws_sdk_dynamodb::types::AttributeValue;
-use catalog::testing::V2Event;
+use catalog_http::testing::V2Event;
 
 /// A Delta Sharing query of `slug` as of `version`, with `key`, through the handler.
 async fn query(

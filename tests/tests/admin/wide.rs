@@ -15,7 +15,7 @@ fn wide_file(dir: &Path, columns: usize) -> PathBuf {
     path
 }
 
-async fn dataset_item(stack: &Stack, slug: &str) -> Option<catalog::dynamo::layout::Item> {
+async fn dataset_item(stack: &Stack, slug: &str) -> Option<catalog_aws::dynamo::layout::Item> {
     use aws_sdk_dynamodb::types::AttributeValue;
     stack
         .dynamo
@@ -91,9 +91,9 @@ async fn two_thousand_columns_publish_and_serve_and_wider_files_are_refused_befo
         item.get("schema_z"),
         Some(aws_sdk_dynamodb::types::AttributeValue::B(_))
     ));
-    let item_bytes = catalog::dynamo::codec::item_size(&item);
+    let item_bytes = catalog_aws::dynamo::codec::item_size(&item);
     assert!(
-        item_bytes < catalog::dynamo::codec::ITEM_LIMIT_BYTES,
+        item_bytes < catalog_aws::dynamo::codec::ITEM_LIMIT_BYTES,
         "{item_bytes}"
     );
     println!(

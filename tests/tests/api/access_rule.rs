@@ -129,7 +129,7 @@ async fn outcome(g: &Given, dataset: &str, key: Option<&str>) -> String {
         let signer = g.stack.signer(std::time::Duration::from_secs(900));
         let path =
             format!("/api/v1/delta-sharing/shares/catalog/schemas/datasets/tables/{dataset}/query");
-        let req = catalog::testing::V2Event::new("POST", &path)
+        let req = catalog_http::testing::V2Event::new("POST", &path)
             .header("authorization", &format!("Bearer {key}"))
             .body("{}")
             .request();

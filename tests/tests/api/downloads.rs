@@ -266,15 +266,15 @@ async fn expires_at_is_the_signing_sessions_expiry_when_it_ends_before_the_ttl()
     // requested URL life of one hour
     let g = given().await;
     let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .http_client(catalog::aws::http_client(
-            catalog::aws::RootCertificates::Platform,
+        .http_client(catalog_aws::aws::http_client(
+            catalog_aws::aws::RootCertificates::Platform,
         ))
         .region(aws_config::Region::new(catalog_tests::REGION))
         .credentials_provider(catalog_tests::credentials())
         .endpoint_url(&g.stack.dynamo_url)
         .load()
         .await;
-    let config = catalog::config::DataConfig {
+    let config = catalog_aws::config::DataConfig {
         datasets_table: g.stack.target.datasets_table.clone(),
         keys_table: g.stack.target.keys_table.clone(),
         bucket: g.stack.target.bucket.clone(),
@@ -283,10 +283,10 @@ async fn expires_at_is_the_signing_sessions_expiry_when_it_ends_before_the_ttl()
         signing_role_arn: Some("arn:aws:iam::123456789012:role/catalog-signer".into()),
         signing_session: Duration::from_secs(900),
     };
-    let credentials = catalog::aws::signing_credentials(&sdk, &config)
+    let credentials = catalog_aws::aws::signing_credentials(&sdk, &config)
         .await
         .expect("provider");
-    let signer = catalog::s3::S3Signer::new(
+    let signer = catalog_aws::s3::S3Signer::new(
         aws_sdk_s3::config::Builder::from(&sdk)
             .endpoint_url(&g.stack.s3_url)
             .force_path_style(true)

@@ -32,7 +32,7 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     // The $default route: every other path and method reaches the list function, JSON 404
     ("root-not-found.json", "catalog-list", 404),
     // A rawPath no URL can start with: lambda_http 1.3 would panic converting it (and abort
-    // the process in release); catalog::lambda::Guard answers 400, and the next event below
+    // the process in release); catalog_http::lambda::Guard answers 400, and the next event below
     // reaches the same process.
     ("data-malformed-path.json", "catalog-data", 400),
     ("data-x-api-key.json", "catalog-data", 200),
@@ -603,7 +603,7 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
     let answer = invoke(port, "catalog-audit", "events/audit-daily.json");
     assert!(answer["changed"].as_u64() > Some(0), "{answer}");
     let _ = std::fs::remove_file(&batch);
-    let listed = catalog::api::list(
+    let listed = catalog_http::api::list(
         &catalog_tests::v2_request("/api/v1/datasets", &[]),
         &stack.catalog(),
         Utc::now(),

@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
-use catalog::api;
 use catalog::input::Slug;
 use catalog::records::{ActiveVersion, Card, DatasetMeta};
+use catalog_http::api;
 use catalog_tests::{json_body, v2_request, Stack, Wire};
 use catalog_writer::{DynamoWriter, NewVersion, Publication, Staged, WriteError};
 use chrono::{Duration, Utc};
@@ -105,7 +105,7 @@ fn version_record(slug: &str, version: u64, at: chrono::DateTime<Utc>) -> NewVer
     }
 }
 
-async fn list(catalog: &catalog::dynamo::DynamoCatalog, query: &str) -> (u16, Value) {
+async fn list(catalog: &catalog_search::listing::IndexedCatalog, query: &str) -> (u16, Value) {
     let resp = api::list(
         &v2_request(&format!("/api/v1/datasets?{query}"), &[]),
         catalog,
@@ -116,7 +116,10 @@ async fn list(catalog: &catalog::dynamo::DynamoCatalog, query: &str) -> (u16, Va
 }
 
 /// Every page of a listing, concatenated: (total, slugs in order).
-async fn all_pages(catalog: &catalog::dynamo::DynamoCatalog, query: &str) -> (u64, Vec<String>) {
+async fn all_pages(
+    catalog: &catalog_search::listing::IndexedCatalog,
+    query: &str,
+) -> (u64, Vec<String>) {
     let mut slugs = Vec::new();
     let mut total = 0;
     for page in 1.. {
@@ -193,7 +196,7 @@ fn starts_a_word(v: &Value, word: &str) -> bool {
 /// holds).
 async fn delete_partition(stack: &Stack, pk: &str) {
     let table = &stack.target.datasets_table;
-    let items = catalog::dynamo::requests::query_partition(&stack.dynamo, table, pk)
+    let items = catalog_aws::dynamo::requests::query_partition(&stack.dynamo, table, pk)
         .await
         .unwrap();
     for item in items {
@@ -215,8 +218,8 @@ async fn remove_counter_mark(stack: &Stack, mark: &str) {
         .dynamo
         .update_item()
         .table_name(&stack.target.datasets_table)
-        .set_key(Some(catalog::dynamo::layout::counter_key(
-            catalog::dynamo::layout::COUNTER_PK,
+        .set_key(Some(catalog_aws::dynamo::layout::counter_key(
+            catalog_aws::dynamo::layout::COUNTER_PK,
         )))
         .update_expression("REMOVE #mark")
         .expression_attribute_names("#mark", mark)

@@ -24,8 +24,9 @@
 
 use std::time::Duration;
 
-use catalog::api;
-use catalog::dynamo::DynamoCatalog;
+use catalog_aws::dynamo::DynamoCatalog;
+use catalog_http::api;
+use catalog_search::listing::{indexed, IndexedCatalog};
 use catalog_tests::{
     http_get, json_body, manifest, read_parquet, v2_request, Stack, EVENTS_DATASET_ID,
 };
@@ -37,7 +38,7 @@ const WRITE_KEY: &str = "dcat_integration_write_key_0000000000000000000000000000
 
 struct Given {
     stack: Stack,
-    catalog: DynamoCatalog,
+    catalog: IndexedCatalog,
     /// The rows function's reader.
     rows: catalog_preview::ParquetRows<catalog_preview::S3Source>,
 }

@@ -2,7 +2,7 @@
 //! headers (and that template.yaml configures API Gateway with the same policy), and
 //! conditional reads with `If-None-Match`.
 
-use catalog::api::cors;
+use catalog_http::api::cors;
 use catalog_tests::{http_request, repo_root, Stack, EVENTS_READ_KEY};
 use chrono::Utc;
 
@@ -194,7 +194,7 @@ async fn every_answer_of_the_local_api_carries_its_own_request_id() {
 
 #[test]
 fn template_routes_are_the_routers() {
-    use catalog::api::Route;
+    use catalog_http::api::Route;
     let text = std::fs::read_to_string(repo_root().join("template.yaml")).expect("template.yaml");
     let template: serde_norway::Value = serde_norway::from_str(&text).expect("YAML");
     let resources = &template["Resources"];
@@ -251,13 +251,13 @@ fn template_routes_are_the_routers() {
         assert_eq!(method, "ANY");
         assert_eq!(
             path,
-            format!("{}/{{proxy+}}", catalog::sharing::PREFIX),
+            format!("{}/{{proxy+}}", catalog_http::sharing::PREFIX),
             "the sharing route is the router's prefix"
         );
         let concrete = path.replace("{proxy+}", "shares");
         assert_eq!(
-            catalog::sharing::SharingRoute::parse(&concrete, "GET").ok(),
-            Some(catalog::sharing::SharingRoute::ListShares)
+            catalog_http::sharing::SharingRoute::parse(&concrete, "GET").ok(),
+            Some(catalog_http::sharing::SharingRoute::ListShares)
         );
         assert_eq!(
             Route::parse(&concrete),

@@ -4,7 +4,7 @@
 //! the text named in it) or an item of a workspace crate.
 //!
 //! Paths are read as written in the table: a test is `binary::module::function` (an integration
-//! test binary: `tests/tests/api/`, `shared/tests/rules/`, …) or `crate::module::tests::function`
+//! test binary: `tests/tests/api/`, `shared/http/tests/rules/`, …) or `crate::module::tests::function`
 //! (a unit test of a library: `catalog::input::tests::…`); a place is `crate::module::Item`,
 //! `path/to/file` or `path/to/file:text`.
 

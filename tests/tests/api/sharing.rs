@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use catalog::testing::V2Event;
+use catalog_http::testing::V2Event;
 use catalog_tests::{samples_dir, start_local_api, tool, Wire};
 use serde_json::json;
 
@@ -29,7 +29,7 @@ impl Profiles {
     /// write it.
     fn write(&self, name: &str, api: &str, key: &str) -> String {
         let path = self.0.join(format!("{name}.share"));
-        let profile = catalog::sharing::profile(api, key, None);
+        let profile = catalog_http::sharing::profile(api, key, None);
         std::fs::write(&path, profile.to_string()).unwrap();
         path.display().to_string()
     }
@@ -326,8 +326,8 @@ async fn the_connector_meets_the_protocols_errors_and_the_delta_schema() {
 
 /// A Delta Sharing request through the handler, with the catalog and signer given.
 async fn ask(
-    catalog: &DynamoCatalog,
-    signer: &catalog::s3::S3Signer,
+    catalog: &IndexedCatalog,
+    signer: &catalog_aws::s3::S3Signer,
     method: &str,
     path: &str,
     key: Option<&str>,
@@ -542,7 +542,7 @@ fn names(page: &Value) -> Vec<String> {
 #[tokio::test]
 async fn table_lists_leave_out_unpublished_datasets_and_withdrawn_entries() {
     use aws_sdk_dynamodb::types::AttributeValue;
-    use catalog::dynamo::layout::{name, LIST_PK};
+    use catalog_aws::dynamo::layout::{name, LIST_PK};
     let g = given_levels().await;
     let signer = g.stack.signer(Duration::from_secs(900));
     let slug = |s: &str| catalog::input::Slug::parse(s).unwrap();

@@ -7,7 +7,7 @@ use super::*;
 /// internals.
 async fn assert_every_endpoint_is_503(endpoint: String, code: &str, error: &str) {
     let stack = Stack::start().await;
-    let sdk = catalog::aws::load_sdk_config().await;
+    let sdk = catalog_aws::aws::load_sdk_config().await;
     let client = aws_sdk_dynamodb::Client::from_conf(
         aws_sdk_dynamodb::config::Builder::from(&sdk)
             .endpoint_url(endpoint)
@@ -15,7 +15,11 @@ async fn assert_every_endpoint_is_503(endpoint: String, code: &str, error: &str)
             .credentials_provider(catalog_tests::credentials())
             .build(),
     );
-    let catalog = DynamoCatalog::with_keys(client, "catalog-datasets", "catalog-keys");
+    let catalog = indexed(DynamoCatalog::with_keys(
+        client,
+        "catalog-datasets",
+        "catalog-keys",
+    ));
     let signer = stack.signer(Duration::from_secs(60));
     for resp in [
         api::list(&v2_request("/api/v1/datasets", &[]), &catalog, Utc::now()).await,

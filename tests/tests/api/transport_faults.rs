@@ -7,7 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use catalog::dynamo::DynamoCatalog;
+use catalog_aws::dynamo::DynamoCatalog;
+use catalog_search::listing::indexed;
 use catalog_tests::faults::{start_proxy, Fault};
 use catalog_tests::{json_body, v2_request, Stack};
 use chrono::Utc;
@@ -23,7 +24,7 @@ async fn injected_faults_give_a_prompt_503_and_the_next_healthy_request_succeeds
     stack.seed_samples(now).await;
     stack.add_key(KEY, &["read"], now, None).await;
     let proxy = start_proxy(stack.dynamo_url.clone()).await;
-    let sdk = catalog::aws::load_sdk_config().await;
+    let sdk = catalog_aws::aws::load_sdk_config().await;
     let client = aws_sdk_dynamodb::Client::from_conf(
         aws_sdk_dynamodb::config::Builder::from(&sdk)
             .endpoint_url(&proxy.url)
@@ -31,11 +32,11 @@ async fn injected_faults_give_a_prompt_503_and_the_next_healthy_request_succeeds
             .credentials_provider(catalog_tests::credentials())
             .build(),
     );
-    let catalog = DynamoCatalog::with_keys(
+    let catalog = indexed(DynamoCatalog::with_keys(
         client,
         &stack.target.datasets_table,
         &stack.target.keys_table,
-    );
+    ));
     let signer = stack.signer(Duration::from_secs(60));
     let rows = stack.rows();
     let requests = || {

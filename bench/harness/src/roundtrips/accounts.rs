@@ -1,6 +1,6 @@
 //! The account routes (the keys function), measured on their own table after the API cases.
 
-use catalog::testing::V2Event;
+use catalog_http::testing::V2Event;
 use catalog_tests::{json_body, Stack, Wire};
 use chrono::Utc;
 
@@ -9,7 +9,7 @@ use chrono::Utc;
 /// on revoking; returns how many requests missed their target.
 pub(super) async fn measure(stack: &Stack) -> Result<usize, String> {
     let wire = Wire::default();
-    let accounts = catalog::dynamo::accounts::DynamoAccounts::new(
+    let accounts = catalog_aws::dynamo::accounts::DynamoAccounts::new(
         stack.dynamo_client(&wire),
         &stack.target.keys_table,
     );
@@ -46,7 +46,7 @@ pub(super) async fn measure(stack: &Stack) -> Result<usize, String> {
     };
     let mut id = String::new();
     for n in 0..3 {
-        let resp = catalog::api::account::account_keys(
+        let resp = catalog_http::api::account::account_keys(
             &call(
                 "POST",
                 "/api/v1/account/keys",
@@ -63,7 +63,7 @@ pub(super) async fn measure(stack: &Stack) -> Result<usize, String> {
             .to_owned();
         report("`POST /api/v1/account/keys`", status, 201, 1);
     }
-    let resp = catalog::api::account::account_keys(
+    let resp = catalog_http::api::account::account_keys(
         &call("GET", "/api/v1/account/keys", None),
         &accounts,
         now,
@@ -81,7 +81,8 @@ pub(super) async fn measure(stack: &Stack) -> Result<usize, String> {
         "`DELETE` again (idempotent)",
     ] {
         let resp =
-            catalog::api::account::account_keys(&call("DELETE", &path, None), &accounts, now).await;
+            catalog_http::api::account::account_keys(&call("DELETE", &path, None), &accounts, now)
+                .await;
         report(what, resp.status().as_u16(), 204, 2);
     }
     println!();

@@ -165,7 +165,7 @@ fn cases(seeded: &Seeded) -> Vec<Case<'_>> {
     let tag_last = facet_pages(50, 20);
     let lic_middle = facet_pages(5, 100) / 2;
     let bulk_middle = bulk.div_ceil(20) / 2;
-    let chunks = datasets.div_ceil(catalog::order::BUILD_CHUNK as u64) as usize;
+    let chunks = datasets.div_ceil(catalog_search::order::BUILD_CHUNK as u64) as usize;
     vec![
         ("/api/v1/datasets".into(), vec![], 2, 21, 200),
         (format!("/api/v1/datasets?page={middle_page}"), vec![], 2, 21, 200),

@@ -5,12 +5,15 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
-use catalog::dynamo::layout::name::{CATEGORY, ID, LICENSE, NAME, PK, SEQ, SK, SLUG, TAGS, TOTAL};
-use catalog::dynamo::layout::{
+use catalog::records::DatasetSummary;
+use catalog_aws::dynamo::codec::prelude::*;
+use catalog_aws::dynamo::layout::name::{
+    CATEGORY, ID, LICENSE, NAME, PK, SEQ, SK, SLUG, TAGS, TOTAL,
+};
+use catalog_aws::dynamo::layout::{
     alias_pk, dataset_pk, list_sk, COUNTER_PK, COUNTER_SK, DATASET_SK, LIST_PK,
 };
-use catalog::records::DatasetSummary;
-use catalog::search::TextDoc;
+use catalog_search::index::TextDoc;
 use catalog_tests::Stack;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -68,12 +71,13 @@ pub(super) async fn catalog(
     // The writer's datasets as listed, read before the bulk copies join them.
     let mut docs = Vec::with_capacity(datasets as usize);
     let mut listed = Vec::with_capacity(datasets as usize);
-    for entry in catalog::dynamo::requests::query_partition(&stack.dynamo, table, LIST_PK)
+    for entry in catalog_aws::dynamo::requests::query_partition(&stack.dynamo, table, LIST_PK)
         .await
         .map_err(|e| e.to_string())?
     {
-        let mut summary = DatasetSummary::try_from(&entry).map_err(|e| e.to_string())?;
-        summary.seq = catalog::dynamo::layout::position_of(&entry).map_err(|e| e.to_string())?;
+        let mut summary = DatasetSummary::from_item(&entry).map_err(|e| e.to_string())?;
+        summary.seq =
+            catalog_aws::dynamo::layout::position_of(&entry).map_err(|e| e.to_string())?;
         docs.push(TextDoc::of(summary.seq, &summary.card));
         listed.push(summary);
     }
@@ -87,7 +91,7 @@ pub(super) async fn catalog(
     // The text index of the whole catalog, as `reindex` builds it: the writer's datasets as
     // listed, and the bulk copies' text as written above.
     let started = Instant::now();
-    let template = DatasetSummary::try_from(&templates.entry).map_err(|e| e.to_string())?;
+    let template = DatasetSummary::from_item(&templates.entry).map_err(|e| e.to_string())?;
     for i in 1..=bulk {
         let mut card = template.card.clone();
         card.name = bulk_name(i);

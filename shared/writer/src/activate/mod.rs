@@ -9,15 +9,15 @@ mod plan;
 
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{CancellationReason, TransactWriteItem};
-use catalog::dynamo::attr::{get_u64, s};
-use catalog::dynamo::codec::{schema_from, SummaryChange};
-use catalog::dynamo::layout::name::TOTAL;
-use catalog::dynamo::layout::{
-    counter_key, dataset_pk, facet_counter_pk, facet_summary_key, key_of, version_sk, COUNTER_PK,
-};
 use catalog::error::StoreError;
 use catalog::input::Slug;
 use catalog::records::{ActiveVersion, DatasetMeta};
+use catalog_aws::dynamo::attr::{get_u64, s};
+use catalog_aws::dynamo::codec::{schema_from, SummaryChange};
+use catalog_aws::dynamo::layout::name::TOTAL;
+use catalog_aws::dynamo::layout::{
+    counter_key, dataset_pk, facet_counter_pk, facet_summary_key, key_of, version_sk, COUNTER_PK,
+};
 use chrono::{DateTime, Utc};
 
 use crate::patience::Patience;
@@ -25,6 +25,7 @@ use crate::publish::ACTIVATED_BY;
 use crate::summary::StoredSummary;
 use crate::tx::{settle, summary_update, Condition, Write};
 use crate::{DynamoWriter, Expected, WriteError};
+use catalog_aws::dynamo::codec::prelude::*;
 
 pub(crate) use plan::{Activation, Lists};
 

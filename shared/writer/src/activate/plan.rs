@@ -5,26 +5,27 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use catalog::dynamo::attr::{n, s, time};
-use catalog::dynamo::codec::{
-    schema_attributes, summary_count, summary_display, summary_entry, summary_mark, SummaryChange,
-};
-use catalog::dynamo::layout::name::{
-    ACTIVE, COMPLETE, PK, REV, SEQ, SERVED_VERSIONS, SK, UNPUBLISHED_AT, UPDATED_AT,
-};
-use catalog::dynamo::layout::{
-    alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, Item, DATASET_SK, LIST_PK,
-};
 use catalog::input::Slug;
 use catalog::query::Facet;
 use catalog::records::{ActiveVersion, DatasetMeta, DatasetSummary};
-use catalog::search::TextDoc;
+use catalog_aws::dynamo::attr::{n, s, time};
+use catalog_aws::dynamo::codec::{
+    schema_attributes, summary_count, summary_display, summary_entry, summary_mark, SummaryChange,
+};
+use catalog_aws::dynamo::layout::name::{
+    ACTIVE, COMPLETE, PK, REV, SEQ, SERVED_VERSIONS, SK, UNPUBLISHED_AT, UPDATED_AT,
+};
+use catalog_aws::dynamo::layout::{
+    alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, Item, DATASET_SK, LIST_PK,
+};
+use catalog_search::index::TextDoc;
 use chrono::{DateTime, Utc};
 
 use crate::publish::StoredDataset;
 use crate::summary::StoredSummary;
 use crate::tx::{Condition, Plan, Write};
 use crate::Expected;
+use catalog_aws::dynamo::codec::prelude::*;
 
 /// Everything an activation decides on, read beforehand.
 #[derive(Debug, Clone)]
@@ -249,9 +250,9 @@ impl Activation<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use catalog::dynamo::layout::name::{CATEGORY, COLUMN_COUNT, ROW_COUNT};
     use catalog::query::FacetKind;
     use catalog::records::Card;
+    use catalog_aws::dynamo::layout::name::{CATEGORY, COLUMN_COUNT, ROW_COUNT};
     use uuid::Uuid;
 
     fn slug() -> Slug {
@@ -614,8 +615,8 @@ mod tests {
 
     #[test]
     fn a_full_summary_is_left_alone() {
-        use catalog::dynamo::codec::summary_mark;
-        use catalog::dynamo::layout::{facet_summary_key, name::FULL};
+        use catalog_aws::dynamo::codec::summary_mark;
+        use catalog_aws::dynamo::layout::{facet_summary_key, name::FULL};
         let stored = stored(None, None, meta("water", &["rivers"]));
         let v = version(1);
         let activation = Activation {
@@ -628,7 +629,7 @@ mod tests {
             now: DateTime::UNIX_EPOCH,
         };
         let mut item = facet_summary_key();
-        catalog::dynamo::codec::apply_summary_changes(&mut item, &[summary_mark(FULL, true)]);
+        catalog_aws::dynamo::codec::apply_summary_changes(&mut item, &[summary_mark(FULL, true)]);
         let plan = activation.plan(&Lists {
             listed: 3,
             summary: StoredSummary::new(Some(item)),
@@ -654,7 +655,7 @@ mod tests {
 
     #[test]
     fn an_activation_serves_its_version_and_a_rollback_withdraws_those_above() {
-        let served = |text: &str| catalog::dynamo::codec::ServedVersions::parse(text).unwrap();
+        let served = |text: &str| catalog_aws::dynamo::codec::ServedVersions::parse(text).unwrap();
         let slug = slug();
         let plan = |stored: &StoredDataset, v: u64| {
             let v = version(v);

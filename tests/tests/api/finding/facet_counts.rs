@@ -20,7 +20,7 @@ fn entry(facets: &Value, kind: &str, value: &str) -> Option<Value> {
         .cloned()
 }
 
-async fn facets(catalog: &catalog::dynamo::DynamoCatalog) -> Value {
+async fn facets(catalog: &catalog_search::listing::IndexedCatalog) -> Value {
     let (status, body) = list(catalog, "facets=true").await;
     assert_eq!(status, 200, "{body}");
     body["facets"].clone()
@@ -251,7 +251,7 @@ async fn past_its_budget_the_summary_is_marked_full_and_publishing_goes_on() {
         publish(&writer, &spec(i), Utc::now()).await;
     }
     // GIVEN a summary 500 bytes short of its budget
-    let size = catalog::dynamo::codec::item_size(&summary_item(&stack).await.unwrap());
+    let size = catalog_aws::dynamo::codec::item_size(&summary_item(&stack).await.unwrap());
     let name = "d#tag#padding";
     let padding = "x".repeat(BUDGET_BYTES - size - name.len() - 500);
     stack

@@ -6,17 +6,18 @@
 
 use super::*;
 use aws_sdk_dynamodb::types::AttributeValue;
-use catalog::dynamo::layout::name::ORDERS_INDEXED;
-use catalog::dynamo::layout::LIST_PK;
-use catalog::dynamo::orders::{at_keys, at_sk, OrderManifest, ORDER_PK};
-use catalog::order::{Chunk, Key, Sorted};
 use catalog::records::DatasetSummary;
+use catalog_aws::dynamo::codec::prelude::*;
+use catalog_aws::dynamo::layout::name::ORDERS_INDEXED;
+use catalog_aws::dynamo::layout::LIST_PK;
+use catalog_search::order::{Chunk, Key, Sorted};
+use catalog_search::orders::{at_keys, at_sk, OrderManifest, ORDER_PK};
 
 /// The `ORDER` partition's items, by sort key.
 async fn order_items(
     stack: &Stack,
-) -> std::collections::BTreeMap<String, catalog::dynamo::layout::Item> {
-    catalog::dynamo::requests::query_partition(
+) -> std::collections::BTreeMap<String, catalog_aws::dynamo::layout::Item> {
+    catalog_aws::dynamo::requests::query_partition(
         &stack.dynamo,
         &stack.target.datasets_table,
         ORDER_PK,
@@ -32,7 +33,7 @@ async fn order_items(
 /// in the order a sort of the whole list by its key gives; each dataset's `at#` item records
 /// its keys; and the partition holds nothing else (no chunk a manifest does not name).
 pub(super) async fn assert_orders_match_the_list(stack: &Stack) {
-    let listed: Vec<DatasetSummary> = catalog::dynamo::requests::query_partition(
+    let listed: Vec<DatasetSummary> = catalog_aws::dynamo::requests::query_partition(
         &stack.dynamo,
         &stack.target.datasets_table,
         LIST_PK,
@@ -41,8 +42,8 @@ pub(super) async fn assert_orders_match_the_list(stack: &Stack) {
     .unwrap()
     .iter()
     .map(|entry| {
-        let mut s = DatasetSummary::try_from(entry).unwrap();
-        s.seq = catalog::dynamo::layout::position_of(entry).unwrap();
+        let mut s = DatasetSummary::from_item(entry).unwrap();
+        s.seq = catalog_aws::dynamo::layout::position_of(entry).unwrap();
         s
     })
     .collect();
@@ -60,8 +61,11 @@ pub(super) async fn assert_orders_match_the_list(stack: &Stack) {
             let seqs = chunk.seqs.join_in(ORDER_PK, &found).unwrap().unwrap();
             assert!(chunk.bits > 0, "positions are packed");
             let len = chunk.bounds.len as usize;
-            assert_eq!(seqs.len(), catalog::order::packed_len(len, chunk.bits));
-            let positions = catalog::order::seqs_from(&seqs, len, chunk.bits).unwrap();
+            assert_eq!(
+                seqs.len(),
+                catalog_search::order::packed_len(len, chunk.bits)
+            );
+            let positions = catalog_search::order::seqs_from(&seqs, len, chunk.bits).unwrap();
             assert_eq!(
                 positions.into_iter().map(u64::from).collect::<Vec<_>>(),
                 in_keys
@@ -96,7 +100,7 @@ pub(super) async fn assert_orders_match_the_list(stack: &Stack) {
 }
 
 /// The plain listing's every entry, newest first.
-async fn everything(catalog: &catalog::dynamo::DynamoCatalog) -> Vec<Value> {
+async fn everything(catalog: &catalog_search::listing::IndexedCatalog) -> Vec<Value> {
     let (_, body) = list(catalog, "page_size=100").await;
     body["items"].as_array().unwrap().clone()
 }
@@ -141,7 +145,10 @@ const SORTS: [&str; 6] = [
     "downloads:asc",
 ];
 
-pub(super) async fn assert_every_sort(catalog: &catalog::dynamo::DynamoCatalog, why: &str) {
+pub(super) async fn assert_every_sort(
+    catalog: &catalog_search::listing::IndexedCatalog,
+    why: &str,
+) {
     let all = everything(catalog).await;
     for sort in SORTS {
         assert_eq!(
@@ -272,8 +279,8 @@ async fn a_catalog_without_kept_orders_sorts_from_a_scan_until_reindex_builds_th
     assert_every_sort(&catalog, "a change without orders").await;
 
     // GIVEN what an interrupted writer left: a chunk no manifest names, a stray `at#` item
-    let stray_chunk = catalog::dynamo::layout::key_of(ORDER_PK, "N000000000001-deadbeef.0.s#0");
-    let stray_at = catalog::dynamo::layout::key_of(ORDER_PK, &at_sk(77));
+    let stray_chunk = catalog_aws::dynamo::layout::key_of(ORDER_PK, "N000000000001-deadbeef.0.s#0");
+    let stray_at = catalog_aws::dynamo::layout::key_of(ORDER_PK, &at_sk(77));
     for mut item in [stray_chunk, stray_at] {
         item.insert("keys".into(), AttributeValue::S("[]".into()));
         stack

@@ -380,7 +380,9 @@ async fn the_catalog_counter_says_whether_the_filters_are_indexed() {
     };
     // A catalog born with filters: its first listing marks them indexed.
     publish(&writer, &spec(0), Utc::now()).await;
-    assert!(catalog::dynamo::facets_indexed(counter().await.as_ref()));
+    assert!(catalog_aws::dynamo::facets_indexed(
+        counter().await.as_ref()
+    ));
     // A catalog from before filters (no mark) is not...
     stack
         .dynamo
@@ -392,12 +394,18 @@ async fn the_catalog_counter_says_whether_the_filters_are_indexed() {
         .send()
         .await
         .unwrap();
-    assert!(!catalog::dynamo::facets_indexed(counter().await.as_ref()));
+    assert!(!catalog_aws::dynamo::facets_indexed(
+        counter().await.as_ref()
+    ));
     // ...and a later publish does not pretend it is, while reindex makes it so.
     publish(&writer, &spec(1), Utc::now()).await;
-    assert!(!catalog::dynamo::facets_indexed(counter().await.as_ref()));
+    assert!(!catalog_aws::dynamo::facets_indexed(
+        counter().await.as_ref()
+    ));
     writer.reindex().await.unwrap();
-    assert!(catalog::dynamo::facets_indexed(counter().await.as_ref()));
+    assert!(catalog_aws::dynamo::facets_indexed(
+        counter().await.as_ref()
+    ));
 }
 
 /// The sample catalog's facet lists, as stored and as answered, are what its manifest

@@ -5,8 +5,8 @@
 
 use super::*;
 use aws_sdk_dynamodb::types::AttributeValue;
-use catalog::dynamo::text::{Blob, Manifest, TEXT_PK};
-use catalog::dynamo::FETCH_MATCHES;
+use catalog_search::listing::FETCH_MATCHES;
+use catalog_search::text::{Blob, Manifest, TEXT_PK};
 
 fn named(slug: &str, name: &str, description: Option<&str>, tags: &[&str]) -> Spec {
     Spec {
@@ -19,7 +19,9 @@ fn named(slug: &str, name: &str, description: Option<&str>, tags: &[&str]) -> Sp
     }
 }
 
-async fn slugs(catalog: &catalog::dynamo::DynamoCatalog, q: &str) -> Vec<String> {
+use catalog_search::listing::with_read_budget;
+
+async fn slugs(catalog: &catalog_search::listing::IndexedCatalog, q: &str) -> Vec<String> {
     all_pages(catalog, q).await.1
 }
 
@@ -201,7 +203,7 @@ async fn a_catalog_without_its_text_index_answers_q_unranked_until_reindex_build
 
     // GIVEN a catalog from before the index: no text items, no mark on the counter
     delete_partition(&stack, TEXT_PK).await;
-    remove_counter_mark(&stack, catalog::dynamo::layout::name::TEXT_INDEXED).await;
+    remove_counter_mark(&stack, catalog_aws::dynamo::layout::name::TEXT_INDEXED).await;
     // THEN q still matches the same datasets, unranked (newest first), from a fresh instance
     let fresh = stack.catalog();
     assert_eq!(slugs(&fresh, "q=river%20station").await, by_date);
@@ -338,10 +340,10 @@ async fn racing_writers_keep_every_blob_the_manifest_names() {
     }
     // An index of several shards: the four datasets, and enough other words (at positions no
     // listing reaches) to pass 256 KB
-    let mut docs: Vec<catalog::search::TextDoc> = specs
+    let mut docs: Vec<catalog_search::index::TextDoc> = specs
         .iter()
         .enumerate()
-        .map(|(i, s)| catalog::search::TextDoc {
+        .map(|(i, s)| catalog_search::index::TextDoc {
             seq: i as u64 + 1,
             name: s.name.clone(),
             description: None,
@@ -349,7 +351,7 @@ async fn racing_writers_keep_every_blob_the_manifest_names() {
             facets: Vec::new(),
         })
         .collect();
-    docs.extend((5..30_000u64).map(|seq| catalog::search::TextDoc {
+    docs.extend((5..30_000u64).map(|seq| catalog_search::index::TextDoc {
         seq,
         name: format!("w{:x} v{:x}", seq * 7919, seq * 104_729),
         description: None,
@@ -505,7 +507,7 @@ async fn several_filters_are_answered_from_the_index_by_position_sorted_by_the_k
 
     // GIVEN a catalog whose kept orders were never built THEN sorts over more than
     // FETCH_MATCHES datasets, alone or with one filter, read the list (until reindex, below)
-    delete_partition(&stack, catalog::dynamo::orders::ORDER_PK).await;
+    delete_partition(&stack, catalog_search::orders::ORDER_PK).await;
     let mut all_by_name: Vec<&Spec> = specs.iter().collect();
     all_by_name
         .sort_by(|a, b| (a.name.to_lowercase(), &a.slug).cmp(&(b.name.to_lowercase(), &b.slug)));
@@ -565,13 +567,13 @@ async fn a_word_past_the_read_budget_is_left_out_and_named_and_its_shards_are_no
     assert!(manifest.shards[0].bytes > 0 && manifest.delta.bytes > 0);
     let wire = Wire::default();
     let (wired, _) = stack.wired(&wire, &Wire::default());
-    let within = wired.with_read_budget(needs);
+    let within = with_read_budget(wired, needs);
     let (status, found) = list(&within, "q=station").await;
     assert_eq!(status, 200);
     assert_eq!(found["total"], 8, "every dataset with a description");
     assert!(found.get("ignored_words").is_none(), "{found}");
 
-    let short = stack.catalog().with_read_budget(needs - 1);
+    let short = with_read_budget(stack.catalog(), needs - 1);
     for (query, plain) in [
         ("q=station", ""),
         ("q=station&sort=name", "sort=name"),
@@ -598,10 +600,7 @@ async fn a_word_past_the_read_budget_is_left_out_and_named_and_its_shards_are_no
     }
     // A word left out is not read: the counter with the manifest, then the page
     let wire = Wire::default();
-    let short = stack
-        .wired(&wire, &Wire::default())
-        .0
-        .with_read_budget(needs - 1);
+    let short = with_read_budget(stack.wired(&wire, &Wire::default()).0, needs - 1);
     let (_, body) = list(&short, "q=river&page_size=3").await;
     assert_eq!(body["ignored_words"], serde_json::json!(["river"]));
     let calls = wire.take_calls();

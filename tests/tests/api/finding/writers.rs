@@ -278,11 +278,11 @@ async fn a_write_held_up_by_a_list_past_its_wait_names_that_list_and_changes_not
         .dynamo
         .update_item()
         .table_name(&stack.target.datasets_table)
-        .set_key(Some(catalog::dynamo::layout::counter_key(
-            catalog::dynamo::layout::facet_counter_pk(&facet),
+        .set_key(Some(catalog_aws::dynamo::layout::counter_key(
+            catalog_aws::dynamo::layout::facet_counter_pk(&facet),
         )))
         .update_expression("SET rebuild_until = :until")
-        .expression_attribute_values(":until", catalog::dynamo::attr::time(&until))
+        .expression_attribute_values(":until", catalog_aws::dynamo::attr::time(&until))
         .send()
         .await
         .unwrap();
@@ -313,9 +313,9 @@ async fn a_write_held_up_by_a_list_past_its_wait_names_that_list_and_changes_not
         .dynamo
         .get_item()
         .table_name(&stack.target.datasets_table)
-        .set_key(Some(catalog::dynamo::layout::key_of(
-            catalog::dynamo::layout::dataset_pk("many-0"),
-            catalog::dynamo::layout::DATASET_SK,
+        .set_key(Some(catalog_aws::dynamo::layout::key_of(
+            catalog_aws::dynamo::layout::dataset_pk("many-0"),
+            catalog_aws::dynamo::layout::DATASET_SK,
         )))
         .consistent_read(true)
         .send()

@@ -1,0 +1,518 @@
+//! Access requests and grants in the keys table ([`DynamoAccess`]): the accounts function's
+//! routes and the operators' CLI share it.
+//!
+//! One item per account and dataset (`GRANT#<dataset uuid>#<sub>`), which the data path reads
+//! strongly consistent. Every write is conditional on the state it applies to, and bumps `rev`:
+//! - asking: one TransactWriteItems (the account is not disabled; no request pending and no grant
+//!   in force), so an account holds at most one open request per dataset;
+//! - deciding: one conditional UpdateItem (approve and reject apply to `pending`, revoke to
+//!   `granted`; and, given a revision, only at that revision), so two racing decisions never both
+//!   apply to one state;
+//! - lists: an account's records from the owner index, operators' from the status index.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, ReturnValue, TransactWriteItem, Update,
+};
+use aws_sdk_dynamodb::Client;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::attr::{s, time};
+use super::codec::dataset_access;
+use super::layout::name::{
+    DATASET, DECIDED_AT, DECIDED_BY, DISABLED_AT, EXPIRES_AT, GRANTEE, ID, KEY_HASH, OWNER, REASON,
+    REV, STATUS,
+};
+use super::layout::{
+    account_key, dataset_pk, grant_key, key_of, ACCESS_BY_STATUS_INDEX, ACCESS_ID_PREFIX,
+    DATASET_SK, KEYS_BY_OWNER_INDEX,
+};
+use super::requests::{classify, get_consistent, query_all, scan_all};
+use super::tx::{build, transact_retrying};
+use crate::dynamo::codec::prelude::*;
+use catalog::error::StoreError;
+use catalog::grants::{AccessRecord, AccessStatus, Decision};
+use catalog::keys::Owner;
+use catalog::ports::{AccessStore, Asked, DatasetAccess, Decided};
+use catalog::slug::Slug;
+
+/// An account's access records, from the owner index (one Query; eventually consistent).
+pub(crate) fn owner_records_query(
+    client: &Client,
+    keys_table: &str,
+    owner: &Owner,
+) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
+    client
+        .query()
+        .table_name(keys_table)
+        .index_name(KEYS_BY_OWNER_INDEX)
+        .key_condition_expression("#owner = :owner AND begins_with(#id, :access)")
+        .expression_attribute_names("#owner", OWNER)
+        .expression_attribute_names("#id", ID)
+        .expression_attribute_values(":owner", s(owner.as_str()))
+        .expression_attribute_values(":access", s(ACCESS_ID_PREFIX))
+}
+
+/// Access records, in the keys table; datasets' policies, read from the datasets table.
+#[derive(Clone, Debug)]
+pub struct DynamoAccess {
+    client: Client,
+    keys_table: String,
+    datasets_table: String,
+}
+
+/// An update expression's parts: `SET` clauses, names and values.
+#[derive(Default)]
+struct Expression {
+    set: Vec<String>,
+    names: HashMap<String, String>,
+    values: HashMap<String, AttributeValue>,
+}
+
+impl Expression {
+    /// `SET` every attribute given, and `rev = rev + 1` (from 0).
+    fn setting(attributes: Vec<(&'static str, AttributeValue)>) -> Self {
+        let mut e = Self::default();
+        for (i, (name, value)) in attributes.into_iter().enumerate() {
+            e.set.push(format!("#a{i} = :a{i}"));
+            e.names.insert(format!("#a{i}"), name.to_owned());
+            e.values.insert(format!(":a{i}"), value);
+        }
+        e.set
+            .push("#rev = if_not_exists(#rev, :zero) + :one".to_owned());
+        e.name("#rev", REV);
+        e.value(":zero", AttributeValue::N("0".into()));
+        e.value(":one", AttributeValue::N("1".into()));
+        e
+    }
+
+    fn name(&mut self, placeholder: &str, name: &str) {
+        self.names.insert(placeholder.to_owned(), name.to_owned());
+    }
+
+    fn value(&mut self, placeholder: &str, value: AttributeValue) {
+        self.values.insert(placeholder.to_owned(), value);
+    }
+
+    fn update(&self) -> String {
+        format!("SET {}", self.set.join(", "))
+    }
+}
+
+/// Newest first: by the latest of the request and the decision.
+fn newest_first(records: &mut [AccessRecord]) {
+    records.sort_by(|a, b| {
+        let at = |r: &AccessRecord| r.decided_at.max(r.requested_at);
+        at(b)
+            .cmp(&at(a))
+            .then(a.slug.cmp(&b.slug))
+            .then(a.grantee.cmp(&b.grantee))
+    });
+}
+
+impl DynamoAccess {
+    pub fn new(
+        client: Client,
+        keys_table: impl Into<String>,
+        datasets_table: impl Into<String>,
+    ) -> Self {
+        Self {
+            client,
+            keys_table: keys_table.into(),
+            datasets_table: datasets_table.into(),
+        }
+    }
+
+    /// The record, read strongly consistent.
+    pub async fn record(
+        &self,
+        grantee: &Owner,
+        dataset: &Uuid,
+    ) -> Result<Option<AccessRecord>, StoreError> {
+        get_consistent(
+            &self.client,
+            &self.keys_table,
+            grant_key(grantee.as_str(), dataset),
+        )
+        .await?
+        .as_ref()
+        .map(AccessRecord::from_item)
+        .transpose()
+    }
+
+    /// Grants an account access directly (an operator, by email): the record becomes a grant
+    /// until `expires_at` whatever it was, keeping the request it holds. One GetItem, one
+    /// UpdateItem.
+    pub async fn grant(
+        &self,
+        dataset: &DatasetAccess,
+        grantee: &Owner,
+        email: &str,
+        expires_at: Option<DateTime<Utc>>,
+        by: &str,
+        now: DateTime<Utc>,
+    ) -> Result<AccessRecord, StoreError> {
+        let mut record = self
+            .record(grantee, &dataset.id)
+            .await?
+            .unwrap_or_else(|| AccessRecord {
+                slug: String::new(),
+                dataset: dataset.id,
+                grantee: grantee.to_string(),
+                email: None,
+                status: AccessStatus::Granted,
+                requested_at: None,
+                answers: Default::default(),
+                terms_accepted: false,
+                expires_at: None,
+                decided_by: None,
+                decided_at: None,
+                reason: None,
+                rev: 0,
+            });
+        record.slug = dataset.slug.to_string();
+        record.email = Some(email.to_owned());
+        record.status = AccessStatus::Granted;
+        record.expires_at = expires_at;
+        record.decided_by = Some(by.to_owned());
+        record.decided_at = Some(now);
+        record.reason = None;
+        let e = Expression::setting(record.attributes());
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.keys_table)
+            .set_key(Some(record.key()?))
+            .update_expression(e.update())
+            .set_expression_attribute_names(Some(e.names))
+            .set_expression_attribute_values(Some(e.values))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await
+            .map_err(classify)?;
+        out.attributes()
+            .map(AccessRecord::from_item)
+            .transpose()?
+            .ok_or_else(|| StoreError::Corrupt("UpdateItem returned no record".into()))
+    }
+
+    /// Every record of the dataset in these statuses (operators' reports), newest first.
+    pub async fn records_of(
+        &self,
+        dataset: &Uuid,
+        statuses: &[AccessStatus],
+    ) -> Result<Vec<AccessRecord>, StoreError> {
+        let mut all = Vec::new();
+        for status in statuses {
+            all.extend(self.query_status(*status, Some(dataset)).await?);
+        }
+        newest_first(&mut all);
+        Ok(all)
+    }
+
+    async fn query_status(
+        &self,
+        status: AccessStatus,
+        dataset: Option<&Uuid>,
+    ) -> Result<Vec<AccessRecord>, StoreError> {
+        let query = self
+            .client
+            .query()
+            .table_name(&self.keys_table)
+            .index_name(ACCESS_BY_STATUS_INDEX)
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_values(":status", s(status.as_str()));
+        let query = match dataset {
+            Some(dataset) => query
+                .key_condition_expression("#status = :status AND #dataset = :dataset")
+                .expression_attribute_names("#dataset", DATASET)
+                .expression_attribute_values(":dataset", s(dataset.to_string())),
+            None => query.key_condition_expression("#status = :status"),
+        };
+        query_all(query)
+            .await?
+            .iter()
+            .map(AccessRecord::from_item)
+            .collect()
+    }
+
+    /// Revokes every grant in force of an account (when it is disabled), and rejects its pending
+    /// requests; how many grants. Its records are found by a strongly consistent scan (operators only, rarely): the owner index may be
+    /// behind, and nothing reports success while a grant may still work.
+    pub async fn revoke_all(
+        &self,
+        grantee: &Owner,
+        by: &str,
+        now: DateTime<Utc>,
+    ) -> Result<usize, StoreError> {
+        let items = scan_all(
+            self.client
+                .scan()
+                .table_name(&self.keys_table)
+                .filter_expression("#grantee = :grantee AND (#st = :granted OR #st = :pending)")
+                .expression_attribute_names("#grantee", GRANTEE)
+                .expression_attribute_names("#st", STATUS)
+                .expression_attribute_values(":grantee", s(grantee.as_str()))
+                .expression_attribute_values(":granted", s(AccessStatus::Granted.as_str()))
+                .expression_attribute_values(":pending", s(AccessStatus::Pending.as_str()))
+                .consistent_read(true),
+        )
+        .await?;
+        let mut revoked = 0;
+        for item in &items {
+            let record = AccessRecord::from_item(item)?;
+            // Pending requests are closed too, so that none is approved while it is disabled.
+            let decision = match record.status {
+                AccessStatus::Pending => Decision::Reject {
+                    reason: "the account was disabled".to_owned(),
+                },
+                _ => Decision::Revoke,
+            };
+            let decided = self
+                .decide(&record.dataset, grantee, &decision, None, by, now)
+                .await?;
+            if matches!(decided, Decided::Done(_)) && decision == Decision::Revoke {
+                revoked += 1;
+            }
+        }
+        Ok(revoked)
+    }
+}
+
+impl AccessStore for DynamoAccess {
+    /// One GetItem of the account's item (strongly consistent; its `disabled_at` alone).
+    async fn account_disabled(&self, owner: &Owner) -> Result<bool, StoreError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.keys_table)
+            .set_key(Some(account_key(owner.as_str())))
+            .projection_expression("#d")
+            .expression_attribute_names("#d", DISABLED_AT)
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(out.item().is_some_and(|i| i.contains_key(DISABLED_AT)))
+    }
+
+    /// One GetItem of the dataset's item, strongly consistent (a level just set applies).
+    async fn dataset_access(&self, slug: &Slug) -> Result<Option<DatasetAccess>, StoreError> {
+        let item = get_consistent(
+            &self.client,
+            &self.datasets_table,
+            key_of(dataset_pk(slug.as_str()), DATASET_SK),
+        )
+        .await?;
+        item.as_ref().map(|i| dataset_access(i, slug)).transpose()
+    }
+
+    /// One TransactWriteItems: the account's item has no `disabled_at`, and the record is absent
+    /// or may be asked again; on a refused condition, one GetItem says why.
+    async fn ask(&self, record: &AccessRecord, now: DateTime<Utc>) -> Result<Asked, StoreError> {
+        let grantee = Owner::parse(&record.grantee)
+            .ok_or_else(|| StoreError::Corrupt("the grantee is not an account id".into()))?;
+        let enabled = ConditionCheck::builder()
+            .table_name(&self.keys_table)
+            .set_key(Some(account_key(grantee.as_str())))
+            .condition_expression(format!("attribute_not_exists({DISABLED_AT})"));
+        // An automatic approval grants at once: after an operator's revocation, asking again
+        // must not undo it.
+        let automatic = record.status == AccessStatus::Granted;
+        let mut e = Expression::setting(record.attributes());
+        e.name("#st", STATUS);
+        e.name("#exp", EXPIRES_AT);
+        e.value(":pending", s(AccessStatus::Pending.as_str()));
+        e.value(":granted", s(AccessStatus::Granted.as_str()));
+        e.value(":now", time(&now));
+        let mut closed = "#st <> :pending AND #st <> :granted".to_owned();
+        if automatic {
+            e.value(":revoked", s(AccessStatus::Revoked.as_str()));
+            closed.push_str(" AND #st <> :revoked");
+        }
+        let put = Update::builder()
+            .table_name(&self.keys_table)
+            .set_key(Some(record.key()?))
+            .update_expression(e.update())
+            // Absent, or neither pending nor a grant in force. Stored times are whole seconds
+            // and compare as text: a grant is over once its stored expiry is at or before now,
+            // as the data path judges it (`Grant::is_active_at`). A NULL expiry compares as
+            // nothing: a grant until revoked stays in force.
+            .condition_expression(format!(
+                "attribute_not_exists({KEY_HASH}) OR ({closed}) OR \
+                 (#st = :granted AND #exp <= :now)"
+            ))
+            .set_expression_attribute_names(Some(e.names))
+            .set_expression_attribute_values(Some(e.values));
+        let items = vec![
+            TransactWriteItem::builder()
+                .condition_check(build(enabled.build())?)
+                .build(),
+            TransactWriteItem::builder()
+                .update(build(put.build())?)
+                .build(),
+        ];
+        // Twice at most: a record that changed between the refusal and its reading (withdrawn,
+        // say) may simply be asked for again.
+        for _ in 0..2 {
+            match transact_retrying(&self.client, items.clone()).await? {
+                Ok(()) => return Ok(Asked::Recorded),
+                Err(0) => return Ok(Asked::AccountDisabled),
+                Err(_) => {
+                    let current = self.record(&grantee, &record.dataset).await?;
+                    match current {
+                        Some(r) if r.status == AccessStatus::Pending => {
+                            return Ok(Asked::AlreadyPending)
+                        }
+                        Some(r) if r.status == AccessStatus::Revoked && automatic => {
+                            return Ok(Asked::Revoked)
+                        }
+                        Some(r) if !r.may_ask_again(now) => return Ok(Asked::AlreadyGranted),
+                        _ => continue,
+                    }
+                }
+            }
+        }
+        Err(StoreError::Unavailable(
+            "the access record kept changing while it was asked for".into(),
+        ))
+    }
+
+    /// One Query of the owner index (eventually consistent: a record written a moment ago may
+    /// show a moment later).
+    async fn access_of(&self, owner: &Owner) -> Result<Vec<AccessRecord>, StoreError> {
+        let items = query_all(owner_records_query(&self.client, &self.keys_table, owner)).await?;
+        let mut records = items
+            .iter()
+            .map(AccessRecord::from_item)
+            .collect::<Result<Vec<_>, _>>()?;
+        newest_first(&mut records);
+        Ok(records)
+    }
+
+    /// One conditional UpdateItem.
+    async fn withdraw(
+        &self,
+        owner: &Owner,
+        dataset: &Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let result = self
+            .client
+            .update_item()
+            .table_name(&self.keys_table)
+            .set_key(Some(grant_key(owner.as_str(), dataset)))
+            .update_expression(
+                "SET #st = :withdrawn, #by = :by, #at = :at, \
+                 #rev = if_not_exists(#rev, :zero) + :one",
+            )
+            .condition_expression("#st = :pending")
+            .expression_attribute_names("#st", STATUS)
+            .expression_attribute_names("#by", DECIDED_BY)
+            .expression_attribute_names("#at", DECIDED_AT)
+            .expression_attribute_names("#rev", REV)
+            .expression_attribute_values(":withdrawn", s(AccessStatus::Withdrawn.as_str()))
+            .expression_attribute_values(":pending", s(AccessStatus::Pending.as_str()))
+            .expression_attribute_values(":by", s(owner.as_str()))
+            .expression_attribute_values(":at", time(&now))
+            .expression_attribute_values(":zero", AttributeValue::N("0".into()))
+            .expression_attribute_values(":one", AttributeValue::N("1".into()))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(classify(e)),
+        }
+    }
+
+    /// One Query of the status index (more pages for more records).
+    async fn access_by_status(
+        &self,
+        status: AccessStatus,
+        dataset: Option<&Uuid>,
+    ) -> Result<Vec<AccessRecord>, StoreError> {
+        let mut records = self.query_status(status, dataset).await?;
+        newest_first(&mut records);
+        Ok(records)
+    }
+
+    /// One conditional UpdateItem returning the new record; on a refused condition, one
+    /// GetItem for the record as it stands.
+    async fn decide(
+        &self,
+        dataset: &Uuid,
+        grantee: &Owner,
+        decision: &Decision,
+        rev: Option<u64>,
+        by: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Decided, StoreError> {
+        let to = match decision {
+            Decision::Approve { .. } => AccessStatus::Granted,
+            Decision::Reject { .. } => AccessStatus::Rejected,
+            Decision::Revoke => AccessStatus::Revoked,
+        };
+        let mut attributes = vec![
+            (STATUS, s(to.as_str())),
+            (DECIDED_BY, s(by)),
+            (DECIDED_AT, time(&now)),
+        ];
+        match decision {
+            Decision::Approve { expires_at } => attributes.push((
+                EXPIRES_AT,
+                expires_at.map_or(AttributeValue::Null(true), |t| time(&t)),
+            )),
+            Decision::Reject { reason } => attributes.push((REASON, s(reason))),
+            Decision::Revoke => {}
+        }
+        let mut e = Expression::setting(attributes);
+        e.name("#st", STATUS);
+        e.value(":from", s(decision.applies_to().as_str()));
+        let mut condition = "#st = :from".to_owned();
+        if let Some(rev) = rev {
+            e.value(":rev", AttributeValue::N(rev.to_string()));
+            condition.push_str(if rev == 0 {
+                " AND (attribute_not_exists(#rev) OR #rev = :rev)"
+            } else {
+                " AND #rev = :rev"
+            });
+        }
+        let result = self
+            .client
+            .update_item()
+            .table_name(&self.keys_table)
+            .set_key(Some(grant_key(grantee.as_str(), dataset)))
+            .update_expression(e.update())
+            .condition_expression(condition)
+            .set_expression_attribute_names(Some(e.names))
+            .set_expression_attribute_values(Some(e.values))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await;
+        match result {
+            Ok(out) => Ok(match out.attributes() {
+                Some(item) => Decided::Done(AccessRecord::from_item(item)?),
+                None => Decided::NotFound,
+            }),
+            Err(err)
+                if err
+                    .as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(match self.record(grantee, dataset).await? {
+                    Some(record) => Decided::Conflict(record),
+                    None => Decided::NotFound,
+                })
+            }
+            Err(err) => Err(classify(err)),
+        }
+    }
+}

@@ -1,0 +1,601 @@
+//! What the list endpoint is asked for (filters, words, sort order), parsed once, and which
+//! access path serves it ([`Plan`]).
+//!
+//! - No filter and no words, sorted by publication (`created`, either direction): the catalog
+//!   list, one range read of positions.
+//! - One facet value (one `category`, one `tag` or one `license`), no words, sorted by
+//!   publication: that facet's own list, kept gap-free in publication order, read the same way.
+//! - Anything else (words, several facet values, or sorting by `updated`, `name` or
+//!   `downloads`): the text index ([`catalog_search::index`]), which also holds each dataset's facets,
+//!   finds the matching datasets and their scores, and the kept orders ([`catalog_search::order`])
+//!   sort them ([`Plan::Search`]). See docs/api.md (Finding datasets) for the figures.
+//!
+//! With `facets=true`, the answer also counts every facet value of the whole catalog
+//! ([`FacetCounts`]), read with the listing's first request.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use crate::records::{Card, CatalogPage, DatasetSummary};
+
+mod counts;
+mod facet;
+mod sort;
+
+pub use counts::{parse_facets_flag, FacetCounts, ValueCount};
+pub use facet::{Facet, FacetError, FacetKind};
+pub use sort::{Sort, SortField};
+
+/// Why a listing request was refused. The message is what the client reads; [`crate::error`]
+/// turns every one into a 400.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    #[error(transparent)]
+    Facet(#[from] FacetError),
+    #[error("at most {} tag parameters", ListQuery::MAX_TAGS)]
+    TooManyTags,
+    #[error("q must be at most {} characters", ListQuery::MAX_Q_LEN)]
+    QTooLong,
+    #[error("q must have at most {} words", ListQuery::MAX_WORDS)]
+    TooManyWords,
+    /// `sort`, as received up to its 40th character.
+    #[error(
+        "sort must be created, updated or name, optionally followed by :asc or :desc; got '{0}'"
+    )]
+    Sort(String),
+    /// `facets`, as received up to its 40th character.
+    #[error("facets must be true or false; got '{0}'")]
+    FacetsFlag(String),
+}
+
+impl Card {
+    /// The facet lists (category, tags, license) a dataset with this card belongs to.
+    pub fn facets(&self) -> Vec<Facet> {
+        Facet::of(&self.category, &self.tags, &self.license)
+    }
+}
+
+/// How well each dataset matched the words of `q`, by position: what the text index found.
+pub type Scores = HashMap<u64, f32>;
+
+/// Longest indexed word, in bytes (tantivy's limit is 65,530). A longer run of letters is not
+/// a word anyone types; the index leaves it out, and so does matching.
+pub const MAX_WORD_BYTES: usize = 255;
+
+/// The words of a text as `q`, the text index and matching split it: runs of letters and
+/// digits (Unicode's), each lowercased on its own.
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
+/// A summary with what matching and sorting need, computed once (a scan's list is kept and
+/// queried many times): its facets, its words (as [`words`] splits the name, description and
+/// tags, one per line) and its lowercase name.
+#[derive(Debug, Clone)]
+pub struct Indexed {
+    pub summary: DatasetSummary,
+    facets: Vec<Facet>,
+    text: String,
+    name: String,
+}
+
+impl Indexed {
+    pub fn new(summary: DatasetSummary) -> Self {
+        let card = &summary.card;
+        let facets = card.facets();
+        let mut text = String::new();
+        let fields = std::iter::once(&card.name)
+            .chain(card.description.iter())
+            .chain(card.tags.iter());
+        for word in fields
+            .flat_map(|f| words(f))
+            .filter(|w| w.len() <= MAX_WORD_BYTES)
+        {
+            text.push_str(&word);
+            text.push('\n');
+        }
+        let name = card.name.to_lowercase();
+        Self {
+            summary,
+            facets,
+            text,
+            name,
+        }
+    }
+
+    /// What this entry holds in memory, estimated from above: the struct, and for each heap
+    /// allocation (every string: the summary's, the tags, the search text, the lowercase name,
+    /// the facet values; the two vectors) its bytes plus the allocator's overhead.
+    /// `catalog-bench cache-memory` checks the estimate against resident memory.
+    pub fn approx_bytes(&self) -> usize {
+        const ALLOCATION: usize = 32;
+        let heap = |len: usize| len.next_multiple_of(16) + ALLOCATION;
+        let card = &self.summary.card;
+        // Capacities, not lengths: a string built by pushing keeps its spare room.
+        let strings = [
+            self.summary.slug.as_str().len(),
+            card.name.capacity(),
+            card.description.as_ref().map_or(0, String::capacity),
+            card.category.capacity(),
+            card.license.capacity(),
+            self.text.capacity(),
+            self.name.capacity(),
+        ];
+        std::mem::size_of::<Self>()
+            + strings.iter().map(|len| heap(*len)).sum::<usize>()
+            + heap(card.tags.capacity() * std::mem::size_of::<String>())
+            + card.tags.iter().map(|t| heap(t.capacity())).sum::<usize>()
+            + heap(self.facets.capacity() * std::mem::size_of::<Facet>())
+            + self
+                .facets
+                .iter()
+                .map(|f| heap(f.value.capacity()))
+                .sum::<usize>()
+    }
+
+    pub fn has(&self, facet: &Facet) -> bool {
+        self.facets.contains(facet)
+    }
+
+    /// Whether `word` (lowercase, as [`ListQuery::parse`] splits `q`) starts a word of the name,
+    /// description or a tag; a word of one character must be one. The same rule as the text
+    /// index's, checked on one summary: what a listing checks of the datasets the index found,
+    /// and how it matches in a catalog whose index is not built yet.
+    pub fn has_word(&self, word: &str) -> bool {
+        let one_char = word.chars().nth(1).is_none();
+        self.text.lines().any(|w| {
+            if one_char {
+                w == word
+            } else {
+                w.starts_with(word)
+            }
+        })
+    }
+}
+
+/// How a listing is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan<'a> {
+    /// The catalog list by position.
+    Listing { descending: bool },
+    /// One facet's list by position.
+    Facet { facet: &'a Facet, descending: bool },
+    /// The text index finds the datasets matching the words and the filters (and their
+    /// scores); the order applies to those, from a kept order unless it is relevance or
+    /// publication.
+    Search,
+}
+
+/// The list endpoint's query parameters as they arrived (`None` when absent): `category`,
+/// `license`, `q`, `sort` and `facets` at most once (the caller rejects repeats), `tag` any
+/// number of times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListParams<'a> {
+    pub category: Option<&'a str>,
+    pub tags: &'a [&'a str],
+    pub license: Option<&'a str>,
+    pub q: Option<&'a str>,
+    pub sort: Option<&'a str>,
+    pub facets: Option<&'a str>,
+}
+
+/// A listing request: filters (all must match), words (each must start a word of the dataset's
+/// text) and the order; and whether the answer counts every facet value of the catalog
+/// (`facets=true`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListQuery {
+    pub facets: Vec<Facet>,
+    pub words: Vec<String>,
+    pub sort: Sort,
+    /// Best match first: words were given and no `sort`. Ties, and a catalog whose text index
+    /// is not built yet, fall back to `sort` (newest first).
+    pub relevance: bool,
+    /// Also every facet value of the whole catalog with its count (not narrowed by the
+    /// filters or words).
+    pub facet_counts: bool,
+}
+
+impl Default for ListQuery {
+    fn default() -> Self {
+        Self {
+            facets: Vec::new(),
+            words: Vec::new(),
+            sort: Sort::DEFAULT,
+            relevance: false,
+            facet_counts: false,
+        }
+    }
+}
+
+impl ListQuery {
+    pub const MAX_TAGS: usize = 8;
+    pub const MAX_Q_LEN: usize = 256;
+    pub const MAX_WORDS: usize = 8;
+
+    /// Parses the parameters; at most [`Self::MAX_TAGS`] `tag`s.
+    pub fn parse(params: ListParams<'_>) -> Result<Self, QueryError> {
+        let ListParams {
+            category,
+            tags,
+            license,
+            q,
+            sort,
+            facets: counts,
+        } = params;
+        if tags.len() > Self::MAX_TAGS {
+            return Err(QueryError::TooManyTags);
+        }
+        let mut facets = Vec::new();
+        if let Some(c) = category {
+            facets.push(Facet::new(FacetKind::Category, c)?);
+        }
+        for t in tags {
+            facets.push(Facet::new(FacetKind::Tag, t)?);
+        }
+        if let Some(l) = license {
+            facets.push(Facet::new(FacetKind::License, l)?);
+        }
+        facets.sort();
+        facets.dedup();
+        let q = q.unwrap_or_default();
+        if q.chars().count() > Self::MAX_Q_LEN {
+            return Err(QueryError::QTooLong);
+        }
+        let mut words: Vec<String> = words(q).collect();
+        words.sort();
+        words.dedup();
+        if words.len() > Self::MAX_WORDS {
+            return Err(QueryError::TooManyWords);
+        }
+        Ok(Self {
+            relevance: !words.is_empty() && sort.is_none(),
+            facets,
+            words,
+            sort: Sort::parse(sort)?,
+            facet_counts: parse_facets_flag(counts)?,
+        })
+    }
+
+    pub fn plan(&self) -> Plan<'_> {
+        let descending = self.sort.descending;
+        match self.facets.as_slice() {
+            _ if !self.words.is_empty() || self.sort.field != SortField::Created => Plan::Search,
+            [] => Plan::Listing { descending },
+            [facet] => Plan::Facet { facet, descending },
+            _ => Plan::Search,
+        }
+    }
+
+    /// Every facet matches and every word starts a word of the name, description or a tag.
+    pub fn matches(&self, s: &Indexed) -> bool {
+        self.facets.iter().all(|f| s.has(f)) && self.words.iter().all(|w| s.has_word(w))
+    }
+
+    /// The page of `candidates` this query asks for: the matches, in order, from `offset`
+    /// (`None`: past any end), at most `limit`; `total` counts every match. With words,
+    /// `scores` are what the text index found (a candidate it did not find does not match);
+    /// without them (an index not built yet) the words are matched here, unranked.
+    pub fn select<'a>(
+        &self,
+        candidates: impl Iterator<Item = &'a Indexed>,
+        scores: Option<&Scores>,
+        offset: Option<u64>,
+        limit: u64,
+    ) -> CatalogPage {
+        let found = |s: &Indexed| scores.is_none_or(|found| found.contains_key(&s.summary.seq));
+        let mut matches: Vec<&Indexed> =
+            candidates.filter(|s| found(s) && self.matches(s)).collect();
+        match scores.filter(|_| self.relevance) {
+            Some(scores) => matches.sort_by(|a, b| {
+                let score = |i: &Indexed| scores.get(&i.summary.seq).copied().unwrap_or(0.0);
+                score(b).total_cmp(&score(a)).then_with(|| self.order(a, b))
+            }),
+            None => matches.sort_by(|a, b| self.order(a, b)),
+        }
+        let total = matches.len() as u64;
+        let items = match offset {
+            Some(o) => matches
+                .into_iter()
+                .skip(usize::try_from(o).unwrap_or(usize::MAX))
+                .take(usize::try_from(limit).unwrap_or(usize::MAX))
+                .map(|i| i.summary.clone())
+                .collect(),
+            None => Vec::new(),
+        };
+        CatalogPage {
+            total,
+            items,
+            facets: None,
+            ignored_words: Vec::new(),
+        }
+    }
+
+    /// The requested order; ties fall back to publication order, so it is total.
+    pub fn order(&self, a: &Indexed, b: &Indexed) -> Ordering {
+        let (x, y) = (&a.summary, &b.summary);
+        let ordering = match self.sort.field {
+            SortField::Created => x.seq.cmp(&y.seq),
+            SortField::Updated => x.updated_at.cmp(&y.updated_at).then(x.seq.cmp(&y.seq)),
+            SortField::Name => a.name.cmp(&b.name).then_with(|| x.slug.cmp(&y.slug)),
+            SortField::Downloads => x.downloads.cmp(&y.downloads).then(x.seq.cmp(&y.seq)),
+        };
+        if self.sort.descending {
+            ordering.reverse()
+        } else {
+            ordering
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_category(category: &str) -> ListParams<'_> {
+        ListParams {
+            category: Some(category),
+            ..ListParams::default()
+        }
+    }
+
+    fn with_tags<'a>(tags: &'a [&'a str]) -> ListParams<'a> {
+        ListParams {
+            tags,
+            ..ListParams::default()
+        }
+    }
+
+    fn with_q(q: &str) -> ListParams<'_> {
+        ListParams {
+            q: Some(q),
+            ..ListParams::default()
+        }
+    }
+
+    fn with_sort(sort: &str) -> ListParams<'_> {
+        ListParams {
+            sort: Some(sort),
+            ..ListParams::default()
+        }
+    }
+
+    #[test]
+    fn sort_takes_a_field_and_an_optional_direction() {
+        let s = |raw| Sort::parse(Some(raw)).unwrap();
+        assert_eq!(Sort::parse(None).unwrap(), Sort::DEFAULT);
+        assert_eq!(s("created"), Sort::DEFAULT);
+        assert!(!s("created:asc").descending);
+        assert!(s("updated").descending);
+        assert!(!s("name").descending, "names default to A to Z");
+        assert!(s("name:desc").descending);
+        for bad in [
+            "",
+            "size",
+            "name:up",
+            "Name",
+            "created:",
+            ":asc",
+            "name:asc:desc",
+        ] {
+            assert_eq!(
+                Sort::parse(Some(bad)).unwrap_err(),
+                QueryError::Sort(bad.to_owned()),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_plan_keeps_single_facets_on_positional_lists() {
+        let plain = ListQuery::parse(ListParams::default()).unwrap();
+        assert_eq!(plain.plan(), Plan::Listing { descending: true });
+        let asc = ListQuery::parse(with_sort("created:asc")).unwrap();
+        assert_eq!(asc.plan(), Plan::Listing { descending: false });
+        for q in [
+            ListQuery::parse(with_category("Biology")).unwrap(),
+            ListQuery::parse(with_tags(&["birds"])).unwrap(),
+            ListQuery::parse(ListParams {
+                license: Some("CC0-1.0"),
+                sort: Some("created:asc"),
+                ..ListParams::default()
+            })
+            .unwrap(),
+            ListQuery::parse(with_tags(&["birds", "BIRDS "])).unwrap(),
+        ] {
+            assert!(matches!(q.plan(), Plan::Facet { .. }), "{q:?}");
+        }
+        for q in [
+            ListQuery::parse(ListParams {
+                category: Some("biology"),
+                sort: Some("name"),
+                ..ListParams::default()
+            })
+            .unwrap(),
+            ListQuery::parse(with_sort("updated")).unwrap(),
+            ListQuery::parse(with_q("river")).unwrap(),
+            ListQuery::parse(ListParams {
+                category: Some("biology"),
+                tags: &["birds"],
+                ..ListParams::default()
+            })
+            .unwrap(),
+            ListQuery::parse(with_tags(&["a", "b"])).unwrap(),
+            ListQuery::parse(ListParams {
+                license: Some("cc0-1.0"),
+                tags: &["birds"],
+                sort: Some("downloads"),
+                ..ListParams::default()
+            })
+            .unwrap(),
+            ListQuery::parse(ListParams {
+                category: Some("biology"),
+                q: Some("river"),
+                sort: Some("name"),
+                ..ListParams::default()
+            })
+            .unwrap(),
+        ] {
+            assert_eq!(q.plan(), Plan::Search, "{q:?}");
+        }
+    }
+
+    #[test]
+    fn words_rank_by_relevance_unless_a_sort_is_given() {
+        assert!(ListQuery::parse(with_q("river")).unwrap().relevance);
+        let sorted = ListQuery::parse(ListParams {
+            q: Some("river"),
+            sort: Some("created"),
+            ..ListParams::default()
+        })
+        .unwrap();
+        assert!(!sorted.relevance, "an explicit sort, even the default one");
+        assert!(!ListQuery::parse(with_q(" ,")).unwrap().relevance);
+        assert!(!ListQuery::parse(ListParams::default()).unwrap().relevance);
+    }
+
+    fn indexed(seq: u64, name: &str, description: Option<&str>, tags: &[&str]) -> Indexed {
+        let card = Card {
+            name: name.into(),
+            description: description.map(Into::into),
+            category: "Biology".into(),
+            tags: tags.iter().map(|t| (*t).into()).collect(),
+            license: "CC0-1.0".into(),
+            access_level: Default::default(),
+        };
+        Indexed::new(DatasetSummary {
+            slug: crate::input::Slug::parse(&format!("d{seq}")).unwrap(),
+            id: uuid::Uuid::nil(),
+            card,
+            size: 0,
+            row_count: 0,
+            column_count: 0,
+            keyless_until: None,
+            updated_at: chrono::DateTime::UNIX_EPOCH,
+            keyless: false,
+            downloads: 0,
+            seq,
+        })
+    }
+
+    #[test]
+    fn a_word_matches_the_start_of_a_word_of_the_name_description_or_a_tag() {
+        let d = indexed(
+            1,
+            "Birds of Europe",
+            Some("Counts by river-basin"),
+            &["Wild life"],
+        );
+        for word in [
+            "bird", "birds", "europe", "of", "basin", "river", "life", "wild",
+        ] {
+            assert!(d.has_word(word), "{word}");
+        }
+        for word in ["irds", "eur0", "riverbasin", "s", "e", "birdsong"] {
+            assert!(!d.has_word(word), "{word}");
+        }
+        // Each word lowercased on its own, as the index does: a final sigma, a dotted capital I
+        let greek = indexed(4, "ΟΔΟΣ.ΑΒ", None, &["İstanbul"]);
+        for word in words("ΟΔΟΣ İstanbul") {
+            assert!(greek.has_word(&word), "{word}");
+        }
+        let long = indexed(5, &"x".repeat(MAX_WORD_BYTES + 1), None, &[]);
+        assert!(!long.has_word("xx"), "a word the index leaves out");
+        let one = indexed(2, "A b c", None, &[]);
+        assert!(one.has_word("a") && one.has_word("b"));
+        assert!(
+            !indexed(3, "Apples", None, &[]).has_word("a"),
+            "one character is a word"
+        );
+    }
+
+    #[test]
+    fn with_scores_only_what_the_index_found_matches_best_first() {
+        let all = [
+            indexed(1, "River levels", None, &[]),
+            indexed(2, "River temperatures", None, &[]),
+            indexed(3, "River flows", None, &[]),
+            indexed(4, "Lakes", None, &[]),
+        ];
+        let q = ListQuery::parse(with_q("river")).unwrap();
+        let scores = Scores::from([(1, 1.0), (2, 3.0), (3, 1.0), (4, 9.0)]);
+        let page = q.select(all.iter(), Some(&scores), Some(0), 10);
+        let seqs: Vec<u64> = page.items.iter().map(|s| s.seq).collect();
+        // 4 was "found" but does not hold the word (a stale index): it is left out.
+        assert_eq!(seqs, [2, 3, 1], "best first, ties newest first");
+        assert_eq!(page.total, 3);
+        let found_one = Scores::from([(1, 1.0)]);
+        let page = q.select(all.iter(), Some(&found_one), Some(0), 10);
+        assert_eq!(page.total, 1, "what the index did not find does not match");
+        let unranked = q.select(all.iter(), None, Some(0), 10);
+        let seqs: Vec<u64> = unranked.items.iter().map(|s| s.seq).collect();
+        assert_eq!(
+            seqs,
+            [3, 2, 1],
+            "without an index: matched here, newest first"
+        );
+    }
+
+    #[test]
+    fn asking_for_facet_counts_does_not_change_the_plan() {
+        let counted = ListQuery::parse(ListParams {
+            facets: Some("true"),
+            ..with_category("biology")
+        })
+        .unwrap();
+        assert!(counted.facet_counts);
+        assert!(matches!(counted.plan(), Plan::Facet { .. }));
+        assert!(
+            !ListQuery::parse(ListParams::default())
+                .unwrap()
+                .facet_counts
+        );
+        assert_eq!(
+            ListQuery::parse(ListParams {
+                facets: Some("1"),
+                ..ListParams::default()
+            }),
+            Err(QueryError::FacetsFlag("1".into()))
+        );
+    }
+
+    #[test]
+    fn facet_values_are_normalized_and_bounded() {
+        let q = ListQuery::parse(with_category("  Biology ")).unwrap();
+        assert_eq!(
+            q.facets,
+            [Facet::new(FacetKind::Category, "biology").unwrap()]
+        );
+        assert_eq!(q.facets[0].key(), "category#biology");
+        for bad in ["", "   ", &"x".repeat(129)] {
+            assert_eq!(
+                ListQuery::parse(with_category(bad)).unwrap_err(),
+                QueryError::Facet(FacetError {
+                    kind: FacetKind::Category
+                })
+            );
+        }
+        let nine = ["t"; 9];
+        assert_eq!(
+            ListQuery::parse(with_tags(&nine)).unwrap_err(),
+            QueryError::TooManyTags
+        );
+    }
+
+    #[test]
+    fn q_is_split_into_lowercase_words() {
+        let q = ListQuery::parse(with_q("River-Levels  2024, river")).unwrap();
+        assert_eq!(q.words, ["2024", "levels", "river"]);
+        assert!(ListQuery::parse(with_q("  ")).unwrap().words.is_empty());
+        let long = "a ".repeat(129);
+        assert_eq!(
+            ListQuery::parse(with_q(&long)).unwrap_err(),
+            QueryError::QTooLong
+        );
+        assert_eq!(
+            ListQuery::parse(with_q("a b c d e f g h i")).unwrap_err(),
+            QueryError::TooManyWords
+        );
+    }
+}

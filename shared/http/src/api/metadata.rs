@@ -1,0 +1,253 @@
+//! `GET /api/v1/datasets/{slug}`: one dataset's metadata, statistics, active version and access.
+
+use chrono::{DateTime, Utc};
+use lambda_http::{Body, Request, Response};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use uuid::Uuid;
+
+use super::http::{cacheable, changed_at, finish, no_store, preflight, seconds_to_next_window_end};
+use super::request::{accept, presented_key, Endpoint};
+use crate::error::ApiError;
+use catalog::access::{authorize, verify_key, Guarded};
+use catalog::input::{DatasetRef, Slug};
+use catalog::policy::{is_keyless, values_public, without_row_values, Access, AccessLevel};
+use catalog::ports::{DatasetReader, MetadataReader};
+use catalog::records::{ActiveVersion, DatasetRecord, Discussion};
+
+/// The Dataset object ([docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)),
+/// plus `id`, the active version (`version`, `sha256`, `published_at`) and `access`.
+#[derive(Debug, Serialize)]
+struct DatasetResponse<'a> {
+    slug: &'a Slug,
+    id: Uuid,
+    name: &'a str,
+    description: Option<&'a str>,
+    license: &'a str,
+    source: &'a str,
+    category: &'a str,
+    tags: &'a [String],
+    size: u64,
+    row_count: u64,
+    column_count: u64,
+    schema: &'a RawValue,
+    keyless: bool,
+    #[serde(serialize_with = "catalog::time::rfc3339_opt")]
+    keyless_until: Option<DateTime<Utc>>,
+    insights: &'a str,
+    discussions: &'a [Discussion],
+    #[serde(serialize_with = "catalog::time::rfc3339")]
+    created_at: DateTime<Utc>,
+    #[serde(serialize_with = "catalog::time::rfc3339")]
+    updated_at: DateTime<Utc>,
+    /// Downloads over the last 30 days (counted once a day).
+    downloads: u64,
+    /// The active version's number: pass it as `?version=` to the data endpoint to pin it.
+    version: u64,
+    sha256: &'a str,
+    #[serde(serialize_with = "catalog::time::rfc3339")]
+    published_at: DateTime<Utc>,
+    access: Access,
+    /// True when `schema` leaves out every value drawn from the rows: an `approval` dataset,
+    /// outside a keyless window, for a request [`authorize`] does not admit.
+    values_withheld: bool,
+}
+
+/// The dataset `raw` names (slug or UUID), in one read, and its active version taken out of
+/// it: 404 when there is no such dataset or it has no active version, 410 once unpublished. The metadata and its
+/// Croissant document both answer from it.
+pub(super) async fn read_published(
+    reader: &impl DatasetReader,
+    raw: &str,
+) -> Result<(DatasetRecord, ActiveVersion), ApiError> {
+    let dataset = DatasetRef::parse(raw)?;
+    published(reader.get_dataset(&dataset).await?, &dataset)
+}
+
+/// The dataset read for `dataset`, with its active version taken out: 404, 410 as
+/// [`read_published`] says.
+fn published(
+    record: Option<DatasetRecord>,
+    dataset: &DatasetRef,
+) -> Result<(DatasetRecord, ActiveVersion), ApiError> {
+    let mut record = record.ok_or_else(|| ApiError::DatasetNotFound(dataset.to_string()))?;
+    if record.unpublished_at.is_some() {
+        return Err(ApiError::Unpublished(format!("'{}'", record.slug)));
+    }
+    let active = record
+        .active
+        .take()
+        .ok_or_else(|| ApiError::NoActiveVersion(format!("'{}'", record.slug)))?;
+    Ok((record, active))
+}
+
+/// A published dataset as the metadata and Croissant answers show it to one request.
+pub(super) struct Shown {
+    pub record: DatasetRecord,
+    pub active: ActiveVersion,
+    /// `record.schema` holds no value drawn from the rows.
+    pub withheld: bool,
+    /// The answer depends on the key sent (an `approval` dataset outside a keyless window, and
+    /// a key): no one may cache it.
+    pub keyed: bool,
+}
+
+impl Shown {
+    /// The answer as it goes out: cacheable unless it depends on the key; an `approval`
+    /// dataset's answer varies with the key headers.
+    pub(super) fn finish(&self, mut response: Response<Body>) -> Response<Body> {
+        if self.record.meta.card.access_level == AccessLevel::Approval {
+            response.headers_mut().insert(
+                lambda_http::http::header::VARY,
+                lambda_http::http::HeaderValue::from_static("authorization, x-api-key"),
+            );
+        }
+        if self.keyed {
+            no_store(response)
+        } else {
+            response
+        }
+    }
+}
+
+/// The published dataset `raw` names, for one request: its values drawn from the rows (sample
+/// values, top values, minimum, maximum, median, mean, standard deviation, histogram) are left
+/// out of its statistics for an `approval` dataset outside its keyless window, unless the
+/// request sends a key [`authorize`] admits. The endpoint never refuses a request for its key:
+/// a missing, malformed, unknown, revoked or ungranted key gets the answer without those values
+/// (200, never 401 or 403), and only storage failures fail it.
+///
+/// Round trips: no key, one GetItem (as ever); a key, one BatchGetItem of the dataset and the
+/// key instead; an account's key on an `approval` dataset outside its window, one more read,
+/// its grant. The key's use is not recorded (the metadata path writes nothing).
+pub(super) async fn read_shown(
+    req: &Request,
+    reader: &impl MetadataReader,
+    raw: &str,
+    now: DateTime<Utc>,
+) -> Result<Shown, ApiError> {
+    // A key header that cannot be read is no key here: the answer without the values.
+    let key = presented_key(req.headers()).ok().flatten();
+    let (record, active, key_record) = match &key {
+        None => {
+            let (record, active) = read_published(reader, raw).await?;
+            (record, active, None)
+        }
+        Some(key) => {
+            let dataset = DatasetRef::parse(raw)?;
+            let (record, key_record) = reader.get_dataset_and_key(&dataset, &key.hash()).await?;
+            let (record, active) = published(record, &dataset)?;
+            (record, active, Some(key_record))
+        }
+    };
+    let level = record.meta.card.access_level;
+    if values_public(level, record.keyless_until, now) {
+        return Ok(Shown {
+            record,
+            active,
+            withheld: false,
+            keyed: false,
+        });
+    }
+    let admitted = match key_record.and_then(|k| verify_key(k, now).ok()) {
+        None => false,
+        Some(key) => {
+            let guarded = Guarded {
+                slug: &record.slug,
+                id: record.id,
+                level,
+                keyless_until: record.keyless_until,
+            };
+            match authorize(&guarded, Some(&key), reader, now).await {
+                Ok(_) => true,
+                Err(
+                    ApiError::MissingKey
+                    | ApiError::InvalidKey
+                    | ApiError::InsufficientScope
+                    | ApiError::KeyNotForDataset(_)
+                    | ApiError::AccessRequired(_),
+                ) => false,
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    let mut record = record;
+    if !admitted {
+        record.schema = without_row_values(&record.schema).map_err(|e| {
+            ApiError::from(crate::error::StoreError::Corrupt(format!(
+                "the statistics of '{}': {e}",
+                record.slug
+            )))
+        })?;
+    }
+    Ok(Shown {
+        record,
+        active,
+        withheld: !admitted,
+        keyed: key.is_some(),
+    })
+}
+
+/// `GET /api/v1/datasets/{slug}` (slug or UUID)
+pub async fn metadata(
+    req: &Request,
+    reader: &impl MetadataReader,
+    now: DateTime<Utc>,
+) -> Response<Body> {
+    if let Some(response) = preflight(req) {
+        return response;
+    }
+    finish(metadata_inner(req, reader, now).await, req)
+}
+
+async fn metadata_inner(
+    req: &Request,
+    reader: &impl MetadataReader,
+    now: DateTime<Utc>,
+) -> Result<Response<Body>, ApiError> {
+    let raw = accept(req, Endpoint::Metadata)?.unwrap_or_default();
+    let shown = read_shown(req, reader, &raw, now).await?;
+    let (record, active) = (&shown.record, &shown.active);
+    tracing::info!(
+        slug = %record.slug,
+        version = active.version,
+        values_withheld = shown.withheld,
+        "read dataset metadata"
+    );
+    Ok(shown.finish(cacheable(
+        req,
+        &DatasetResponse {
+            slug: &record.slug,
+            id: record.id,
+            name: &record.meta.card.name,
+            description: record.meta.card.description.as_deref(),
+            license: &record.meta.card.license,
+            source: &record.meta.source,
+            category: &record.meta.card.category,
+            tags: &record.meta.card.tags,
+            size: active.size,
+            row_count: active.row_count,
+            column_count: active.columns.len() as u64,
+            schema: &record.schema,
+            keyless: is_keyless(record.keyless_until, now),
+            keyless_until: record.keyless_until,
+            insights: &record.meta.insights,
+            discussions: &record.meta.discussions,
+            created_at: record.created_at,
+            updated_at: record.updated_at,
+            downloads: record.downloads,
+            version: active.version,
+            sha256: &active.sha256,
+            published_at: active.published_at,
+            access: Access::at(
+                record.keyless_until,
+                record.meta.card.access_level,
+                &record.meta.access,
+                now,
+            ),
+            values_withheld: shown.withheld,
+        },
+        Some(changed_at(record.updated_at, record.keyless_until, now)),
+        seconds_to_next_window_end([record.keyless_until], now),
+    )))
+}

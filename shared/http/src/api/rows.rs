@@ -1,0 +1,89 @@
+//! `GET /api/v1/datasets/{slug}/rows?offset=&length=`: rows of the active version, typed as a
+//! person reads them, behind the data endpoint's gate ([`super::gate::admit`]): the same keys,
+//! keyless windows, access levels, grants and version pins.
+
+use chrono::{DateTime, Utc};
+use lambda_http::http::StatusCode;
+use lambda_http::{Body, Request, Response};
+use serde::Serialize;
+
+use super::gate::admit;
+use super::http::{finish, json_response, no_store, preflight};
+use super::request::{accept, presented_key, single_param, Endpoint};
+use crate::error::ApiError;
+use catalog::input::{DatasetRef, Slug, VersionPin};
+use catalog::ports::{DownloadReader, GrantReader, KeyUsage};
+use catalog::rows::{RowColumn, RowWindow, RowsJson, RowsReader};
+
+/// The answer ([docs/api.md, Rows](../../../docs/api.md#rows-get-datasetsslugrows)).
+#[derive(Serialize)]
+struct RowsAnswer<'a> {
+    slug: &'a Slug,
+    version: u64,
+    columns: &'a [RowColumn],
+    rows: RowsJson<'a>,
+    offset: u64,
+    /// How many rows this answer holds.
+    length: u64,
+    num_rows_total: u64,
+    /// Where the next page starts; `null` once this one reaches the end.
+    next_offset: Option<u64>,
+}
+
+/// `GET /api/v1/datasets/{slug}/rows`
+pub async fn rows(
+    req: &Request,
+    reader: &(impl DownloadReader + KeyUsage + GrantReader),
+    rows: &impl RowsReader,
+    now: DateTime<Utc>,
+) -> Response<Body> {
+    if let Some(response) = preflight(req) {
+        return response;
+    }
+    // An answer that depends on a key must never be cached by anyone.
+    no_store(finish(rows_inner(req, reader, rows, now).await, req))
+}
+
+async fn rows_inner(
+    req: &Request,
+    reader: &(impl DownloadReader + KeyUsage + GrantReader),
+    rows: &impl RowsReader,
+    now: DateTime<Utc>,
+) -> Result<Response<Body>, ApiError> {
+    let raw = accept(req, Endpoint::Rows)?.unwrap_or_default();
+    let dataset = DatasetRef::parse(&raw)?;
+    let window = RowWindow::parse(single_param(req, "offset")?, single_param(req, "length")?)?;
+    let pin = VersionPin::parse(single_param(req, "version")?)?;
+    let key = presented_key(req.headers())?;
+    let admitted = admit(&dataset, pin, key, reader, now).await?;
+    let active = &admitted.active;
+
+    let page = rows.read_rows(active, window).await?;
+    let length = page.rows.len() as u64;
+    let end = window.offset().saturating_add(length);
+    tracing::info!(
+        audit = catalog::audit::MARK,
+        slug = %admitted.slug,
+        version = active.version,
+        key_id = admitted.key_label(),
+        account = admitted.account_label(),
+        route = catalog::audit::Route::Rows.as_str(),
+        allowed = admitted.allowed.as_str(),
+        offset = window.offset(),
+        length,
+        "served rows"
+    );
+    Ok(json_response(
+        StatusCode::OK,
+        &RowsAnswer {
+            slug: &admitted.slug,
+            version: active.version,
+            columns: &page.columns,
+            rows: page.rows_json(),
+            offset: window.offset(),
+            length,
+            num_rows_total: active.row_count,
+            next_offset: (length > 0 && end < active.row_count).then_some(end),
+        },
+    ))
+}

@@ -1,0 +1,483 @@
+//! The Delta Sharing server ([`crate::sharing`] has the mapping and the protocol's shapes): the
+//! routes below `/api/v1/delta-sharing`, for a bearer token that is one of this catalog's read
+//! keys.
+//!
+//! What a key sees and reads is decided as on every route: a table request goes through
+//! [`super::gate::judge`] (the key verified, [`catalog::access::authorize`]); a list holds exactly
+//! the tables `authorize` lets the key read, judged on the same facts. Round trips:
+//! - shares and schemas: 1 (the key);
+//! - tables: the key, then the catalog's page (2: its counter, then one range query over at most
+//!   `maxResults` entries; `maxResults=0`, the counter alone) and, only for an account's key when the page holds an `approval`
+//!   dataset outside its keyless window, one Query of the account's grants: 3 or 4. A key
+//!   limited to some datasets: the key, then one BatchGetItem of its datasets (at most 20): 2;
+//! - a table's version, metadata or query: 1 BatchGetItem (the dataset with its schema, the key
+//!   and, with `version`, that version's item), + 1 strongly consistent read of the grant for an
+//!   account's key on an `approval` dataset, as the data endpoint.
+//!
+//! Recording a key's use adds one write at most once an hour per key, as everywhere.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use lambda_http::http::{header, HeaderValue, Method, StatusCode};
+use lambda_http::{Body, Request, Response};
+use serde::Deserialize;
+use serde_json::json;
+use uuid::Uuid;
+
+use super::data::download_name;
+use super::gate::{authenticate, judge, Admitted};
+use super::http::{json_response, no_store, shaped_error_answer, ErrorShape};
+use super::request::{presented_key, request_id, request_path, single_param};
+use crate::error::{ApiError, StoreError};
+use crate::sharing::{
+    encode_token, millis, types::delta_schema, File, Format, ListWindow, Metadata, Page,
+    QueryRequest, Schema, Share, SharingRoute, Table, SCHEMA, SHARE,
+};
+use catalog::access::{authorize, Guarded};
+use catalog::input::echo;
+use catalog::keys::{KeyHash, KeyRecord, Owner};
+use catalog::policy::Grant;
+use catalog::ports::{
+    CatalogPager, GrantLister, GrantReader, KeyReader, KeyUsage, TableReader, TargetsReader,
+    UrlSigner,
+};
+use catalog::query::{ListQuery, Sort, SortField};
+use catalog::records::{ActiveVersion, DatasetRecord, DownloadTarget};
+use catalog::slug::Slug;
+
+/// Everything the Delta Sharing routes read.
+pub trait SharingStore:
+    CatalogPager + KeyReader + TableReader + TargetsReader + GrantLister + GrantReader + KeyUsage
+{
+}
+
+impl<T> SharingStore for T where
+    T: CatalogPager
+        + KeyReader
+        + TableReader
+        + TargetsReader
+        + GrantLister
+        + GrantReader
+        + KeyUsage
+{
+}
+
+/// `ANY /api/v1/delta-sharing/{proxy+}`: every answer, errors included, in the protocol's
+/// shapes, never cached.
+pub async fn sharing(
+    req: &Request,
+    store: &impl SharingStore,
+    signer: &impl UrlSigner,
+    now: DateTime<Utc>,
+) -> Response<Body> {
+    let mut response = match answer(req, store, signer, now).await {
+        Ok(response) => response,
+        Err(e) => shaped_error_answer(e, &request_id(req), ErrorShape::Sharing),
+    };
+    if req.method() == Method::HEAD {
+        *response.body_mut() = Body::Empty;
+    }
+    no_store(response)
+}
+
+async fn answer(
+    req: &Request,
+    store: &impl SharingStore,
+    signer: &impl UrlSigner,
+    now: DateTime<Utc>,
+) -> Result<Response<Body>, ApiError> {
+    let route = SharingRoute::parse(request_path(req), req.method().as_str())?;
+    // Every route needs a key: a recipient is known by its bearer token.
+    let hash = presented_key(req.headers())?
+        .ok_or(ApiError::MissingKey)?
+        .hash();
+    match route {
+        SharingRoute::ListShares | SharingRoute::ListSchemas | SharingRoute::GetShare => {
+            let window = list_window(req)?;
+            signed_in(store, &hash, now).await?;
+            Ok(match route {
+                SharingRoute::GetShare => json_ok(&json!({ "share": Share { name: SHARE } })),
+                SharingRoute::ListShares => json_ok(&single(Share { name: SHARE }, window)),
+                _ => json_ok(&single(
+                    Schema {
+                        name: SCHEMA,
+                        share: SHARE,
+                    },
+                    window,
+                )),
+            })
+        }
+        SharingRoute::ListTables => {
+            let window = list_window(req)?;
+            let key = signed_in(store, &hash, now).await?;
+            Ok(json_ok(&tables(store, &key, window, now).await?))
+        }
+        SharingRoute::TableVersion(name) => {
+            if single_param(req, "startingTimestamp")?.is_some() {
+                signed_in(store, &hash, now).await?;
+                return Err(unsupported_timestamp());
+            }
+            let opened = open(store, &name, None, &hash, now).await?;
+            let mut response = Response::new(Body::Empty);
+            set_version(&mut response, opened.version.version);
+            Ok(response)
+        }
+        SharingRoute::TableMetadata(name) => {
+            let opened = open(store, &name, None, &hash, now).await?;
+            ndjson(&opened, &[metadata_line(&opened)?])
+        }
+        SharingRoute::Query(name) => {
+            let request = QueryRequest::parse(req.body().as_ref());
+            // A bad body is judged after the key: an unknown key learns nothing of the route.
+            let request = match request {
+                Ok(request) => request,
+                Err(e) => {
+                    signed_in(store, &hash, now).await?;
+                    return Err(e);
+                }
+            };
+            let opened = open(store, &name, request.version, &hash, now).await?;
+            let version = &opened.version;
+            let signed = signer
+                .sign(
+                    &version.s3_key,
+                    &download_name(&opened.admitted.slug, version.version),
+                    now,
+                )
+                .await?;
+            let pinned = request.version.is_some();
+            let file = File {
+                url: &signed.url,
+                id: &version.sha256,
+                partition_values: serde_json::Map::new(),
+                size: version.size,
+                stats: json!({ "numRecords": version.row_count }).to_string(),
+                version: pinned.then_some(version.version),
+                timestamp: pinned.then(|| millis(version.published_at)),
+                expiration_timestamp: millis(signed.expires_at),
+            };
+            tracing::info!(
+                audit = catalog::audit::MARK,
+                slug = %opened.admitted.slug,
+                version = version.version,
+                pinned,
+                key_id = opened.admitted.key_label(),
+                account = opened.admitted.account_label(),
+                route = catalog::audit::Route::Sharing.as_str(),
+                allowed = opened.admitted.allowed.as_str(),
+                expires_at = %signed.expires_at,
+                "issued Delta Sharing file URL"
+            );
+            catalog::metrics::record(catalog::metrics::Metric::UrlIssued(
+                catalog::metrics::UrlRoute::Sharing,
+            ));
+            ndjson(
+                &opened,
+                &[metadata_line(&opened)?, json!({ "file": file }).to_string()],
+            )
+        }
+        SharingRoute::Changes(_) => {
+            signed_in(store, &hash, now).await?;
+            Err(ApiError::Unsupported(
+                "the change data feed is not supported: read a table as of a version with \
+                 the query route's 'version'"
+                    .into(),
+            ))
+        }
+    }
+}
+
+fn unsupported_timestamp() -> ApiError {
+    ApiError::Unsupported(
+        "'startingTimestamp' is not supported: this server reads a table as of a version".into(),
+    )
+}
+
+fn list_window(req: &Request) -> Result<ListWindow, ApiError> {
+    ListWindow::parse(
+        single_param(req, "maxResults")?,
+        single_param(req, "pageToken")?,
+    )
+}
+
+/// The presented key, verified, for the routes that name no table.
+async fn signed_in(
+    store: &(impl KeyReader + KeyUsage),
+    hash: &KeyHash,
+    now: DateTime<Utc>,
+) -> Result<KeyRecord, ApiError> {
+    let record = store.read_key(hash).await?;
+    authenticate(hash, record, store, now).await
+}
+
+/// A list of one item (the share, the schema), windowed as any list.
+fn single<T>(item: T, window: ListWindow) -> Page<T> {
+    let items = if window.offset == 0 && window.limit > 0 {
+        vec![item]
+    } else {
+        Vec::new()
+    };
+    let next_page_token = (window.offset == 0 && window.limit == 0).then(|| encode_token(0));
+    Page {
+        items,
+        next_page_token,
+    }
+}
+
+/// The tables `key` may read, in publication order (a table never moves, so paging never skips
+/// or repeats one), from the window's position.
+async fn tables(
+    store: &impl SharingStore,
+    key: &KeyRecord,
+    window: ListWindow,
+    now: DateTime<Utc>,
+) -> Result<Page<Table>, ApiError> {
+    let grants = GrantSnapshot::new(store);
+    if let Some(limited) = &key.datasets {
+        // A limited key names at most 20 datasets: read those, not the catalog.
+        let mut targets = store.read_targets(limited).await?;
+        targets.sort_by(|a, b| a.slug.as_str().cmp(b.slug.as_str()));
+        let mut visible = Vec::new();
+        for target in &targets {
+            // Listed datasets only: an unpublished one is no table (its routes answer 404).
+            let listed = target.active.is_some() && !target.unpublished;
+            if listed && readable(target_guard(target), key, &grants, now).await? {
+                visible.push(Table::of(target.slug.as_str(), &target.id));
+            }
+        }
+        let start = usize::try_from(window.offset)
+            .unwrap_or(usize::MAX)
+            .min(visible.len());
+        let end = start
+            .saturating_add(usize::try_from(window.limit).unwrap_or(usize::MAX))
+            .min(visible.len());
+        let next_page_token = (end < visible.len()).then(|| encode_token(end as u64));
+        let items = visible.drain(start..end).collect();
+        return Ok(Page {
+            items,
+            next_page_token,
+        });
+    }
+    let oldest_first = ListQuery {
+        sort: Sort {
+            field: SortField::Created,
+            descending: false,
+        },
+        ..ListQuery::default()
+    };
+    let page = store
+        .page(&oldest_first, Some(window.offset), window.limit)
+        .await?;
+    let mut items = Vec::new();
+    for summary in &page.items {
+        let guarded = Guarded {
+            slug: &summary.slug,
+            id: summary.id,
+            level: summary.card.access_level,
+            keyless_until: summary.keyless_until,
+        };
+        if readable(guarded, key, &grants, now).await? {
+            items.push(Table::of(summary.slug.as_str(), &summary.id));
+        }
+    }
+    // The page covered the positions from the window's up to `limit` more (its withdrawn
+    // entries, left out, included); `maxResults=0` reads no entry, and points at the same one.
+    let end = window
+        .offset
+        .saturating_add(window.limit)
+        .min(page.total.max(window.offset));
+    let next_page_token = (end < page.total).then(|| encode_token(end));
+    Ok(Page {
+        items,
+        next_page_token,
+    })
+}
+
+fn target_guard(target: &DownloadTarget) -> Guarded<'_> {
+    Guarded {
+        slug: &target.slug,
+        id: target.id,
+        level: target.level,
+        keyless_until: target.keyless_until,
+    }
+}
+
+/// Whether [`authorize`] lets `key` read the dataset: its refusals hide the table; a failure to
+/// read is the request's.
+async fn readable(
+    guarded: Guarded<'_>,
+    key: &KeyRecord,
+    grants: &impl GrantReader,
+    now: DateTime<Utc>,
+) -> Result<bool, ApiError> {
+    match authorize(&guarded, Some(key), grants, now).await {
+        Ok(_) => Ok(true),
+        Err(ApiError::KeyNotForDataset(_) | ApiError::AccessRequired(_) | ApiError::MissingKey) => {
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// An account's grants read once per list request, on the first `approval` dataset that needs
+/// one: [`authorize`] asks it as it asks the strongly consistent read on a table's routes.
+struct GrantSnapshot<'a, L> {
+    lister: &'a L,
+    grants: tokio::sync::OnceCell<HashMap<Uuid, Grant>>,
+}
+
+impl<'a, L: GrantLister> GrantSnapshot<'a, L> {
+    fn new(lister: &'a L) -> Self {
+        Self {
+            lister,
+            grants: tokio::sync::OnceCell::new(),
+        }
+    }
+}
+
+impl<L: GrantLister> GrantReader for GrantSnapshot<'_, L> {
+    async fn grant(&self, owner: &Owner, dataset: &Uuid) -> Result<Option<Grant>, StoreError> {
+        let grants = self
+            .grants
+            .get_or_try_init(|| async {
+                Ok::<_, StoreError>(self.lister.grants_of(owner).await?.into_iter().collect())
+            })
+            .await?;
+        Ok(grants.get(dataset).cloned())
+    }
+}
+
+/// A table let through to one of its versions.
+struct Opened {
+    admitted: Admitted,
+    dataset: DatasetRecord,
+    /// The version read: the active one, or the one a query asked for.
+    version: ActiveVersion,
+    /// That version's Column objects, as stored.
+    schema: Box<serde_json::value::RawValue>,
+}
+
+/// Reads a table (and the version asked for) with the key in one round trip, and judges it as
+/// the data endpoint does. A version other than the active one is readable if it is older and
+/// was activated and not withdrawn since ([`TableReader::read_table`] finds no other); every
+/// other number gets the same answer, as one that does not exist.
+async fn open(
+    store: &impl SharingStore,
+    name: &str,
+    version: Option<u64>,
+    hash: &KeyHash,
+    now: DateTime<Utc>,
+) -> Result<Opened, ApiError> {
+    let named = format!("table '{}'", echo(name));
+    let Ok(slug) = Slug::parse(name) else {
+        // Not a slug: no such table, once the key is known to be good.
+        signed_in(store, hash, now).await?;
+        return Err(ApiError::DatasetNotFound(named));
+    };
+    let read = store.read_table(&slug, version, hash).await?;
+    let target = read.dataset.as_ref().map(DatasetRecord::target);
+    // The protocol has no 410: an unpublished table is one that does not exist, saying why.
+    let admitted = judge(&named, target, Some((hash, read.key)), store, now)
+        .await
+        .map_err(|e| match e {
+            ApiError::Unpublished(_) => ApiError::ResourceNotFound(e.to_string()),
+            e => e,
+        })?;
+    let Some(dataset) = read.dataset else {
+        return Err(ApiError::DatasetNotFound(named));
+    };
+    let active = admitted.active.clone();
+    let (version, schema) = match version {
+        None => (active, dataset.schema.clone()),
+        Some(v) if v == active.version => (active, dataset.schema.clone()),
+        Some(v) => match read.version {
+            Some(stored) if v < active.version && stored.version.version == v => {
+                (stored.version, stored.schema)
+            }
+            _ => {
+                return Err(ApiError::VersionUnavailable {
+                    slug: slug.to_string(),
+                    requested: v,
+                    active: active.version,
+                })
+            }
+        },
+    };
+    Ok(Opened {
+        admitted,
+        dataset,
+        version,
+        schema,
+    })
+}
+
+/// A column as its stored statistics name it: what the Delta schema needs.
+#[derive(Deserialize)]
+struct Column {
+    name: String,
+    #[serde(default)]
+    dtype: String,
+}
+
+fn metadata_line(opened: &Opened) -> Result<String, ApiError> {
+    let columns: Vec<Column> = serde_json::from_str(opened.schema.get()).map_err(|e| {
+        ApiError::Internal(Box::new(StoreError::Corrupt(format!(
+            "the schema of '{}' v{}: {e}",
+            opened.admitted.slug, opened.version.version
+        ))))
+    })?;
+    let schema = delta_schema(columns.iter().map(|c| (c.name.as_str(), c.dtype.as_str())));
+    let card = &opened.dataset.meta.card;
+    let metadata = Metadata {
+        id: opened.dataset.id.to_string(),
+        name: &card.name,
+        description: card.description.as_deref(),
+        format: Format::PARQUET,
+        schema_string: schema.to_string(),
+        partition_columns: [],
+        configuration: serde_json::Map::new(),
+        version: opened.version.version,
+        size: opened.version.size,
+        num_files: 1,
+    };
+    Ok(json!({ "metaData": metadata }).to_string())
+}
+
+/// The protocol line, then `lines`, one JSON object per line, with the version's header.
+fn ndjson(opened: &Opened, lines: &[String]) -> Result<Response<Body>, ApiError> {
+    let mut body = String::from(r#"{"protocol":{"minReaderVersion":1}}"#);
+    for line in lines {
+        body.push('\n');
+        body.push_str(line);
+    }
+    body.push('\n');
+    let mut response = Response::new(Body::Text(body));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-ndjson; charset=utf-8"),
+    );
+    // Whatever the client asked for, the answer is in the parquet format.
+    headers.insert(
+        "delta-sharing-capabilities",
+        HeaderValue::from_static("responseformat=parquet"),
+    );
+    set_version(&mut response, opened.version.version);
+    Ok(response)
+}
+
+fn set_version(response: &mut Response<Body>, version: u64) {
+    response
+        .headers_mut()
+        .insert("delta-table-version", HeaderValue::from(version));
+}
+
+fn json_ok<T: serde::Serialize>(body: &T) -> Response<Body> {
+    let mut response = json_response(StatusCode::OK, body);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    response
+}
