@@ -24,20 +24,22 @@ struct Root {
     dir: PathBuf,
 }
 
+/// A manifest, parsed.
+fn manifest(dir: &Path) -> Option<toml::Table> {
+    let text = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+    text.parse().ok()
+}
+
 /// The libraries and test binaries of the workspace's members, by the name a path starts with.
 fn roots(repo: &Path) -> BTreeMap<String, Root> {
-    let manifest = std::fs::read_to_string(repo.join("Cargo.toml")).expect("Cargo.toml");
-    let members = manifest
-        .split_once("members = [")
-        .and_then(|(_, rest)| rest.split_once(']'))
-        .map(|(list, _)| list)
+    let workspace = manifest(repo).expect("Cargo.toml");
+    let members = workspace
+        .get("workspace")
+        .and_then(|w| w.get("members"))
+        .and_then(|m| m.as_array())
         .expect("the workspace's members");
     let mut roots = BTreeMap::new();
-    for member in members.split(',') {
-        let member = member.trim().trim_matches('"');
-        if member.is_empty() {
-            continue;
-        }
+    for member in members.iter().filter_map(|m| m.as_str()) {
         let dir = repo.join(member);
         if let Some(name) = lib_name(&dir) {
             roots.insert(
@@ -72,17 +74,12 @@ fn lib_name(dir: &Path) -> Option<String> {
     if !dir.join("src/lib.rs").exists() {
         return None;
     }
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+    let manifest = manifest(dir)?;
     let name_in = |section: &str| {
-        let body = manifest.split(section).nth(1)?;
-        let body = body.split("\n[").next()?;
-        body.lines()
-            .filter_map(|l| l.trim().strip_prefix("name"))
-            .filter_map(|l| l.trim().strip_prefix('='))
-            .map(|v| v.trim().trim_matches('"').replace('-', "_"))
-            .next()
+        let name = manifest.get(section)?.get("name")?.as_str()?;
+        Some(name.replace('-', "_"))
     };
-    name_in("[lib]").or_else(|| name_in("[package]"))
+    name_in("lib").or_else(|| name_in("package"))
 }
 
 /// Follows a path's module segments from its root: the file the rest is in (inline modules,
