@@ -4,10 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
@@ -60,33 +56,27 @@ pub struct Downloaded {
     pub path: PathBuf,
 }
 
-type HttpsClient = Client<
-    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
-    Empty<Bytes>,
->;
-
-fn client() -> Result<HttpsClient, DownloadError> {
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_provider_and_native_roots(std::sync::Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .map_err(|e| DownloadError::Http(format!("TLS setup: {e}")))?
-        .https_or_http()
-        .enable_http1()
-        .build();
-    Ok(Client::builder(TokioExecutor::new()).build(connector))
+/// HTTPS (rustls on ring, the platform's roots) or plain HTTP to loopback, HTTP/1.1. No
+/// redirect is followed (the `x-api-key` header would go along to wherever it points) and no
+/// proxy is read from the environment.
+fn client() -> Result<reqwest::Client, DownloadError> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .build()
+        .map_err(|e| DownloadError::Http(format!("TLS setup: {e}")))
 }
 
 /// Refuses to send a key in clear text: the API URL must be `https://`, or `http://` to a
 /// loopback address (the local stack).
 pub fn check_transport(api_url: &str) -> Result<(), DownloadError> {
     let bad = |why: &str| DownloadError::Usage(format!("bad API URL '{api_url}': {why}"));
-    let uri: hyper::Uri = api_url.parse().map_err(|e| bad(&format!("{e}")))?;
-    let host = uri.host().ok_or_else(|| bad("it names no host"))?;
-    match uri.scheme_str() {
-        Some("https") => Ok(()),
-        Some("http") if is_loopback(host) => Ok(()),
-        Some("http") => Err(DownloadError::Usage(format!(
+    let url = reqwest::Url::parse(api_url).map_err(|e| bad(&format!("{e}")))?;
+    let host = url.host_str().ok_or_else(|| bad("it names no host"))?;
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if is_loopback(host) => Ok(()),
+        "http" => Err(DownloadError::Usage(format!(
             "refusing plain http to {host}: the API key would travel in clear text; use an \
              https:// API URL (plain http is allowed only to loopback addresses, for a local stack)"
         ))),
@@ -120,24 +110,22 @@ pub async fn download(
     if let Some(v) = version {
         url.push_str(&format!("?version={v}"));
     }
-    let mut request = hyper::Request::get(&url).header("accept", "application/json");
+    let mut request = client.get(&url).header("accept", "application/json");
     if let Some(key) = key {
         request = request.header("x-api-key", key);
     }
-    let request = request
-        .body(Empty::new())
-        .map_err(|e| DownloadError::Usage(format!("bad API URL '{api_url}': {e}")))?;
-    let response = client
-        .request(request)
-        .await
-        .map_err(|e| DownloadError::Http(format!("{url}: {e}")))?;
+    let response = request.send().await.map_err(|e| {
+        if e.is_builder() {
+            DownloadError::Usage(format!("bad API URL '{api_url}': {e}"))
+        } else {
+            DownloadError::Http(format!("{url}: {e}"))
+        }
+    })?;
     let status = response.status().as_u16();
     let body = response
-        .into_body()
-        .collect()
+        .bytes()
         .await
-        .map_err(|e| DownloadError::Http(format!("{url}: {e}")))?
-        .to_bytes();
+        .map_err(|e| DownloadError::Http(format!("{url}: {e}")))?;
     if status != 200 {
         return Err(match serde_json::from_slice::<ErrorBody>(&body) {
             Ok(e) => DownloadError::Api {
@@ -188,18 +176,18 @@ pub async fn download(
 
 /// Streams the presigned URL into `part`, returning the SHA-256 of what arrived.
 async fn fetch(
-    client: &HttpsClient,
+    client: &reqwest::Client,
     descriptor: &Descriptor,
     part: &Path,
     progress: bool,
 ) -> Result<String, DownloadError> {
-    let request = hyper::Request::get(&descriptor.url)
-        .body(Empty::new())
-        .map_err(|e| DownloadError::Http(format!("bad download URL: {e}")))?;
-    let response = client
-        .request(request)
-        .await
-        .map_err(|e| DownloadError::Http(format!("download: {e}")))?;
+    let mut response = client.get(&descriptor.url).send().await.map_err(|e| {
+        if e.is_builder() {
+            DownloadError::Http(format!("bad download URL: {e}"))
+        } else {
+            DownloadError::Http(format!("download: {e}"))
+        }
+    })?;
     let status = response.status().as_u16();
     if status != 200 {
         return Err(DownloadError::Http(format!(
@@ -221,17 +209,17 @@ async fn fetch(
         .await
         .map_err(|e| DownloadError::Io(part.to_path_buf(), e))?;
     let mut hasher = Sha256::new();
-    let mut body = response.into_body();
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| DownloadError::Http(format!("download cut off: {e}")))?;
-        if let Ok(chunk) = frame.into_data() {
-            hasher.update(&chunk);
-            file.write_all(&chunk)
-                .await
-                .map_err(|e| DownloadError::Io(part.to_path_buf(), e))?;
-            if let Some(bar) = &bar {
-                bar.inc(chunk.len() as u64);
-            }
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| DownloadError::Http(format!("download cut off: {e}")))?
+    {
+        hasher.update(&chunk);
+        file.write_all(&chunk)
+            .await
+            .map_err(|e| DownloadError::Io(part.to_path_buf(), e))?;
+        if let Some(bar) = &bar {
+            bar.inc(chunk.len() as u64);
         }
     }
     file.flush()

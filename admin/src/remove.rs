@@ -3,7 +3,11 @@
 
 use aws_sdk_s3::error::DisplayErrorContext;
 
-use crate::cmd::CliError;
+/// The records are deleted, but not every file: the message names the keys left and the
+/// command that removes them. (The CLI reports it as `CliError::Objects`.)
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct FilesLeft(pub String);
 
 /// Deletes `keys`, then, with `prefix`, every object left under it (what an earlier,
 /// interrupted delete left). Returns how many objects it deleted. A failure names the keys
@@ -13,9 +17,9 @@ pub async fn objects(
     bucket: &str,
     keys: &[String],
     prefix: Option<&str>,
-) -> Result<usize, CliError> {
+) -> Result<usize, FilesLeft> {
     let left = |key: &str, e: String| {
-        CliError::Objects(format!(
+        FilesLeft(format!(
             "the records are deleted, but not the file s3://{bucket}/{key} ({e}); delete it with \
              `aws s3 rm s3://{bucket}/{}`{}",
             prefix.unwrap_or(key),

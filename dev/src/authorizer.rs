@@ -180,14 +180,10 @@ fn claim_text(value: serde_json::Value) -> String {
 
 /// A GET over plain HTTP (the local emulator's JWKS), as text.
 async fn http_get(url: &str) -> Result<String, DevError> {
-    use http_body_util::{BodyExt, Empty};
-    use hyper::body::Bytes;
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<Empty<Bytes>>();
-    let response = client.get(url.parse()?).await?;
+    let client = reqwest::Client::builder().no_proxy().build()?;
+    let response = client.get(url).send().await?;
     if !response.status().is_success() {
         return Err(format!("GET {url}: {}", response.status()).into());
     }
-    let body = response.into_body().collect().await?.to_bytes();
-    Ok(String::from_utf8(body.to_vec())?)
+    Ok(response.text().await?)
 }

@@ -323,6 +323,11 @@ mod tests {
                 && csp.contains("connect-src 'self' http://127.0.0.1:8000")
         );
         assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+        assert_eq!(page.headers()["x-frame-options"], "DENY");
+        assert_eq!(
+            page.headers()["strict-transport-security"],
+            "max-age=63072000; includeSubDomains"
+        );
         assert!(std::str::from_utf8(page.body())
             .unwrap()
             .contains("<title>"));

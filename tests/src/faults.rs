@@ -7,6 +7,11 @@
 //! request atomically and in isolation, but moto does not when requests arrive at once (a
 //! failed TransactWriteItems restores a copy of the whole table taken when it started, undoing
 //! whatever another request wrote meanwhile), so tests of concurrent writers go through it.
+//!
+//! The proxy's side that faces the SDK is hyper's server, kept hand-rolled: the faults are
+//! answers a client library cannot make (an error page, a hang, a connection closed without an
+//! answer). What it forwards goes through reqwest, as received (method, path, every header with
+//! `Host` and `Content-Length`, the body); the answer comes back with its status and headers.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,8 +20,7 @@ use std::time::Duration;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioIo;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Fault {
@@ -97,7 +101,11 @@ pub async fn start_proxy(upstream: String) -> Proxy {
     let requests = Arc::new(AtomicUsize::new(0));
     let serialize = Arc::new(AtomicBool::new(false));
     let one_at_a_time = Arc::new(tokio::sync::Mutex::new(()));
-    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .build()
+        .expect("an HTTP client");
     let shared = (
         fault.clone(),
         only.clone(),
@@ -166,26 +174,26 @@ pub async fn start_proxy(upstream: String) -> Proxy {
                             // without an answer.
                             Fault::DropConnection => Err("dropped".to_string()),
                             Fault::Healthy | Fault::LoseResponseOnce => {
-                                let mut forward = hyper::Request::builder()
-                                    .method(parts.method.clone())
-                                    .uri(format!("{upstream}{}", parts.uri));
-                                for (k, v) in &parts.headers {
-                                    forward = forward.header(k, v);
-                                }
-                                let forward = forward.body(Full::new(body)).unwrap();
-                                match client.request(forward).await {
+                                let forward = client
+                                    .request(
+                                        parts.method.clone(),
+                                        format!("{upstream}{}", parts.uri),
+                                    )
+                                    .headers(parts.headers.clone())
+                                    .body(body);
+                                match forward.send().await {
                                     Ok(resp) => {
-                                        let (parts, body) = resp.into_parts();
-                                        let body = body
-                                            .collect()
-                                            .await
-                                            .map(|b| b.to_bytes())
-                                            .unwrap_or_default();
+                                        let status = resp.status();
+                                        let headers = resp.headers().clone();
+                                        let body = resp.bytes().await.unwrap_or_default();
                                         if current == Fault::LoseResponseOnce {
                                             *fault.lock().unwrap() = Fault::Healthy;
                                             return Ok(dynamo_error(500, "InternalServerError"));
                                         }
-                                        Ok(hyper::Response::from_parts(parts, Full::new(body)))
+                                        let mut answer = hyper::Response::new(Full::new(body));
+                                        *answer.status_mut() = status;
+                                        *answer.headers_mut() = headers;
+                                        Ok(answer)
                                     }
                                     Err(e) => Err(e.to_string()),
                                 }

@@ -4,12 +4,11 @@
 
 use std::process::Command;
 
+use bytes::Bytes;
 use catalog_aws::s3::S3Signer;
 use catalog_http::testing::V2Event;
 use catalog_search::listing::IndexedCatalog;
 use chrono::Utc;
-use http_body_util::{BodyExt, Empty};
-use hyper::body::Bytes;
 
 use crate::process::{built_binary, log_files, start_on_free_port, Guard};
 use crate::stack::Stack;
@@ -26,14 +25,23 @@ pub async fn answer(
     catalog_http::api::dispatch(req, catalog, signer, rows, Utc::now()).await
 }
 
+/// The client of the requests below: HTTP/1.1 on loopback, no proxy, and no redirect
+/// followed (a test sees a 302 and its `Location` as a client gets them). reqwest sends
+/// `Accept: */*` when a request names no `Accept`; the API reads that as no preference, as it
+/// reads a missing header (`catalog_http::api::dcat::Format::negotiate`).
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .build()
+        .expect("an HTTP client")
+}
+
 /// A plain HTTP GET (the emulators speak HTTP on loopback): status and body.
 pub async fn http_get(url: &str) -> (u16, Bytes) {
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<Empty<Bytes>>();
-    let uri: hyper::Uri = url.parse().expect("valid URL");
-    let resp = client.get(uri).await.expect("GET");
+    let resp = client().get(url).send().await.expect("GET");
     let status = resp.status().as_u16();
-    let body = resp.into_body().collect().await.expect("body").to_bytes();
+    let body = resp.bytes().await.expect("body");
     (status, body)
 }
 
@@ -53,22 +61,15 @@ pub async fn http_send(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> (u16, hyper::HeaderMap, Bytes) {
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<http_body_util::Full<Bytes>>();
-    let mut req = hyper::Request::builder().method(method).uri(url);
+    let method = reqwest::Method::from_bytes(method.as_bytes()).expect("a valid method");
+    let mut req = client().request(method, url);
     for (name, value) in headers {
         req = req.header(*name, *value);
     }
-    let resp = client
-        .request(
-            req.body(http_body_util::Full::new(Bytes::copy_from_slice(body)))
-                .expect("a valid request"),
-        )
-        .await
-        .expect("request");
+    let resp = req.body(body.to_vec()).send().await.expect("request");
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
-    let body = resp.into_body().collect().await.expect("body").to_bytes();
+    let body = resp.bytes().await.expect("body");
     (status, headers, body)
 }
 

@@ -101,6 +101,12 @@ pub enum CliError {
     Objects(String),
 }
 
+impl From<crate::remove::FilesLeft> for CliError {
+    fn from(left: crate::remove::FilesLeft) -> Self {
+        CliError::Objects(left.0)
+    }
+}
+
 impl CliError {
     /// The line printed on stderr: the error, then each of its causes that it does not already
     /// quote.

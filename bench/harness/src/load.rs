@@ -8,11 +8,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use catalog_tests::{free_port, wait_for_port, Guard, Stack, EVENTS_READ_KEY};
-use http_body_util::{BodyExt, Empty};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use tokio::sync::Semaphore;
 
 use crate::lambda::proc_status_kb;
@@ -161,9 +157,12 @@ pub async fn run(opts: Options) -> Result<(), String> {
     wait_for_port(port, &mut api.0, "local API");
     let pid = api.0.id();
     let base = format!("http://127.0.0.1:{port}");
-    let client = Client::builder(TokioExecutor::new())
+    let client = reqwest::Client::builder()
         .pool_max_idle_per_host(opts.concurrency)
-        .build_http::<Empty<Bytes>>();
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .build()
+        .map_err(|e| e.to_string())?;
     let cases = Arc::new(cases());
 
     // Warm-up: every case a few times, then the memory baseline.
@@ -235,7 +234,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
 }
 
 async fn send_all(
-    client: &Client<hyper_util::client::legacy::connect::HttpConnector, Empty<Bytes>>,
+    client: &reqwest::Client,
     base: &str,
     cases: &Arc<Vec<Case>>,
     requests: usize,
@@ -255,27 +254,27 @@ async fn send_all(
         tasks.spawn(async move {
             let which = i % cases.len();
             let (_, method, path, headers, expected) = &cases[which];
-            let mut req = hyper::Request::builder()
-                .method(*method)
-                .uri(format!("{base}{path}"));
-            for (k, v) in headers {
-                req = req.header(*k, v);
-            }
             let t = Instant::now();
-            let outcome = match req.body(Empty::<Bytes>::new()) {
-                Ok(req) => match client.request(req).await {
-                    Ok(resp) => {
-                        let status = resp.status().as_u16();
-                        let body = resp.into_body().collect().await.map(|b| b.to_bytes());
-                        let json_ok = body
-                            .as_ref()
-                            .ok()
-                            .and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok())
-                            .is_some();
-                        Some(status == *expected && json_ok)
+            let outcome = match reqwest::Method::from_bytes(method.as_bytes()) {
+                Ok(method) => {
+                    let mut req = client.request(method, format!("{base}{path}"));
+                    for (k, v) in headers {
+                        req = req.header(*k, v);
                     }
-                    Err(_) => None,
-                },
+                    match req.send().await {
+                        Ok(resp) => {
+                            let status = resp.status().as_u16();
+                            let body = resp.bytes().await;
+                            let json_ok = body
+                                .as_ref()
+                                .ok()
+                                .and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok())
+                                .is_some();
+                            Some(status == *expected && json_ok)
+                        }
+                        Err(_) => None,
+                    }
+                }
                 Err(_) => None,
             };
             drop(permit);

@@ -3,6 +3,9 @@
 //! posts its answer to `.../invocation/{id}/response` (or `/error`, or `/runtime/init/error`).
 //! Every call is reported with the instant it arrived, so the driver can time init (spawn to the
 //! first `next`, what Lambda reports as Init Duration) and each invocation.
+//!
+//! This is a server (the function is the client), so it stays on hyper's server; its tests play
+//! the function with reqwest.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -189,40 +192,40 @@ fn status(code: StatusCode) -> Response<Full<Bytes>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hyper_util::client::legacy::Client;
-    use hyper_util::rt::TokioExecutor;
+
+    fn client() -> reqwest::Client {
+        reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("an HTTP client")
+    }
 
     /// A function as the Lambda runtime client behaves: asks for the next event, answers it
     /// with the header's request id.
     async fn fake_function(addr: SocketAddr) -> Result<(), String> {
-        let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-        let next: hyper::Uri = format!("http://{addr}/2018-06-01/runtime/invocation/next")
-            .parse()
-            .map_err(|e| format!("{e}"))?;
-        let resp = client.get(next).await.map_err(|e| e.to_string())?;
+        let client = client();
+        let resp = client
+            .get(format!("http://{addr}/2018-06-01/runtime/invocation/next"))
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
         let id = resp
             .headers()
             .get("lambda-runtime-aws-request-id")
             .and_then(|v| v.to_str().ok())
             .ok_or("no request id")?
             .to_owned();
-        let event = resp
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| e.to_string())?
-            .to_bytes();
+        let event = resp.bytes().await.map_err(|e| e.to_string())?;
         let answer = format!(
             r#"{{"statusCode":200,"body":{}}}"#,
             String::from_utf8_lossy(&event)
         );
-        let post = Request::post(format!(
-            "http://{addr}/2018-06-01/runtime/invocation/{id}/response"
-        ))
-        .body(Full::new(Bytes::from(answer)))
-        .map_err(|e| e.to_string())?;
         let status = client
-            .request(post)
+            .post(format!(
+                "http://{addr}/2018-06-01/runtime/invocation/{id}/response"
+            ))
+            .body(answer)
+            .send()
             .await
             .map_err(|e| e.to_string())?
             .status();
@@ -250,11 +253,12 @@ mod tests {
     #[tokio::test]
     async fn an_init_error_is_reported_to_the_driver() {
         let mut api = RuntimeApi::start().await.unwrap();
-        let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-        let post = Request::post(format!("http://{}/2018-06-01/runtime/init/error", api.addr))
-            .body(Full::new(Bytes::from_static(b"missing DATASETS_TABLE")))
+        client()
+            .post(format!("http://{}/2018-06-01/runtime/init/error", api.addr))
+            .body("missing DATASETS_TABLE")
+            .send()
+            .await
             .unwrap();
-        client.request(post).await.unwrap();
         let err = api.next_request().await.unwrap_err();
         assert!(
             err.contains("init/error") && err.contains("DATASETS_TABLE"),

@@ -199,3 +199,20 @@ fn each_function_links_only_the_crates_it_uses() {
         );
     }
 }
+
+/// The functions keep their small hand-rolled clients (the Cognito GetUser call, EMF on stdout,
+/// the RDF writer) and the SDK's own HTTP client: none links reqwest, the HTTP client of the
+/// operators' CLI, dev/, the tests and the bench.
+#[test]
+fn no_function_links_reqwest() {
+    for function in FUNCTIONS {
+        assert!(
+            !dependency_tree(function).iter().any(|p| p == "reqwest"),
+            "{function} links reqwest"
+        );
+    }
+    // The same query finds it where it is used, so the check above can fail.
+    assert!(dependency_tree("catalog-admin")
+        .iter()
+        .any(|p| p == "reqwest"));
+}

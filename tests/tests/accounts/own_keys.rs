@@ -229,16 +229,24 @@ async fn the_limits_hold_with_clear_errors() {
         MAX_ACTIVE_KEYS + 1
     );
 
-    // Methods the routes do not take.
+    // Methods the routes do not take: 405 naming the methods they do take, never cached.
     let (status, error) = site.call("PUT", "/account/keys", token, "{}").await;
     assert_eq!(
         (status, error["code"].as_str()),
         (405, Some("method_not_allowed"))
     );
+    let (status, headers, _) = site.call_raw("PUT", "/account/keys", token, "{}").await;
+    assert_eq!(status, 405);
+    assert_eq!(headers["allow"], "GET, POST");
     let (status, _) = site
         .call("GET", &format!("/account/keys/{id}"), token, "")
         .await;
     assert_eq!(status, 405);
+    let (status, headers, _) = site
+        .call_raw("GET", &format!("/account/keys/{id}"), token, "")
+        .await;
+    assert_eq!(status, 405);
+    assert_eq!(headers["allow"], "DELETE");
 }
 
 #[tokio::test]

@@ -184,6 +184,15 @@ async fn a_disabled_account_loses_its_keys_and_its_sign_in() {
         shown.contains("enabled   false") && shown.contains("revoked"),
         "{shown}"
     );
+    // An email typed in capitals names the same account (its id, its keys): the CLI lowercases
+    // what is typed.
+    let capitals = run_admin(env().args(["accounts", "show", "Eve@Example.COM"]));
+    let account = |text: &str| text.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(
+        account(&String::from_utf8_lossy(&capitals.stdout)),
+        account(&shown),
+        "the CLI lowercases what is typed"
+    );
 
     let out = run_admin(env().args(["accounts", "enable", "eve@example.com"]));
     assert!(out.status.success());

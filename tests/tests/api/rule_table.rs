@@ -1,12 +1,19 @@
 //! The rule table of docs/development.md ("Rules, where they are enforced, and their tests")
-//! names code and tests that exist: every test it names is a test function, in the file its
-//! path leads to, in a module its binary declares; every place of enforcement is a file (and
-//! the text named in it) or an item of a workspace crate.
+//! names code and the assertions that prove it: every test it names is a test function, in the
+//! file its path leads to, in a module its binary declares, and the assertion named beside it
+//! is in that very function's body; every place of enforcement is a file (and the text named in
+//! it) or an item of a workspace crate.
 //!
 //! Paths are read as written in the table: a test is `binary::module::function` (an integration
 //! test binary: `tests/tests/api/`, `shared/http/tests/rules/`, …) or `crate::module::tests::function`
 //! (a unit test of a library: `catalog::input::tests::…`); a place is `crate::module::Item`,
 //! `path/to/file` or `path/to/file:text`.
+//!
+//! In a row's test cell, each test is followed by its assertion: a snippet of the test's code
+//! that must occur in the function's body (its comments left out; whitespace does not count, so
+//! rustfmt's line breaks do not matter). A test that drives a script (a browser's) may be
+//! followed by `path/to/script:text` items: the script is one the test's body names, and the
+//! text (the script's step or assertion) is in it. In the Markdown, `\|` stands for `|`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,20 +31,22 @@ struct Root {
     dir: PathBuf,
 }
 
+/// A manifest, parsed.
+fn manifest(dir: &Path) -> Option<toml::Table> {
+    let text = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+    text.parse().ok()
+}
+
 /// The libraries and test binaries of the workspace's members, by the name a path starts with.
 fn roots(repo: &Path) -> BTreeMap<String, Root> {
-    let manifest = std::fs::read_to_string(repo.join("Cargo.toml")).expect("Cargo.toml");
-    let members = manifest
-        .split_once("members = [")
-        .and_then(|(_, rest)| rest.split_once(']'))
-        .map(|(list, _)| list)
+    let workspace = manifest(repo).expect("Cargo.toml");
+    let members = workspace
+        .get("workspace")
+        .and_then(|w| w.get("members"))
+        .and_then(|m| m.as_array())
         .expect("the workspace's members");
     let mut roots = BTreeMap::new();
-    for member in members.split(',') {
-        let member = member.trim().trim_matches('"');
-        if member.is_empty() {
-            continue;
-        }
+    for member in members.iter().filter_map(|m| m.as_str()) {
         let dir = repo.join(member);
         if let Some(name) = lib_name(&dir) {
             roots.insert(
@@ -72,17 +81,12 @@ fn lib_name(dir: &Path) -> Option<String> {
     if !dir.join("src/lib.rs").exists() {
         return None;
     }
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+    let manifest = manifest(dir)?;
     let name_in = |section: &str| {
-        let body = manifest.split(section).nth(1)?;
-        let body = body.split("\n[").next()?;
-        body.lines()
-            .filter_map(|l| l.trim().strip_prefix("name"))
-            .filter_map(|l| l.trim().strip_prefix('='))
-            .map(|v| v.trim().trim_matches('"').replace('-', "_"))
-            .next()
+        let name = manifest.get(section)?.get("name")?.as_str()?;
+        Some(name.replace('-', "_"))
     };
-    name_in("[lib]").or_else(|| name_in("[package]"))
+    name_in("lib").or_else(|| name_in("package"))
 }
 
 /// Follows a path's module segments from its root: the file the rest is in (inline modules,
@@ -128,8 +132,99 @@ fn has_word(text: &str, word: &str) -> bool {
         .any(|(i, _)| !text[..i].ends_with(ident) && !text[i + word.len()..].starts_with(ident))
 }
 
-/// A test the table names: a test function in the file its path leads to.
-fn check_test(roots: &BTreeMap<String, Root>, path: &str) -> Result<(), String> {
+/// The length of the string, character or comment that starts `text`, if one does.
+fn literal(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    if text.starts_with("//") {
+        return Some(text.find('\n').unwrap_or(text.len()));
+    }
+    if text.starts_with("/*") {
+        return Some(text.find("*/").map_or(text.len(), |end| end + 2));
+    }
+    // Raw strings: r"…", r#"…"#, br#"…"#
+    let raw = text.strip_prefix('b').unwrap_or(text);
+    if let Some(rest) = raw.strip_prefix('r') {
+        let hashes = rest.len() - rest.trim_start_matches('#').len();
+        if rest[hashes..].starts_with('"') {
+            let close = format!("\"{}", "#".repeat(hashes));
+            let start = text.len() - rest.len() + hashes + 1;
+            return Some(
+                text[start..]
+                    .find(&close)
+                    .map_or(text.len(), |end| start + end + close.len()),
+            );
+        }
+    }
+    let quoted = |start: usize, quote: u8| {
+        let mut at = start;
+        while at < bytes.len() && bytes[at] != quote {
+            at += if bytes[at] == b'\\' { 2 } else { 1 };
+        }
+        (at + 1).min(bytes.len())
+    };
+    match bytes {
+        [b'"', ..] => Some(quoted(1, b'"')),
+        [b'b', b'"', ..] => Some(quoted(2, b'"')),
+        // A character ('x', '\n', '\u{1F600}'), not a lifetime ('a)
+        [b'\'', b'\\', ..] => Some(quoted(3, b'\'')),
+        [b'\'', ..] => {
+            let c = text[1..].chars().next()?;
+            text[1 + c.len_utf8()..]
+                .starts_with('\'')
+                .then_some(2 + c.len_utf8())
+        }
+        _ => None,
+    }
+}
+
+/// The body of the function that starts `text` (`fn name(…) … { … }`), braces balanced past
+/// strings, characters and comments, with its comments left out.
+fn body(text: &str) -> String {
+    let mut code = String::new();
+    let (mut depth, mut parens, mut started) = (0usize, 0usize, false);
+    let mut at = 0;
+    while at < text.len() {
+        let rest = &text[at..];
+        if let Some(len) = literal(rest) {
+            if started && !rest.starts_with("//") && !rest.starts_with("/*") {
+                code.push_str(&rest[..len]);
+            }
+            at += len;
+            continue;
+        }
+        let c = rest.chars().next().unwrap_or_default();
+        match c {
+            '(' | '[' => parens += 1,
+            ')' | ']' => parens = parens.saturating_sub(1),
+            '{' if parens == 0 || started => {
+                started = true;
+                depth += 1;
+            }
+            '}' if started => {
+                depth -= 1;
+                if depth == 0 {
+                    code.push(c);
+                    break;
+                }
+            }
+            _ => {}
+        }
+        if started {
+            code.push(c);
+        }
+        at += c.len_utf8();
+    }
+    code
+}
+
+/// `text` without its whitespace: what the table's snippets are compared by.
+fn squeezed(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// A test the table names: a test function in the file its path leads to. Its body, comments
+/// left out.
+fn check_test(roots: &BTreeMap<String, Root>, path: &str) -> Result<String, String> {
     let (file, rest) = resolve(roots, path)?;
     let function = *rest
         .last()
@@ -170,7 +265,68 @@ fn check_test(roots: &BTreeMap<String, Root>, path: &str) -> Result<(), String> 
             ));
         }
     }
-    Ok(())
+    let start: usize = lines[..at].iter().map(|l| l.len() + 1).sum();
+    Ok(body(&text[start..]))
+}
+
+/// A script item of a test cell (`path/to/script:text`): the script and the text.
+fn script(item: &str) -> Option<(&str, &str)> {
+    let (file, text) = item.split_once(':')?;
+    (file.contains('/') && !file.contains(char::is_whitespace) && !text.is_empty())
+        .then_some((file, text))
+}
+
+/// A test path, as the table writes one: lowercase identifiers joined by `::`.
+fn is_test_path(item: &str) -> bool {
+    item.contains("::")
+        && item.split("::").all(|s| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        })
+}
+
+/// The tests of a row's test cell: each test, its assertion in its body, a script it runs and
+/// the text in that script.
+fn check_tests(roots: &BTreeMap<String, Root>, repo: &Path, items: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut items = items.iter().peekable();
+    while let Some(path) = items.next() {
+        if !is_test_path(path) {
+            problems.push(format!(
+                "`{path}`: not a test (a test comes before its assertion)"
+            ));
+            continue;
+        }
+        let body = check_test(roots, path);
+        let Some(assertion) = items.next_if(|a| !is_test_path(a)) else {
+            problems.push(format!("`{path}`: no assertion named"));
+            continue;
+        };
+        let body = match body {
+            Ok(body) => body,
+            Err(e) => {
+                problems.push(e);
+                continue;
+            }
+        };
+        if !squeezed(&body).contains(&squeezed(assertion)) {
+            problems.push(format!("`{path}`: its body does not assert `{assertion}`"));
+        }
+        while let Some((file, text)) = items
+            .next_if(|i| script(i).is_some())
+            .and_then(|i| script(i))
+        {
+            if !body.contains(file) {
+                problems.push(format!("`{path}` does not run {file}"));
+            }
+            let script = std::fs::read_to_string(repo.join(file)).unwrap_or_default();
+            if !squeezed(&script).contains(&squeezed(text)) {
+                problems.push(format!("`{path}`: {file} does not contain `{text}`"));
+            }
+        }
+    }
+    problems
 }
 
 /// A place of enforcement: an item of a workspace crate, or a file (and text in it).
@@ -215,9 +371,13 @@ fn check_place(roots: &BTreeMap<String, Root>, repo: &Path, place: &str) -> Resu
     Ok(())
 }
 
-/// The text between backticks in a table cell.
-fn quoted(cell: &str) -> Vec<&str> {
-    cell.split('`').skip(1).step_by(2).collect()
+/// The text between backticks in a table cell, `\|` read as `|`.
+fn quoted(cell: &str) -> Vec<String> {
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|item| item.replace("\\|", "|"))
+        .collect()
 }
 
 /// The rows of the rule tables in `doc`'s section (rule, places, tests), without their headers.
@@ -248,7 +408,7 @@ fn rows(doc: &str) -> Vec<(String, String, String)> {
 }
 
 /// Every problem with the rule table in `doc`: rows that name no place or no test, places and
-/// tests that do not exist.
+/// tests that do not exist, assertions that are not in their test.
 fn problems(repo: &Path, doc: &str) -> Vec<String> {
     let roots = roots(repo);
     let rows = rows(doc);
@@ -262,21 +422,19 @@ fn problems(repo: &Path, doc: &str) -> Vec<String> {
             problems.push(format!("{rule}: a row names a place and a test"));
         }
         for place in places {
-            if let Err(e) = check_place(&roots, repo, place) {
+            if let Err(e) = check_place(&roots, repo, &place) {
                 problems.push(format!("{rule}: {e}"));
             }
         }
-        for test in tests {
-            if let Err(e) = check_test(&roots, test) {
-                problems.push(format!("{rule}: {e}"));
-            }
+        for e in check_tests(&roots, repo, &tests) {
+            problems.push(format!("{rule}: {e}"));
         }
     }
     problems
 }
 
 #[test]
-fn every_test_named_in_the_rule_table_exists() {
+fn every_test_in_the_rule_table_makes_the_assertion_named_beside_it() {
     let repo = repo_root();
     let doc = std::fs::read_to_string(repo.join(DOC)).expect(DOC);
     let rows = rows(&doc);
@@ -294,27 +452,57 @@ fn a_rule_table_naming_what_does_not_exist_is_refused() {
             "{HEADING}\n\n| rule | where | test |\n|---|---|---|\n{row}\n\n## Next\n\n| a | b | c |\n"
         )
     };
-    let good = "| page size | `catalog::input::PageRequest::MAX_PAGE_SIZE` | \
-                `catalog::input::tests::page_size_above_100_is_capped`, \
-                `rules::list::list_page_size_above_100_is_capped_and_reported` |";
-    assert_eq!(problems(&repo, &table(good)), Vec::<String>::new());
+    for good in [
+        "| page size | `catalog::input::PageRequest::MAX_PAGE_SIZE` | \
+         `catalog::input::tests::page_size_above_100_is_capped`: `assert_eq!(p.page_size(), 100)`; \
+         `rules::list::list_page_size_above_100_is_capped_and_reported`: \
+         `assert_eq!(b[\"page_size\"],   100)` |",
+        // `\|` for `|`; a script the test runs, and its text
+        "| r | `functions/audit/Cargo.toml` | \
+         `function_builds::the_operators_cli_and_the_audit_function_do_link_the_writer`: \
+         `.any(\\|p\\| p == \"catalog-writer\")` |",
+        "| r | `web/csv.js:neutralizeCsv` | \
+         `console::the_csv_export_puts_a_quote_before_every_cell_that_would_start_a_formula`: \
+         `assert_eq!(text.trim(), \"csv cells: ok\")`, step \
+         `tests/browser/csv_cells.mjs:[\"@SUM(A1)\", \"'@SUM(A1)\"]` |",
+    ] {
+        assert_eq!(
+            problems(&repo, &table(good)),
+            Vec::<String>::new(),
+            "{good}"
+        );
+    }
+    let test = "`rules::list::list_pages_through_every_dataset_once`";
+    let proof = "`assert_eq!(seen, [\"closed-window\", \"open-window\", \"gated\"])`";
     for bad in [
         // a test that does not exist
-        "| r | `catalog::input::PageRequest` | `rules::list::list_pages_everything_twice` |",
+        format!("| r | `catalog::input::PageRequest` | `rules::list::list_pages_everything_twice`: {proof} |"),
         // a function that is not a test
-        "| r | `catalog::input::PageRequest` | `rules::list` |",
-        "| r | `catalog::input::PageRequest` | `catalog::input::echo` |",
+        format!("| r | `catalog::input::PageRequest` | `rules::list`: {proof} |"),
+        format!("| r | `catalog::input::PageRequest` | `catalog::input::echo`: {proof} |"),
         // a module the binary does not have, a binary that does not exist
-        "| r | `catalog::input::PageRequest` | `rules::lists::list_pages_through_every_dataset_once` |",
-        "| r | `catalog::input::PageRequest` | `rulez::list::list_pages_through_every_dataset_once` |",
+        format!("| r | `catalog::input::PageRequest` | `rules::lists::list_pages_through_every_dataset_once`: {proof} |"),
+        format!("| r | `catalog::input::PageRequest` | `rulez::list::list_pages_through_every_dataset_once`: {proof} |"),
         // a place that does not exist: an item, a file, text in a file
-        "| r | `catalog::input::PageSize` | `rules::list::list_pages_through_every_dataset_once` |",
-        "| r | `shared/src/nothing.rs` | `rules::list::list_pages_through_every_dataset_once` |",
-        "| r | `template.yaml:NoSuchResource` | `rules::list::list_pages_through_every_dataset_once` |",
+        format!("| r | `catalog::input::PageSize` | {test}: {proof} |"),
+        format!("| r | `shared/src/nothing.rs` | {test}: {proof} |"),
+        format!("| r | `template.yaml:NoSuchResource` | {test}: {proof} |"),
         // a row without a test
-        "| r | `catalog::input::PageRequest` | none |",
+        "| r | `catalog::input::PageRequest` | none |".to_owned(),
+        // a test without its assertion, alone or before another test
+        format!("| r | `catalog::input::PageRequest` | {test} |"),
+        format!("| r | `catalog::input::PageRequest` | {test}; `catalog::input::tests::page_size_above_100_is_capped`: `assert_eq!(p.page_size(), 100)` |"),
+        // an assertion the test does not make: another test's in the same file, a changed
+        // value, text only in a comment of the test
+        format!("| r | `catalog::input::PageRequest` | {test}: `assert_eq!(b[\"page_size\"], 100)` |"),
+        format!("| r | `catalog::input::PageRequest` | {test}: `assert_eq!(seen, [\"closed-window\", \"gated\"])` |"),
+        "| r | `catalog_search::order` | `catalog_search::order::tests::a_page_read_from_its_covering_chunks_is_that_slice_of_the_order`: `Only the chunks the page needs` |".to_owned(),
+        // a script the test does not run, text the script does not hold
+        format!("| r | `catalog::input::PageRequest` | {test}: {proof}, step `tests/browser/csv_cells.mjs:safeCell` |"),
+        "| r | `web/csv.js` | `console::the_csv_export_puts_a_quote_before_every_cell_that_would_start_a_formula`: \
+         `assert_eq!(text.trim(), \"csv cells: ok\")`, step `tests/browser/csv_cells.mjs:no such step` |".to_owned(),
     ] {
-        assert!(!problems(&repo, &table(bad)).is_empty(), "{bad}");
+        assert!(!problems(&repo, &table(&bad)).is_empty(), "{bad}");
     }
     assert!(!problems(&repo, "no table here").is_empty());
 }

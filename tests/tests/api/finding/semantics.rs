@@ -155,6 +155,10 @@ async fn every_filter_and_sort_answers_what_filtering_the_whole_catalog_gives() 
         "sort=size",
         "sort=name:up",
         "category=biology&category=transport",
+        // every single-valued parameter given twice
+        "license=cc0-1.0&license=mit",
+        "q=river&q=station",
+        "sort=name&sort=updated",
         "category=",
     ] {
         let (status, body) = list(&catalog, q).await;
