@@ -10,6 +10,7 @@ use crate::error::ApiError;
 use crate::keys::{KeyRecord, Scope};
 use crate::policy::{is_keyless, AccessLevel};
 use crate::ports::GrantReader;
+use crate::records::{DatasetRecord, DatasetSummary, DownloadTarget};
 use crate::slug::Slug;
 
 /// A dataset as [`authorize`] judges it.
@@ -19,6 +20,42 @@ pub struct Guarded<'a> {
     pub id: Uuid,
     pub level: AccessLevel,
     pub keyless_until: Option<DateTime<Utc>>,
+}
+
+/// A dataset as the gate reads it (the data routes, Delta Sharing's query and metadata).
+impl<'a> From<&'a DownloadTarget> for Guarded<'a> {
+    fn from(target: &'a DownloadTarget) -> Self {
+        Self {
+            slug: &target.slug,
+            id: target.id,
+            level: target.level,
+            keyless_until: target.keyless_until,
+        }
+    }
+}
+
+/// A dataset as a listing shows it (Delta Sharing's list of tables).
+impl<'a> From<&'a DatasetSummary> for Guarded<'a> {
+    fn from(summary: &'a DatasetSummary) -> Self {
+        Self {
+            slug: &summary.slug,
+            id: summary.id,
+            level: summary.card.access_level,
+            keyless_until: summary.keyless_until,
+        }
+    }
+}
+
+/// A dataset as its whole record has it (the metadata endpoint's statistics).
+impl<'a> From<&'a DatasetRecord> for Guarded<'a> {
+    fn from(record: &'a DatasetRecord) -> Self {
+        Self {
+            slug: &record.slug,
+            id: record.id,
+            level: record.meta.card.access_level,
+            keyless_until: record.keyless_until,
+        }
+    }
 }
 
 /// Why a request was let through: logged with every download.

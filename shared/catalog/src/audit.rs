@@ -7,12 +7,14 @@
 //! download counts and the operators' per-partner log are built from these events, off the
 //! request path.
 //!
-//! [`Download::from_log_event`] reads one back from a function's log as Lambda keeps it (its
+//! [`Event::log`] writes one; [`Download::from_log_event`] reads one back from a function's log as Lambda keeps it (its
 //! JSON log format: `{"level": …, "fields": {"message": …, "audit": "download", …}}`, with the
 //! time in the log event, not the line).
 
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
+
+use crate::access::Allowed;
 
 /// The value of the `audit` field that marks a download event (a CloudWatch Logs filter
 /// pattern selects them: `{ $.fields.audit = "download" }`).
@@ -45,6 +47,91 @@ impl Route {
     /// Whether it hands out the file (and so counts as a download): every route but rows.
     pub fn is_download(self) -> bool {
         self != Self::Rows
+    }
+}
+
+/// One event of the download log, as a route writes it ([`Event::log`]): who read which version
+/// of what, and how. The audit function reads it back ([`Download::from_log_event`]); both are
+/// here, so that the fields written are the fields read.
+#[derive(Debug, Clone)]
+pub struct Event<'a> {
+    pub slug: &'a str,
+    pub version: u64,
+    /// The key's public id (`None` without a key).
+    pub key_id: Option<&'a str>,
+    /// The key's account, a Cognito `sub` (`None`: an operator's key, or no key).
+    pub account: Option<&'a str>,
+    pub allowed: Allowed,
+    pub what: What,
+}
+
+/// What was handed out.
+#[derive(Debug, Clone)]
+pub enum What {
+    /// A presigned URL from the data or download route; `client` is [`client_label`]'s.
+    Url {
+        route: Route,
+        client: String,
+        expires_at: DateTime<Utc>,
+    },
+    /// A presigned URL from Delta Sharing's query route; `pinned` when a version was asked for.
+    SharingUrl {
+        pinned: bool,
+        expires_at: DateTime<Utc>,
+    },
+    /// A page of rows (logged, not counted as a download).
+    Rows { offset: u64, length: u64 },
+}
+
+impl Event<'_> {
+    /// Writes the event: one INFO line marked `audit = "download"`.
+    pub fn log(&self) {
+        let key_id = self.key_id.unwrap_or("-");
+        let account = self.account.unwrap_or("-");
+        let allowed = self.allowed.as_str();
+        match &self.what {
+            What::Url {
+                route,
+                client,
+                expires_at,
+            } => tracing::info!(
+                audit = MARK,
+                slug = self.slug,
+                version = self.version,
+                key_id,
+                account,
+                keyless = self.allowed == Allowed::Keyless,
+                allowed,
+                client = client.as_str(),
+                expires_at = %expires_at,
+                route = route.as_str(),
+                "issued download URL"
+            ),
+            What::SharingUrl { pinned, expires_at } => tracing::info!(
+                audit = MARK,
+                slug = self.slug,
+                version = self.version,
+                pinned,
+                key_id,
+                account,
+                route = Route::Sharing.as_str(),
+                allowed,
+                expires_at = %expires_at,
+                "issued Delta Sharing file URL"
+            ),
+            What::Rows { offset, length } => tracing::info!(
+                audit = MARK,
+                slug = self.slug,
+                version = self.version,
+                key_id,
+                account,
+                route = Route::Rows.as_str(),
+                allowed,
+                offset,
+                length,
+                "served rows"
+            ),
+        }
     }
 }
 
@@ -173,5 +260,107 @@ mod tests {
         assert!(Route::Data.is_download() && Route::Download.is_download());
         assert!(Route::Sharing.is_download());
         assert!(!Route::Rows.is_download());
+    }
+
+    /// Every kind of event, written by [`Event::log`] as Lambda's JSON log format keeps it, reads
+    /// back as the download it records.
+    #[test]
+    fn every_event_written_reads_back_as_written() {
+        use std::io::Write;
+        use std::sync::{Arc, Mutex};
+
+        #[derive(Clone, Default)]
+        struct Lines(Arc<Mutex<Vec<u8>>>);
+        impl Write for Lines {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                crate::lock(&self.0).extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let expires_at = DateTime::from_timestamp(1_795_692_900, 0).unwrap();
+        let events = [
+            (
+                Some("key_0123456789abcdef"),
+                Some("7d1e5b9c-1111-4a2b-9c3d-0123456789ab"),
+                Allowed::Grant,
+                What::Url {
+                    route: Route::Data,
+                    client: "-".into(),
+                    expires_at,
+                },
+            ),
+            (
+                None,
+                None,
+                Allowed::Keyless,
+                What::Url {
+                    route: Route::Download,
+                    client: client_label(Some("192.0.2.1"), true),
+                    expires_at,
+                },
+            ),
+            (
+                Some("key_0123456789abcdef"),
+                None,
+                Allowed::Key,
+                What::SharingUrl {
+                    pinned: true,
+                    expires_at,
+                },
+            ),
+            (
+                Some("key_0123456789abcdef"),
+                Some("7d1e5b9c-1111-4a2b-9c3d-0123456789ab"),
+                Allowed::Grant,
+                What::Rows {
+                    offset: 100,
+                    length: 50,
+                },
+            ),
+        ];
+        for (key_id, account, allowed, what) in events {
+            let lines = Lines::default();
+            let writer = lines.clone();
+            let subscriber = tracing_subscriber::fmt()
+                .json()
+                .without_time()
+                .with_writer(move || writer.clone())
+                .finish();
+            let event = Event {
+                slug: "river-levels",
+                version: 3,
+                key_id,
+                account,
+                allowed,
+                what: what.clone(),
+            };
+            tracing::subscriber::with_default(subscriber, || event.log());
+            let written = String::from_utf8(crate::lock(&lines.0).clone()).unwrap();
+            let read = Download::from_log_event(&written, 1_795_692_687_847)
+                .unwrap_or_else(|| panic!("not read back: {written}"));
+            let (route, client) = match &what {
+                What::Url { route, client, .. } => {
+                    (*route, (client != "-").then(|| client.clone()))
+                }
+                What::SharingUrl { .. } => (Route::Sharing, None),
+                What::Rows { .. } => (Route::Rows, None),
+            };
+            assert_eq!(
+                read,
+                Download {
+                    slug: "river-levels".into(),
+                    version: 3,
+                    key_id: key_id.map(str::to_owned),
+                    account: account.map(str::to_owned),
+                    route,
+                    at: DateTime::from_timestamp_millis(1_795_692_687_847).unwrap(),
+                    client,
+                },
+                "{written}"
+            );
+        }
     }
 }

@@ -41,6 +41,15 @@ impl UrlRoute {
             Self::Sharing => "sharing",
         }
     }
+
+    /// The download log's name for the route.
+    pub fn audit(self) -> crate::audit::Route {
+        match self {
+            Self::Data => crate::audit::Route::Data,
+            Self::Download => crate::audit::Route::Download,
+            Self::Sharing => crate::audit::Route::Sharing,
+        }
+    }
 }
 
 /// One data point.

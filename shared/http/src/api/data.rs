@@ -12,7 +12,7 @@ use super::request::{
     accept, presented_key, presented_key_or_basic, single_param, source_address, Endpoint,
 };
 use crate::error::ApiError;
-use catalog::access::Allowed;
+use catalog::audit::What;
 use catalog::input::{DatasetRef, Format, Slug, VersionPin};
 use catalog::metrics::{self, Metric, UrlRoute};
 use catalog::ports::{DownloadReader, GrantReader, KeyUsage, SignedUrl, UrlSigner};
@@ -161,19 +161,13 @@ async fn sign(
             now,
         )
         .await?;
-    tracing::info!(
-        audit = catalog::audit::MARK,
-        slug = %admitted.slug,
-        version = active.version,
-        key_id = admitted.key_label(),
-        account = admitted.account_label(),
-        keyless = admitted.allowed == Allowed::Keyless,
-        allowed = admitted.allowed.as_str(),
-        client = catalog::audit::client_label(address, admitted.key_id.is_none()),
-        expires_at = %signed.expires_at,
-        route = route.as_str(),
-        "issued download URL"
-    );
+    admitted
+        .event(What::Url {
+            route: route.audit(),
+            client: catalog::audit::client_label(address, admitted.key_id.is_none()),
+            expires_at: signed.expires_at,
+        })
+        .log();
     metrics::record(Metric::UrlIssued(route));
     Ok((admitted, signed))
 }

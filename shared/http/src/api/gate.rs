@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::error::ApiError;
 use catalog::access::{authorize, verify_key, Allowed, Guarded};
+use catalog::audit::{Event, What};
 use catalog::input::{DatasetRef, VersionPin};
 use catalog::keys::{ApiKey, KeyHash, KeyRecord};
 use catalog::ports::{DownloadReader, GrantReader, KeyUsage};
@@ -32,9 +33,16 @@ impl Admitted {
         self.key_id.as_deref().unwrap_or("-")
     }
 
-    /// The account the key belongs to, as the download log writes it (`-` for none).
-    pub fn account_label(&self) -> &str {
-        self.account.as_deref().unwrap_or("-")
+    /// The download log's event of what was handed out to this request.
+    pub fn event(&self, what: What) -> Event<'_> {
+        Event {
+            slug: self.slug.as_str(),
+            version: self.active.version,
+            key_id: self.key_id.as_deref(),
+            account: self.account.as_deref(),
+            allowed: self.allowed,
+            what,
+        }
     }
 }
 
@@ -88,16 +96,10 @@ pub async fn judge(
     if target.unpublished {
         return Err(ApiError::Unpublished(format!("'{}'", target.slug)));
     }
-    let Some(active) = target.active else {
+    let Some(active) = target.active.clone() else {
         return Err(ApiError::NoActiveVersion(format!("'{}'", target.slug)));
     };
-    let guarded = Guarded {
-        slug: &target.slug,
-        id: target.id,
-        level: target.level,
-        keyless_until: target.keyless_until,
-    };
-    let allowed = authorize(&guarded, key_record.as_ref(), reader, now).await?;
+    let allowed = authorize(&Guarded::from(&target), key_record.as_ref(), reader, now).await?;
     Ok(Admitted {
         slug: target.slug,
         active,

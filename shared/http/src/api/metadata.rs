@@ -152,12 +152,7 @@ pub(super) async fn read_shown(
     let admitted = match key_record.and_then(|k| verify_key(k, now).ok()) {
         None => false,
         Some(key) => {
-            let guarded = Guarded {
-                slug: &record.slug,
-                id: record.id,
-                level,
-                keyless_until: record.keyless_until,
-            };
+            let guarded = Guarded::from(&record);
             match authorize(&guarded, Some(&key), reader, now).await {
                 Ok(_) => true,
                 Err(

@@ -11,6 +11,7 @@ use super::gate::admit;
 use super::http::{finish, json_response, no_store, preflight};
 use super::request::{accept, presented_key, single_param, Endpoint};
 use crate::error::ApiError;
+use catalog::audit::What;
 use catalog::input::{DatasetRef, Slug, VersionPin};
 use catalog::ports::{DownloadReader, GrantReader, KeyUsage};
 use catalog::rows::{RowColumn, RowWindow, RowsJson, RowsReader};
@@ -61,18 +62,12 @@ async fn rows_inner(
     let page = rows.read_rows(active, window).await?;
     let length = page.rows.len() as u64;
     let end = window.offset().saturating_add(length);
-    tracing::info!(
-        audit = catalog::audit::MARK,
-        slug = %admitted.slug,
-        version = active.version,
-        key_id = admitted.key_label(),
-        account = admitted.account_label(),
-        route = catalog::audit::Route::Rows.as_str(),
-        allowed = admitted.allowed.as_str(),
-        offset = window.offset(),
-        length,
-        "served rows"
-    );
+    admitted
+        .event(What::Rows {
+            offset: window.offset(),
+            length,
+        })
+        .log();
     Ok(json_response(
         StatusCode::OK,
         &RowsAnswer {

@@ -35,6 +35,7 @@ use crate::sharing::{
     QueryRequest, Schema, Share, SharingRoute, Table, SCHEMA, SHARE,
 };
 use catalog::access::{authorize, Guarded};
+use catalog::audit::What;
 use catalog::input::echo;
 use catalog::keys::{KeyHash, KeyRecord, Owner};
 use catalog::policy::Grant;
@@ -43,7 +44,7 @@ use catalog::ports::{
     UrlSigner,
 };
 use catalog::query::{ListQuery, Sort, SortField};
-use catalog::records::{ActiveVersion, DatasetRecord, DownloadTarget};
+use catalog::records::{ActiveVersion, DatasetRecord};
 use catalog::slug::Slug;
 
 /// Everything the Delta Sharing routes read.
@@ -157,18 +158,13 @@ async fn answer(
                 timestamp: pinned.then(|| millis(version.published_at)),
                 expiration_timestamp: millis(signed.expires_at),
             };
-            tracing::info!(
-                audit = catalog::audit::MARK,
-                slug = %opened.admitted.slug,
-                version = version.version,
-                pinned,
-                key_id = opened.admitted.key_label(),
-                account = opened.admitted.account_label(),
-                route = catalog::audit::Route::Sharing.as_str(),
-                allowed = opened.admitted.allowed.as_str(),
-                expires_at = %signed.expires_at,
-                "issued Delta Sharing file URL"
-            );
+            opened
+                .admitted
+                .event(What::SharingUrl {
+                    pinned,
+                    expires_at: signed.expires_at,
+                })
+                .log();
             catalog::metrics::record(catalog::metrics::Metric::UrlIssued(
                 catalog::metrics::UrlRoute::Sharing,
             ));
@@ -242,7 +238,7 @@ async fn tables(
         for target in &targets {
             // Listed datasets only: an unpublished one is no table (its routes answer 404).
             let listed = target.active.is_some() && !target.unpublished;
-            if listed && readable(target_guard(target), key, &grants, now).await? {
+            if listed && readable(Guarded::from(target), key, &grants, now).await? {
                 visible.push(Table::of(target.slug.as_str(), &target.id));
             }
         }
@@ -271,12 +267,7 @@ async fn tables(
         .await?;
     let mut items = Vec::new();
     for summary in &page.items {
-        let guarded = Guarded {
-            slug: &summary.slug,
-            id: summary.id,
-            level: summary.card.access_level,
-            keyless_until: summary.keyless_until,
-        };
+        let guarded = Guarded::from(summary);
         if readable(guarded, key, &grants, now).await? {
             items.push(Table::of(summary.slug.as_str(), &summary.id));
         }
@@ -292,15 +283,6 @@ async fn tables(
         items,
         next_page_token,
     })
-}
-
-fn target_guard(target: &DownloadTarget) -> Guarded<'_> {
-    Guarded {
-        slug: &target.slug,
-        id: target.id,
-        level: target.level,
-        keyless_until: target.keyless_until,
-    }
 }
 
 /// Whether [`authorize`] lets `key` read the dataset: its refusals hide the table; a failure to
