@@ -15,9 +15,9 @@ use lambda_http::{Body, Request, Response};
 use serde::Serialize;
 
 use super::access::{AccessRoute, AccessService};
-use super::http::{error_answer, json_response, no_store};
+use super::http::{json_response, shell, Audience};
 pub use super::request::verified_claims;
-use super::request::{request_id, request_path, single_param};
+use super::request::{request_path, single_param};
 use crate::error::{Allowed, ApiError};
 use catalog::accounts::{caller, seconds_to_next_day, KeyRequest, Replay, MAX_ACTIVE_KEYS};
 use catalog::input::{echo, PageRequest};
@@ -89,7 +89,7 @@ pub async fn account_routes<S: AccessStore, D: Directory>(
     now: DateTime<Utc>,
 ) -> Response<Body> {
     let path = request_path(req);
-    private(req, async {
+    shell(req, Audience::Account, async {
         if let Some(route) = AccountRoute::parse(path) {
             let owner = the_caller(req)?;
             // A key outlives the token: only a person the user pool still knows gets one
@@ -114,7 +114,7 @@ pub async fn account_keys(
     now: DateTime<Utc>,
 ) -> Response<Body> {
     let path = request_path(req);
-    private(req, async {
+    shell(req, Audience::Account, async {
         let route = AccountRoute::parse(path).ok_or_else(|| ApiError::RouteNotFound(echo(path)))?;
         let known = std::future::ready(Ok(()));
         keys_route(req, route, the_caller(req)?, keys, now, known).await
@@ -125,17 +125,6 @@ pub async fn account_keys(
 /// The caller, as API Gateway's authorizer verified it (it runs before anything else).
 fn the_caller(req: &Request) -> Result<Owner, ApiError> {
     caller(verified_claims(req)).map_err(ApiError::Unauthenticated)
-}
-
-/// The answer, or its error's; private to its caller: never stored by a cache.
-async fn private(
-    req: &Request,
-    answer: impl std::future::Future<Output = Result<Response<Body>, ApiError>>,
-) -> Response<Body> {
-    no_store(match answer.await {
-        Ok(response) => response,
-        Err(e) => error_answer(e, &request_id(req)),
-    })
 }
 
 /// `known` says whether the caller may have a new key (awaited only for a valid creation).

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use lambda_http::{Body, Request, Response};
 
-use super::http::{cacheable_as, changed_at, finish, preflight, seconds_to_next_window_end};
+use super::http::{cacheable_as, changed_at, seconds_to_next_window_end, shell, Audience};
 use super::metadata::read_shown;
 use super::request::{accept, links, Endpoint};
 use crate::error::ApiError;
@@ -21,10 +21,7 @@ pub async fn croissant(
     reader: &impl MetadataReader,
     now: DateTime<Utc>,
 ) -> Response<Body> {
-    if let Some(response) = preflight(req) {
-        return response;
-    }
-    finish(croissant_inner(req, reader, now).await, req)
+    shell(req, Audience::Public, croissant_inner(req, reader, now)).await
 }
 
 async fn croissant_inner(

@@ -7,7 +7,7 @@ use lambda_http::{Body, Request, Response};
 use serde::Serialize;
 
 use super::gate::{admit, Admitted};
-use super::http::{finish, json_response, no_store, preflight};
+use super::http::{json_response, shell, Audience};
 use super::request::{
     accept, presented_key, presented_key_or_basic, single_param, source_address, Endpoint,
 };
@@ -43,11 +43,8 @@ pub async fn data(
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Response<Body> {
-    if let Some(response) = preflight(req) {
-        return response;
-    }
     // A signed URL, or an answer that depends on a key, must never be cached by anyone.
-    no_store(finish(data_inner(req, reader, signer, now).await, req))
+    shell(req, Audience::Keyed, data_inner(req, reader, signer, now)).await
 }
 
 async fn data_inner(
@@ -93,10 +90,12 @@ pub async fn download(
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Response<Body> {
-    if let Some(response) = preflight(req) {
-        return response;
-    }
-    no_store(finish(download_inner(req, reader, signer, now).await, req))
+    shell(
+        req,
+        Audience::Keyed,
+        download_inner(req, reader, signer, now),
+    )
+    .await
 }
 
 async fn download_inner(

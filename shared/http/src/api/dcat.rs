@@ -3,10 +3,10 @@
 //! order (publication order, newest first), at the list endpoint's cost.
 
 use chrono::{DateTime, Utc};
-use lambda_http::http::{header, HeaderValue};
+use lambda_http::http::{header, HeaderValue, Method};
 use lambda_http::{Body, Request, Response};
 
-use super::http::{cacheable_as, finish, page_freshness, preflight};
+use super::http::{cacheable_as, page_freshness, shell, Audience};
 use super::request::{accept, links, single_param, Endpoint};
 use crate::error::ApiError;
 use crate::linked::dcat::{catalog_page, PageInfo};
@@ -75,14 +75,13 @@ pub async fn catalog(
     pager: &impl CatalogPager,
     now: DateTime<Utc>,
 ) -> Response<Body> {
-    if let Some(response) = preflight(req) {
-        return response;
+    let mut response = shell(req, Audience::Public, catalog_inner(req, pager, now)).await;
+    // The body depends on Accept: caches must keep one copy per format (a preflight's does not).
+    if req.method() != Method::OPTIONS {
+        response
+            .headers_mut()
+            .insert(header::VARY, HeaderValue::from_static("Accept"));
     }
-    let mut response = finish(catalog_inner(req, pager, now).await, req);
-    // The body depends on Accept: caches must keep one copy per format.
-    response
-        .headers_mut()
-        .insert(header::VARY, HeaderValue::from_static("Accept"));
     response
 }
 

@@ -38,9 +38,61 @@ pub fn json_response<T: Serialize + ?Sized>(status: StatusCode, body: &T) -> Res
     response
 }
 
+/// Who an endpoint answers, and so how the one shell every endpoint plugs into ([`shell`])
+/// finishes its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Audience {
+    /// The public catalog routes: preflights answered here, CORS headers, HEAD without a body,
+    /// errors in the catalog's body; a success carries the caching headers its endpoint set.
+    Public,
+    /// As [`Audience::Public`], but never stored by any cache: a signed URL, or an answer that
+    /// depends on a key.
+    Keyed,
+    /// The account routes, behind the HTTP API's JWT authorizer (which answers preflights and
+    /// adds CORS headers itself): never stored.
+    Account,
+    /// Delta Sharing: errors in the protocol's body, HEAD without a body, never stored.
+    Sharing,
+}
+
+/// The shell around every endpoint: `inner` is the endpoint's own work (it is not run for a
+/// preflight); what it answers, or the error it ends in, goes out as `audience` asks.
+pub(super) async fn shell(
+    req: &Request,
+    audience: Audience,
+    inner: impl std::future::Future<Output = Result<Response<Body>, ApiError>>,
+) -> Response<Body> {
+    match audience {
+        Audience::Public | Audience::Keyed => {
+            if let Some(response) = preflight(req) {
+                return response;
+            }
+            let response = finish(inner.await, req);
+            match audience {
+                Audience::Keyed => no_store(response),
+                _ => response,
+            }
+        }
+        Audience::Account => no_store(match inner.await {
+            Ok(response) => response,
+            Err(e) => error_answer(e, &request_id(req)),
+        }),
+        Audience::Sharing => {
+            let mut response = match inner.await {
+                Ok(response) => response,
+                Err(e) => shaped_error_answer(e, &request_id(req), ErrorShape::Sharing),
+            };
+            if req.method() == Method::HEAD {
+                *response.body_mut() = Body::Empty;
+            }
+            no_store(response)
+        }
+    }
+}
+
 /// A catalog endpoint's answer as it goes out: CORS headers on success, the error answer
 /// otherwise, and no body for HEAD.
-pub(super) fn finish(result: Result<Response<Body>, ApiError>, req: &Request) -> Response<Body> {
+fn finish(result: Result<Response<Body>, ApiError>, req: &Request) -> Response<Body> {
     let mut response = match result {
         Ok(response) => with_cors(response),
         Err(e) => error_response(e, &request_id(req)),
@@ -214,7 +266,7 @@ pub(super) fn with_cors(mut response: Response<Body>) -> Response<Body> {
 /// The answer to a CORS preflight (`OPTIONS` on any of the API's routes): 204, no body. Behind
 /// the HTTP API, API Gateway answers preflights itself (its `CorsConfiguration`); function URLs
 /// and the local API bring them here.
-pub(super) fn preflight(req: &Request) -> Option<Response<Body>> {
+fn preflight(req: &Request) -> Option<Response<Body>> {
     if req.method() != Method::OPTIONS || Route::parse(request_path(req)).is_none() {
         return None;
     }

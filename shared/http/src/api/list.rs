@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use lambda_http::{Body, Request, Response};
 use serde::Serialize;
 
-use super::http::{cacheable, finish, page_freshness, preflight};
+use super::http::{cacheable, page_freshness, shell, Audience};
 use super::request::{accept, all_params, single_param, Endpoint};
 use crate::error::ApiError;
 use catalog::input::PageRequest;
@@ -30,10 +30,7 @@ struct PageResponse<'a> {
 
 /// `GET /api/v1/datasets`
 pub async fn list(req: &Request, pager: &impl CatalogPager, now: DateTime<Utc>) -> Response<Body> {
-    if let Some(response) = preflight(req) {
-        return response;
-    }
-    finish(list_inner(req, pager, now).await, req)
+    shell(req, Audience::Public, list_inner(req, pager, now)).await
 }
 
 async fn list_inner(

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use uuid::Uuid;
 
-use super::http::{cacheable, changed_at, finish, no_store, preflight, seconds_to_next_window_end};
+use super::http::{cacheable, changed_at, no_store, seconds_to_next_window_end, shell, Audience};
 use super::request::{accept, presented_key, Endpoint};
 use crate::error::ApiError;
 use catalog::access::{authorize, verify_key, Guarded};
@@ -189,10 +189,7 @@ pub async fn metadata(
     reader: &impl MetadataReader,
     now: DateTime<Utc>,
 ) -> Response<Body> {
-    if let Some(response) = preflight(req) {
-        return response;
-    }
-    finish(metadata_inner(req, reader, now).await, req)
+    shell(req, Audience::Public, metadata_inner(req, reader, now)).await
 }
 
 async fn metadata_inner(

@@ -8,7 +8,7 @@ use lambda_http::{Body, Request, Response};
 use serde::Serialize;
 
 use super::gate::admit;
-use super::http::{finish, json_response, no_store, preflight};
+use super::http::{json_response, shell, Audience};
 use super::request::{accept, presented_key, single_param, Endpoint};
 use crate::error::ApiError;
 use catalog::audit::What;
@@ -38,11 +38,8 @@ pub async fn rows(
     rows: &impl RowsReader,
     now: DateTime<Utc>,
 ) -> Response<Body> {
-    if let Some(response) = preflight(req) {
-        return response;
-    }
     // An answer that depends on a key must never be cached by anyone.
-    no_store(finish(rows_inner(req, reader, rows, now).await, req))
+    shell(req, Audience::Keyed, rows_inner(req, reader, rows, now)).await
 }
 
 async fn rows_inner(

@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use lambda_http::http::{header, HeaderValue, Method, StatusCode};
+use lambda_http::http::{header, HeaderValue, StatusCode};
 use lambda_http::{Body, Request, Response};
 use serde::Deserialize;
 use serde_json::json;
@@ -27,8 +27,8 @@ use uuid::Uuid;
 
 use super::data::download_name;
 use super::gate::{authenticate, judge, Admitted};
-use super::http::{json_response, no_store, shaped_error_answer, ErrorShape};
-use super::request::{presented_key, request_id, request_path, single_param};
+use super::http::{json_response, shell, Audience};
+use super::request::{presented_key, request_path, single_param};
 use crate::error::{ApiError, StoreError};
 use crate::sharing::{
     encode_token, millis, types::delta_schema, File, Format, ListWindow, Metadata, Page,
@@ -72,14 +72,7 @@ pub async fn sharing(
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Response<Body> {
-    let mut response = match answer(req, store, signer, now).await {
-        Ok(response) => response,
-        Err(e) => shaped_error_answer(e, &request_id(req), ErrorShape::Sharing),
-    };
-    if req.method() == Method::HEAD {
-        *response.body_mut() = Body::Empty;
-    }
-    no_store(response)
+    shell(req, Audience::Sharing, answer(req, store, signer, now)).await
 }
 
 async fn answer(
