@@ -28,7 +28,8 @@ use catalog_dev::authorizer::{Denied, JwtAuthorizer};
 use catalog_dev::site::Site;
 use catalog_dev::DevError;
 use catalog_http::api::access::AccessService;
-use catalog_http::api::account::{account_routes, is_account_path};
+use catalog_http::api::account::account_routes;
+use catalog_http::routes::is_signed_in;
 use catalog_preview::{ParquetRows, S3Source};
 use catalog_search::listing::{indexed, IndexedCatalog};
 use http_body_util::{BodyExt, Full};
@@ -135,7 +136,7 @@ async fn serve(
     let now = chrono::Utc::now();
     // Routed as the deployed API routes it (each function's route, the list function for the
     // rest, like the `$default` route in template.yaml).
-    let response = match (&app.accounts, is_account_path(req.uri().path())) {
+    let response = match (&app.accounts, is_signed_in(req.uri().path())) {
         // API Gateway answers CORS preflights itself, before the authorizer.
         (Some(_), true) if req.method() == lambda_http::http::Method::OPTIONS => {
             catalog_http::api::preflight_answer()

@@ -137,6 +137,7 @@ mod listing;
 mod metrics;
 mod over_http;
 mod request_cost;
+mod routes;
 mod row_values;
 mod rows;
 mod rule_table;

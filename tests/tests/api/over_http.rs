@@ -192,86 +192,18 @@ async fn every_answer_of_the_local_api_carries_its_own_request_id() {
     assert_eq!(ids.len(), 3, "each request has its own id: {ids:?}");
 }
 
+/// What the template says of its routes besides their table (`api::routes` holds the table
+/// against the template): their throttling, and the signing role of those that sign URLs.
 #[test]
-fn template_routes_are_the_routers() {
-    use catalog_http::api::Route;
+fn template_routes_are_throttled_and_signed_as_configured() {
     let text = std::fs::read_to_string(repo_root().join("template.yaml")).expect("template.yaml");
     let template: serde_norway::Value = serde_norway::from_str(&text).expect("YAML");
     let resources = &template["Resources"];
-    let mut routes = Vec::new();
-    let mut default_route = Vec::new();
-    let slug = || "city-bikes".to_owned();
-    for (function, expected) in [
-        ("CatalogListFunction", vec![Route::List]),
-        (
-            "CatalogMetadataFunction",
-            vec![Route::Metadata(slug()), Route::Croissant(slug())],
-        ),
-        (
-            "CatalogDataFunction",
-            vec![Route::Data(slug()), Route::Download(slug())],
-        ),
-        ("CatalogRowsFunction", vec![Route::Rows(slug())]),
-    ] {
-        let events = resources[function]["Properties"]["Events"]
-            .as_mapping()
-            .unwrap_or_else(|| panic!("{function} has events"));
-        for event in events.values() {
-            let properties = &event["Properties"];
-            match (properties["Method"].as_str(), properties["Path"].as_str()) {
-                // Each function's route takes every method (HEAD, a JSON 405 for the rest)...
-                (Some(method), Some(path)) => {
-                    assert_eq!(method, "ANY", "{function}");
-                    // ...on exactly the path its router accepts.
-                    let concrete = path.replace("{slug}", "city-bikes");
-                    let route = Route::parse(&concrete);
-                    assert!(
-                        route.as_ref().is_some_and(|r| expected.contains(r)),
-                        "{function}: {path} is {route:?}"
-                    );
-                    assert_eq!(Route::parse(&format!("{concrete}/")), None);
-                    routes.push(format!("{method} {path}"));
-                }
-                // The $default route: an HttpApi event without a method or a path.
-                (None, None) => default_route.push(function),
-                other => panic!("{function}: {other:?}"),
-            }
-        }
-    }
-    // The Delta Sharing function takes every path below its prefix, which its router parses.
-    let events = resources["CatalogSharingFunction"]["Properties"]["Events"]
-        .as_mapping()
-        .expect("CatalogSharingFunction has events");
-    for event in events.values() {
-        let properties = &event["Properties"];
-        let (method, path) = (
-            properties["Method"].as_str().expect("a method"),
-            properties["Path"].as_str().expect("a path"),
-        );
-        assert_eq!(method, "ANY");
-        assert_eq!(
-            path,
-            format!("{}/{{proxy+}}", catalog_http::sharing::PREFIX),
-            "the sharing route is the router's prefix"
-        );
-        let concrete = path.replace("{proxy+}", "shares");
-        assert_eq!(
-            catalog_http::sharing::SharingRoute::parse(&concrete, "GET").ok(),
-            Some(catalog_http::sharing::SharingRoute::ListShares)
-        );
-        assert_eq!(
-            Route::parse(&concrete),
-            None,
-            "no catalog function takes it"
-        );
-        routes.push(format!("{method} {path}"));
-    }
-    assert_eq!(routes.len(), 7, "{routes:?}");
-    assert_eq!(
-        default_route,
-        ["CatalogListFunction"],
-        "every other path reaches the list function's JSON 404"
-    );
+    let routes: Vec<String> = catalog_http::routes::ROUTES
+        .iter()
+        .filter(|r| !r.by_default)
+        .map(|r| format!("ANY {}", r.path))
+        .collect();
     // Route-level throttling names routes that exist, the data route among them.
     let settings = resources["HttpApi"]["Properties"]["RouteSettings"]
         .as_mapping()

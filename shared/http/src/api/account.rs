@@ -75,11 +75,6 @@ struct ListBody<'a> {
     page_size: u64,
 }
 
-/// Whether a path is one of the routes behind the JWT authorizer (keys and access).
-pub fn is_account_path(path: &str) -> bool {
-    AccountRoute::parse(path).is_some() || AccessRoute::parse(path).is_some()
-}
-
 /// Answers a route behind the JWT authorizer: an account's keys, its access requests, and the
 /// operators' decisions (the accounts function, and the local API).
 pub async fn account_routes<S: AccessStore, D: Directory>(

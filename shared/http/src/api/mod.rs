@@ -56,16 +56,16 @@ pub async fn dispatch<C>(
 where
     C: SharingStore + MetadataReader + DownloadReader,
 {
-    if request_path(req).starts_with(crate::sharing::PREFIX) {
-        return sharing(req, catalog, signer, now).await;
-    }
-    match Route::parse(request_path(req)) {
-        Some(Route::Metadata(_)) => metadata(req, catalog, now).await,
-        Some(Route::Data(_)) => data(req, catalog, signer, now).await,
-        Some(Route::Rows(_)) => rows(req, catalog, rows_reader, now).await,
-        Some(Route::Croissant(_)) => croissant(req, catalog, now).await,
-        Some(Route::Catalog) => self::catalog(req, catalog, now).await,
-        Some(Route::Download(_)) => download(req, catalog, signer, now).await,
-        _ => list(req, catalog, now).await,
+    let endpoint = crate::routes::find(request_path(req)).map(|m| m.route.endpoint);
+    match endpoint {
+        Some(Endpoint::Sharing) => sharing(req, catalog, signer, now).await,
+        Some(Endpoint::Metadata) => metadata(req, catalog, now).await,
+        Some(Endpoint::Data) => data(req, catalog, signer, now).await,
+        Some(Endpoint::Rows) => rows(req, catalog, rows_reader, now).await,
+        Some(Endpoint::Croissant) => croissant(req, catalog, now).await,
+        Some(Endpoint::Catalog) => self::catalog(req, catalog, now).await,
+        Some(Endpoint::Download) => download(req, catalog, signer, now).await,
+        // The list function's own route, and (the `$default` route) every other path.
+        Some(Endpoint::List | Endpoint::Account) | None => list(req, catalog, now).await,
     }
 }

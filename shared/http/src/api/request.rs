@@ -26,23 +26,20 @@ pub enum Route {
 }
 
 impl Route {
+    /// The catalog route `path` takes, from the one table of routes ([`crate::routes`]).
     pub fn parse(path: &str) -> Option<Self> {
-        if path == Self::CATALOG {
-            return Some(Self::Catalog);
-        }
-        let rest = path.strip_prefix(Self::BASE)?;
-        if rest.is_empty() {
-            return Some(Self::List);
-        }
-        let segments: Vec<&str> = rest.strip_prefix('/')?.split('/').collect();
-        match segments.as_slice() {
-            [slug] if !slug.is_empty() => Some(Self::Metadata((*slug).to_owned())),
-            [slug, "data"] if !slug.is_empty() => Some(Self::Data((*slug).to_owned())),
-            [slug, "rows"] if !slug.is_empty() => Some(Self::Rows((*slug).to_owned())),
-            [slug, "croissant"] if !slug.is_empty() => Some(Self::Croissant((*slug).to_owned())),
-            [slug, "download"] if !slug.is_empty() => Some(Self::Download((*slug).to_owned())),
-            _ => None,
-        }
+        let matched = crate::routes::find(path)?;
+        let slug = || matched.params.first().map(|s| (*s).to_owned());
+        Some(match matched.route.endpoint {
+            Endpoint::List => Self::List,
+            Endpoint::Catalog => Self::Catalog,
+            Endpoint::Metadata => Self::Metadata(slug()?),
+            Endpoint::Data => Self::Data(slug()?),
+            Endpoint::Rows => Self::Rows(slug()?),
+            Endpoint::Croissant => Self::Croissant(slug()?),
+            Endpoint::Download => Self::Download(slug()?),
+            Endpoint::Sharing | Endpoint::Account => return None,
+        })
     }
 
     /// The list route; the others are below it.
@@ -52,20 +49,10 @@ impl Route {
     pub const CATALOG: &'static str = "/api/v1/catalog";
 
     /// The start of every API path: `{base_url}` without its origin.
-    pub const API_BASE: &'static str = "/api/v1";
+    pub const API_BASE: &'static str = crate::routes::API_BASE;
 }
 
-/// Which endpoint a function serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Endpoint {
-    List,
-    Metadata,
-    Data,
-    Rows,
-    Catalog,
-    Croissant,
-    Download,
-}
+pub use crate::routes::Endpoint;
 
 /// The request id for logs: Lambda's; else API Gateway's from the event; else `local` (dev/run).
 pub fn request_id(req: &Request) -> String {
