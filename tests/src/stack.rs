@@ -239,7 +239,7 @@ impl Stack {
 
     /// The reader the functions use, against the emulator.
     pub fn catalog(&self) -> IndexedCatalog {
-        indexed(DynamoCatalog::with_keys(
+        indexed(DynamoCatalog::new(
             self.dynamo.clone(),
             &self.target.datasets_table,
             &self.target.keys_table,
@@ -291,7 +291,7 @@ impl Stack {
     /// The functions' reader and signer, against the emulators, with every request they send
     /// recorded by `dynamo` and `s3`.
     pub fn wired(&self, dynamo: &Wire, s3: &Wire) -> (IndexedCatalog, S3Signer) {
-        let catalog = indexed(DynamoCatalog::with_keys(
+        let catalog = indexed(DynamoCatalog::new(
             self.dynamo_client(dynamo),
             &self.target.datasets_table,
             &self.target.keys_table,

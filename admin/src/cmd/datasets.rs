@@ -5,7 +5,7 @@ use catalog::policy::is_keyless;
 use catalog::ports::{CatalogPager, DatasetReader};
 use catalog::query::ListQuery;
 use catalog::time::format_time;
-use catalog_aws::dynamo::DynamoCatalog;
+use catalog_aws::dynamo::DatasetsTable;
 use chrono::{DateTime, Utc};
 
 use super::{slug, CliError, Context};
@@ -185,7 +185,7 @@ fn confirm(slug: &Slug) -> Result<(), CliError> {
 
 /// The dataset as the metadata endpoint shows it.
 async fn show(
-    catalog: &DynamoCatalog,
+    catalog: &DatasetsTable,
     slug: &Slug,
     now: DateTime<Utc>,
 ) -> Result<String, CliError> {

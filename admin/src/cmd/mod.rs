@@ -19,7 +19,7 @@ pub mod versions;
 use aws_config::SdkConfig;
 use catalog::input::Slug;
 use catalog_aws::config::{AdminConfig, ConfigError};
-use catalog_aws::dynamo::DynamoCatalog;
+use catalog_aws::dynamo::DatasetsTable;
 use catalog_writer::{DynamoWriter, WriteError};
 use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
@@ -208,8 +208,8 @@ impl Aws {
     }
 
     /// The reader the list and metadata functions use.
-    pub fn catalog(&self) -> DynamoCatalog {
-        DynamoCatalog::new(self.dynamo.clone(), &self.config.datasets_table)
+    pub fn catalog(&self) -> DatasetsTable {
+        DatasetsTable::new(self.dynamo.clone(), &self.config.datasets_table)
     }
 
     /// Cognito, for the commands on accounts (AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER points

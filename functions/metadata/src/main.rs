@@ -22,7 +22,7 @@ async fn main() -> Result<(), Error> {
     let config = MetadataConfig::from_env()?;
     let sdk = catalog_aws::aws::load_sdk_config().await;
     // The keys table: a key sent for an `approval` dataset's statistics is read, never written.
-    let catalog = DynamoCatalog::with_keys(
+    let catalog = DynamoCatalog::new(
         aws_sdk_dynamodb::Client::new(&sdk),
         config.datasets_table,
         config.keys_table,

@@ -21,7 +21,7 @@ async fn main() -> Result<(), Error> {
     catalog::logging::init_logging();
     let config = RowsConfig::from_env()?;
     let sdk = catalog_aws::aws::load_sdk_config().await;
-    let catalog = DynamoCatalog::with_keys(
+    let catalog = DynamoCatalog::new(
         aws_sdk_dynamodb::Client::new(&sdk),
         &config.datasets_table,
         &config.keys_table,

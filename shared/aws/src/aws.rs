@@ -142,7 +142,7 @@ impl DataClients {
             .await
             .ok_or(NoCredentials)?;
         Ok(Self {
-            catalog: DynamoCatalog::with_keys(
+            catalog: DynamoCatalog::new(
                 aws_sdk_dynamodb::Client::new(sdk),
                 &config.datasets_table,
                 &config.keys_table,

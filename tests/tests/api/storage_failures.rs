@@ -15,7 +15,7 @@ async fn assert_every_endpoint_is_503(endpoint: String, code: &str, error: &str)
             .credentials_provider(catalog_tests::credentials())
             .build(),
     );
-    let catalog = indexed(DynamoCatalog::with_keys(
+    let catalog = indexed(DynamoCatalog::new(
         client,
         "catalog-datasets",
         "catalog-keys",

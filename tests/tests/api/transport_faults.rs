@@ -32,7 +32,7 @@ async fn injected_faults_give_a_prompt_503_and_the_next_healthy_request_succeeds
             .credentials_provider(catalog_tests::credentials())
             .build(),
     );
-    let catalog = indexed(DynamoCatalog::with_keys(
+    let catalog = indexed(DynamoCatalog::new(
         client,
         &stack.target.datasets_table,
         &stack.target.keys_table,

@@ -1,4 +1,4 @@
-//! What the Delta Sharing routes read ([`catalog_http::api::sharing()`]), on [`DynamoCatalog`]: a key
+//! What the Delta Sharing routes read ([`catalog_http::api::sharing()`]): a key
 //! alone, a table with its key (and a pinned version) in one BatchGetItem, a limited key's
 //! datasets in one BatchGetItem, and an account's grants in one Query of the owner index.
 
@@ -13,7 +13,7 @@ use super::codec::{download_projection_names, schema_from, ServedVersions, DOWNL
 use super::layout::name::{DATASET, SK};
 use super::layout::{api_key_key, dataset_pk, key_of, version_sk, Item, DATASET_SK};
 use super::requests::{batch_get_all, get_consistent, query_all};
-use super::DynamoCatalog;
+use super::{DatasetsTable, DynamoCatalog, KeysTable};
 use crate::dynamo::codec::prelude::*;
 use catalog::error::StoreError;
 use catalog::keys::{KeyHash, KeyRecord, Owner};
@@ -34,10 +34,10 @@ fn sk_of(item: &Item) -> Option<&str> {
     item.get(SK).and_then(|v| v.as_s().ok()).map(String::as_str)
 }
 
-impl<P: Send + Sync> KeyReader for DynamoCatalog<P> {
+impl KeyReader for KeysTable {
     /// One strongly consistent GetItem: a revocation shows on the next request.
     async fn read_key(&self, key: &KeyHash) -> Result<Option<KeyRecord>, StoreError> {
-        get_consistent(&self.client, self.keys_table()?, api_key_key(key.as_str()))
+        get_consistent(self.client(), self.name(), api_key_key(key.as_str()))
             .await?
             .as_ref()
             .map(KeyRecord::from_item)
@@ -57,20 +57,20 @@ impl<P: Send + Sync> TableReader for DynamoCatalog<P> {
         version: Option<u64>,
         key: &KeyHash,
     ) -> Result<TableRead, StoreError> {
-        let keys_table = self.keys_table()?.to_owned();
+        let keys_table = self.keys().name().to_owned();
         let pk = dataset_pk(slug.as_str());
         let mut wanted = vec![key_of(pk.clone(), DATASET_SK)];
         if let Some(v) = version {
             wanted.push(key_of(pk, &version_sk(v)));
         }
         let request: HashMap<String, KeysAndAttributes> = HashMap::from([
-            (self.datasets_table.clone(), keys(wanted)?),
+            (self.datasets_table().to_owned(), keys(wanted)?),
             (keys_table.clone(), keys(vec![api_key_key(key.as_str())])?),
         ]);
-        let mut found = batch_get_all(&self.client, request).await?;
+        let mut found = batch_get_all(self.client(), request).await?;
         let mut read = TableRead::default();
         let mut served = ServedVersions::default();
-        for item in found.remove(&self.datasets_table).unwrap_or_default() {
+        for item in found.remove(self.datasets_table()).unwrap_or_default() {
             if sk_of(&item) == Some(DATASET_SK) {
                 read.dataset = Some(DatasetRecord::from_item(&item)?);
                 served = ServedVersions::of_item(&item)?;
@@ -91,7 +91,7 @@ impl<P: Send + Sync> TableReader for DynamoCatalog<P> {
     }
 }
 
-impl<P: Send + Sync> TargetsReader for DynamoCatalog<P> {
+impl<P: Send + Sync> TargetsReader for DatasetsTable<P> {
     /// One BatchGetItem of the datasets' items (what the gate judges of each).
     async fn read_targets(&self, slugs: &[Slug]) -> Result<Vec<DownloadTarget>, StoreError> {
         if slugs.is_empty() {
@@ -108,10 +108,10 @@ impl<P: Send + Sync> TargetsReader for DynamoCatalog<P> {
             .set_expression_attribute_names(Some(download_projection_names()))
             .build()
             .map_err(|e| StoreError::Other(Box::new(e)))?;
-        let request = HashMap::from([(self.datasets_table.clone(), attributes)]);
-        let mut found = batch_get_all(&self.client, request).await?;
+        let request = HashMap::from([(self.name().to_owned(), attributes)]);
+        let mut found = batch_get_all(self.client(), request).await?;
         found
-            .remove(&self.datasets_table)
+            .remove(self.name())
             .unwrap_or_default()
             .iter()
             .map(DownloadTarget::from_item)
@@ -119,14 +119,34 @@ impl<P: Send + Sync> TargetsReader for DynamoCatalog<P> {
     }
 }
 
-impl<P: Send + Sync> GrantLister for DynamoCatalog<P> {
+impl GrantLister for KeysTable {
     /// One Query of the owner index: the account's access records, as grants by dataset.
     async fn grants_of(&self, owner: &Owner) -> Result<Vec<(Uuid, Grant)>, StoreError> {
-        let items = query_all(owner_records_query(&self.client, self.keys_table()?, owner)).await?;
+        let items = query_all(owner_records_query(self.client(), self.name(), owner)).await?;
         items
             .iter()
             .map(|item| Ok((get_uuid(item, DATASET)?, Grant::from_item(item)?)))
             .collect()
+    }
+}
+
+// The pair answers for each table.
+
+impl<P: Send + Sync> KeyReader for DynamoCatalog<P> {
+    async fn read_key(&self, key: &KeyHash) -> Result<Option<KeyRecord>, StoreError> {
+        self.keys().read_key(key).await
+    }
+}
+
+impl<P: Send + Sync> TargetsReader for DynamoCatalog<P> {
+    async fn read_targets(&self, slugs: &[Slug]) -> Result<Vec<DownloadTarget>, StoreError> {
+        self.datasets().read_targets(slugs).await
+    }
+}
+
+impl<P: Send + Sync> GrantLister for DynamoCatalog<P> {
+    async fn grants_of(&self, owner: &Owner) -> Result<Vec<(Uuid, Grant)>, StoreError> {
+        self.keys().grants_of(owner).await
     }
 }
 
