@@ -7,6 +7,7 @@ use std::error::Error as StdError;
 use crate::accounts::{ClaimsError, FieldError, MAX_ACTIVE_KEYS, MAX_KEYS_PER_DAY};
 use crate::input::ParseError;
 use crate::query::QueryError;
+use crate::slug::Slug;
 
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 
@@ -44,12 +45,12 @@ pub enum ApiError {
     AccessRequired(String),
     #[error("no dataset {0}")]
     DatasetNotFound(String),
-    #[error("dataset {0} has no active version to download")]
-    NoActiveVersion(String),
+    #[error("dataset '{0}' has no active version to download")]
+    NoActiveVersion(Slug),
     /// Taken down by the catalog's operators (`catalog-admin datasets unpublish`): a 410 on
     /// every route and protocol until they restore it.
-    #[error("dataset {0} was unpublished by the catalog's operators")]
-    Unpublished(String),
+    #[error("dataset '{0}' was unpublished by the catalog's operators")]
+    Unpublished(Slug),
     #[error("version {requested} of '{slug}' is not available: its active version is {active}")]
     VersionNotActive {
         slug: String,

@@ -94,10 +94,10 @@ pub async fn judge(
     };
     let target = target.ok_or_else(|| ApiError::DatasetNotFound(named.to_owned()))?;
     if target.unpublished {
-        return Err(ApiError::Unpublished(format!("'{}'", target.slug)));
+        return Err(ApiError::Unpublished(target.slug.clone()));
     }
     let Some(active) = target.active.clone() else {
-        return Err(ApiError::NoActiveVersion(format!("'{}'", target.slug)));
+        return Err(ApiError::NoActiveVersion(target.slug.clone()));
     };
     let allowed = authorize(&Guarded::from(&target), key_record.as_ref(), reader, now).await?;
     Ok(Admitted {

@@ -72,12 +72,12 @@ fn published(
 ) -> Result<(DatasetRecord, ActiveVersion), ApiError> {
     let mut record = record.ok_or_else(|| ApiError::DatasetNotFound(dataset.to_string()))?;
     if record.unpublished_at.is_some() {
-        return Err(ApiError::Unpublished(format!("'{}'", record.slug)));
+        return Err(ApiError::Unpublished(record.slug.clone()));
     }
     let active = record
         .active
         .take()
-        .ok_or_else(|| ApiError::NoActiveVersion(format!("'{}'", record.slug)))?;
+        .ok_or_else(|| ApiError::NoActiveVersion(record.slug.clone()))?;
     Ok((record, active))
 }
 
