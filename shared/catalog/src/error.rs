@@ -142,16 +142,6 @@ impl From<StoreError> for ApiError {
     }
 }
 
-/// Rows that could not be read: a storage failure as any other, or a 422 saying why.
-impl From<crate::rows::RowsError> for ApiError {
-    fn from(e: crate::rows::RowsError) -> Self {
-        match e {
-            crate::rows::RowsError::Store(e) => e.into(),
-            crate::rows::RowsError::TooLarge(why) => Self::PreviewUnavailable(why),
-        }
-    }
-}
-
 /// A refused path or query parameter: a 400 whose message is the parse error's.
 impl From<ParseError> for ApiError {
     fn from(e: ParseError) -> Self {

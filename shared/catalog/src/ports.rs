@@ -12,8 +12,9 @@ use crate::grants::{AccessRecord, AccessStatus, Decision};
 use crate::input::DatasetRef;
 use crate::keys::{KeyHash, KeyInfo, KeyRecord, NewKey, Owner};
 use crate::policy::Grant;
+use crate::query::CatalogPage;
 use crate::query::ListQuery;
-use crate::records::{CatalogPage, DatasetRecord, DownloadTarget, TableRead};
+use crate::records::{DatasetRecord, DownloadTarget, TableRead};
 use crate::slug::Slug;
 
 /// Reads one page of the catalog, or of the datasets matching a query, in the query's order.

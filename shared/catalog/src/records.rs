@@ -173,16 +173,3 @@ impl DatasetSummary {
         }
     }
 }
-
-/// A page of the catalog as the store returns it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CatalogPage {
-    pub total: u64,
-    pub items: Vec<DatasetSummary>,
-    /// Every facet value of the whole catalog with its count, when the query asked for them
-    /// ([`crate::query::ListQuery::facet_counts`]) and the store has them (`None` otherwise).
-    pub facets: Option<crate::query::FacetCounts>,
-    /// The words of `q` the answer leaves out: too common to read within a listing's read
-    /// budget ([`catalog_search::index::Layout::words_within`]); empty for most queries.
-    pub ignored_words: Vec<String>,
-}

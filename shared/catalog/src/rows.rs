@@ -198,6 +198,16 @@ pub trait RowsReader: Send + Sync {
     ) -> impl Future<Output = Result<RowsPage, RowsError>> + Send;
 }
 
+/// Rows that could not be read: a storage failure as any other, or a 422 saying why.
+impl From<RowsError> for crate::error::ApiError {
+    fn from(e: RowsError) -> Self {
+        match e {
+            RowsError::Store(e) => e.into(),
+            RowsError::TooLarge(why) => Self::PreviewUnavailable(why),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,10 +18,9 @@ use catalog::ports::{
     GrantReader, KeyReader, KeyUsage, MetadataReader, SignedUrl, TableReader, TargetsReader,
     UrlSigner,
 };
+use catalog::query::CatalogPage;
 use catalog::query::{FacetCounts, Indexed, ListQuery, Scores};
-use catalog::records::{
-    CatalogPage, DatasetRecord, DatasetSummary, DownloadTarget, StoredVersion, TableRead,
-};
+use catalog::records::{DatasetRecord, DatasetSummary, DownloadTarget, StoredVersion, TableRead};
 use catalog::slug::Slug;
 use catalog_search::index::{TextDoc, TextIndex};
 

@@ -11,8 +11,9 @@ use crate::dynamo::codec::prelude::*;
 use catalog::error::StoreError;
 use catalog::input::DatasetRef;
 use catalog::ports::{CatalogPager, DatasetReader};
+use catalog::query::CatalogPage;
 use catalog::query::ListQuery;
-use catalog::records::{CatalogPage, DatasetRecord};
+use catalog::records::DatasetRecord;
 
 /// Reads the datasets table. `P` answers the listings: the lists by position with a scan for
 /// the rest ([`Lists`]); the list function's text index (`catalog_search::listing::Listing`)

@@ -20,8 +20,9 @@ use aws_sdk_dynamodb::Client;
 use catalog::error::StoreError;
 use catalog::lock;
 use catalog::ports::CatalogPager;
+use catalog::query::CatalogPage;
 use catalog::query::{Facet, Indexed, ListQuery, Plan};
-use catalog::records::{CatalogPage, DatasetSummary};
+use catalog::records::DatasetSummary;
 
 use super::attr::{get_u64, s};
 use super::codec::prelude::*;

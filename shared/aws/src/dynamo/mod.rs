@@ -42,8 +42,9 @@ use catalog::policy::Grant;
 use catalog::ports::{
     CatalogPager, DatasetReader, DownloadReader, GrantReader, KeyUsage, MetadataReader,
 };
+use catalog::query::CatalogPage;
 use catalog::query::ListQuery;
-use catalog::records::{CatalogPage, DatasetRecord, DownloadTarget};
+use catalog::records::{DatasetRecord, DownloadTarget};
 use codec::{download_projection_names, DOWNLOAD_PROJECTION};
 use layout::name::FACETS_INDEXED;
 use layout::{api_key_key, Item};

@@ -16,7 +16,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use crate::records::{Card, CatalogPage, DatasetSummary};
+use crate::records::{Card, DatasetSummary};
 
 mod counts;
 mod facet;
@@ -25,6 +25,19 @@ mod sort;
 pub use counts::{parse_facets_flag, FacetCounts, ValueCount};
 pub use facet::{Facet, FacetError, FacetKind};
 pub use sort::{Sort, SortField};
+
+/// A page of the catalog as the store returns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogPage {
+    pub total: u64,
+    pub items: Vec<DatasetSummary>,
+    /// Every facet value of the whole catalog with its count, when the query asked for them
+    /// ([`ListQuery::facet_counts`]) and the store has them (`None` otherwise).
+    pub facets: Option<FacetCounts>,
+    /// The words of `q` the answer leaves out: too common to read within a listing's read
+    /// budget (the text index's `Layout::words_within`, in `catalog-search`); empty for most queries.
+    pub ignored_words: Vec<String>,
+}
 
 /// Why a listing request was refused. The message is what the client reads; [`crate::error`]
 /// turns every one into a 400.

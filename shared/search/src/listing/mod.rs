@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use aws_sdk_dynamodb::Client;
 use catalog::error::StoreError;
 use catalog::ports::CatalogPager;
+use catalog::query::CatalogPage;
 use catalog::query::{ListQuery, Plan};
-use catalog::records::CatalogPage;
 use catalog_aws::dynamo::lists::Lists;
 use catalog_aws::dynamo::DynamoCatalog;
 

@@ -36,8 +36,9 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use catalog::error::StoreError;
 use catalog::lock;
+use catalog::query::CatalogPage;
 use catalog::query::{Facet, Indexed, ListQuery, Scores, SortField};
-use catalog::records::{CatalogPage, DatasetSummary};
+use catalog::records::DatasetSummary;
 use catalog_aws::dynamo::layout::{key_of, list_sk, Item, LIST_PK};
 
 use super::cache::Ranked;
