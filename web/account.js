@@ -223,12 +223,16 @@ function keyRow(key) {
 }
 
 const PAGE_SIZE = 50;
+// The number of the latest list asked for: an earlier one answered later is dropped.
+let latestList = 0;
 
 /** The account's keys, newest first: the first page, or (`more`) the next one appended. */
 async function list(more = false) {
+  const asked = ++latestList;
   const tbody = document.getElementById("keys");
   const page = more ? Number(tbody.dataset.page ?? "1") + 1 : 1;
   const body = await api(`/account/keys?page=${page}&page_size=${PAGE_SIZE}`, { token: await token() });
+  if (asked !== latestList) return body;
   const rows = body.keys.map(keyRow);
   if (more) tbody.append(...rows);
   else tbody.replaceChildren(...(rows.length ? rows : [h("tr", {}, h("td", { colspan: 7 }, "No keys yet."))]));

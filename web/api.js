@@ -21,8 +21,9 @@ class ApiError extends Error {
   }
 }
 
-/** Calls the API; returns the parsed body, or throws an ApiError. */
-export async function api(path, { method = "GET", key, token, body } = {}) {
+/** Calls the API; returns the parsed body, or throws an ApiError. `parse` reads a successful
+ * answer's text (the data table's keeps large integers exact); `JSON.parse` by default. */
+export async function api(path, { method = "GET", key, token, body, parse = JSON.parse } = {}) {
   const { apiBase } = await config();
   const headers = { accept: "application/json" };
   if (key) headers["x-api-key"] = key;
@@ -40,7 +41,13 @@ export async function api(path, { method = "GET", key, token, body } = {}) {
     throw new ApiError(0, "network", "The catalog could not be reached. Check your connection and try again.");
   }
   if (response.status === 204) return null;
-  const data = await response.json().catch(() => null);
+  const text = await response.text().catch(() => "");
+  let data = null;
+  try {
+    data = (response.ok ? parse : JSON.parse)(text);
+  } catch {
+    // Not JSON: an error is told by its status; a successful answer is null.
+  }
   if (!response.ok) {
     // API Gateway's own answers ({"message": ...}) have no code.
     const code = data?.code ?? (response.status === 401 ? "session" : `http_${response.status}`);

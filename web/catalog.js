@@ -15,6 +15,9 @@ const SUGGESTIONS = { category: "categories", tag: "tags", license: "licenses" }
 // Facets (every category, tag and license in the catalog, with counts) come once, with the
 // page's first list request.
 let facetsWanted = true;
+// The number of the latest list asked for: an earlier one answered later (a slow search, then
+// another) is dropped.
+let latest = 0;
 
 function state() {
   const params = new URLSearchParams(location.search);
@@ -73,6 +76,7 @@ function suggest(facets) {
 }
 
 async function load() {
+  const asked = ++latest;
   const { params, page } = state();
   for (const field of FIELDS) form.elements[field].value = params.get(field) ?? "";
   const query = new URLSearchParams({ page: String(page), page_size: String(PAGE_SIZE) });
@@ -86,6 +90,7 @@ async function load() {
   list.setAttribute("aria-busy", "true");
   try {
     const result = await api(`/datasets?${query}`);
+    if (asked !== latest) return;
     fill(list, result.items.map(entry));
     linkedData(result.items);
     if (withFacets) {
@@ -104,12 +109,13 @@ async function load() {
       page < last ? h("a", { href: href(params, page + 1), rel: "next" }, "Next →") : null);
     performance.mark("list-drawn");
   } catch (error) {
+    if (asked !== latest) return;
     list.replaceChildren();
     pages.replaceChildren();
     linkedData([]);
     fill(status, h("span", { class: "error" }, explain(error)));
   } finally {
-    list.removeAttribute("aria-busy");
+    if (asked === latest) list.removeAttribute("aria-busy");
   }
 }
 

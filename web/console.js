@@ -13,6 +13,7 @@ import { api, explain } from "./api.js";
 import { neutralizeCsv } from "./csv.js";
 import { h } from "./dom.js";
 import { humanNumber } from "./format.js";
+import { valueCell } from "./rows.js";
 import { tabKeys } from "./session.js";
 
 const DEFAULT_QUERY = "SELECT * FROM data LIMIT 10";
@@ -58,20 +59,19 @@ function shown(value) {
   return String(value);
 }
 
-/** An Arrow table (DuckDB's answer) as the site's tables look: a label per cell for phones.
+/** An Arrow table (DuckDB's answer) as the data table above it looks (rows.js): one line per
+ * row, a long value's start that expands, `NULL` in grey, the header row staying in sight.
  * `names`: the columns' names, when the table's own are not. */
 function resultTable(table, names = table.schema.fields.map((f) => f.name)) {
   const columns = names.map((_, i) => table.getChildAt(i));
   const rows = [];
   for (let r = 0; r < table.numRows; r++) {
-    rows.push(h("tr", {}, ...columns.map((column, i) => {
-      const text = shown(column.get(r));
-      return h("td", { "data-label": names[i] }, text ?? h("span", { class: "samples" }, "NULL"));
-    })));
+    rows.push(h("tr", {}, ...columns.map((column) => valueCell(shown(column.get(r)), { nullWord: "NULL" }))));
   }
-  return h("div", { class: "table-box" }, h("table", { class: "keys", id: "console-table" },
-    h("thead", {}, h("tr", {}, ...names.map((name) => h("th", { scope: "col" }, name)))),
-    h("tbody", {}, ...rows)));
+  return h("div", { class: "table-box rows-box", tabindex: "0", role: "region", "aria-label": "The query's result" },
+    h("table", { class: "rows", id: "console-table" },
+      h("thead", {}, h("tr", {}, ...names.map((name) => h("th", { scope: "col" }, name)))),
+      h("tbody", {}, ...rows)));
 }
 
 /** Downloads `bytes` as a file named `name`. */

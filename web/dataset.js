@@ -1,5 +1,6 @@
-// A dataset's page: everything the metadata endpoint returns (one request), a chart per
-// column, the access section of a dataset shared by approval, and the download panel.
+// A dataset's page: everything the metadata endpoint returns (one request) but the discussions
+// (the site has no page for them yet), a chart per column, the data table (rows.js), the
+// access section of a dataset shared by approval, and the download panel.
 import { api, config, explain } from "./api.js";
 import { accessBadge, copy, fill, h, header } from "./dom.js";
 import { compactNumber, downloadCount, humanBytes, humanDate, humanDecimal, humanDuration, humanNumber } from "./format.js";
@@ -14,19 +15,6 @@ const article = document.getElementById("dataset");
 
 // ---------------------------------------------------------------------------------------------
 // Charts: small inline SVG, drawn from the statistics the metadata carries
-
-// Whether a discussion's path stays on this site once the browser resolves it (a URL parser
-// drops tabs and newlines and reads a backslash as "/", so "/<backslash>evil.example" would be
-// another site).
-// Publish refuses such paths; this guards anything stored before it did.
-function onThisSite(path) {
-  if (typeof path !== "string" || !/^\/(?![\/\\])/.test(path) || /[\s\\]/.test(path)) return false;
-  try {
-    return new URL(path, location.origin).origin === location.origin;
-  } catch {
-    return false;
-  }
-}
 
 const SVG = "http://www.w3.org/2000/svg";
 // A chart is drawn about as wide as its viewBox (a column card is 20 to 28 rem wide, and
@@ -276,15 +264,6 @@ function facts(d) {
   return h("dl", { class: "facts" }, rows.filter(Boolean).flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }
 
-function discussions(d) {
-  return [
-    h("h2", {}, "Discussions"),
-    d.discussions.length
-      ? h("ul", {}, d.discussions.map((x) => h("li", {}, onThisSite(x.path) ? h("a", { href: x.path }, x.title) : x.title)))
-      : h("p", {}, "No discussions yet."),
-  ];
-}
-
 function columns(d) {
   return h("section", { class: "columns-section", "aria-labelledby": "columns-heading" },
     h("h2", { id: "columns-heading" }, `Columns (${humanNumber(d.column_count)})`),
@@ -324,7 +303,7 @@ function render(d) {
     d.description ? h("p", { class: "description" }, d.description) : null,
     facts(d),
     h("h2", {}, "Insights"), h("p", {}, d.insights || "–"),
-    discussions(d),
+    // A dataset's discussions are left out: the site has no page for them yet (docs/site.md).
     d.access.level === "approval" ? h("div", { id: "access-slot" }) : null,
     h("h2", { id: "download-heading" }, "Download"),
     h("div", { id: "download-slot" }),

@@ -65,12 +65,15 @@ def run(page, sql):
 
 
 def shown(page):
-    """The result table as the console shows it: column names, rows (None for NULL)."""
+    """The result table as the console shows it: column names, rows (None for a NULL, shown as
+    NULL in grey; a folded long value's whole text)."""
     return page.evaluate("""() => {
         const table = document.getElementById("console-table");
         const columns = [...table.querySelectorAll("thead th")].map((th) => th.textContent);
-        const rows = [...table.querySelectorAll("tbody tr")].map((tr) => [...tr.children].map(
-            (td) => (td.firstElementChild?.textContent === "NULL" && td.children.length === 1) ? null : td.textContent));
+        const rows = [...table.querySelectorAll("tbody tr")].map((tr) => [...tr.children].map((td) => {
+            if (td.hasAttribute("data-null")) return td.textContent === "NULL" ? null : `not NULL: ${td.textContent}`;
+            return (td.querySelector(".value") ?? td).textContent;
+        }));
         return { columns, rows };
     }""")
 
@@ -192,6 +195,32 @@ def gated(page, ctx):
     status = run(page, "SELECT count(*) AS n FROM data")
     assert status.startswith("1 row"), status
     assert shown(page)["rows"] == [[count]], (shown(page), count)
+
+
+@step("on a 390 px phone: the result is a table like the data table's, long values folded, one line a row")
+def phone(page, ctx):
+    open_console(page, SLUG)
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        long_value = "x" * 1500
+        table = answer(page, "SELECT id, station, repeat('x', 1500) AS long_value, note FROM data WHERE id IN (0, 1, 2) ORDER BY id")
+        assert [row[2] for row in table["rows"]] == [long_value] * 3, [len(row[2] or "") for row in table["rows"]]
+        result = page.locator("#console-table")
+        # The data table's look: a header row, not a card per row; the long value folded.
+        assert result.evaluate("(t) => getComputedStyle(t.querySelector('thead')).display") == "table-header-group"
+        assert result.evaluate("(t) => t.classList.contains('rows')")
+        folded = result.locator("tbody tr").first.locator("td").nth(2).locator("details")
+        expect(folded).to_have_count(1)
+        assert folded.evaluate("(d) => !d.open")
+        tallest = page.evaluate("""() => Math.max(...[...document.querySelectorAll('#console-table tbody tr')]
+            .map((tr) => tr.getBoundingClientRect().height))""")
+        assert tallest <= 40, tallest
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        page.locator("#console").screenshot(path=f"{OUT}/console-phone.png")
+        folded.locator("summary").click()
+        expect(folded.locator(".value")).to_have_text(long_value)
+    finally:
+        page.set_viewport_size({"width": 1200, "height": 900})
 
 
 @step("only the site and the data bucket were asked for anything")

@@ -86,12 +86,13 @@ def edge_label(edge):
 def stray_text(page):
     """Text nodes in the page's main part that are only null, undefined or NaN, and any
     "undefined" or "NaN" in its text: what a value the page forgot to check leaves. A float
-    column's NaN in the data table (a cell marked data-float) is the file's value, not one."""
+    column's NaN in the data table (a cell marked data-float) is the file's value, not one, and
+    so is a null cell's grey `null` (marked data-null)."""
     return page.evaluate("""() => {
         const found = [];
         const walk = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
         while (walk.nextNode()) {
-            if (walk.currentNode.parentElement.closest('[data-float]')) continue;
+            if (walk.currentNode.parentElement.closest('[data-float], [data-null]')) continue;
             if (/^\\s*(null|undefined|NaN)+\\s*$/.test(walk.currentNode.data)) found.push(walk.currentNode.data.trim());
         }
         // A float column's NaN in the data table is the file's value, marked as such.
@@ -199,8 +200,6 @@ def dataset(page, ctx):
             expect(card.locator("svg.chart rect.bar")).to_have_count(len(column["top_values"]))
     drawn = page.locator("svg.chart")
     assert drawn.count() >= 1
-    for link in page.locator("main a[href^='/datasets/']").all():
-        assert "/discussions/" in link.get_attribute("href")
     # A dataset published through catalog-admin: histograms for its numbers and timestamps.
     page.goto(BASE + "/dataset.html?slug=weather-stations")
     meta = page.request.get(BASE + "/api/v1/datasets/weather-stations").json()
@@ -229,56 +228,26 @@ def keyless(page, ctx):
 
 @step("the data table: a keyless dataset's rows as pyarrow reads them, types in the headers, paging, long cells that expand")
 def data_table(page, ctx):
-    import io
-
-    import pyarrow.parquet as pq
-
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    import rows_reference
-
     page.goto(BASE + "/dataset.html?slug=city-bikes")
     table = page.locator("#rows-table")
     expect(table).to_be_visible()
     expect(page.locator("#rows-range")).to_contain_text("Rows 1–100 of 1,200")
-    # The file, as the data endpoint serves it, read by pyarrow.
-    link = page.request.get(f"{BASE}/api/v1/datasets/city-bikes/data").json()
-    file = pq.read_table(io.BytesIO(page.request.get(link["url"]).body()))
-
-    def shown():
-        return page.evaluate("""() => ({
-            head: [...document.querySelectorAll('#rows-table thead th')].slice(1)
-                .map((th) => [th.firstChild.data, th.querySelector('.type').textContent]),
-            rows: [...document.querySelectorAll('#rows-table tbody tr')].map((tr) => [...tr.querySelectorAll('td')]
-                .map((td) => td.hasAttribute('data-null') ? 'null' : (td.querySelector('.value') ?? td).textContent)),
-        })""")
-
-    def check(at):
-        got = shown()
-        want_head = [[f.name, rows_reference.type_name(f.type)] for f in file.schema]
-        assert got["head"] == want_head, f"{got['head']} != {want_head}"
-        part = file.slice(at, 100)
-        assert len(got["rows"]) == part.num_rows, (len(got["rows"]), part.num_rows)
-        raws = {f.name: rows_reference.integers(part.column(f.name)) for f in file.schema
-                if pa_temporal(f.type)}
-        for i, cells in enumerate(got["rows"]):
-            for j, field in enumerate(file.schema):
-                value = part.column(field.name)[i].as_py()
-                raw = raws.get(field.name, [None] * part.num_rows)[i]
-                want, _ = rows_reference.expected(value, field.type, raw)
-                assert same_cell(cells[j], want), f"row {at + i} {field.name}: {cells[j]!r} != {want!r}"
-
-    check(0)
+    file = parquet_of(page, "city-bikes")
+    check_rows(page, file, 0)
     page.locator("#rows-next").click()
     expect(page.locator("#rows-range")).to_contain_text("Rows 101–200 of 1,200")
-    check(100)
+    check_rows(page, file, 100)
     page.locator("#rows-previous").click()
     expect(page.locator("#rows-range")).to_contain_text("Rows 1–100")
-    # Wide tables scroll inside their box, not the page (at a phone's width).
-    page.set_viewport_size({"width": 390, "height": 800})
-    assert page.evaluate("document.documentElement.scrollWidth") <= 390
-    box = page.locator(".rows-section .table-box")
-    assert box.evaluate("(e) => e.scrollWidth > e.clientWidth"), "the table scrolls in its box"
-    page.set_viewport_size({"width": 1200, "height": 900})
+    # The pager again below the rows: its Next goes on, and back to the table's top.
+    below = page.get_by_role("navigation", name="Rows, below the table")
+    expect(below).to_contain_text("Rows 1–100 of 1,200")
+    below.get_by_role("button", name="Next").click()
+    expect(page.locator("#rows-range")).to_contain_text("Rows 101–200 of 1,200")
+    expect(page.locator(".rows-section .table-box")).to_be_focused()
+    assert page.locator("#rows-table").bounding_box()["y"] < 900, "back at the table's top"
+    page.locator("#rows-previous").click()
+    expect(page.locator("#rows-range")).to_contain_text("Rows 1–100")
     # A gated dataset without a key: a sentence says what is missing, and no table.
     page.goto(BASE + "/dataset.html?slug=air-quality-hourly")
     page.get_by_role("button", name="Show the rows with the chosen key").click()
@@ -290,22 +259,202 @@ def data_table(page, ctx):
         "That API key was refused: it is mistyped, expired or revoked.")
 
 
+class Held:
+    """Holds the first request `matches` (a URL predicate) picks, until `release()`: a slow
+    answer, made to arrive exactly when the test says (Playwright's route interception)."""
+
+    def __init__(self, page, matches):
+        self.page, self.matches, self.routes = page, matches, []
+        page.route(matches, self._route)
+
+    def _route(self, route):
+        if self.routes:
+            route.fallback()
+        else:
+            self.routes.append(route)
+
+    def wait(self):
+        """Waits until the page has made the held request."""
+        for _ in range(200):
+            if self.routes:
+                return
+            self.page.wait_for_timeout(50)
+        raise AssertionError("the page made no request to hold")
+
+    def release(self):
+        """Lets the held request go on (its answer then arrives) and holds no other."""
+        self.wait()
+        self.routes[0].continue_()
+        self.page.unroute(self.matches, self._route)
+
+
+@step("exact values: integers past 2^53 digit for digit, nulls in grey unlike the strings '–' and 'null', long cells folded")
+def exact_values(page, ctx):
+    page.goto(BASE + "/dataset.html?slug=edge-values")
+    expect(page.locator("#rows-range")).to_contain_text("Rows 1–6 of 6")
+    file = parquet_of(page, "edge-values")
+    check_rows(page, file, 0)
+    cells = page.locator("#rows-table tbody tr")
+    # (check_rows compares every cell; these say what it compared.)
+    big = [cells.nth(i).locator("td").nth(1).inner_text() for i in range(3)]
+    assert big == ["9007199254740993", "-9223372036854775808", "9223372036854775807"], big
+    expect(cells.nth(0).locator("td").nth(2)).to_have_text("18446744073709551615")
+    expect(cells.nth(0).locator("td").nth(4).locator(".value")).to_have_text("[9007199254740993,-9223372036854775808]")
+    # The column "word": "–", "null", a null. The null is the word null in grey and italic,
+    # named as no value; the strings are text like any other.
+    word = [cells.nth(i).locator("td").nth(3) for i in range(3)]
+    expect(word[0]).to_have_text("–")
+    expect(word[1]).to_have_text("null")
+    expect(word[2]).to_have_text("null")
+    style = "(e) => { const s = getComputedStyle(e.querySelector('span') ?? e); return [s.color, s.fontStyle]; }"
+    null_style, dash_style, string_style = (w.evaluate(style) for w in (word[2], word[0], word[1]))
+    assert word[2].get_attribute("data-null") == "" and word[0].get_attribute("data-null") is None
+    assert word[1].get_attribute("data-null") is None
+    assert null_style == ["rgb(87, 96, 106)", "italic"], null_style  # --muted
+    assert dash_style == string_style == ["rgb(27, 31, 36)", "normal"], (dash_style, string_style)
+    # The statistics' "no value" is a dash (a string column has no mean), unlike a null cell.
+    column = next(c for c in metadata(page, "edge-values")["schema"] if c["name"] == "word")
+    assert column["mean"] is None, column
+    expect(cell(column_card(page, column), "Mean")).to_have_text("–")
+    # A long cell shows its start on one line; opened, the whole value.
+    folded = cells.nth(0).locator("td").nth(5).locator("details")
+    expect(folded).to_have_count(1)
+    assert folded.evaluate("(d) => !d.open")
+    folded.locator("summary").click()
+    expect(folded.locator(".value")).to_have_text(file.column("note")[0].as_py())
+
+
+@step("the data table on a 390 px phone: several readable columns, one-line rows, a header that stays, the pager below the rows")
+def data_table_phone(page, ctx):
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        for slug, rows in (("city-bikes", 100), ("edge-values", 6)):
+            page.goto(BASE + f"/dataset.html?slug={slug}")
+            expect(page.locator("#rows-table tbody tr")).to_have_count(rows)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+            box = page.locator(".rows-section .table-box")
+            assert box.evaluate("(e) => e.scrollWidth > e.clientWidth"), "the table scrolls in its box"
+            sizes = page.evaluate("""() => {
+                const box = document.querySelector('.rows-section .table-box').getBoundingClientRect();
+                const heads = [...document.querySelectorAll('#rows-table thead th')].map((th) => th.getBoundingClientRect());
+                const line = parseFloat(getComputedStyle(document.querySelector('#rows-table td')).lineHeight);
+                return {
+                    widths: heads.map((r) => Math.round(r.width)),
+                    inView: heads.filter((r) => r.right <= box.right + 0.5).length,
+                    tallest: Math.max(...[...document.querySelectorAll('#rows-table tbody tr')].map((tr) => tr.getBoundingClientRect().height)),
+                    line,
+                };
+            }""")
+            # Each column narrow enough to read whole beside the row number (the box is 350 px
+            # wide); the row number and at least two columns on the first screen; no row taller
+            # than one line of text (and its padding).
+            assert max(sizes["widths"]) <= 300, (slug, sizes)
+            assert sizes["inView"] >= 3, (slug, sizes)
+            assert sizes["tallest"] <= sizes["line"] + 16, (slug, sizes)
+            # Scrolled down inside its box, the header row stays at the box's top.
+            box.evaluate("(e) => { e.scrollTop = e.scrollHeight; }")
+            head = page.locator("#rows-table thead th").first.bounding_box()
+            assert abs(head["y"] - box.bounding_box()["y"]) <= 2, (slug, head, box.bounding_box())
+            page.locator(".rows-section").screenshot(path=f"{SHOTS}/rows-phone-{slug}.png")
+        below = page.get_by_role("navigation", name="Rows, below the table")
+        assert below.bounding_box()["y"] > page.locator(".rows-section .table-box").bounding_box()["y"]
+    finally:
+        page.set_viewport_size({"width": 1200, "height": 900})
+
+
+@step("late answers: a slow page of rows, or a slow search, never replaces the one asked for after it")
+def late_answers(page, ctx):
+    # The data table: Next (held), then "Show the rows again" (answered): the first rows stay.
+    page.goto(BASE + "/dataset.html?slug=city-bikes")
+    expect(page.locator("#rows-range")).to_contain_text("Rows 1–100 of 1,200")
+    held = Held(page, lambda url: "/rows?" in url and "offset=100" in url)
+    page.locator("#rows-next").click()
+    held.wait()
+    page.get_by_role("button", name="Show the rows again").click()
+    expect(page.locator("#rows-range")).to_contain_text("Rows 1–100 of 1,200")
+    with page.expect_response(lambda r: "offset=100" in r.url):
+        held.release()
+    page.wait_for_timeout(300)
+    expect(page.locator("#rows-range")).to_contain_text("Rows 1–100 of 1,200")
+    # The catalog: a search (held), then another (answered): the second one's list stays.
+    page.goto(BASE + "/")
+    settled(page)
+    held = Held(page, lambda url: "/api/v1/datasets?" in url and "q=air" in url)
+    page.fill("#q", "air quality")
+    page.keyboard.press("Enter")
+    held.wait()
+    page.fill("#q", "birds")
+    page.keyboard.press("Enter")
+    expect(page.locator("ul.datasets > li")).to_have_count(1)
+    expect(page.locator("ul.datasets h2")).to_have_text(re.compile("Bird Sightings"))
+    with page.expect_response(lambda r: "q=air" in r.url):
+        held.release()
+    page.wait_for_timeout(300)
+    expect(page.locator("ul.datasets > li")).to_have_count(1)
+    expect(page.locator("ul.datasets h2")).to_have_text(re.compile("Bird Sightings"))
+    settled(page)
+
+
+def parquet_of(page, slug):
+    """The dataset's file, as the data endpoint serves it, read by pyarrow."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    link = page.request.get(f"{BASE}/api/v1/datasets/{slug}/data").json()
+    return pq.read_table(io.BytesIO(page.request.get(link["url"]).body()))
+
+
+def shown_rows(page):
+    """The data table as the page shows it: each column's name and type, and each cell's text
+    (a folded cell's whole value; 'null' for a null cell)."""
+    return page.evaluate("""() => ({
+        head: [...document.querySelectorAll('#rows-table thead th')].slice(1)
+            .map((th) => [th.firstChild.data, th.querySelector('.type').textContent]),
+        rows: [...document.querySelectorAll('#rows-table tbody tr')].map((tr) => [...tr.querySelectorAll('td')]
+            .map((td) => td.hasAttribute('data-null') ? null : (td.querySelector('.value') ?? td).textContent)),
+    })""")
+
+
+def check_rows(page, file, at):
+    """Every cell the data table shows against pyarrow's reading of `file`, from row `at`."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import rows_reference
+
+    got = shown_rows(page)
+    want_head = [[f.name, rows_reference.type_name(f.type)] for f in file.schema]
+    assert got["head"] == want_head, f"{got['head']} != {want_head}"
+    part = file.slice(at, 100)
+    assert len(got["rows"]) == part.num_rows, (len(got["rows"]), part.num_rows)
+    raws = {f.name: rows_reference.integers(part.column(f.name)) for f in file.schema
+            if pa_temporal(f.type)}
+    for i, cells in enumerate(got["rows"]):
+        for j, field in enumerate(file.schema):
+            value = part.column(field.name)[i].as_py()
+            raw = raws.get(field.name, [None] * part.num_rows)[i]
+            want, _ = rows_reference.expected(value, field.type, raw)
+            assert same_cell(cells[j], want), f"row {at + i} {field.name}: {cells[j]!r} != {want!r}"
+
+
 def pa_temporal(typ):
     import pyarrow as pa
     return pa.types.is_timestamp(typ) or pa.types.is_time(typ) or pa.types.is_duration(typ)
 
 
 def same_cell(text, want):
-    """A cell as the page writes it (strings as they are, the rest as JSON) against the reference."""
-    import json
-    if want is None:
-        return text == "null"
+    """A cell as the page writes it (strings as they are, the rest as JSON; None for a null
+    cell) against the reference: integers digit for digit, nested ones too (Python's json
+    reads them exactly)."""
+    if want is None or text is None:
+        return want is None and text is None
     if isinstance(want, str):
         return text == want
     if isinstance(want, bool):
         return text == ("true" if want else "false")
-    if isinstance(want, (int, float)):
-        return float(text) == float(want)
+    if isinstance(want, int):
+        return text == str(want)
+    if isinstance(want, float):
+        return float(text) == want
     return json.loads(text) == want
 
 
@@ -686,14 +835,18 @@ def chart_scales(page, ctx):
         page.set_viewport_size({"width": 1200, "height": 900})
 
 
-@step("a discussion's link leads to the site's own 404 page, with the site's headers")
+@step("discussions are left out (the site has no page for them); a path the site lacks gets its own 404 page, with the site's headers")
 def not_found_page(page, ctx):
+    meta = metadata(page, "air-quality-hourly")
+    assert meta["discussions"], "air-quality-hourly has discussions"
     page.goto(BASE + "/dataset.html?slug=air-quality-hourly")
-    link = page.locator("main a[href^='/datasets/']").first
-    expect(link).to_be_visible()
-    with page.expect_navigation() as navigation:
-        link.click()
-    response = navigation.value
+    expect(page.get_by_role("button", name="Get a download link")).to_be_visible()
+    expect(page.get_by_role("heading", name="Discussions")).to_have_count(0)
+    expect(page.locator("main a[href*='discussions']")).to_have_count(0)
+    for discussion in meta["discussions"]:
+        expect(page.locator("main")).not_to_contain_text(discussion["title"])
+    # Where a discussion's path would lead: the site's 404 page.
+    response = page.goto(BASE + meta["discussions"][0]["path"])
     assert response.status == 404, response.status
     assert response.headers["content-type"].startswith("text/html"), response.headers["content-type"]
     assert "default-src 'none'" in response.headers["content-security-policy"]
@@ -746,6 +899,12 @@ def phone_width(page, ctx):
         settled(page)
         expect(page.locator("ul.datasets")).to_contain_text(long_word)
         page.screenshot(path=f"{SHOTS}/catalog-phone.png", full_page=True)
+        # The filters leave room for results on the first screen: the first dataset's name
+        # shows, and the filters take less than half of the screen.
+        filters = page.locator("#filters").bounding_box()
+        assert filters["height"] < 844 / 2, filters
+        first = page.locator("ul.datasets > li h2").first.bounding_box()
+        assert first["y"] + first["height"] <= 844, first
         seen = wider_than(page, 390)
         assert seen["width"] <= 390, f"the catalog is {seen['width']} px wide on a 390 px screen: {seen['past']}"
         page.goto(BASE + "/dataset.html?slug=museum-collection")
@@ -955,6 +1114,7 @@ def request_approve_download_revoke(page, ctx):
     op.focus("#dataset-filter")
     op.keyboard.type(slug)
     op.keyboard.press("Enter")
+    expect(op.locator("#status")).to_have_text(re.compile(r"^\d+ granted$"))
     revoke = op.get_by_role("button", name=f"Revoke {EMAIL}'s access to {slug}")
     revoke.focus()
     op.keyboard.press("Enter")
@@ -963,6 +1123,99 @@ def request_approve_download_revoke(page, ctx):
     expect(page.get_by_role("alert")).to_have_text(REFUSED_WITHOUT_GRANT)
     page.reload()
     expect(page.locator("#access-state")).to_have_text("Your access was revoked. You may ask again.")
+
+
+@step("the Access requests page: answers under their questions; on a slow network only the latest list shows, a stale list cannot be acted on, and what the operator typed stays")
+def operators_slow_network(page, ctx):
+    slug = "clinical-trial-registry"
+    questions = {q["name"]: q["label"] for q in metadata(page, slug)["access"]["form"]}
+    # The person asks again (the step before revoked their access), on a 390 px phone: the
+    # terms read as text, not as a field to type in.
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        page.goto(BASE + f"/dataset.html?slug={slug}")
+        expect(page.locator("#access-state")).to_have_text("Your access was revoked. You may ask again.")
+        terms, field = page.locator(".terms"), page.locator("#answer-affiliation")
+        look = "(e) => { const s = getComputedStyle(e); return [s.borderTopStyle, s.backgroundColor]; }"
+        assert terms.evaluate(look) != field.evaluate(look), (terms.evaluate(look), field.evaluate(look))
+        assert terms.evaluate(look)[0] == "none", terms.evaluate(look)
+        page.fill("#answer-affiliation", "Second Lab")
+        page.fill("#answer-purpose", "Asking again")
+        page.get_by_label("I accept these terms").check()
+        page.locator("#access").screenshot(path=f"{SHOTS}/access-request-phone.png")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        page.set_viewport_size({"width": 1200, "height": 900})
+    page.get_by_role("button", name="Ask for access").click()
+    expect(page.locator("#access-state")).to_contain_text("Your request is pending")
+
+    op = operator_page(ctx)
+    card = op.locator("li.record", has_text=EMAIL)
+    first_list = lambda url: "/operator/access?" in url and "dataset=" not in url  # noqa: E731
+    # 1. The page's first, unfiltered list (held) arrives after a filtered one: it is dropped.
+    held = Held(op, first_list)
+    op.goto(BASE + "/operators.html")
+    held.wait()
+    op.fill("#dataset-filter", "small-business-survey")
+    op.get_by_role("button", name="Show").click()
+    expect(op.locator("#status")).to_have_text(re.compile(r"^(Nothing pending\.|\d+ pending)$"))
+    filtered = op.locator("#status").inner_text()
+    with op.expect_response(lambda r: first_list(r.url)):
+        held.release()
+    op.wait_for_timeout(300)
+    expect(op.locator("#status")).to_have_text(filtered)
+    expect(card).to_have_count(0)
+    expect(op.locator("#dataset-filter")).to_have_value("small-business-survey")
+    # The answers are labelled with the questions the form asked.
+    op.fill("#dataset-filter", slug)
+    op.get_by_role("button", name="Show").click()
+    expect(card).to_contain_text("Second Lab")
+    assert card.locator("dl.answers dt").all_inner_texts() == [questions["affiliation"], questions["purpose"]], (
+        card.locator("dl.answers dt").all_inner_texts(), questions)
+    # 2. "Show" again, its answer held: the list shown stays, its buttons disabled; an Until date
+    # and a reason typed meanwhile stay on the new list's card.
+    until = date.today() + timedelta(days=40)
+    approve = op.get_by_role("button", name=f"Approve {EMAIL} for {slug}")
+    held = Held(op, lambda url: "/operator/access?" in url)
+    op.get_by_role("button", name="Show").click()
+    held.wait()
+    expect(approve).to_be_disabled()
+    expect(op.get_by_role("button", name=f"Reject {EMAIL} for {slug}")).to_be_disabled()
+    card.locator("input[type=date]").fill(until.isoformat())
+    card.locator("input[type=text]").fill("typed while the list loaded")
+    with op.expect_response(lambda r: "/operator/access?" in r.url):
+        held.release()
+    expect(op.locator("#status")).to_have_text(re.compile(r"^\d+ pending$"))
+    expect(approve).to_be_enabled()
+    expect(card.locator("input[type=date]")).to_have_value(until.isoformat())
+    expect(card.locator("input[type=text]")).to_have_value("typed while the list loaded")
+    # 3. Approve (its answer held), then "Show" (answered with the record still pending): the
+    # decision's answer, newer, wins over the list's copy, and the typed date is the grant's end.
+    held = Held(op, lambda url: f"/operator/access/{slug}/" in url)
+    approve.click()
+    held.wait()
+    op.get_by_role("button", name="Show").click()
+    expect(op.locator("#status")).to_have_text(re.compile(r"^\d+ pending$"))
+    held.release()
+    expect(op.locator("#status")).to_have_text(f"Approved {EMAIL} for {slug}.")
+    expect(card.locator(".record-status")).to_have_text(
+        re.compile(rf"^Granted until {until.day} {until.strftime('%b')} {until.year}, 23:59 UTC$"))
+    page.reload()
+    expect(page.locator("#access-state")).to_contain_text(f"You have access until {until.day} {until.strftime('%b')} {until.year}")
+    # At 390 px: the page fits, its answers under their questions.
+    op.set_viewport_size({"width": 390, "height": 844})
+    try:
+        op.select_option("#status-filter", "granted")
+        op.get_by_role("button", name="Show").click()
+        expect(op.locator("#status")).to_have_text(re.compile(r"^\d+ granted$"))
+        expect(card.locator("dl.answers dt").first).to_have_text(questions["affiliation"])
+        op.screenshot(path=f"{SHOTS}/operators-phone.png", full_page=True)
+        assert op.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        op.set_viewport_size({"width": 1200, "height": 900})
+    # Revoked again, as the step before left it.
+    op.get_by_role("button", name=f"Revoke {EMAIL}'s access to {slug}").click()
+    expect(op.locator("#status")).to_have_text(f"Revoked {EMAIL}'s access to {slug}.")
 
 
 @step("the Access requests page is for operators only")
@@ -1094,6 +1347,11 @@ def sessions(page, ctx):
     expect(page.locator("#account-nav")).to_contain_text(INVITED_EMAIL)
 
     # A token the API refuses (here, not a token at all): the key form goes, sign-in comes back.
+    # Changed only once the page has made its last call with the good one (the two-factor
+    # state): a call still on its way would read the bad token, end the session and say so on
+    # this page, which the reload below then replaces with a page that has no session to end
+    # and nothing to say.
+    expect(page.locator("#mfa-state")).to_have_text(re.compile(r"^(On|Off):"))
     page.evaluate(f"() => {{ const s = {stored}; s.accessToken = 'not.a.token'; sessionStorage.setItem('catalog.session', JSON.stringify(s)); }}")
     page.reload()
     expect(page.locator("#sign-in")).to_be_visible()

@@ -1,8 +1,9 @@
 //! The web site in a real browser: `tests/browser/site.py` (Playwright driving Debian's headless
 //! Chromium) against the local stack — the API, the site on the same origin, moto's DynamoDB and
 //! Cognito, s3s-fs — with the four test samples and the showcase catalog published through
-//! `catalog-admin`, as `dev/run` publishes them. Screenshots land in `target/site-screenshots`
-//! (SCREENSHOTS_DIR overrides): the README's two, and one per failed step.
+//! `catalog-admin`, as `dev/run` publishes them, and `edge-values` (`tests/browser/edge_values.py`).
+//! Screenshots land in `target/site-screenshots` (SCREENSHOTS_DIR overrides) and are kept: the
+//! README's two, each page at 390 px, and one per failed step.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -21,6 +22,45 @@ async fn the_site_works_end_to_end_in_a_real_browser() {
     // GIVEN the test samples and the showcase catalog (more than two pages of it)
     let stack = Stack::start().await;
     stack.seed_samples(Utc::now()).await;
+    // AND a keyless dataset of values a page may show wrongly (integers past 2^53, nulls beside
+    // "–" and "null" strings, long strings), published before the showcase (so that it lies
+    // past the catalog's first page)
+    let edge = std::env::temp_dir().join(format!("edge-values-{}.parquet", uuid::Uuid::new_v4()));
+    let made = Command::new(browser_python())
+        .arg(repo_root().join("tests/browser/edge_values.py"))
+        .arg(&edge)
+        .output()
+        .expect("run tests/browser/edge_values.py");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    for args in [
+        vec![
+            "publish",
+            &edge.to_string_lossy(),
+            "--slug",
+            "edge-values",
+            "--name",
+            "Edge values",
+            "--license",
+            "CC0-1.0",
+            "--source",
+            "The site's test",
+            "--category",
+            "testing",
+        ],
+        vec!["keyless", "set", "edge-values", "--until", "+2h"],
+    ] {
+        let out = run_admin(admin_command().envs(stack.function_env()).args(&args));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_file(&edge);
     let showcase = std::env::temp_dir().join(format!("catalog-showcase-{}", uuid::Uuid::new_v4()));
     publish_showcase(&stack.function_env(), &showcase);
     let _ = std::fs::remove_dir_all(&showcase);
@@ -89,6 +129,6 @@ async fn the_site_works_end_to_end_in_a_real_browser() {
 
     // THEN every step passed, with no error in the pages' console
     assert!(out.status.success(), "the browser test failed:\n{report}");
-    assert!(report.contains("34 of 34 steps passed"), "{report}");
+    assert!(report.contains("38 of 38 steps passed"), "{report}");
     assert!(shots.join("catalog.png").exists() && shots.join("dataset.png").exists());
 }
