@@ -1,19 +1,18 @@
-//! One column's running statistics, fed batch by batch.
+//! One column's running statistics, fed batch by batch (an Arrow array at a time: `arrow`),
+//! summed up at the end (`finish`).
 
 use std::hash::Hash;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::*;
-use arrow_array::{Array, ArrayRef};
-use arrow_schema::{DataType, TimeUnit};
+use arrow_schema::DataType;
 use rustc_hash::FxHashMap;
-use serde_json::json;
 
-use super::histogram::Binner;
 use super::listed::*;
 use super::sketch::*;
 use super::values::*;
 use super::*;
+
+mod arrow;
+mod finish;
 
 /// One column's running statistics.
 pub(super) struct Accumulator {
@@ -467,179 +466,5 @@ impl Accumulator {
                 self.defer();
             }
         }
-    }
-
-    pub(super) fn add(&mut self, array: &ArrayRef) -> Result<(), StatsError> {
-        macro_rules! each {
-            ($array:expr, $on:expr) => {{
-                for v in $array.iter() {
-                    match v {
-                        Some(v) => $on(self, v),
-                        None => self.null(),
-                    }
-                }
-            }};
-        }
-        macro_rules! ints {
-            ($t:ty, $numeric:expr) => {
-                each!(array.as_primitive::<$t>(), |a: &mut Self, v| a
-                    .int(v as i128, $numeric))
-            };
-        }
-        macro_rules! floats {
-            ($t:ty) => {
-                each!(array.as_primitive::<$t>(), |a: &mut Self, v| {
-                    let v = f64::from(v);
-                    if !v.is_finite() {
-                        a.null()
-                    } else {
-                        a.float(v)
-                    }
-                })
-            };
-        }
-        match array.data_type() {
-            DataType::Int8 => ints!(Int8Type, true),
-            DataType::Int16 => ints!(Int16Type, true),
-            DataType::Int32 => ints!(Int32Type, true),
-            DataType::Int64 => ints!(Int64Type, true),
-            DataType::UInt8 => ints!(UInt8Type, true),
-            DataType::UInt16 => ints!(UInt16Type, true),
-            DataType::UInt32 => ints!(UInt32Type, true),
-            DataType::UInt64 => ints!(UInt64Type, true),
-            DataType::Float16 => floats!(Float16Type),
-            DataType::Float32 => floats!(Float32Type),
-            DataType::Float64 => floats!(Float64Type),
-            DataType::Decimal128(_, scale) => {
-                let scale = *scale;
-                each!(array.as_primitive::<Decimal128Type>(), |a: &mut Self, v| a
-                    .decimal(v, scale))
-            }
-            DataType::Date32 => ints!(Date32Type, false),
-            // Dates in milliseconds: counted (and shown) by day.
-            DataType::Date64 => each!(array.as_primitive::<Date64Type>(), |a: &mut Self, v| a
-                .int(i128::from(v).div_euclid(86_400_000), false)),
-            DataType::Timestamp(TimeUnit::Second, _) => ints!(TimestampSecondType, false),
-            DataType::Timestamp(TimeUnit::Millisecond, _) => {
-                ints!(TimestampMillisecondType, false)
-            }
-            DataType::Timestamp(TimeUnit::Microsecond, _) => {
-                ints!(TimestampMicrosecondType, false)
-            }
-            DataType::Timestamp(TimeUnit::Nanosecond, _) => {
-                ints!(TimestampNanosecondType, false)
-            }
-            DataType::Boolean => each!(array.as_boolean(), |a: &mut Self, v| a.boolean(v)),
-            DataType::Utf8 => each!(array.as_string::<i32>(), |a: &mut Self, v| a.text(v)),
-            DataType::LargeUtf8 => each!(array.as_string::<i64>(), |a: &mut Self, v| a.text(v)),
-            DataType::Utf8View => each!(array.as_string_view(), |a: &mut Self, v| a.text(v)),
-            DataType::Dictionary(_, _) => {
-                let plain = arrow_cast::cast(array, &kind_value_type(array.data_type()))?;
-                self.add(&plain)?;
-            }
-            _ => {
-                // Anything else counts by its display form.
-                let formatter = arrow_cast::display::ArrayFormatter::try_new(
-                    array.as_ref(),
-                    &arrow_cast::display::FormatOptions::default(),
-                )?;
-                for i in 0..array.len() {
-                    if array.is_null(i) {
-                        self.null();
-                    } else {
-                        // Counted by their text form, cut like the shown values so that large
-                        // binary values cannot fill memory.
-                        let text = formatter.value(i).to_string();
-                        self.text(&shown(&text));
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// The bins of this column's histogram, once every value has been seen: none for a column
-    /// of another type or without values.
-    pub(super) fn binner(&self) -> Option<Binner> {
-        if self.count == 0 {
-            return None;
-        }
-        let kind = self.kind.clone();
-        match kind {
-            Kind::Int | Kind::Date32 | Kind::Date64 | Kind::Timestamp(..) => {
-                Some(Binner::int(kind, self.min_int, self.max_int))
-            }
-            Kind::Float | Kind::Decimal(_) => Binner::float(kind, self.min, self.max),
-            Kind::Bool | Kind::Text | Kind::Other => None,
-        }
-    }
-
-    /// Whether its histogram comes from its listed values when it finishes (it has at most
-    /// [`LIST_LIMIT`] values, all listed), with no pass of its own.
-    pub(super) fn histogram_from_list(&self) -> bool {
-        self.listed.is_some() && usize::try_from(self.count).is_ok_and(|n| n <= LIST_LIMIT)
-    }
-
-    /// Its statistics; the histogram too when its values are listed, otherwise (`None`) it is
-    /// counted in a later pass.
-    pub(super) fn finish(mut self, rows: u64) -> Result<ColumnStats, StatsError> {
-        let histogram = match (&self.listed, self.binner()) {
-            (Some(list), Some(mut binner)) => {
-                list.bin(&self.kind, &mut binner)?;
-                Some(binner.finish())
-            }
-            _ => None,
-        };
-        let approximate = self.hll.is_some() || self.values_seen as usize > MEDIAN_LIMIT;
-        let kind = self.kind.clone();
-        let numeric = kind.numeric() && self.count > 0;
-        let (unique_count, top, median) = match self.listed.take() {
-            Some(list) => {
-                let summary = list.summarize(&kind);
-                (summary.distinct, summary.top, summary.median)
-            }
-            None => {
-                let unique_count = match &self.hll {
-                    Some(sketch) => sketch.estimate(),
-                    None => self.counts.len() as u64,
-                };
-                let median = match numeric {
-                    false => None,
-                    true if self.keeping => {
-                        (!self.values.is_empty()).then(|| median(&mut self.values))
-                    }
-                    true => weighted_median(self.counts.numbers(&kind)),
-                };
-                let top = self.counts.top(TOP);
-                (unique_count, top, median)
-            }
-        };
-        let std = (numeric && self.count > 1).then(|| (self.m2 / (self.count - 1) as f64).sqrt());
-        let (min, max) = match kind {
-            _ if !numeric => (None, None),
-            Kind::Int => (Some(int_json(self.min_int)), Some(int_json(self.max_int))),
-            _ => (Some(json!(self.min)), Some(json!(self.max))),
-        };
-        Ok(ColumnStats {
-            null_percent: if rows == 0 {
-                0.0
-            } else {
-                (100.0 * self.nulls as f64 / rows as f64 * 10_000.0).round() / 10_000.0
-            },
-            null_count: self.nulls,
-            unique_count,
-            mean: numeric.then_some(self.mean),
-            std,
-            min,
-            max,
-            median,
-            top_values: top.iter().take(TOP).map(|(k, _)| kind.to_json(k)).collect(),
-            top_counts: top.iter().take(TOP).map(|(_, n)| *n).collect(),
-            sample_values: self.samples.iter().map(|k| kind.to_json(k)).collect(),
-            approximate,
-            histogram,
-            name: self.name,
-            dtype: self.dtype,
-        })
     }
 }
