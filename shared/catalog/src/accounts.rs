@@ -48,7 +48,7 @@ impl Replay {
         let ok = (1..=255).contains(&header.len()) && header.bytes().all(|b| b.is_ascii_graphic());
         if !ok {
             return Err(FieldError::new(
-                "idempotency_key",
+                Field::IdempotencyKey,
                 "Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID, say)",
             ));
         }
@@ -101,17 +101,81 @@ pub fn caller(claims: Option<&HashMap<String, String>>) -> Result<Owner, ClaimsE
         .ok_or(ClaimsError::NoSubject)
 }
 
-/// A refused key request: the field it names and why.
+/// A field of a request body (an account's key request, access request or the operators'
+/// decision), as a refusal names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Label,
+    ExpiresInDays,
+    Datasets,
+    Dataset,
+    IdempotencyKey,
+    Answers,
+    AcceptTerms,
+    Decision,
+    Reason,
+    ExpiresAt,
+    Rev,
+    Status,
+    /// The body itself, when it is not the JSON object asked for.
+    Body,
+}
+
+impl Field {
+    /// Its name in the body.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Label => "label",
+            Self::ExpiresInDays => "expires_in_days",
+            Self::Datasets => "datasets",
+            Self::Dataset => "dataset",
+            Self::IdempotencyKey => "idempotency_key",
+            Self::Answers => "answers",
+            Self::AcceptTerms => "accept_terms",
+            Self::Decision => "decision",
+            Self::Reason => "reason",
+            Self::ExpiresAt => "expires_at",
+            Self::Rev => "rev",
+            Self::Status => "status",
+            Self::Body => "body",
+        }
+    }
+
+    /// The stable error code of a refusal of it (docs/api.md).
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Label => "invalid_label",
+            Self::ExpiresInDays => "invalid_expiry",
+            Self::Datasets => "invalid_datasets",
+            Self::Dataset => "invalid_dataset",
+            Self::IdempotencyKey => "invalid_idempotency_key",
+            Self::Answers => "invalid_answers",
+            Self::AcceptTerms => "terms_not_accepted",
+            Self::Decision | Self::Reason | Self::ExpiresAt | Self::Rev => "invalid_decision",
+            Self::Status => "invalid_status",
+            Self::Body => "invalid_body",
+        }
+    }
+}
+
+/// A field is named by its name in the body.
+impl PartialEq<&str> for Field {
+    fn eq(&self, name: &&str) -> bool {
+        self.as_str() == *name
+    }
+}
+
+/// A refused request body: the field it names and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct FieldError {
-    /// The field at fault (`body` when the body itself is not a JSON object).
-    pub field: &'static str,
+    /// The field at fault ([`Field::Body`] when the body itself is not a JSON object).
+    pub field: Field,
     pub message: String,
 }
 
 impl FieldError {
-    fn new(field: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(field: Field, message: impl Into<String>) -> Self {
         Self {
             field,
             message: message.into(),
@@ -145,22 +209,22 @@ impl KeyRequest {
             let text = e.to_string();
             match text.strip_prefix("unknown field ") {
                 Some(rest) => FieldError::new(
-                    "body",
+                    Field::Body,
                     format!(
                         "unknown field {}; a key request has 'label', 'expires_in_days' and 'datasets'",
                         echo(rest.split(',').next().unwrap_or(rest))
                     ),
                 ),
                 None => FieldError::new(
-                    "body",
+                    Field::Body,
                     "the body must be a JSON object such as {\"label\": \"laptop\", \"expires_in_days\": 90}",
                 ),
             }
         })?;
         let label = match raw.label {
             Some(serde_json::Value::String(label)) => Self::check_label(label)?,
-            Some(_) => return Err(FieldError::new("label", "label must be a string")),
-            None => return Err(FieldError::new("label", "label is required")),
+            Some(_) => return Err(FieldError::new(Field::Label, "label must be a string")),
+            None => return Err(FieldError::new(Field::Label, "label is required")),
         };
         let expires_in_days = match raw.expires_in_days {
             None => DEFAULT_EXPIRY_DAYS,
@@ -176,7 +240,7 @@ impl KeyRequest {
                 .filter(|d| (MIN_EXPIRY_DAYS..=MAX_EXPIRY_DAYS).contains(d))
                 .ok_or_else(|| {
                     FieldError::new(
-                        "expires_in_days",
+                        Field::ExpiresInDays,
                         format!(
                             "expires_in_days must be a whole number of days from \
                              {MIN_EXPIRY_DAYS} to {MAX_EXPIRY_DAYS}"
@@ -213,7 +277,7 @@ impl KeyRequest {
     fn check_datasets(value: serde_json::Value) -> Result<Vec<Slug>, FieldError> {
         let bad = || {
             FieldError::new(
-                "datasets",
+                Field::Datasets,
                 format!("datasets must be a list of 1 to {MAX_DATASETS} dataset slugs"),
             )
         };
@@ -240,13 +304,13 @@ impl KeyRequest {
         let chars = label.chars().count();
         if chars == 0 || chars > LABEL_MAX_CHARS || label.trim().is_empty() {
             return Err(FieldError::new(
-                "label",
+                Field::Label,
                 format!("label must be 1 to {LABEL_MAX_CHARS} characters, not only spaces"),
             ));
         }
         if label.chars().any(unprintable) {
             return Err(FieldError::new(
-                "label",
+                Field::Label,
                 "label must be printable: no control, line-separator, invisible or \
                  text-direction characters",
             ));
@@ -300,7 +364,7 @@ mod tests {
         }
     }
 
-    fn field_of(body: &str) -> &'static str {
+    fn field_of(body: &str) -> Field {
         KeyRequest::parse(body.as_bytes()).unwrap_err().field
     }
 

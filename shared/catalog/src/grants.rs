@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::accounts::FieldError;
+use crate::accounts::{Field, FieldError};
 use crate::input::echo;
 use crate::keys::Owner;
 use crate::policy::{ApprovalPolicy, Grant};
@@ -199,7 +199,7 @@ struct RawAsk {
     accept_terms: Option<serde_json::Value>,
 }
 
-fn field(field: &'static str, message: impl Into<String>) -> FieldError {
+fn field(field: Field, message: impl Into<String>) -> FieldError {
     FieldError {
         field,
         message: message.into(),
@@ -212,14 +212,14 @@ fn object<T: serde::de::DeserializeOwned>(body: &[u8], known: &str) -> Result<T,
         let text = e.to_string();
         match text.strip_prefix("unknown field ") {
             Some(rest) => field(
-                "body",
+                Field::Body,
                 format!(
                     "unknown field {}; the body has {known}",
                     echo(rest.split(',').next().unwrap_or(rest))
                 ),
             ),
             None => field(
-                "body",
+                Field::Body,
                 format!("the body must be a JSON object with {known}"),
             ),
         }
@@ -238,11 +238,11 @@ impl AccessAsk {
         let dataset = match raw.dataset {
             Some(serde_json::Value::String(s)) => Slug::parse(&s).map_err(|_| {
                 field(
-                    "dataset",
+                    Field::Dataset,
                     format!("dataset must be a dataset's slug, got '{}'", echo(&s)),
                 )
             })?,
-            _ => return Err(field("dataset", "dataset (a slug) is required")),
+            _ => return Err(field(Field::Dataset, "dataset (a slug) is required")),
         };
         let answers = match raw.answers {
             None | Some(serde_json::Value::Null) => BTreeMap::new(),
@@ -251,7 +251,7 @@ impl AccessAsk {
                 for (name, value) in map {
                     let serde_json::Value::String(text) = value else {
                         return Err(field(
-                            "answers",
+                            Field::Answers,
                             format!("the answer to '{}' must be a string", echo(&name)),
                         ));
                     };
@@ -261,7 +261,7 @@ impl AccessAsk {
             }
             Some(_) => {
                 return Err(field(
-                    "answers",
+                    Field::Answers,
                     "answers must be an object of the form's question names and texts",
                 ))
             }
@@ -269,7 +269,7 @@ impl AccessAsk {
         let accept_terms = match raw.accept_terms {
             None | Some(serde_json::Value::Null) => false,
             Some(serde_json::Value::Bool(b)) => b,
-            Some(_) => return Err(field("body", "accept_terms must be true or false")),
+            Some(_) => return Err(field(Field::Body, "accept_terms must be true or false")),
         };
         Ok(Self {
             dataset,
@@ -291,7 +291,7 @@ impl AccessAsk {
             .find(|name| !policy.form.iter().any(|f| &f.name == *name))
         {
             return Err(field(
-                "answers",
+                Field::Answers,
                 format!("the form has no question '{}'", echo(name)),
             ));
         }
@@ -305,7 +305,7 @@ impl AccessAsk {
             if text.is_empty() {
                 if question.required {
                     return Err(field(
-                        "answers",
+                        Field::Answers,
                         format!("'{}' needs an answer ({})", question.name, question.label),
                     ));
                 }
@@ -314,7 +314,7 @@ impl AccessAsk {
             let chars = text.chars().count();
             if chars > question.max_length {
                 return Err(field(
-                    "answers",
+                    Field::Answers,
                     format!(
                         "the answer to '{}' is {chars} characters: at most {}",
                         question.name, question.max_length
@@ -326,7 +326,7 @@ impl AccessAsk {
                 .any(|c| c.is_control() && c != '\n' && c != '\t')
             {
                 return Err(field(
-                    "answers",
+                    Field::Answers,
                     format!("the answer to '{}' holds control characters", question.name),
                 ));
             }
@@ -334,7 +334,7 @@ impl AccessAsk {
         }
         if policy.terms.is_some() && !self.accept_terms {
             return Err(field(
-                "accept_terms",
+                Field::AcceptTerms,
                 "this dataset's terms must be accepted (\"accept_terms\": true) to ask for access",
             ));
         }

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{field, object, AccessStatus};
-use crate::accounts::FieldError;
+use crate::accounts::{Field, FieldError};
 use crate::input::echo;
 
 /// An operator's decision on an account's access.
@@ -43,7 +43,7 @@ impl Decision {
         let reason = reason.trim();
         if reason.is_empty() || reason.chars().count() > Self::MAX_REASON {
             return Err(field(
-                "reason",
+                Field::Reason,
                 format!(
                     "a rejection needs a reason of 1 to {} characters",
                     Self::MAX_REASON
@@ -61,7 +61,7 @@ impl Decision {
         now: DateTime<Utc>,
     ) -> Result<Self, FieldError> {
         if expires_at.is_some_and(|t| t <= now) {
-            return Err(field("expires_at", "expires_at must be in the future"));
+            return Err(field(Field::ExpiresAt, "expires_at must be in the future"));
         }
         Ok(Self::Approve { expires_at })
     }
@@ -89,25 +89,25 @@ struct RawDecision {
 impl DecisionRequest {
     pub fn parse(body: &[u8], now: DateTime<Utc>) -> Result<Self, FieldError> {
         let raw: RawDecision = object(body, "'decision', 'expires_at', 'reason' and 'rev'")?;
-        let text = |v: Option<serde_json::Value>, name: &'static str| match v {
+        let text = |v: Option<serde_json::Value>, name: Field| match v {
             None | Some(serde_json::Value::Null) => Ok(None),
             Some(serde_json::Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(field(name, format!("{name} must be a string"))),
+            Some(_) => Err(field(name, format!("{} must be a string", name.as_str()))),
         };
-        let expires_at = text(raw.expires_at, "expires_at")?
+        let expires_at = text(raw.expires_at, Field::ExpiresAt)?
             .map(|t| {
                 DateTime::parse_from_rfc3339(&t)
                     .map(|t| t.with_timezone(&Utc))
                     .map_err(|_| {
                         field(
-                            "expires_at",
+                            Field::ExpiresAt,
                             format!("expires_at must be an RFC 3339 time, got '{}'", echo(&t)),
                         )
                     })
             })
             .transpose()?;
-        let reason = text(raw.reason, "reason")?;
-        let decision = match text(raw.decision, "decision")?.as_deref() {
+        let reason = text(raw.reason, Field::Reason)?;
+        let decision = match text(raw.decision, Field::Decision)?.as_deref() {
             Some("approve") if reason.is_none() => Decision::approve(expires_at, now)?,
             Some("reject") if expires_at.is_none() => {
                 Decision::reject(reason.as_deref().unwrap_or(""))?
@@ -115,13 +115,13 @@ impl DecisionRequest {
             Some("revoke") if expires_at.is_none() && reason.is_none() => Decision::Revoke,
             Some("approve" | "reject" | "revoke") => {
                 return Err(field(
-                    "body",
+                    Field::Body,
                     "expires_at goes with approve only, reason with reject only",
                 ))
             }
             _ => {
                 return Err(field(
-                    "decision",
+                    Field::Decision,
                     "decision must be 'approve', 'reject' or 'revoke'",
                 ))
             }
@@ -130,14 +130,14 @@ impl DecisionRequest {
             None | Some(serde_json::Value::Null) => None,
             Some(v) => Some(
                 v.as_u64()
-                    .ok_or_else(|| field("rev", "rev must be a whole number"))?,
+                    .ok_or_else(|| field(Field::Rev, "rev must be a whole number"))?,
             ),
         };
         // A request is decided as the operator saw it: one made after a withdrawal, with other
         // answers, is another request.
         if rev.is_none() && decision.applies_to() == AccessStatus::Pending {
             return Err(field(
-                "rev",
+                Field::Rev,
                 "rev (the request's revision, as listed) is required to approve or reject",
             ));
         }

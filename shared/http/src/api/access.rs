@@ -20,7 +20,7 @@ use serde::Serialize;
 use super::http::json_response;
 use super::request::{single_param, verified_claims};
 use crate::error::{Allowed, ApiError};
-use catalog::accounts::FieldError;
+use catalog::accounts::{Field, FieldError};
 use catalog::grants::{in_group, AccessAsk, AccessRecord, AccessStatus, DecisionRequest};
 use catalog::input::{echo, PageRequest};
 use catalog::keys::Owner;
@@ -165,7 +165,7 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
                     None => AccessStatus::Pending,
                     Some(raw) => AccessStatus::parse(raw).ok_or_else(|| {
                         ApiError::InvalidField(FieldError {
-                            field: "status",
+                            field: Field::Status,
                             message: format!(
                                 "status must be pending, granted, rejected, revoked or withdrawn, got '{}'",
                                 echo(raw)
