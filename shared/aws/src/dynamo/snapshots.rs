@@ -3,11 +3,19 @@
 //! and at most [`SNAPSHOT_BUDGET_BYTES`] in all, so that a large catalog cannot grow an
 //! instance's memory past what its `MemorySize` allows (docs/performance.md, "List function
 //! memory").
+//!
+//! The cache is quick_cache's, in one shard, weighed in bytes: a list weighs its estimated
+//! bytes, and at least a [`SNAPSHOTS`]th of the budget, so that the one budget holds both
+//! bounds. Until it is full every list is kept. Once it is, quick_cache admits by frequency, not
+//! recency: a list read again while kept is promoted, and a new list takes the place of one read
+//! only once (the lists read more than once stay). A list heavier than the budget's hot part
+//! (97%) is used for its scan and not kept.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use catalog::query::Indexed;
+use quick_cache::unsync::Cache;
+use quick_cache::Weighter;
 
 /// How many lists an instance keeps.
 pub const SNAPSHOTS: usize = 4;
@@ -19,19 +27,29 @@ pub const SNAPSHOTS: usize = 4;
 /// budget at a million datasets").
 pub const SNAPSHOT_BUDGET_BYTES: usize = 128 * 1024 * 1024;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Snapshot {
-    list_pk: String,
     rev: u64,
     bytes: usize,
     items: Arc<Vec<Indexed>>,
 }
 
-/// The kept lists, oldest first.
+/// A list weighs its bytes, and at least `floor` (a [`SNAPSHOTS`]th of the budget).
+#[derive(Debug, Clone)]
+struct Weight {
+    floor: u64,
+}
+
+impl Weighter<String, Snapshot> for Weight {
+    fn weight(&self, _list_pk: &String, snapshot: &Snapshot) -> u64 {
+        (snapshot.bytes as u64).max(self.floor)
+    }
+}
+
+/// The kept lists, by list key, each with the `rev` it was read at.
 #[derive(Debug)]
 pub struct SnapshotCache {
-    entries: VecDeque<Snapshot>,
-    budget: usize,
+    lists: Cache<String, Snapshot, Weight>,
 }
 
 impl Default for SnapshotCache {
@@ -42,47 +60,39 @@ impl Default for SnapshotCache {
 
 impl SnapshotCache {
     pub fn with_budget(budget: usize) -> Self {
+        let budget = (budget as u64).max(SNAPSHOTS as u64);
+        let floor = budget / SNAPSHOTS as u64;
         Self {
-            entries: VecDeque::new(),
-            budget,
+            lists: Cache::with_weighter(SNAPSHOTS, budget, Weight { floor }),
         }
     }
 
     /// The list read at `rev`, if kept.
     pub fn get(&self, list_pk: &str, rev: u64) -> Option<Arc<Vec<Indexed>>> {
-        self.entries
-            .iter()
-            .find(|s| s.list_pk == list_pk && s.rev == rev)
-            .map(|s| s.items.clone())
+        // Looked at first, so that a list of another `rev` does not count as used.
+        match self.lists.peek(list_pk) {
+            Some(kept) if kept.rev == rev => self.lists.get(list_pk).map(|s| s.items.clone()),
+            _ => None,
+        }
     }
 
-    /// Keeps a list just read (replacing an older copy of it), evicting the oldest lists until
-    /// both bounds hold; a list over the whole budget is not kept.
+    /// Keeps a list just read, in the place of an older copy of it (or, in a full cache, of a
+    /// list read only once); a list over the budget's hot part is not kept (nor its older copy).
     pub fn put(&mut self, list_pk: String, rev: u64, items: Arc<Vec<Indexed>>) {
-        self.entries.retain(|s| s.list_pk != list_pk);
         let bytes = items.iter().map(Indexed::approx_bytes).sum();
-        if bytes > self.budget {
-            return;
-        }
-        while self.entries.len() >= SNAPSHOTS || self.bytes() + bytes > self.budget {
-            self.entries.pop_front();
-        }
-        self.entries.push_back(Snapshot {
-            list_pk,
-            rev,
-            bytes,
-            items,
-        });
+        self.lists.insert(list_pk, Snapshot { rev, bytes, items });
     }
 
     /// Bytes kept, as estimated.
     pub fn bytes(&self) -> usize {
-        self.entries.iter().map(|s| s.bytes).sum()
+        self.lists.iter().map(|(_, s)| s.bytes).sum()
     }
 
-    /// The lists kept, oldest first.
+    /// The lists kept, by name.
     pub fn lists(&self) -> Vec<&str> {
-        self.entries.iter().map(|s| s.list_pk.as_str()).collect()
+        let mut lists: Vec<&str> = self.lists.iter().map(|(k, _)| k.as_str()).collect();
+        lists.sort_unstable();
+        lists
     }
 }
 
@@ -122,21 +132,28 @@ mod tests {
     }
 
     #[test]
-    fn at_most_four_lists_are_kept_the_oldest_leaving_first() {
+    fn at_most_four_lists_are_kept_and_a_new_one_takes_the_place_of_one_read_once() {
         let mut cache = SnapshotCache::default();
-        for name in ["a", "b", "c", "d", "e"] {
+        for name in ["a", "b", "c", "d"] {
             cache.put(name.into(), 1, list(10));
         }
-        assert_eq!(cache.lists(), ["b", "c", "d", "e"]);
-        assert!(cache.get("a", 1).is_none());
-        assert!(cache.get("e", 1).is_some());
+        assert_eq!(cache.lists(), ["a", "b", "c", "d"], "four fit");
+        assert!(cache.get("a", 1).is_some(), "a is read again");
         assert!(
-            cache.get("e", 2).is_none(),
+            cache.get("a", 2).is_none(),
             "another revision is another list"
         );
-        // A list read again replaces its older copy.
-        cache.put("c".into(), 2, list(10));
-        assert_eq!(cache.lists(), ["b", "d", "e", "c"]);
+        // WHEN a fifth list comes THEN it takes the place of one read only once: the first
+        // three filled the cache's hot part, d the cold part, and was not read again
+        cache.put("e".into(), 1, list(10));
+        assert_eq!(cache.lists(), ["a", "b", "c", "e"], "e in the place of d");
+        assert!(cache.get("d", 1).is_none());
+        assert!(cache.get("e", 1).is_some());
+        // A list read again at another revision replaces its older copy
+        cache.put("a".into(), 2, list(10));
+        assert_eq!(cache.lists().len(), 4);
+        assert!(cache.get("a", 2).is_some());
+        assert!(cache.get("a", 1).is_none());
     }
 
     #[test]
