@@ -60,7 +60,9 @@ impl Default for SnapshotCache {
 
 impl SnapshotCache {
     pub fn with_budget(budget: usize) -> Self {
-        let budget = (budget as u64).max(SNAPSHOTS as u64);
+        // Bounded so that quick_cache's sums of weights cannot overflow (`catalog-bench
+        // cache-memory --unbounded` asks for `usize::MAX`).
+        let budget = (budget as u64).clamp(SNAPSHOTS as u64, u64::MAX >> 4);
         let floor = budget / SNAPSHOTS as u64;
         Self {
             lists: Cache::with_weighter(SNAPSHOTS, budget, Weight { floor }),
