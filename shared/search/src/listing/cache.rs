@@ -4,8 +4,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use catalog::query::Indexed;
+use quick_cache::unsync::Cache;
+use quick_cache::Weighter;
 
-use crate::index::{Delta, Shard};
+use crate::index::{Delta, Shard, TextIndex};
+use crate::order::MAX_CHUNK;
 
 /// How many bytes of shards an instance keeps (as stored; in memory they take about as much).
 pub const TEXT_CACHE_BYTES: usize = 96 * 1024 * 1024;
@@ -13,70 +16,99 @@ pub const TEXT_CACHE_BYTES: usize = 96 * 1024 * 1024;
 /// datasets: 12 MB).
 pub const ORDER_CACHE_BYTES: usize = 32 * 1024 * 1024;
 
-/// The text index's blobs an instance has read, by id: shards up to [`TEXT_CACHE_BYTES`],
-/// least recently used out first, and the newest delta. Beside them, the list entries read
+/// The text index's blobs an instance has read, by id: shards up to [`TEXT_CACHE_BYTES`]
+/// (quick_cache's, admitting by frequency), and the newest delta. Beside them, the list entries read
 /// for pages of matches, while the catalog's `rev` is unchanged (at most [`ENTRIES_KEPT`]),
 /// and the last queries' matches on the current generation (at most [`MATCHES_KEPT`] queries
 /// and [`MATCHES_BYTES`]), so
 /// that a warm repeat neither loads nor scores.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TextCache {
-    shards: Lru<Shard, TEXT_CACHE_BYTES>,
+    shards: Kept<Shard, TEXT_CACHE_BYTES>,
     delta: Option<(String, Delta)>,
     entries_rev: u64,
     entries: HashMap<u64, Indexed>,
     /// The last queries' matches, by generation (its delta's id) and words, newest last.
     matches: Vec<(String, Vec<String>, Arc<Ranked>)>,
     /// Kept orders' chunks of positions, by blob id, up to [`ORDER_CACHE_BYTES`].
-    orders: Lru<Arc<[u32]>, ORDER_CACHE_BYTES>,
+    orders: Kept<Arc<[u32]>, ORDER_CACHE_BYTES>,
 }
 
-/// Values by id, up to `BUDGET` bytes, least recently used out first.
-#[derive(Debug)]
-struct Lru<V, const BUDGET: usize> {
-    held: HashMap<String, (V, usize, u64)>,
-    bytes: usize,
-    clock: u64,
+/// Values by id, weighed by their bytes, up to `BUDGET` bytes: quick_cache's, in one shard.
+/// Until the budget is full every value is kept; then it admits by frequency, not recency (a
+/// value read again while kept is promoted, and a new one takes the place of one not read since
+/// it came), and a value heavier than the budget's hot part (97%) is not kept.
+struct Kept<V, const BUDGET: usize> {
+    held: Cache<String, Weighed<V>, ByBytes>,
 }
 
-impl<V, const BUDGET: usize> Default for Lru<V, BUDGET> {
-    fn default() -> Self {
+/// A value and its bytes.
+#[derive(Clone)]
+struct Weighed<V> {
+    value: V,
+    bytes: u64,
+}
+
+/// A value weighs its bytes (at least 1: quick_cache never evicts what weighs nothing).
+#[derive(Clone)]
+struct ByBytes;
+
+impl<V> Weighter<String, Weighed<V>> for ByBytes {
+    fn weight(&self, _id: &String, held: &Weighed<V>) -> u64 {
+        held.bytes.max(1)
+    }
+}
+
+impl<V, const BUDGET: usize> std::fmt::Debug for Kept<V, BUDGET> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kept")
+            .field("values", &self.held.len())
+            .field("bytes", &self.held.weight())
+            .finish()
+    }
+}
+
+impl<V, const BUDGET: usize> Kept<V, BUDGET> {
+    /// A budget of values of about `typical` bytes each (quick_cache sizes its memory of the
+    /// ids it recently put out by how many values it expects).
+    fn new(typical: usize) -> Self {
         Self {
-            held: HashMap::new(),
-            bytes: 0,
-            clock: 0,
+            held: Cache::with_weighter((BUDGET / typical).max(1), BUDGET as u64, ByBytes),
         }
     }
 }
 
-impl<V: Clone, const BUDGET: usize> Lru<V, BUDGET> {
-    fn get(&mut self, id: &str) -> Option<V> {
-        self.clock += 1;
-        let clock = self.clock;
-        self.held.get_mut(id).map(|(value, _, used)| {
-            *used = clock;
-            value.clone()
-        })
+impl<V: Clone, const BUDGET: usize> Kept<V, BUDGET> {
+    fn get(&self, id: &str) -> Option<V> {
+        self.held.get(id).map(|held| held.value.clone())
     }
 
     fn put(&mut self, id: String, value: V, bytes: usize) {
-        self.clock += 1;
-        self.bytes += bytes;
-        if let Some((_, old, _)) = self.held.insert(id, (value, bytes, self.clock)) {
-            self.bytes -= old;
-        }
-        while self.bytes > BUDGET {
-            let Some(oldest) = self
-                .held
-                .iter()
-                .min_by_key(|(_, (_, _, used))| *used)
-                .map(|(id, _)| id.clone())
-            else {
-                break;
-            };
-            if let Some((_, evicted, _)) = self.held.remove(&oldest) {
-                self.bytes -= evicted;
-            }
+        self.held.insert(
+            id,
+            Weighed {
+                value,
+                bytes: bytes as u64,
+            },
+        );
+    }
+
+    /// The bytes held.
+    #[cfg(test)]
+    fn bytes(&self) -> u64 {
+        self.held.iter().map(|(_, held)| held.bytes).sum()
+    }
+}
+
+impl Default for TextCache {
+    fn default() -> Self {
+        Self {
+            shards: Kept::new(TextIndex::MAX_SHARD_BYTES),
+            delta: None,
+            entries_rev: 0,
+            entries: HashMap::new(),
+            matches: Vec::new(),
+            orders: Kept::new(MAX_CHUNK * 4),
         }
     }
 }
@@ -132,7 +164,7 @@ impl TextCache {
         }
     }
 
-    pub(super) fn order(&mut self, id: &str) -> Option<Arc<[u32]>> {
+    pub(super) fn order(&self, id: &str) -> Option<Arc<[u32]>> {
         self.orders.get(id)
     }
 
@@ -141,7 +173,7 @@ impl TextCache {
         self.orders.put(id, seqs, bytes);
     }
 
-    pub(super) fn shard(&mut self, id: &str) -> Option<Shard> {
+    pub(super) fn shard(&self, id: &str) -> Option<Shard> {
         self.shards.get(id)
     }
 
@@ -167,21 +199,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kept_blobs_stay_within_the_budget_least_recently_used_out_first() {
-        let mut kept: Lru<u8, 100> = Lru::default();
+    fn kept_blobs_stay_within_the_budget_a_blob_read_again_staying() {
+        let mut kept: Kept<u8, 100> = Kept::new(40);
         kept.put("a".into(), 1, 40);
         kept.put("b".into(), 2, 40);
-        assert_eq!(kept.get("a"), Some(1), "a is now the most recently used");
+        assert_eq!(kept.get("a"), Some(1), "a is read again");
+        // WHEN a third comes to the full cache THEN it takes the place of one not read again
         kept.put("c".into(), 3, 40);
-        assert_eq!(kept.get("b"), None, "b, the least recently used, left");
+        assert_eq!(kept.get("b"), None, "b, not read again, left");
         assert_eq!((kept.get("a"), kept.get("c")), (Some(1), Some(3)));
-        kept.put("a".into(), 4, 10);
-        assert_eq!(kept.bytes, 50, "a replaced, its bytes with it");
-        kept.put("big".into(), 5, 101);
-        assert_eq!(
-            kept.bytes, 0,
-            "one over the budget evicts everything, itself too"
-        );
+        assert_eq!(kept.bytes(), 80);
+        kept.put("d".into(), 4, 40);
+        assert_eq!(kept.get("c"), None, "c, read once since it came, left");
+        assert_eq!((kept.get("a"), kept.get("d")), (Some(1), Some(4)));
+        kept.put("a".into(), 5, 10);
+        assert_eq!(kept.bytes(), 50, "a replaced, its bytes with it");
+        kept.put("big".into(), 6, 101);
+        assert_eq!(kept.get("big"), None, "one over the budget is not kept");
+        assert_eq!(kept.bytes(), 50, "and puts nothing out");
     }
 
     #[test]

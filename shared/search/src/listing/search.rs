@@ -372,7 +372,7 @@ impl Listing {
     ) -> Result<(Option<crate::index::TextIndex>, Vec<Item>), StoreError> {
         let needed = manifest.layout.shards_for(words, facets);
         let (mut shards, mut delta) = {
-            let mut cache = lock(&self.text);
+            let cache = lock(&self.text);
             let shards: HashMap<usize, Shard> = needed
                 .iter()
                 .filter_map(|i| cache.shard(&manifest.shards[*i].id).map(|s| (*i, s)))

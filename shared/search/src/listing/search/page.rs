@@ -107,7 +107,7 @@ impl Listing {
 
     /// The keys of these chunks' positions that this instance does not hold.
     pub(super) fn uncached_chunks(&self, chunks: &[ChunkRef]) -> Vec<Item> {
-        let mut cache = lock(&self.text);
+        let cache = lock(&self.text);
         chunks
             .iter()
             .filter(|c| cache.order(&c.seqs.id).is_none())
@@ -123,7 +123,7 @@ impl Listing {
         prefetched: &[Item],
     ) -> Result<Option<Vec<Arc<[u32]>>>, StoreError> {
         let mut held: Vec<Option<Arc<[u32]>>> = {
-            let mut cache = lock(&self.text);
+            let cache = lock(&self.text);
             chunks.iter().map(|c| cache.order(&c.seqs.id)).collect()
         };
         let keys: Vec<Item> = chunks
