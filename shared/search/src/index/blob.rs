@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tantivy::directory::RamDirectory;
 use tantivy::{Directory, Index};
 
-use super::shard::{schema, Shard, ShardWriter};
+use super::shard::{blob_len, schema, Shard, ShardWriter};
 use super::SearchError;
 
 /// Blob format: this byte, then for each file a u16 path length, the path, a u32 length and
@@ -136,11 +136,4 @@ fn empty_store() -> Result<&'static [u8], SearchError> {
         .map_err(|_| SearchError::Damaged("no document store"))?
         .read_bytes()?;
     Ok(EMPTY.get_or_init(|| store.as_slice().to_vec()))
-}
-
-pub(super) fn blob_len(files: &[(PathBuf, Vec<u8>)]) -> usize {
-    1 + files
-        .iter()
-        .map(|(p, b)| 2 + p.as_os_str().len() + 4 + b.len())
-        .sum::<usize>()
 }

@@ -14,7 +14,6 @@ use tantivy::{
     SingleSegmentIndexWriter, TantivyDocument, Term, TERMINATED,
 };
 
-use super::blob::blob_len;
 use super::layout::Bounds;
 use super::{facet_term, words, SearchError, TextDoc, MAX_WORD_BYTES};
 
@@ -350,4 +349,12 @@ pub(super) fn split_into(
     let right_docs: Vec<Terms> = docs.iter().filter_map(|d| d.within(&right)).collect();
     split_into(&left_docs, left, max_bytes, out)?;
     split_into(&right_docs, right, max_bytes, out)
+}
+
+/// How many bytes a shard's files take as one stored blob (`super::blob`).
+pub(super) fn blob_len(files: &[(std::path::PathBuf, Vec<u8>)]) -> usize {
+    1 + files
+        .iter()
+        .map(|(p, b)| 2 + p.as_os_str().len() + 4 + b.len())
+        .sum::<usize>()
 }
