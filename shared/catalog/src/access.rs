@@ -58,6 +58,35 @@ impl<'a> From<&'a DatasetRecord> for Guarded<'a> {
     }
 }
 
+/// Why a request may not read a dataset's data: the one rule's refusals, whatever the route or
+/// protocol ([`authorize`], [`verify_key`], and a key that cannot be parsed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("an API key is required for this dataset: send it in the x-api-key header or as Authorization: Bearer <key>")]
+    MissingKey,
+    #[error("the API key is invalid, expired or revoked")]
+    InvalidKey,
+    #[error("the API key does not have the read scope required to download data")]
+    InsufficientScope,
+    #[error("this API key is limited to other datasets: it cannot read '{0}'")]
+    KeyNotForDataset(Slug),
+    #[error("dataset '{0}' is shared by approval, and this key's account holds no active grant for it: ask the catalog's operators for access")]
+    AccessRequired(Slug),
+}
+
+impl Refusal {
+    /// The stable code clients can match on.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::MissingKey => "missing_key",
+            Self::InvalidKey => "invalid_key",
+            Self::InsufficientScope => "insufficient_scope",
+            Self::KeyNotForDataset(_) => "key_not_for_dataset",
+            Self::AccessRequired(_) => "access_required",
+        }
+    }
+}
+
 /// Why a request was let through: logged with every download.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Allowed {
@@ -87,10 +116,10 @@ pub fn verify_key(record: Option<KeyRecord>, now: DateTime<Utc>) -> Result<KeyRe
             if record.has_scope(&Scope::Read) {
                 Ok(record)
             } else {
-                Err(ApiError::InsufficientScope)
+                Err(ApiError::Refused(Refusal::InsufficientScope))
             }
         }
-        _ => Err(ApiError::InvalidKey),
+        _ => Err(ApiError::Refused(Refusal::InvalidKey)),
     }
 }
 
@@ -112,13 +141,13 @@ pub async fn authorize(
 ) -> Result<Allowed, ApiError> {
     if let Some(key) = key {
         if !key.may_read(dataset.slug) {
-            return Err(ApiError::KeyNotForDataset(dataset.slug.to_string()));
+            return Err(Refusal::KeyNotForDataset(dataset.slug.clone()).into());
         }
     }
     if is_keyless(dataset.keyless_until, now) {
         return Ok(Allowed::Keyless);
     }
-    let key = key.ok_or(ApiError::MissingKey)?;
+    let key = key.ok_or(ApiError::Refused(Refusal::MissingKey))?;
     match (dataset.level, &key.owner) {
         (AccessLevel::Registered, _) | (AccessLevel::Approval, None) => Ok(Allowed::Key),
         (AccessLevel::Approval, Some(owner)) => {
@@ -126,7 +155,7 @@ pub async fn authorize(
             if grant.is_some_and(|g| g.is_active_at(now)) {
                 Ok(Allowed::Grant)
             } else {
-                Err(ApiError::AccessRequired(dataset.slug.to_string()))
+                Err(Refusal::AccessRequired(dataset.slug.clone()).into())
             }
         }
     }

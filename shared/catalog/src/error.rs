@@ -4,6 +4,7 @@
 
 use std::error::Error as StdError;
 
+pub use crate::access::Refusal;
 use crate::accounts::{ClaimsError, FieldError, MAX_ACTIVE_KEYS, MAX_KEYS_PER_DAY};
 use crate::input::ParseError;
 use crate::query::QueryError;
@@ -33,16 +34,9 @@ pub enum StoreError {
 pub enum ApiError {
     #[error("{0}")]
     BadRequest(String),
-    #[error("an API key is required for this dataset: send it in the x-api-key header or as Authorization: Bearer <key>")]
-    MissingKey,
-    #[error("the API key is invalid, expired or revoked")]
-    InvalidKey,
-    #[error("the API key does not have the read scope required to download data")]
-    InsufficientScope,
-    #[error("this API key is limited to other datasets: it cannot read '{0}'")]
-    KeyNotForDataset(String),
-    #[error("dataset '{0}' is shared by approval, and this key's account holds no active grant for it: ask the catalog's operators for access")]
-    AccessRequired(String),
+    /// The one access rule's refusals ([`crate::access`]): 401 or 403.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
     #[error("no dataset {0}")]
     DatasetNotFound(String),
     #[error("dataset '{0}' has no active version to download")]
@@ -220,11 +214,7 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::BadRequest(_) => "bad_request",
-            Self::MissingKey => "missing_key",
-            Self::InvalidKey => "invalid_key",
-            Self::InsufficientScope => "insufficient_scope",
-            Self::KeyNotForDataset(_) => "key_not_for_dataset",
-            Self::AccessRequired(_) => "access_required",
+            Self::Refused(refusal) => refusal.code(),
             Self::DatasetNotFound(_)
             | Self::VersionNotActive { .. }
             | Self::RouteNotFound(_)

@@ -19,10 +19,12 @@ impl ToHttp for ApiError {
     fn status(&self) -> StatusCode {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
-            Self::MissingKey | Self::InvalidKey => StatusCode::UNAUTHORIZED,
-            Self::InsufficientScope | Self::KeyNotForDataset(_) | Self::AccessRequired(_) => {
-                StatusCode::FORBIDDEN
-            }
+            Self::Refused(Refusal::MissingKey | Refusal::InvalidKey) => StatusCode::UNAUTHORIZED,
+            Self::Refused(
+                Refusal::InsufficientScope
+                | Refusal::KeyNotForDataset(_)
+                | Refusal::AccessRequired(_),
+            ) => StatusCode::FORBIDDEN,
             Self::DatasetNotFound(_)
             | Self::NoActiveVersion(_)
             | Self::VersionNotActive { .. }
@@ -57,12 +59,12 @@ impl ToHttp for ApiError {
     /// challenge (RFC 6750 section 3.1: no error code when no credentials were sent).
     fn challenge(&self) -> Option<String> {
         match self {
-            Self::MissingKey => Some(format!("Bearer realm=\"{REALM}\"")),
-            Self::InvalidKey => Some(format!(
+            Self::Refused(Refusal::MissingKey) => Some(format!("Bearer realm=\"{REALM}\"")),
+            Self::Refused(Refusal::InvalidKey) => Some(format!(
                 "Bearer realm=\"{REALM}\", error=\"invalid_token\", \
                  error_description=\"the API key is invalid, expired or revoked\""
             )),
-            Self::InsufficientScope => Some(format!(
+            Self::Refused(Refusal::InsufficientScope) => Some(format!(
                 "Bearer realm=\"{REALM}\", error=\"insufficient_scope\", scope=\"read\""
             )),
             Self::Unauthenticated(e) => Some(format!(

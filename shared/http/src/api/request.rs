@@ -4,7 +4,7 @@
 use lambda_http::http::{header, HeaderMap, HeaderValue, Method};
 use lambda_http::{Request, RequestExt};
 
-use crate::error::{Allowed, ApiError};
+use crate::error::{Allowed, ApiError, Refusal};
 use catalog::input::echo;
 use catalog::keys::ApiKey;
 
@@ -150,12 +150,18 @@ pub fn presented_key(headers: &HeaderMap) -> Result<Option<ApiKey>, ApiError> {
                 "the Authorization header was sent more than once".to_owned(),
             ));
         }
-        let text = value.to_str().map_err(|_| ApiError::InvalidKey)?;
-        let (scheme, token) = text.trim().split_once(' ').ok_or(ApiError::InvalidKey)?;
+        let text = value
+            .to_str()
+            .map_err(|_| ApiError::Refused(Refusal::InvalidKey))?;
+        let (scheme, token) = text
+            .trim()
+            .split_once(' ')
+            .ok_or(ApiError::Refused(Refusal::InvalidKey))?;
         if !scheme.eq_ignore_ascii_case("bearer") {
-            return Err(ApiError::InvalidKey);
+            return Err(ApiError::Refused(Refusal::InvalidKey));
         }
-        from_bearer = Some(ApiKey::parse(token.trim()).ok_or(ApiError::InvalidKey)?);
+        from_bearer =
+            Some(ApiKey::parse(token.trim()).ok_or(ApiError::Refused(Refusal::InvalidKey))?);
     }
     match (from_header, from_bearer) {
         (Some(a), Some(b)) if a != b => Err(ApiError::BadRequest(
@@ -185,9 +191,11 @@ pub fn presented_key_or_basic(headers: &HeaderMap) -> Result<Option<ApiKey>, Api
     let decoded = aws_smithy_types::base64::decode(encoded.trim())
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
-        .ok_or(ApiError::InvalidKey)?;
-    let (_, password) = decoded.split_once(':').ok_or(ApiError::InvalidKey)?;
-    let from_basic = ApiKey::parse(password).ok_or(ApiError::InvalidKey)?;
+        .ok_or(ApiError::Refused(Refusal::InvalidKey))?;
+    let (_, password) = decoded
+        .split_once(':')
+        .ok_or(ApiError::Refused(Refusal::InvalidKey))?;
+    let from_basic = ApiKey::parse(password).ok_or(ApiError::Refused(Refusal::InvalidKey))?;
     let mut values = headers.get_all("x-api-key").iter();
     match (values.next(), values.next()) {
         (None, _) => Ok(Some(from_basic)),
@@ -255,7 +263,7 @@ fn parse_key(value: &HeaderValue) -> Result<ApiKey, ApiError> {
         .to_str()
         .ok()
         .and_then(|v| ApiKey::parse(v.trim()))
-        .ok_or(ApiError::InvalidKey)
+        .ok_or(ApiError::Refused(Refusal::InvalidKey))
 }
 
 /// The address the request came from, as API Gateway saw it (`None` outside API Gateway, or
@@ -394,7 +402,10 @@ mod tests {
         let sent = headers(&[("authorization", &basic(&format!(":{KEY}")))]);
         assert!(presented_key_or_basic(&sent).unwrap().is_some());
         // The other routes keep refusing Basic
-        assert!(matches!(presented_key(&sent), Err(ApiError::InvalidKey)));
+        assert!(matches!(
+            presented_key(&sent),
+            Err(ApiError::Refused(Refusal::InvalidKey))
+        ));
         // The same key in x-api-key too is fine; another is a 400
         let same = headers(&[
             ("authorization", &basic(&format!("key:{KEY}"))),
@@ -431,7 +442,7 @@ mod tests {
         ] {
             let result = presented_key_or_basic(&headers(&[("authorization", &value)]));
             assert!(
-                matches!(result, Err(ApiError::InvalidKey)),
+                matches!(result, Err(ApiError::Refused(Refusal::InvalidKey))),
                 "{value:?}: {result:?}"
             );
         }

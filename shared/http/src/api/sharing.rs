@@ -29,7 +29,7 @@ use super::data::download_name;
 use super::gate::{authenticate, judge, Admitted};
 use super::http::{json_response, shell, Audience};
 use super::request::{presented_key, request_path, single_param};
-use crate::error::{ApiError, StoreError};
+use crate::error::{ApiError, Refusal, StoreError};
 use crate::sharing::{
     encode_token, millis, types::delta_schema, File, Format, ListWindow, Metadata, Page,
     QueryRequest, Schema, Share, SharingRoute, Table, SCHEMA, SHARE,
@@ -84,7 +84,7 @@ async fn answer(
     let route = SharingRoute::parse(request_path(req), req.method().as_str())?;
     // Every route needs a key: a recipient is known by its bearer token.
     let hash = presented_key(req.headers())?
-        .ok_or(ApiError::MissingKey)?
+        .ok_or(ApiError::Refused(Refusal::MissingKey))?
         .hash();
     match route {
         SharingRoute::ListShares | SharingRoute::ListSchemas | SharingRoute::GetShare => {
@@ -288,9 +288,9 @@ async fn readable(
 ) -> Result<bool, ApiError> {
     match authorize(&guarded, Some(key), grants, now).await {
         Ok(_) => Ok(true),
-        Err(ApiError::KeyNotForDataset(_) | ApiError::AccessRequired(_) | ApiError::MissingKey) => {
-            Ok(false)
-        }
+        Err(ApiError::Refused(
+            Refusal::KeyNotForDataset(_) | Refusal::AccessRequired(_) | Refusal::MissingKey,
+        )) => Ok(false),
         Err(e) => Err(e),
     }
 }
