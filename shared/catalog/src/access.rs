@@ -85,6 +85,15 @@ impl Refusal {
             Self::AccessRequired(_) => "access_required",
         }
     }
+
+    /// Whether the refusal is of the key itself (missing, invalid or without the scope), which
+    /// fails a request whatever it asks, rather than of one dataset for a key that is good.
+    pub fn of_the_key(&self) -> bool {
+        matches!(
+            self,
+            Self::MissingKey | Self::InvalidKey | Self::InsufficientScope
+        )
+    }
 }
 
 /// Why a request was let through: logged with every download.

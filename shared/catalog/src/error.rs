@@ -4,10 +4,14 @@
 
 use std::error::Error as StdError;
 
+use std::fmt;
+
 pub use crate::access::Refusal;
-use crate::accounts::{ClaimsError, FieldError, MAX_ACTIVE_KEYS, MAX_KEYS_PER_DAY};
-use crate::input::ParseError;
+pub use crate::accounts::{AccountError, IdempotencyConflict};
+pub use crate::grants::GrantError;
+use crate::input::{DatasetRef, ParseError};
 use crate::query::QueryError;
+pub use crate::sharing::SharingError;
 use crate::slug::Slug;
 
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
@@ -29,16 +33,28 @@ pub enum StoreError {
     Other(#[source] BoxError),
 }
 
-/// Everything a request can end in other than success.
+/// Everything a request can end in other than success: the request's own refusals (what it
+/// names, its parameters, its method), each domain's refusals wrapped whole (the access rule's,
+/// an account's, an access request's, Delta Sharing's), and the backend's failures.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
+    /// A refused path or query parameter: the parse error's message.
     #[error("{0}")]
     BadRequest(String),
     /// The one access rule's refusals ([`crate::access`]): 401 or 403.
     #[error(transparent)]
     Refused(#[from] Refusal),
+    /// An account route's refusals ([`crate::accounts`]).
+    #[error(transparent)]
+    Account(#[from] AccountError),
+    /// An access request's or decision's refusals ([`crate::grants`]).
+    #[error(transparent)]
+    Grant(#[from] GrantError),
+    /// Delta Sharing's refusals ([`crate::sharing`]).
+    #[error(transparent)]
+    Sharing(#[from] SharingError),
     #[error("no dataset {0}")]
-    DatasetNotFound(String),
+    DatasetNotFound(Named),
     #[error("dataset '{0}' has no active version to download")]
     NoActiveVersion(Slug),
     /// Taken down by the catalog's operators (`catalog-admin datasets unpublish`): a 410 on
@@ -47,83 +63,45 @@ pub enum ApiError {
     Unpublished(Slug),
     #[error("version {requested} of '{slug}' is not available: its active version is {active}")]
     VersionNotActive {
-        slug: String,
+        slug: Slug,
         requested: u64,
         active: u64,
     },
+    /// No route for the path (as the client sent it, echoed).
     #[error("no route for {0}")]
     RouteNotFound(String),
-    /// A Delta Sharing share or schema that does not exist: the message names what does.
-    #[error("{0}")]
-    ResourceNotFound(String),
-    /// A Delta Sharing request body that is not what the protocol describes.
-    #[error("{0}")]
-    MalformedRequest(String),
-    /// A Delta Sharing feature this server does not have (the change data feed, time travel
-    /// by timestamp).
-    #[error("{0}")]
-    Unsupported(String),
-    /// Delta Sharing time travel to a version that does not exist, is newer than the active
-    /// one, was never activated or was withdrawn by a rollback: one answer for all, a 404, as a
-    /// pinned version the data endpoint does not serve.
-    #[error("version {requested} of '{slug}' cannot be read: this server shares the active version, {active}, and the earlier versions that were active and not withdrawn by a rollback")]
-    VersionUnavailable {
-        slug: String,
-        requested: u64,
-        active: u64,
-    },
     /// The rows API cannot show these rows within a function's memory (see `catalog::rows`).
     #[error("{0}")]
     PreviewUnavailable(String),
     #[error("method {method} is not allowed; use {}", allowed.hint())]
     MethodNotAllowed { method: String, allowed: Allowed },
-    #[error("{0}")]
-    Unauthenticated(ClaimsError),
-    #[error("{0}")]
-    InvalidField(FieldError),
-    #[error("an account may hold at most {MAX_ACTIVE_KEYS} active keys: revoke one before creating another")]
-    KeyLimitReached,
-    #[error("this account is disabled: it cannot create keys or ask for access")]
-    AccountDisabled,
-    /// The user pool no longer accepts the (still unexpired) access token for anyone: its user
-    /// was deleted, or signed out everywhere.
-    #[error("the user pool no longer knows this account (deleted, or signed out everywhere): sign in again")]
-    AccountUnknown,
-    #[error("an account may create at most {MAX_KEYS_PER_DAY} keys a day (UTC): try again in {retry_after} seconds")]
-    DailyKeyLimit { retry_after: u64 },
-    #[error("{0}")]
-    IdempotencyConflict(&'static str),
-    #[error("no key {0} in this account")]
-    KeyNotFound(String),
-    #[error("dataset '{0}' is open to every registered account: there is no access to ask for")]
-    RequestNotNeeded(String),
-    #[error("a request for '{0}' is already pending: withdraw it to ask again")]
-    RequestPending(String),
-    #[error("this account already has access to '{0}'")]
-    AlreadyGranted(String),
-    #[error("the catalog's operators revoked this account's access to '{0}': ask them to grant it again")]
-    AccessRevoked(String),
-    #[error("no pending request for '{0}' in this account")]
-    RequestNotFound(String),
-    #[error("no access record for account {grantee} on '{slug}'")]
-    RecordNotFound { slug: String, grantee: String },
-    #[error("cannot {verb}: the record of {grantee} on '{slug}' is {status} (revision {rev}), not {expected}")]
-    DecisionConflict {
-        verb: &'static str,
-        slug: String,
-        grantee: String,
-        status: &'static str,
-        rev: u64,
-        expected: String,
-    },
-    #[error("these routes are for members of the operators' group")]
-    NotAnOperator,
     #[error("the catalog is receiving more requests than it can serve right now, retry shortly")]
     RateLimited(#[source] StoreError),
     #[error("the catalog is temporarily unavailable, retry shortly")]
     Unavailable(#[source] StoreError),
     #[error("internal error")]
     Internal(#[source] BoxError),
+}
+
+/// A dataset as a request named it, for the 404 that finds none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Named {
+    /// By slug or UUID, as the catalog's routes name one: `'city-bikes'`, `with id …`.
+    Dataset(DatasetRef),
+    /// A slug as a parameter or path gave it, possibly malformed (echoed): `'…'`.
+    Given(String),
+    /// A Delta Sharing table (echoed): `table '…'`.
+    Table(String),
+}
+
+impl fmt::Display for Named {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Dataset(dataset) => dataset.fmt(f),
+            Self::Given(raw) => write!(f, "'{raw}'"),
+            Self::Table(raw) => write!(f, "table '{raw}'"),
+        }
+    }
 }
 
 impl From<StoreError> for ApiError {
@@ -215,32 +193,16 @@ impl ApiError {
         match self {
             Self::BadRequest(_) => "bad_request",
             Self::Refused(refusal) => refusal.code(),
-            Self::DatasetNotFound(_)
-            | Self::VersionNotActive { .. }
-            | Self::RouteNotFound(_)
-            | Self::ResourceNotFound(_) => "not_found",
-            Self::MalformedRequest(_) => "malformed_request",
-            Self::Unsupported(_) => "unsupported",
-            Self::VersionUnavailable { .. } => "version_unavailable",
+            Self::Account(e) => e.code(),
+            Self::Grant(e) => e.code(),
+            Self::Sharing(e) => e.code(),
+            Self::DatasetNotFound(_) | Self::VersionNotActive { .. } | Self::RouteNotFound(_) => {
+                "not_found"
+            }
             Self::NoActiveVersion(_) => "no_active_version",
             Self::Unpublished(_) => "unpublished",
             Self::MethodNotAllowed { .. } => "method_not_allowed",
             Self::PreviewUnavailable(_) => "preview_unavailable",
-            Self::Unauthenticated(_) => "invalid_token",
-            Self::InvalidField(e) => e.field.code(),
-            Self::KeyLimitReached => "key_limit_reached",
-            Self::DailyKeyLimit { .. } => "daily_key_limit",
-            Self::IdempotencyConflict(_) => "idempotency_conflict",
-            Self::AccountDisabled => "account_disabled",
-            Self::AccountUnknown => "account_unknown",
-            Self::KeyNotFound(_) => "key_not_found",
-            Self::RequestNotNeeded(_) => "request_not_needed",
-            Self::RequestPending(_) => "request_pending",
-            Self::AlreadyGranted(_) => "already_granted",
-            Self::AccessRevoked(_) => "access_revoked",
-            Self::RequestNotFound(_) | Self::RecordNotFound { .. } => "request_not_found",
-            Self::DecisionConflict { .. } => "decision_conflict",
-            Self::NotAnOperator => "not_an_operator",
             Self::RateLimited(_) => "rate_limited",
             Self::Unavailable(_) => "unavailable",
             Self::Internal(_) => "internal",

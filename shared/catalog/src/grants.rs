@@ -21,8 +21,10 @@ use crate::policy::{ApprovalPolicy, Grant};
 use crate::slug::Slug;
 
 mod decision;
+mod error;
 
 pub use decision::{Decision, DecisionRequest};
+pub use error::{Expected, GrantError};
 
 /// Where a record stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -36,6 +36,7 @@ pub mod ports;
 pub mod query;
 pub mod records;
 pub mod rows;
+pub mod sharing;
 pub mod signup;
 pub mod slug;
 pub mod time;

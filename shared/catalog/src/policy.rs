@@ -12,6 +12,40 @@ pub fn is_keyless(keyless_until: Option<DateTime<Utc>>, now: DateTime<Utc>) -> b
     keyless_until.is_some_and(|until| now < until)
 }
 
+/// When a dataset's answers change, for their `Last-Modified` and `max-age`: at its last write,
+/// and by themselves when its access turns without one (today, at the end of its keyless
+/// window: its `keyless` and `access` fields, and whether its statistics' values are public,
+/// change then). Every answer's freshness derives from this one value, so a new moment of that
+/// kind is added where a record builds it ([`crate::records::DatasetRecord::freshness`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Freshness {
+    updated_at: DateTime<Utc>,
+    turns_at: Option<DateTime<Utc>>,
+}
+
+impl Freshness {
+    /// A dataset last written at `updated_at` whose access turns by itself at `turns_at`.
+    pub fn new(updated_at: DateTime<Utc>, turns_at: Option<DateTime<Utc>>) -> Self {
+        Self {
+            updated_at,
+            turns_at,
+        }
+    }
+
+    /// When its answer last changed: its last write, or a turn that has passed since.
+    pub fn changed_at(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        match self.turns_at {
+            Some(at) if at <= now && at > self.updated_at => at,
+            _ => self.updated_at,
+        }
+    }
+
+    /// Its next turn after `now`, if there is one.
+    pub fn next_turn(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.turns_at.filter(|at| *at > now)
+    }
+}
+
 /// Who may read a dataset's data outside its keyless window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -330,5 +364,24 @@ mod tests {
         assert!(values_public(AccessLevel::Approval, open, now));
         assert!(!values_public(AccessLevel::Approval, closed, now));
         assert!(!values_public(AccessLevel::Approval, None, now));
+    }
+
+    #[test]
+    fn an_answer_changed_at_its_last_write_or_at_a_turn_passed_since_and_turns_next_at_a_future_one(
+    ) {
+        let now = Utc::now();
+        let hours = |h: i64| now + chrono::Duration::hours(h);
+        let written = hours(-5);
+        let never = Freshness::new(written, None);
+        assert_eq!(never.changed_at(now), written);
+        assert_eq!(never.next_turn(now), None);
+        let passed = Freshness::new(written, Some(hours(-1)));
+        assert_eq!(passed.changed_at(now), hours(-1));
+        assert_eq!(passed.next_turn(now), None);
+        let before_the_write = Freshness::new(written, Some(hours(-6)));
+        assert_eq!(before_the_write.changed_at(now), written);
+        let ahead = Freshness::new(written, Some(hours(2)));
+        assert_eq!(ahead.changed_at(now), written);
+        assert_eq!(ahead.next_turn(now), Some(hours(2)));
     }
 }

@@ -149,7 +149,7 @@ pub enum Created {
     /// re-issued for the new secret (the first secret, never received, no longer works).
     Replayed(Box<KeyInfo>),
     /// The `Idempotency-Key` was used with another request, or its key was revoked since: why.
-    IdempotencyConflict(&'static str),
+    IdempotencyConflict(crate::accounts::IdempotencyConflict),
 }
 
 /// An account's own keys: the keys function's storage.

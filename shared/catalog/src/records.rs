@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use uuid::Uuid;
 
-use crate::policy::{AccessLevel, ApprovalPolicy};
+use crate::policy::{AccessLevel, ApprovalPolicy, Freshness};
 use crate::slug::Slug;
 
 /// The version of a dataset that the data endpoint serves, with everything the download
@@ -92,6 +92,11 @@ pub struct DownloadTarget {
 }
 
 impl DatasetRecord {
+    /// When its answers change ([`Freshness`]).
+    pub fn freshness(&self) -> Freshness {
+        Freshness::new(self.updated_at, self.keyless_until)
+    }
+
     /// What the gate judges of this dataset.
     pub fn target(&self) -> DownloadTarget {
         DownloadTarget {
@@ -148,6 +153,11 @@ pub struct DatasetSummary {
 }
 
 impl DatasetSummary {
+    /// When its answers change ([`Freshness`]), as its dataset's.
+    pub fn freshness(&self) -> Freshness {
+        Freshness::new(self.updated_at, self.keyless_until)
+    }
+
     /// The list entry of a dataset serving `active`, at publication position `seq`.
     pub fn of(
         slug: Slug,

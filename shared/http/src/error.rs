@@ -19,37 +19,17 @@ impl ToHttp for ApiError {
     fn status(&self) -> StatusCode {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
-            Self::Refused(Refusal::MissingKey | Refusal::InvalidKey) => StatusCode::UNAUTHORIZED,
-            Self::Refused(
-                Refusal::InsufficientScope
-                | Refusal::KeyNotForDataset(_)
-                | Refusal::AccessRequired(_),
-            ) => StatusCode::FORBIDDEN,
+            Self::Refused(refusal) => refusal.status(),
+            Self::Account(e) => e.status(),
+            Self::Grant(e) => e.status(),
+            Self::Sharing(e) => e.status(),
             Self::DatasetNotFound(_)
             | Self::NoActiveVersion(_)
             | Self::VersionNotActive { .. }
-            | Self::RouteNotFound(_)
-            | Self::ResourceNotFound(_) => StatusCode::NOT_FOUND,
-            Self::VersionUnavailable { .. } => StatusCode::NOT_FOUND,
+            | Self::RouteNotFound(_) => StatusCode::NOT_FOUND,
             Self::Unpublished(_) => StatusCode::GONE,
-            Self::MalformedRequest(_) | Self::Unsupported(_) => StatusCode::BAD_REQUEST,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::PreviewUnavailable(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::Unauthenticated(_) | Self::AccountUnknown => StatusCode::UNAUTHORIZED,
-            Self::InvalidField(_) => StatusCode::BAD_REQUEST,
-            Self::KeyLimitReached => StatusCode::CONFLICT,
-            Self::DailyKeyLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::IdempotencyConflict(_) => StatusCode::CONFLICT,
-            Self::AccountDisabled => StatusCode::FORBIDDEN,
-            Self::KeyNotFound(_) | Self::RequestNotFound(_) | Self::RecordNotFound { .. } => {
-                StatusCode::NOT_FOUND
-            }
-            Self::RequestNotNeeded(_)
-            | Self::RequestPending(_)
-            | Self::AlreadyGranted(_)
-            | Self::AccessRevoked(_)
-            | Self::DecisionConflict { .. } => StatusCode::CONFLICT,
-            Self::NotAnOperator => StatusCode::FORBIDDEN,
             Self::RateLimited(_) | Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -59,22 +39,94 @@ impl ToHttp for ApiError {
     /// challenge (RFC 6750 section 3.1: no error code when no credentials were sent).
     fn challenge(&self) -> Option<String> {
         match self {
-            Self::Refused(Refusal::MissingKey) => Some(format!("Bearer realm=\"{REALM}\"")),
-            Self::Refused(Refusal::InvalidKey) => Some(format!(
+            Self::Refused(refusal) => refusal.challenge(),
+            Self::Account(e) => e.challenge(),
+            _ => None,
+        }
+    }
+}
+
+impl ToHttp for Refusal {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::MissingKey | Self::InvalidKey => StatusCode::UNAUTHORIZED,
+            // A key without the scope, or a good key this dataset refuses.
+            _ => StatusCode::FORBIDDEN,
+        }
+    }
+
+    fn challenge(&self) -> Option<String> {
+        match self {
+            Self::MissingKey => Some(format!("Bearer realm=\"{REALM}\"")),
+            Self::InvalidKey => Some(format!(
                 "Bearer realm=\"{REALM}\", error=\"invalid_token\", \
                  error_description=\"the API key is invalid, expired or revoked\""
             )),
-            Self::Refused(Refusal::InsufficientScope) => Some(format!(
+            Self::InsufficientScope => Some(format!(
                 "Bearer realm=\"{REALM}\", error=\"insufficient_scope\", scope=\"read\""
             )),
-            Self::Unauthenticated(e) => Some(format!(
-                "Bearer realm=\"{REALM}\", error=\"invalid_token\", error_description=\"{e}\""
-            )),
-            Self::AccountUnknown => Some(format!(
+            // A good key this dataset refuses: no challenge, since another key would not help
+            // more than the message says.
+            _ => None,
+        }
+    }
+}
+
+impl ToHttp for AccountError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::Unauthenticated(_) | Self::Unknown => StatusCode::UNAUTHORIZED,
+            Self::Disabled | Self::NotAnOperator => StatusCode::FORBIDDEN,
+            Self::InvalidField(_) => StatusCode::BAD_REQUEST,
+            Self::KeyLimitReached | Self::IdempotencyConflict(_) => StatusCode::CONFLICT,
+            Self::DailyKeyLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::KeyNotFound(_) => StatusCode::NOT_FOUND,
+        }
+    }
+
+    /// A token the authorizer let through that names no caller, or that the user pool no
+    /// longer knows: `invalid_token`, saying why.
+    fn challenge(&self) -> Option<String> {
+        match self {
+            Self::Unauthenticated(_) | Self::Unknown => Some(format!(
                 "Bearer realm=\"{REALM}\", error=\"invalid_token\", error_description=\"{self}\""
             )),
             _ => None,
         }
+    }
+}
+
+impl ToHttp for GrantError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::RequestNotFound(_) | Self::RecordNotFound { .. } => StatusCode::NOT_FOUND,
+            Self::RequestNotNeeded(_)
+            | Self::RequestPending(_)
+            | Self::AlreadyGranted(_)
+            | Self::AccessRevoked(_)
+            | Self::DecisionConflict { .. } => StatusCode::CONFLICT,
+        }
+    }
+
+    fn challenge(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Delta Sharing's refusals: the protocol has no 410, so an unpublished table is a 404.
+impl ToHttp for SharingError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::UnknownShare(_)
+            | Self::UnknownSchema(_)
+            | Self::Unpublished(_)
+            | Self::VersionUnavailable { .. } => StatusCode::NOT_FOUND,
+            Self::MalformedQuery(_) | Self::Unsupported(_) => StatusCode::BAD_REQUEST,
+        }
+    }
+
+    fn challenge(&self) -> Option<String> {
+        None
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use chrono::{DateTime, Duration, Utc};
 
-use catalog::accounts::MAX_ACTIVE_KEYS;
+use catalog::accounts::{IdempotencyConflict, MAX_ACTIVE_KEYS};
 use catalog::policy::Grant;
 
 use catalog::error::StoreError;
@@ -305,7 +305,7 @@ impl AccountKeyStore for MemoryAccounts {
         if let Some((fingerprint, id)) = remembered {
             if fingerprint != replay.fingerprint {
                 return Ok(Created::IdempotencyConflict(
-                    "this Idempotency-Key was sent with another request: use a new one",
+                    IdempotencyConflict::OtherRequest,
                 ));
             }
             let keys = lock(&self.keys);
@@ -314,9 +314,7 @@ impl AccountKeyStore for MemoryAccounts {
                     prefix: key.prefix.clone(),
                     ..first.clone()
                 })),
-                _ => Created::IdempotencyConflict(
-                    "the key this Idempotency-Key created was revoked or has expired: use a new one",
-                ),
+                _ => Created::IdempotencyConflict(IdempotencyConflict::KeyEnded),
             });
         }
         let created = self.create_key(key, now).await?;

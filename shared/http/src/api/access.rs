@@ -19,10 +19,10 @@ use serde::Serialize;
 
 use super::http::json_response;
 use super::request::{single_param, verified_claims};
-use crate::error::{Allowed, ApiError};
+use crate::error::{AccountError, Allowed, ApiError, GrantError, Named};
 use catalog::accounts::{Field, FieldError};
-use catalog::grants::{in_group, AccessAsk, AccessRecord, AccessStatus, DecisionRequest};
-use catalog::input::{echo, PageRequest};
+use catalog::grants::{in_group, AccessAsk, AccessStatus, DecisionRequest};
+use catalog::input::{echo, DatasetRef, PageRequest};
 use catalog::keys::Owner;
 use catalog::policy::{AccessLevel, Approval};
 use catalog::ports::{AccessStore, Asked, DatasetAccess, Decided, Directory};
@@ -149,10 +149,10 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
             }
             AccessRoute::MineFor(raw) if method == Method::DELETE => {
                 let dataset = self
-                    .dataset_or(&raw, ApiError::RequestNotFound(echo(&raw)))
+                    .dataset_or(&raw, GrantError::RequestNotFound(echo(&raw)).into())
                     .await?;
                 if !self.store.withdraw(&owner, &dataset.id, now).await? {
-                    return Err(ApiError::RequestNotFound(echo(&raw)));
+                    return Err(GrantError::RequestNotFound(echo(&raw)).into());
                 }
                 tracing::info!(owner = %owner, dataset = %dataset.slug, "withdrew access request");
                 let mut response = Response::new(Body::Empty);
@@ -164,7 +164,7 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
                 let status = match query(req, "status") {
                     None => AccessStatus::Pending,
                     Some(raw) => AccessStatus::parse(raw).ok_or_else(|| {
-                        ApiError::InvalidField(FieldError {
+                        AccountError::InvalidField(FieldError {
                             field: Field::Status,
                             message: format!(
                                 "status must be pending, granted, rejected, revoked or withdrawn, got '{}'",
@@ -176,7 +176,7 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
                 let dataset = match query(req, "dataset") {
                     None => None,
                     Some(raw) => Some(
-                        self.dataset_or(raw, ApiError::DatasetNotFound(format!("'{}'", echo(raw))))
+                        self.dataset_or(raw, ApiError::DatasetNotFound(Named::Given(echo(raw))))
                             .await?,
                     ),
                 };
@@ -214,16 +214,16 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
             AccessRoute::OperatorFor(raw, account) if method == Method::POST => {
                 self.operator(req, &owner).await?;
                 // What the path names comes first (a 404), then the body (a 400).
-                let not_found = || ApiError::RecordNotFound {
+                let not_found = || GrantError::RecordNotFound {
                     slug: echo(&raw),
                     grantee: echo(&account),
                 };
                 let dataset = self
-                    .dataset_or(&raw, ApiError::DatasetNotFound(format!("'{}'", echo(&raw))))
+                    .dataset_or(&raw, ApiError::DatasetNotFound(Named::Given(echo(&raw))))
                     .await?;
                 let grantee = Owner::parse(&account).ok_or_else(not_found)?;
                 let request = DecisionRequest::parse(req.body().as_ref(), now)
-                    .map_err(ApiError::InvalidField)?;
+                    .map_err(AccountError::InvalidField)?;
                 let by = match bearer(req) {
                     Some(token) => self.directory.email(token).await?,
                     None => None,
@@ -250,8 +250,10 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
                             },
                         ))
                     }
-                    Decided::Conflict(record) => Err(conflict(&request, &record, now)),
-                    Decided::NotFound => Err(not_found()),
+                    Decided::Conflict(record) => {
+                        Err(GrantError::conflict(&request, &record, now).into())
+                    }
+                    Decided::NotFound => Err(not_found().into()),
                 }
             }
             route => Err(ApiError::MethodNotAllowed {
@@ -269,19 +271,21 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
         now: DateTime<Utc>,
     ) -> Result<Response<Body>, ApiError> {
         // Read as JSON whatever the Content-Type says, as the key routes do.
-        let ask = AccessAsk::parse(req.body().as_ref()).map_err(ApiError::InvalidField)?;
+        let ask = AccessAsk::parse(req.body().as_ref()).map_err(AccountError::InvalidField)?;
         let slug = ask.dataset.to_string();
         let dataset = self
             .store
             .dataset_access(&ask.dataset)
             .await?
-            .ok_or_else(|| ApiError::DatasetNotFound(format!("'{slug}'")))?;
+            .ok_or_else(|| {
+                ApiError::DatasetNotFound(Named::Dataset(DatasetRef::Slug(ask.dataset.clone())))
+            })?;
         if dataset.level != AccessLevel::Approval {
-            return Err(ApiError::RequestNotNeeded(slug));
+            return Err(GrantError::RequestNotNeeded(ask.dataset).into());
         }
         let answers = ask
             .answers_for(&dataset.policy)
-            .map_err(ApiError::InvalidField)?;
+            .map_err(AccountError::InvalidField)?;
         let email = match bearer(req) {
             Some(token) => self.directory.email(token).await?,
             None => None,
@@ -312,10 +316,10 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
                 }
                 Ok(response)
             }
-            Asked::AlreadyPending => Err(ApiError::RequestPending(slug)),
-            Asked::AlreadyGranted => Err(ApiError::AlreadyGranted(slug)),
-            Asked::Revoked => Err(ApiError::AccessRevoked(slug)),
-            Asked::AccountDisabled => Err(ApiError::AccountDisabled),
+            Asked::AlreadyPending => Err(GrantError::RequestPending(ask.dataset).into()),
+            Asked::AlreadyGranted => Err(GrantError::AlreadyGranted(ask.dataset).into()),
+            Asked::Revoked => Err(GrantError::AccessRevoked(ask.dataset).into()),
+            Asked::AccountDisabled => Err(AccountError::Disabled.into()),
         }
     }
 
@@ -337,11 +341,11 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
         };
         if !member {
             tracing::info!(caller = %owner, "refused an operators' route");
-            return Err(ApiError::NotAnOperator);
+            return Err(AccountError::NotAnOperator.into());
         }
         if self.store.account_disabled(owner).await? {
             tracing::info!(operator = %owner, "refused a disabled operator");
-            return Err(ApiError::AccountDisabled);
+            return Err(AccountError::Disabled.into());
         }
         Ok(())
     }
@@ -361,28 +365,10 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
         }
         if self.store.account_disabled(owner).await? {
             tracing::info!(owner = %owner, "a disabled account asked for a key");
-            return Err(ApiError::AccountDisabled);
+            return Err(AccountError::Disabled.into());
         }
         tracing::info!(owner = %owner, "the user pool no longer knows this account");
-        Err(ApiError::AccountUnknown)
-    }
-}
-
-fn conflict(request: &DecisionRequest, record: &AccessRecord, now: DateTime<Utc>) -> ApiError {
-    let expected = match request.rev {
-        Some(rev) => format!(
-            "{} at revision {rev}",
-            request.decision.applies_to().as_str()
-        ),
-        None => request.decision.applies_to().as_str().to_owned(),
-    };
-    ApiError::DecisionConflict {
-        verb: request.decision.verb(),
-        slug: record.slug.clone(),
-        grantee: record.grantee.clone(),
-        status: record.shown_status(now),
-        rev: record.rev,
-        expected,
+        Err(AccountError::Unknown.into())
     }
 }
 

@@ -18,7 +18,7 @@ use super::access::{AccessRoute, AccessService};
 use super::http::{json_response, shell, Audience};
 pub use super::request::verified_claims;
 use super::request::{request_path, single_param};
-use crate::error::{Allowed, ApiError};
+use crate::error::{AccountError, Allowed, ApiError};
 use catalog::accounts::{caller, seconds_to_next_day, KeyRequest, Replay, MAX_ACTIVE_KEYS};
 use catalog::input::{echo, PageRequest};
 use catalog::keys::{generate_key, is_key_id, KeyInfo, KeyStatus, Owner};
@@ -119,7 +119,7 @@ pub async fn account_keys(
 
 /// The caller, as API Gateway's authorizer verified it (it runs before anything else).
 fn the_caller(req: &Request) -> Result<Owner, ApiError> {
-    caller(verified_claims(req)).map_err(ApiError::Unauthenticated)
+    Ok(caller(verified_claims(req)).map_err(AccountError::Unauthenticated)?)
 }
 
 /// `known` says whether the caller may have a new key (awaited only for a valid creation).
@@ -135,12 +135,13 @@ async fn keys_route(
     match route {
         AccountRoute::Keys if method == Method::POST => {
             // The body is read as JSON whatever its Content-Type says (curl's `-d` says form).
-            let request = KeyRequest::parse(req.body().as_ref()).map_err(ApiError::InvalidField)?;
+            let request =
+                KeyRequest::parse(req.body().as_ref()).map_err(AccountError::InvalidField)?;
             let replay = match req.headers().get("idempotency-key") {
                 None => None,
                 Some(value) => Some(
                     Replay::new(value.to_str().unwrap_or("\u{0}"), &request)
-                        .map_err(ApiError::InvalidField)?,
+                        .map_err(AccountError::InvalidField)?,
                 ),
             };
             known.await?;
@@ -160,22 +161,23 @@ async fn keys_route(
                     replayed = true;
                 }
                 Created::IdempotencyConflict(why) => {
-                    tracing::info!(owner = %owner, why, "idempotency conflict");
-                    return Err(ApiError::IdempotencyConflict(why));
+                    tracing::info!(owner = %owner, why = %why, "idempotency conflict");
+                    return Err(AccountError::IdempotencyConflict(why).into());
                 }
                 Created::LimitReached => {
                     tracing::info!(owner = %owner, "key limit reached");
-                    return Err(ApiError::KeyLimitReached);
+                    return Err(AccountError::KeyLimitReached.into());
                 }
                 Created::AccountDisabled => {
                     tracing::info!(owner = %owner, "a disabled account asked for a key");
-                    return Err(ApiError::AccountDisabled);
+                    return Err(AccountError::Disabled.into());
                 }
                 Created::DailyLimitReached => {
                     tracing::info!(owner = %owner, "daily key limit reached");
-                    return Err(ApiError::DailyKeyLimit {
+                    return Err(AccountError::DailyKeyLimit {
                         retry_after: seconds_to_next_day(now),
-                    });
+                    }
+                    .into());
                 }
             }
             if !replayed {
@@ -242,7 +244,7 @@ async fn keys_route(
             // An id of another shape cannot be a key; a key of another account is answered as
             // an unknown one, so that nobody learns it exists.
             if !is_key_id(&id) || !store.revoke_key(&owner, &id, now).await? {
-                return Err(ApiError::KeyNotFound(echo(&id)));
+                return Err(AccountError::KeyNotFound(echo(&id)).into());
             }
             tracing::info!(owner = %owner, key_id = %id, "revoked account key");
             let mut response = Response::new(Body::Empty);

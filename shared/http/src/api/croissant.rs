@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use lambda_http::{Body, Request, Response};
 
-use super::http::{cacheable_as, changed_at, seconds_to_next_window_end, shell, Audience};
+use super::http::{cacheable_as, freshness, shell, Audience};
 use super::metadata::read_shown;
 use super::request::{accept, links, Endpoint};
 use crate::error::ApiError;
@@ -39,11 +39,12 @@ async fn croissant_inner(
         values_withheld = shown.withheld,
         "read dataset as Croissant"
     );
+    let (last_modified, max_age) = freshness([record.freshness()], now);
     Ok(shown.finish(cacheable_as(
         req,
         document.to_string(),
         CONTENT_TYPE,
-        Some(changed_at(record.updated_at, record.keyless_until, now)),
-        seconds_to_next_window_end([record.keyless_until], now),
+        last_modified,
+        max_age,
     )))
 }

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use lambda_http::http::{header, HeaderValue, Method};
 use lambda_http::{Body, Request, Response};
 
-use super::http::{cacheable_as, page_freshness, shell, Audience};
+use super::http::{cacheable_as, freshness, shell, Audience};
 use super::request::{accept, links, single_param, Endpoint};
 use crate::error::ApiError;
 use crate::linked::dcat::{catalog_page, PageInfo};
@@ -126,7 +126,7 @@ async fn catalog_inner(
         RdfFormat::JsonLd => graph.to_json_ld().to_string(),
         RdfFormat::Turtle => graph.to_turtle(),
     };
-    let (last_modified, max_age) = page_freshness(&result.items, now);
+    let (last_modified, max_age) = freshness(result.items.iter().map(|i| i.freshness()), now);
     Ok(cacheable_as(
         req,
         body,

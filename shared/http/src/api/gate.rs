@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, Named};
 use catalog::access::{authorize, verify_key, Allowed, Guarded};
 use catalog::audit::{Event, What};
 use catalog::input::{DatasetRef, VersionPin};
@@ -61,13 +61,20 @@ pub async fn admit(
     let hash = key.as_ref().map(ApiKey::hash);
     let (target, key_record) = reader.get_download(dataset, hash.as_ref()).await?;
     let presented = hash.as_ref().map(|h| (h, key_record));
-    let admitted = judge(&dataset.to_string(), target, presented, reader, now).await?;
+    let admitted = judge(
+        Named::Dataset(dataset.clone()),
+        target,
+        presented,
+        reader,
+        now,
+    )
+    .await?;
     // Only the active version is ever served: a pinned client whose version was replaced gets
     // a 404 naming the active one, never the newer file under the old number.
     if let Some(requested) = pin.map(VersionPin::get) {
         if requested != admitted.active.version {
             return Err(ApiError::VersionNotActive {
-                slug: admitted.slug.to_string(),
+                slug: admitted.slug,
                 requested,
                 active: admitted.active.version,
             });
@@ -82,7 +89,7 @@ pub async fn admit(
 /// the dataset must exist (404), be published (410 once unpublished) and have an active version
 /// (404); then [`authorize`] decides.
 pub async fn judge(
-    named: &str,
+    named: Named,
     target: Option<DownloadTarget>,
     presented: Option<(&KeyHash, Option<KeyRecord>)>,
     reader: &(impl KeyUsage + GrantReader),
@@ -92,7 +99,7 @@ pub async fn judge(
         Some((hash, record)) => Some(authenticate(hash, record, reader, now).await?),
         None => None,
     };
-    let target = target.ok_or_else(|| ApiError::DatasetNotFound(named.to_owned()))?;
+    let target = target.ok_or_else(|| ApiError::DatasetNotFound(named))?;
     if target.unpublished {
         return Err(ApiError::Unpublished(target.slug.clone()));
     }

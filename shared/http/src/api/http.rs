@@ -12,8 +12,9 @@ use sha2::{Digest, Sha256};
 
 use super::request::{request_id, request_path, Route};
 use crate::error::ToHttp;
-use crate::error::{ApiError, RETRY_AFTER_SECONDS};
+use crate::error::{AccountError, ApiError, RETRY_AFTER_SECONDS};
 use catalog::metrics::{self, Metric};
+use catalog::policy::Freshness;
 
 /// A JSON response with the given status. Serializing this crate's response types cannot fail
 /// (no maps with non-string keys, no non-finite floats from `serde_json::Value`); should it ever,
@@ -211,7 +212,7 @@ pub(super) fn shaped_error_answer(
         ApiError::MethodNotAllowed { allowed, .. } => {
             headers.insert(header::ALLOW, HeaderValue::from_static(allowed.header()));
         }
-        ApiError::DailyKeyLimit { retry_after } => {
+        ApiError::Account(AccountError::DailyKeyLimit { retry_after }) => {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
         }
         _ => {}
@@ -390,43 +391,20 @@ pub(super) fn if_none_match(headers: &HeaderMap, etag: &str) -> bool {
         .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag)
 }
 
-/// Seconds until the earliest keyless window among `windows` that is still open at `now`.
-pub(super) fn seconds_to_next_window_end(
-    windows: impl IntoIterator<Item = Option<DateTime<Utc>>>,
-    now: DateTime<Utc>,
-) -> i64 {
-    windows
-        .into_iter()
-        .flatten()
-        .filter(|until| *until > now)
-        .map(|until| (until - now).num_seconds())
-        .min()
-        .unwrap_or(PUBLIC_MAX_AGE_SECONDS)
-}
-
-/// A page of datasets' `Last-Modified` (its latest change) and `max-age` (up to the first open
-/// keyless window's end): the list endpoint and the DCAT catalog both page the catalog.
-pub(super) fn page_freshness(
-    items: &[catalog::records::DatasetSummary],
+/// The `Last-Modified` (the latest change) and `max-age` (up to the earliest next turn, at most
+/// [`PUBLIC_MAX_AGE_SECONDS`]) of an answer showing these datasets: one for the metadata and
+/// Croissant answers, a page of them for the list endpoint and the DCAT catalog.
+pub(super) fn freshness(
+    datasets: impl IntoIterator<Item = Freshness>,
     now: DateTime<Utc>,
 ) -> (Option<DateTime<Utc>>, i64) {
-    let last_modified = items
-        .iter()
-        .map(|i| changed_at(i.updated_at, i.keyless_until, now))
-        .max();
-    let max_age = seconds_to_next_window_end(items.iter().map(|i| i.keyless_until), now);
-    (last_modified, max_age)
-}
-
-/// When a dataset's answer last changed: its last update, or the end of its keyless window if
-/// that has passed since (the `keyless` and `access` fields changed then).
-pub(super) fn changed_at(
-    updated_at: DateTime<Utc>,
-    keyless_until: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-) -> DateTime<Utc> {
-    match keyless_until {
-        Some(until) if until <= now && until > updated_at => until,
-        _ => updated_at,
+    let mut last_modified = None;
+    let mut max_age = PUBLIC_MAX_AGE_SECONDS;
+    for dataset in datasets {
+        last_modified = last_modified.max(Some(dataset.changed_at(now)));
+        if let Some(at) = dataset.next_turn(now) {
+            max_age = max_age.min((at - now).num_seconds());
+        }
     }
+    (last_modified, max_age)
 }

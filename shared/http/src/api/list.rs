@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use lambda_http::{Body, Request, Response};
 use serde::Serialize;
 
-use super::http::{cacheable, page_freshness, shell, Audience};
+use super::http::{cacheable, freshness, shell, Audience};
 use super::request::{accept, all_params, single_param, Endpoint};
 use crate::error::ApiError;
 use catalog::input::PageRequest;
@@ -66,7 +66,7 @@ async fn list_inner(
         ignored_words = result.ignored_words.len(),
         "listed datasets"
     );
-    let (last_modified, max_age) = page_freshness(&result.items, now);
+    let (last_modified, max_age) = freshness(result.items.iter().map(|i| i.freshness()), now);
     Ok(cacheable(
         req,
         &PageResponse {

@@ -6,9 +6,9 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use uuid::Uuid;
 
-use super::http::{cacheable, changed_at, no_store, seconds_to_next_window_end, shell, Audience};
+use super::http::{cacheable, freshness, no_store, shell, Audience};
 use super::request::{accept, presented_key, Endpoint};
-use crate::error::ApiError;
+use crate::error::{ApiError, Named};
 use catalog::access::{authorize, verify_key, Guarded};
 use catalog::input::{DatasetRef, Slug};
 use catalog::policy::{is_keyless, values_public, without_row_values, Access, AccessLevel};
@@ -70,7 +70,8 @@ fn published(
     record: Option<DatasetRecord>,
     dataset: &DatasetRef,
 ) -> Result<(DatasetRecord, ActiveVersion), ApiError> {
-    let mut record = record.ok_or_else(|| ApiError::DatasetNotFound(dataset.to_string()))?;
+    let mut record =
+        record.ok_or_else(|| ApiError::DatasetNotFound(Named::Dataset(dataset.clone())))?;
     if record.unpublished_at.is_some() {
         return Err(ApiError::Unpublished(record.slug.clone()));
     }
@@ -201,6 +202,7 @@ async fn metadata_inner(
         values_withheld = shown.withheld,
         "read dataset metadata"
     );
+    let (last_modified, max_age) = freshness([record.freshness()], now);
     Ok(shown.finish(cacheable(
         req,
         &DatasetResponse {
@@ -234,7 +236,7 @@ async fn metadata_inner(
             ),
             values_withheld: shown.withheld,
         },
-        Some(changed_at(record.updated_at, record.keyless_until, now)),
-        seconds_to_next_window_end([record.keyless_until], now),
+        last_modified,
+        max_age,
     )))
 }

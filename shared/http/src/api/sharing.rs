@@ -29,7 +29,7 @@ use super::data::download_name;
 use super::gate::{authenticate, judge, Admitted};
 use super::http::{json_response, shell, Audience};
 use super::request::{presented_key, request_path, single_param};
-use crate::error::{ApiError, Refusal, StoreError};
+use crate::error::{ApiError, Named, Refusal, SharingError, StoreError};
 use crate::sharing::{
     encode_token, millis, types::delta_schema, File, Format, ListWindow, Metadata, Page,
     QueryRequest, Schema, Share, SharingRoute, Table, SCHEMA, SHARE,
@@ -45,6 +45,7 @@ use catalog::ports::{
 };
 use catalog::query::{ListQuery, Sort, SortField};
 use catalog::records::{ActiveVersion, DatasetRecord};
+use catalog::sharing::Unsupported;
 use catalog::slug::Slug;
 
 /// Everything the Delta Sharing routes read.
@@ -168,19 +169,13 @@ async fn answer(
         }
         SharingRoute::Changes(_) => {
             signed_in(store, &hash, now).await?;
-            Err(ApiError::Unsupported(
-                "the change data feed is not supported: read a table as of a version with \
-                 the query route's 'version'"
-                    .into(),
-            ))
+            Err(SharingError::Unsupported(Unsupported::ChangeDataFeed).into())
         }
     }
 }
 
 fn unsupported_timestamp() -> ApiError {
-    ApiError::Unsupported(
-        "'startingTimestamp' is not supported: this server reads a table as of a version".into(),
-    )
+    SharingError::Unsupported(Unsupported::StartingTimestamp).into()
 }
 
 fn list_window(req: &Request) -> Result<ListWindow, ApiError> {
@@ -278,8 +273,8 @@ async fn tables(
     })
 }
 
-/// Whether [`authorize`] lets `key` read the dataset: its refusals hide the table; a failure to
-/// read is the request's.
+/// Whether [`authorize`] lets `key` read the dataset: its refusals of the dataset hide the
+/// table; a refusal of the key itself, or a failure to read, is the request's.
 async fn readable(
     guarded: Guarded<'_>,
     key: &KeyRecord,
@@ -288,9 +283,7 @@ async fn readable(
 ) -> Result<bool, ApiError> {
     match authorize(&guarded, Some(key), grants, now).await {
         Ok(_) => Ok(true),
-        Err(ApiError::Refused(
-            Refusal::KeyNotForDataset(_) | Refusal::AccessRequired(_) | Refusal::MissingKey,
-        )) => Ok(false),
+        Err(ApiError::Refused(refusal)) if !refusal.of_the_key() => Ok(false),
         Err(e) => Err(e),
     }
 }
@@ -344,23 +337,23 @@ async fn open(
     hash: &KeyHash,
     now: DateTime<Utc>,
 ) -> Result<Opened, ApiError> {
-    let named = format!("table '{}'", echo(name));
+    let named = || Named::Table(echo(name));
     let Ok(slug) = Slug::parse(name) else {
         // Not a slug: no such table, once the key is known to be good.
         signed_in(store, hash, now).await?;
-        return Err(ApiError::DatasetNotFound(named));
+        return Err(ApiError::DatasetNotFound(named()));
     };
     let read = store.read_table(&slug, version, hash).await?;
     let target = read.dataset.as_ref().map(DatasetRecord::target);
     // The protocol has no 410: an unpublished table is one that does not exist, saying why.
-    let admitted = judge(&named, target, Some((hash, read.key)), store, now)
+    let admitted = judge(named(), target, Some((hash, read.key)), store, now)
         .await
         .map_err(|e| match e {
-            ApiError::Unpublished(_) => ApiError::ResourceNotFound(e.to_string()),
+            ApiError::Unpublished(slug) => SharingError::Unpublished(slug).into(),
             e => e,
         })?;
     let Some(dataset) = read.dataset else {
-        return Err(ApiError::DatasetNotFound(named));
+        return Err(ApiError::DatasetNotFound(named()));
     };
     let active = admitted.active.clone();
     let (version, schema) = match version {
@@ -371,11 +364,12 @@ async fn open(
                 (stored.version, stored.schema)
             }
             _ => {
-                return Err(ApiError::VersionUnavailable {
-                    slug: slug.to_string(),
+                return Err(SharingError::VersionUnavailable {
+                    slug,
                     requested: v,
                     active: active.version,
-                })
+                }
+                .into())
             }
         },
     };

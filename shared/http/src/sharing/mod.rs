@@ -23,16 +23,14 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::ApiError;
 use crate::error::ToHttp;
+use crate::error::{ApiError, SharingError};
 use catalog::input::echo;
+use catalog::sharing::{Malformed, Unsupported};
 
 /// Where the protocol's routes are, below the API's base.
 pub const PREFIX: &str = "/api/v1/delta-sharing";
-/// The one share.
-pub const SHARE: &str = "catalog";
-/// The one schema in it.
-pub const SCHEMA: &str = "datasets";
+pub use catalog::sharing::{SCHEMA, SHARE};
 /// The most tables one list answer holds (`maxResults` above it is capped), and the default.
 pub const MAX_RESULTS: u64 = 100;
 
@@ -112,10 +110,7 @@ fn known_share(share: &str) -> Result<(), ApiError> {
     if share.eq_ignore_ascii_case(SHARE) {
         Ok(())
     } else {
-        Err(ApiError::ResourceNotFound(format!(
-            "share '{}' does not exist: this server shares one, '{SHARE}'",
-            echo(share)
-        )))
+        Err(SharingError::UnknownShare(echo(share)).into())
     }
 }
 
@@ -124,10 +119,7 @@ fn known_schema(share: &str, schema: &str) -> Result<(), ApiError> {
     if schema.eq_ignore_ascii_case(SCHEMA) {
         Ok(())
     } else {
-        Err(ApiError::ResourceNotFound(format!(
-            "schema '{}' does not exist in share '{SHARE}': its one schema is '{SCHEMA}'",
-            echo(schema)
-        )))
+        Err(SharingError::UnknownSchema(echo(schema)).into())
     }
 }
 
@@ -210,11 +202,11 @@ impl QueryRequest {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(Self::default());
         }
-        let malformed = |why: String| ApiError::MalformedRequest(format!("the query body {why}"));
-        let value: Value =
-            serde_json::from_slice(body).map_err(|e| malformed(format!("is not JSON: {e}")))?;
+        let malformed = |why: Malformed| ApiError::from(SharingError::MalformedQuery(why));
+        let value: Value = serde_json::from_slice(body)
+            .map_err(|e| malformed(Malformed::NotJson(e.to_string())))?;
         let Value::Object(fields) = value else {
-            return Err(malformed("must be a JSON object".into()));
+            return Err(malformed(Malformed::NotAnObject));
         };
         for unsupported in [
             "timestamp",
@@ -224,10 +216,7 @@ impl QueryRequest {
             "endingTimestamp",
         ] {
             if fields.get(unsupported).is_some_and(|v| !v.is_null()) {
-                return Err(ApiError::Unsupported(format!(
-                    "'{unsupported}' is not supported: this server reads a table as of a \
-                     version ('version'), and has no change data feed"
-                )));
+                return Err(SharingError::Unsupported(Unsupported::QueryField(unsupported)).into());
             }
         }
         let version = match fields.get("version") {
@@ -243,24 +232,16 @@ impl QueryRequest {
         match fields.get("predicateHints") {
             None | Some(Value::Null) => {}
             Some(Value::Array(items)) if items.iter().all(Value::is_string) => {}
-            Some(_) => return Err(malformed("has predicateHints that are not strings".into())),
+            Some(_) => return Err(malformed(Malformed::PredicateHintsNotStrings)),
         }
         match fields.get("jsonPredicateHints") {
             None | Some(Value::Null | Value::String(_)) => {}
-            Some(_) => {
-                return Err(malformed(
-                    "has jsonPredicateHints that are not a string".into(),
-                ))
-            }
+            Some(_) => return Err(malformed(Malformed::JsonPredicateHintsNotAString)),
         }
         match fields.get("limitHint") {
             None | Some(Value::Null) => {}
             Some(v) if v.as_u64().is_some_and(|n| n <= i32::MAX as u64) => {}
-            Some(_) => {
-                return Err(malformed(
-                    "has a limitHint that is not a whole number from 0 to 2147483647".into(),
-                ))
-            }
+            Some(_) => return Err(malformed(Malformed::LimitHintOutOfRange)),
         }
         Ok(Self { version })
     }
@@ -359,8 +340,8 @@ pub fn millis(t: DateTime<Utc>) -> i64 {
 /// The protocol's name for an error, from its status and this catalog's own code.
 pub fn error_code(error: &ApiError) -> &'static str {
     match error {
-        ApiError::MalformedRequest(_) => "MALFORMED_REQUEST",
-        ApiError::Unsupported(_) => "UNSUPPORTED_OPERATION",
+        ApiError::Sharing(SharingError::MalformedQuery(_)) => "MALFORMED_REQUEST",
+        ApiError::Sharing(SharingError::Unsupported(_)) => "UNSUPPORTED_OPERATION",
         _ => match error.status().as_u16() {
             400 => "INVALID_PARAMETER_VALUE",
             401 => "UNAUTHENTICATED",

@@ -16,7 +16,8 @@ use crate::dynamo::layout::{
 use crate::dynamo::requests::classify;
 use crate::dynamo::tx::{build, other, transact_retrying};
 use catalog::accounts::{
-    creation_day, Replay, IDEMPOTENCY_WINDOW, MAX_ACTIVE_KEYS, MAX_KEYS_PER_DAY,
+    creation_day, IdempotencyConflict, Replay, IDEMPOTENCY_WINDOW, MAX_ACTIVE_KEYS,
+    MAX_KEYS_PER_DAY,
 };
 use catalog::error::StoreError;
 use catalog::keys::{KeyInfo, NewKey, Owner};
@@ -216,20 +217,16 @@ impl DynamoAccounts {
         let owner = owner_of(key)?;
         if get_s(record, FINGERPRINT)? != replay.fingerprint {
             return Ok(Created::IdempotencyConflict(
-                "this Idempotency-Key was sent with another request: use a new one",
+                IdempotencyConflict::OtherRequest,
             ));
         }
         let issued = get_s(record, ISSUED)?;
         let Some(first) = self.read_item(api_key_key(&issued)).await? else {
-            return Ok(Created::IdempotencyConflict(
-                "the key this Idempotency-Key created is gone: use a new one",
-            ));
+            return Ok(Created::IdempotencyConflict(IdempotencyConflict::KeyGone));
         };
         let first = KeyInfo::from_item(&first)?;
         if first.revoked_at.is_some() || first.expires_at.is_some_and(|t| t <= now) {
-            return Ok(Created::IdempotencyConflict(
-                "the key this Idempotency-Key created was revoked or has expired: use a new one",
-            ));
+            return Ok(Created::IdempotencyConflict(IdempotencyConflict::KeyEnded));
         }
         let reissued = NewKey {
             hash: key.hash.clone(),
@@ -267,7 +264,7 @@ impl DynamoAccounts {
         match transact_retrying(&self.client, items).await? {
             Ok(()) => Ok(Created::Replayed(Box::new(reissued.info()))),
             Err(_) => Ok(Created::IdempotencyConflict(
-                "another request with this Idempotency-Key changed the key meanwhile: retry",
+                IdempotencyConflict::ChangedMeanwhile,
             )),
         }
     }

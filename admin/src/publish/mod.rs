@@ -5,8 +5,6 @@
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
-use aws_sdk_s3::primitives::ByteStream;
-use aws_sdk_s3::types::{ChecksumAlgorithm, CompletedMultipartUpload, CompletedPart};
 use catalog::input::{echo, is_site_path, Description, Slug, Tag, SITE_PATH_MAX};
 use catalog::policy::AccessSettings;
 use catalog::records::{ActiveVersion, Card, DatasetMeta, Discussion};
@@ -18,8 +16,9 @@ use sha2::{Digest, Sha256};
 
 use crate::stats::{summarize, FileStats, StatsError};
 
-/// Files up to this size go up in one PUT; larger ones in parts of this size.
-pub const PART_SIZE: usize = 16 * 1024 * 1024;
+pub mod upload;
+
+pub use upload::PART_SIZE;
 
 /// Descriptive fields given on the command line or in a metadata file; on re-publish, what is
 /// not given keeps its stored value. A patch over [`DatasetMeta`]: the same fields, each
@@ -322,8 +321,8 @@ impl Publisher {
         })
     }
 
-    /// One PUT for small files; a multipart upload (aborted on failure) for large ones, with a
-    /// progress bar when stdout is a terminal.
+    /// Uploads one file to `key` ([`upload::put_file`]), with a progress bar for a large
+    /// file when stdout is a terminal.
     async fn upload(
         &self,
         path: &Path,
@@ -331,157 +330,21 @@ impl Publisher {
         size: u64,
         sha256: &str,
     ) -> Result<(), PublishError> {
-        let bar = if size > PART_SIZE as u64 && std::io::stdout().is_terminal() {
-            let bar = indicatif::ProgressBar::new(size);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "uploading {bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            Some(bar)
-        } else {
-            None
-        };
-        let result = if size <= PART_SIZE as u64 {
-            let body = ByteStream::from_path(path)
-                .await
-                .map_err(|e| PublishError::Upload(e.to_string()))?;
-            self.s3
-                .put_object()
-                .bucket(&self.bucket)
-                .key(key)
-                .content_type("application/vnd.apache.parquet")
-                .set_checksum_sha256(catalog_aws::s3::checksum_sha256(sha256))
-                .body(body)
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| {
-                    PublishError::Upload(aws_sdk_s3::error::DisplayErrorContext(e).to_string())
-                })
-        } else {
-            self.multipart(path, key, bar.as_ref()).await
-        };
+        let bar = (size > PART_SIZE as u64 && std::io::stdout().is_terminal())
+            .then(|| upload::bytes_bar(size, "uploading"));
+        let result = upload::put_file(
+            &self.s3,
+            &self.bucket,
+            path,
+            key,
+            size,
+            sha256,
+            bar.as_ref(),
+        )
+        .await;
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
         result
-    }
-
-    async fn multipart(
-        &self,
-        path: &Path,
-        key: &str,
-        bar: Option<&indicatif::ProgressBar>,
-    ) -> Result<(), PublishError> {
-        use tokio::io::AsyncReadExt;
-        let err = |e: &dyn std::fmt::Display| PublishError::Upload(e.to_string());
-        let created = self
-            .s3
-            .create_multipart_upload()
-            .bucket(&self.bucket)
-            .key(key)
-            .content_type("application/vnd.apache.parquet")
-            // Each part carries its SHA-256, which S3 checks on receipt (and the completion
-            // lists them, which S3 checks against what it received).
-            .checksum_algorithm(ChecksumAlgorithm::Sha256)
-            .send()
-            .await
-            .map_err(|e| err(&aws_sdk_s3::error::DisplayErrorContext(e)))?;
-        let upload_id = created
-            .upload_id()
-            .ok_or_else(|| PublishError::Upload("no upload id".into()))?
-            .to_owned();
-        let parts = async {
-            let mut file = tokio::fs::File::open(path).await.map_err(|e| err(&e))?;
-            let mut parts = Vec::new();
-            let mut number = 1;
-            loop {
-                let mut buf = Vec::with_capacity(PART_SIZE);
-                let read = (&mut file)
-                    .take(PART_SIZE as u64)
-                    .read_to_end(&mut buf)
-                    .await
-                    .map_err(|e| err(&e))?;
-                if read == 0 {
-                    break;
-                }
-                let checksum = part_checksum(&buf);
-                let part = self
-                    .s3
-                    .upload_part()
-                    .bucket(&self.bucket)
-                    .key(key)
-                    .upload_id(&upload_id)
-                    .part_number(number)
-                    .checksum_sha256(&checksum)
-                    .body(ByteStream::from(buf))
-                    .send()
-                    .await
-                    .map_err(|e| err(&aws_sdk_s3::error::DisplayErrorContext(e)))?;
-                parts.push(
-                    CompletedPart::builder()
-                        .part_number(number)
-                        .set_e_tag(part.e_tag().map(str::to_owned))
-                        .checksum_sha256(checksum)
-                        .build(),
-                );
-                if let Some(bar) = bar {
-                    bar.inc(read as u64);
-                }
-                number += 1;
-            }
-            Ok::<_, PublishError>(parts)
-        }
-        .await;
-        let completed = match parts {
-            Ok(parts) => self
-                .s3
-                .complete_multipart_upload()
-                .bucket(&self.bucket)
-                .key(key)
-                .upload_id(&upload_id)
-                .multipart_upload(
-                    CompletedMultipartUpload::builder()
-                        .set_parts(Some(parts))
-                        .build(),
-                )
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| err(&aws_sdk_s3::error::DisplayErrorContext(e))),
-            Err(e) => Err(e),
-        };
-        if completed.is_err() {
-            // Best effort: S3's lifecycle rule also aborts stale uploads after 7 days.
-            let _ = self
-                .s3
-                .abort_multipart_upload()
-                .bucket(&self.bucket)
-                .key(key)
-                .upload_id(&upload_id)
-                .send()
-                .await;
-        }
-        completed
-    }
-}
-
-/// A part's `x-amz-checksum-sha256`: the base64 of its SHA-256.
-fn part_checksum(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    aws_smithy_types::base64::encode(Sha256::digest(bytes))
-}
-
-#[cfg(test)]
-mod part_checksum_tests {
-    #[test]
-    fn a_parts_checksum_is_the_base64_of_its_sha256() {
-        // SHA-256("abc"), as S3's x-amz-checksum-sha256 writes it
-        assert_eq!(
-            super::part_checksum(b"abc"),
-            "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="
-        );
     }
 }
