@@ -6,6 +6,8 @@
 //! - [`keys`]: API keys, from the presented secret to the stored record.
 //! - [`accounts`]: accounts and the rules for the read keys they mint (the keys function).
 //! - [`records`]: datasets as the store holds them.
+//! - [`files`]: a version of many files: paths, splits, Hive partitions, per-file statistics,
+//!   the manifest and its chunks.
 //! - [`rows`]: the rows API's window, page and reader port (the reader is `catalog-preview`).
 //! - [`policy`]: a dataset's access policy as stored and shown (keyless window, level, grants).
 //! - [`grants`]: access requests and grants, from the request to its decisions.
@@ -26,6 +28,7 @@ pub mod access;
 pub mod accounts;
 pub mod audit;
 pub mod error;
+pub mod files;
 pub mod grants;
 pub mod input;
 pub mod keys;
