@@ -311,3 +311,22 @@ pub struct KnownUser {
     /// Its `email` attribute, if it has one.
     pub email: Option<String>,
 }
+
+/// Reads the chunks of a many-file version's manifest ([`crate::files`]). The version's
+/// [`crate::files::Summary`] is read with its dataset or version item and says which chunks a
+/// page, a row offset or a partition filter needs; this reads those alone.
+pub trait ManifestReader: Send + Sync {
+    /// Chunks `chunks` (indexes into `summary.chunks`) of version `version` of `slug`, in the
+    /// order asked, with each file's statistics when `stats` (else [`crate::files::FileEntry`]'s
+    /// `stats` is empty). One round trip for up to 100 stored items (a chunk's files take one
+    /// item, usually; its statistics one or more); `Ok(None)` when an item is missing (a
+    /// version whose manifest was deleted).
+    fn read_chunks(
+        &self,
+        slug: &Slug,
+        version: u64,
+        summary: &crate::files::Summary,
+        chunks: &[usize],
+        stats: bool,
+    ) -> impl Future<Output = Result<Option<Vec<crate::files::FileChunk>>, StoreError>> + Send;
+}

@@ -160,7 +160,8 @@ fn partitions_of(
     Ok((columns, values))
 }
 
-/// A file's statistics in the columns' order, normalized and checked (min at most max).
+/// A file's statistics in the columns' order, normalized and checked (min at most max); a
+/// range that knows nothing is `None`.
 fn stats_of(
     file: &FileInput,
     columns: &HashMap<&str, usize>,
@@ -184,7 +185,8 @@ fn stats_of(
                 });
             }
         }
-        out[i] = Some(range);
+        let known = range.min.is_some() || range.max.is_some() || range.null_count.is_some();
+        out[i] = known.then_some(range);
     }
     Ok(out)
 }
@@ -226,7 +228,8 @@ fn summarize(
                 first_row: rows,
                 rows: 0,
                 partitions: vec![ValueRange::default(); partitions.len()],
-                parts: 0,
+                file_parts: 0,
+                stat_parts: 0,
             });
             if let Some(s) = splits.last_mut().filter(|_| e.split.is_some()) {
                 s.chunks += 1;

@@ -102,10 +102,13 @@ pub struct ChunkSummary {
     /// Per partition column, in [`Summary::partitions`]' order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partitions: Vec<ValueRange>,
-    /// How many stored items the chunk's statistics take: set by the store's writer (0 until
-    /// it wrote them).
+    /// How many stored items the chunk's files take: set by the store's writer (0 until it
+    /// wrote them).
     #[serde(default)]
-    pub parts: u32,
+    pub file_parts: u32,
+    /// How many stored items the chunk's statistics take, likewise.
+    #[serde(default)]
+    pub stat_parts: u32,
 }
 
 /// A version's files in brief: what the version item holds, enough to find the chunk(s) of any

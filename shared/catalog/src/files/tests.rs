@@ -503,12 +503,17 @@ fn statistics_are_kept_in_column_order_and_checked() {
         "a".into(),
         range(StatValue::Float(f64::NAN), StatValue::Float(1.0)),
     )];
-    let kept = build(vec![f]).unwrap().entries[0].stats[0].clone().unwrap();
+    let kept = build(vec![f.clone()]).unwrap().entries[0].stats[0]
+        .clone()
+        .unwrap();
     assert_eq!(
         (kept.min, kept.max),
         (None, Some(StatValue::Float(1.0))),
         "NaN is unknown"
     );
+    f.stats = vec![("a".into(), ColumnRange::default())];
+    let kept = &build(vec![f]).unwrap().entries[0].stats;
+    assert_eq!(kept[0], None, "a range that knows nothing is unknown");
     let err = Manifest::build(ManifestInput {
         files: vec![file("a", None, 1)],
         columns: vec!["x".into(), "x".into()],
