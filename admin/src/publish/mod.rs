@@ -16,6 +16,7 @@ use sha2::{Digest, Sha256};
 
 use crate::stats::{summarize, FileStats, StatsError};
 
+pub mod discover;
 pub mod upload;
 
 pub use upload::PART_SIZE;

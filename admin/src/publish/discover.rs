@@ -1,0 +1,541 @@
+//! What `publish` is given: one file (a single-file version, as always), or a directory,
+//! several files or globs (a version of many files), each with its path as published and its
+//! split. Only the file system is read here (names, and each file's first and last 4 bytes);
+//! nothing is written.
+//!
+//! **The arguments.** Each is a directory, a file, or a glob (`*`, `?`, `[…]`, `**` for any
+//! depth; expanded here, sorted, so a shell that did not expand it changes nothing). One
+//! argument that is a file, without `--split`, is a single-file version, published exactly as
+//! before. Anything else is a version of many files, even of one.
+//! - In a directory (walked to any depth, sorted), files and directories whose name starts
+//!   with `.` or `_` are skipped (`.git`, Spark's `_SUCCESS` and `_delta_log`, as pyarrow and
+//!   Spark skip them), and so are files whose name does not end in `.parquet` (ASCII case
+//!   aside; [`Discovered::ignored`] names them). Symbolic links to files are followed; links to
+//!   directories are not walked.
+//! - A file named as an argument, or matched by a glob, is taken whatever its name.
+//! - Every file taken must be Parquet: `PAR1` at its start and at its end.
+//!
+//! **Paths as published** are relative to the root: the directory when it is the only
+//! argument; otherwise the deepest directory holding every argument (a file's or a directory's
+//! parent, so a directory given beside others keeps its name; a glob's directory before its
+//! first wildcard, so `sales/year=*/*.parquet` keeps its partitions even when one matches).
+//!
+//! **Splits**, the first rule that applies:
+//! 1. `--split NAME=GLOB` (repeatable; the same name twice is the union): GLOB is matched
+//!    against the paths as published (`*` within a directory, `**` across); every file must
+//!    match exactly one split, and every split at least one file.
+//! 2. Hugging Face's layout: every file is `data/<split>-<anything>.parquet` (as
+//!    `data/train-00000-of-00003.parquet`): the split is the name before the first `-`.
+//! 3. Split directories: every file is under a top-level directory named as a split by
+//!    Hugging Face's conventions: `train`, `training`, `validation`, `valid`, `val`, `dev`,
+//!    `test`, `testing`, `eval`, `evaluation`; the split is the directory's name, as written.
+//! 4. Otherwise (or with `--no-splits`) no file has a split.
+//!
+//! A layout applies only when it covers every file. Hive partitions (`key=value/` directory
+//! segments) are read from the paths as published, below any split directory, by the version's
+//! manifest.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Component, Path, PathBuf};
+
+use super::PublishError;
+
+/// Most files one version holds.
+pub const MAX_FILES: usize = 100_000;
+
+/// Longest split name, in characters.
+const SPLIT_NAME_MAX: usize = 64;
+
+/// The top-level directory names read as splits (Hugging Face's keywords for its three splits).
+pub const SPLIT_DIRECTORIES: [&str; 10] = [
+    "train",
+    "training",
+    "validation",
+    "valid",
+    "val",
+    "dev",
+    "test",
+    "testing",
+    "eval",
+    "evaluation",
+];
+
+/// How the files' splits were found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `--split NAME=GLOB`.
+    Flags,
+    /// `data/<split>-….parquet`.
+    HuggingFace,
+    /// `<split>/…`.
+    SplitDirectories,
+    /// No splits.
+    None,
+}
+
+impl Layout {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Flags => "splits as --split gives them",
+            Self::HuggingFace => "splits from Hugging Face's data/<split>-*.parquet",
+            Self::SplitDirectories => "splits from the top-level directories",
+            Self::None => "no splits",
+        }
+    }
+}
+
+/// One file found: where it is, its path as published and its split.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub path: PathBuf,
+    /// Relative to [`Discovered::root`], `/`-separated.
+    pub rel: String,
+    pub split: Option<String>,
+}
+
+/// The files of a version of many files, sorted by their paths as published.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discovered {
+    pub root: PathBuf,
+    pub files: Vec<Found>,
+    pub layout: Layout,
+    /// The splits named by `--split`, each with at least one file (empty for a layout).
+    pub splits: Vec<String>,
+    /// Files skipped in the directories walked, not named `*.parquet` (relative paths).
+    pub ignored: Vec<String>,
+}
+
+/// What the command line gives.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub args: Vec<String>,
+    /// `--split NAME=GLOB`, as given.
+    pub splits: Vec<String>,
+    /// `--no-splits`: no layout is read as splits.
+    pub no_splits: bool,
+}
+
+impl Inputs {
+    /// The file of a single-file version: one argument that is not a directory (nor a glob
+    /// matching something other than itself), and no `--split`. A path that does not exist is
+    /// taken as one (publish then says it cannot read it, as always).
+    pub fn single_file(&self) -> Option<PathBuf> {
+        let [arg] = self.args.as_slice() else {
+            return None;
+        };
+        let path = Path::new(arg);
+        (self.splits.is_empty() && !path.is_dir() && (path.is_file() || !is_glob(arg)))
+            .then(|| path.to_owned())
+    }
+}
+
+fn bad(message: String) -> PublishError {
+    PublishError::BadInput(message)
+}
+
+fn is_glob(arg: &str) -> bool {
+    arg.contains(['*', '?', '['])
+}
+
+fn match_options() -> glob::MatchOptions {
+    glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: true,
+    }
+}
+
+/// `path` made absolute and its `.` and `..` segments resolved by name (symbolic links are not
+/// followed).
+fn normalize(path: &Path) -> Result<PathBuf, PublishError> {
+    let absolute = std::path::absolute(path)
+        .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+    let mut out = PathBuf::new();
+    for component in absolute.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    Ok(out)
+}
+
+/// The directory of a glob before its first wildcard.
+fn glob_base(pattern: &str) -> PathBuf {
+    let mut base = PathBuf::new();
+    let components: Vec<Component> = Path::new(pattern).components().collect();
+    for component in &components[..components.len().saturating_sub(1)] {
+        if component.as_os_str().to_str().is_some_and(is_glob) {
+            break;
+        }
+        base.push(component);
+    }
+    if base.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        base
+    }
+}
+
+fn common_ancestor(paths: &[PathBuf]) -> PathBuf {
+    let mut common = paths[0].clone();
+    for path in &paths[1..] {
+        while !path.starts_with(&common) {
+            if !common.pop() {
+                break;
+            }
+        }
+    }
+    common
+}
+
+/// Whether a file's name marks it as skipped in a walked directory.
+fn hidden(name: &str) -> bool {
+    name.starts_with('.') || name.starts_with('_')
+}
+
+fn is_parquet_name(name: &str) -> bool {
+    name.len() > 8 && name[name.len() - 8..].eq_ignore_ascii_case(".parquet")
+}
+
+/// Walks `dir`, sorted, adding its Parquet files to `files` and the others to `ignored`; stops
+/// once over [`MAX_FILES`].
+fn walk(
+    dir: &Path,
+    files: &mut Vec<PathBuf>,
+    ignored: &mut Vec<PathBuf>,
+) -> Result<(), PublishError> {
+    let unreadable = |e: std::io::Error| bad(format!("cannot read {}: {e}", dir.display()));
+    let mut entries = std::fs::read_dir(dir)
+        .map_err(unreadable)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(unreadable)?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            return Err(bad(format!(
+                "{}: the name is not UTF-8",
+                entry.path().display()
+            )));
+        };
+        if hidden(name) {
+            continue;
+        }
+        let kind = entry.file_type().map_err(unreadable)?;
+        let path = entry.path();
+        if kind.is_dir() {
+            walk(&path, files, ignored)?;
+        } else if path.is_file() {
+            if is_parquet_name(name) {
+                files.push(path);
+            } else {
+                ignored.push(path);
+            }
+        }
+        if files.len() > MAX_FILES {
+            return Err(too_many());
+        }
+    }
+    Ok(())
+}
+
+/// Adds a file `arg` gave to `given`; refuses once over [`MAX_FILES`].
+fn take<'a>(
+    given: &mut Vec<(PathBuf, &'a str)>,
+    found: PathBuf,
+    arg: &'a str,
+) -> Result<(), PublishError> {
+    given.push((found, arg));
+    if given.len() > MAX_FILES {
+        return Err(too_many());
+    }
+    Ok(())
+}
+
+fn too_many() -> PublishError {
+    bad(format!(
+        "more than {MAX_FILES} files: a version holds at most {MAX_FILES}"
+    ))
+}
+
+/// Whether `name` is a split's name: parts of ASCII letters, digits and `_` separated by single
+/// dots, at most 64 characters (as `catalog::files::SplitName`).
+pub fn is_split_name(name: &str) -> bool {
+    name.len() <= SPLIT_NAME_MAX
+        && name.split('.').all(|part| {
+            !part.is_empty() && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+}
+
+fn split_name_error(name: &str) -> PublishError {
+    bad(format!(
+        "split name '{name}' is not allowed: 1 to {SPLIT_NAME_MAX} ASCII letters, digits and \
+         '_', in parts separated by single dots (such as 'train' or 'en.validation')"
+    ))
+}
+
+/// A `--split` glob: relative to the root, no `..`, no backslash.
+fn split_pattern(name: &str, raw: &str) -> Result<glob::Pattern, PublishError> {
+    let refuse = |why: &str| bad(format!("--split {name}={raw}: the glob {why}"));
+    if raw.is_empty() {
+        return Err(refuse("is empty"));
+    }
+    if raw.starts_with('/') || Path::new(raw).is_absolute() {
+        return Err(refuse(
+            "is absolute: give it relative to the directory published",
+        ));
+    }
+    if raw.contains('\\') {
+        return Err(refuse("holds a backslash: separate directories with '/'"));
+    }
+    if raw.split('/').any(|s| s == "..") {
+        return Err(refuse(
+            "has a '..' segment: give it relative to the directory published",
+        ));
+    }
+    glob::Pattern::new(raw.strip_prefix("./").unwrap_or(raw))
+        .map_err(|e| refuse(&format!("is not a glob: {e}")))
+}
+
+/// The splits given by `--split`, in their first order, each with its globs.
+fn split_flags(flags: &[String]) -> Result<Vec<(String, Vec<glob::Pattern>)>, PublishError> {
+    let mut splits: Vec<(String, Vec<glob::Pattern>)> = Vec::new();
+    for flag in flags {
+        let Some((name, raw)) = flag.split_once('=') else {
+            return Err(bad(format!("--split {flag}: expected NAME=GLOB")));
+        };
+        if !is_split_name(name) {
+            return Err(split_name_error(name));
+        }
+        let pattern = split_pattern(name, raw)?;
+        match splits.iter_mut().find(|(n, _)| n == name) {
+            Some((_, patterns)) => patterns.push(pattern),
+            None => splits.push((name.to_owned(), vec![pattern])),
+        }
+    }
+    Ok(splits)
+}
+
+/// Every file's split by `--split`, each file in exactly one, each split with a file.
+fn assign_flags(
+    files: &mut [Found],
+    splits: &[(String, Vec<glob::Pattern>)],
+) -> Result<(), PublishError> {
+    let mut used = BTreeSet::new();
+    for file in files.iter_mut() {
+        let mut matched = splits
+            .iter()
+            .filter(|(_, patterns)| {
+                patterns
+                    .iter()
+                    .any(|p| p.matches_with(&file.rel, match_options()))
+            })
+            .map(|(name, _)| name);
+        let Some(split) = matched.next() else {
+            return Err(bad(format!(
+                "file '{}' matches no --split glob: give every file a split",
+                file.rel
+            )));
+        };
+        if let Some(other) = matched.next() {
+            return Err(bad(format!(
+                "file '{}' matches the globs of two splits, '{split}' and '{other}'",
+                file.rel
+            )));
+        }
+        used.insert(split.clone());
+        file.split = Some(split.clone());
+    }
+    if let Some((name, _)) = splits.iter().find(|(name, _)| !used.contains(name)) {
+        return Err(bad(format!(
+            "split '{name}' has no files: its --split glob matches none"
+        )));
+    }
+    Ok(())
+}
+
+/// The split of `data/<split>-….parquet`, if `rel` is so laid out.
+fn hugging_face_split(rel: &str) -> Option<&str> {
+    let name = rel.strip_prefix("data/")?;
+    if name.contains('/') || !is_parquet_name(name) {
+        return None;
+    }
+    let (split, _) = name.split_once('-')?;
+    is_split_name(split).then_some(split)
+}
+
+/// The split of `<split>/…`, if `rel` is so laid out.
+fn directory_split(rel: &str) -> Option<&str> {
+    let (top, _) = rel.split_once('/')?;
+    SPLIT_DIRECTORIES.contains(&top).then_some(top)
+}
+
+/// Splits by the first layout that covers every file.
+fn assign_layout(files: &mut [Found]) -> Layout {
+    type Rule = fn(&str) -> Option<&str>;
+    let rules: [(Layout, Rule); 2] = [
+        (Layout::HuggingFace, hugging_face_split),
+        (Layout::SplitDirectories, directory_split),
+    ];
+    for (layout, rule) in rules {
+        if files.iter().all(|f| rule(&f.rel).is_some()) {
+            for file in files.iter_mut() {
+                file.split = rule(&file.rel).map(str::to_owned);
+            }
+            return layout;
+        }
+    }
+    Layout::None
+}
+
+/// Whether the file at `path` starts and ends with Parquet's magic bytes, `PAR1`.
+pub fn is_parquet(path: &Path) -> std::io::Result<bool> {
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    if len < 12 {
+        return Ok(false);
+    }
+    let (mut head, mut tail) = ([0u8; 4], [0u8; 4]);
+    file.read_exact(&mut head)?;
+    file.seek(SeekFrom::End(-4))?;
+    file.read_exact(&mut tail)?;
+    Ok(&head == b"PAR1" && &tail == b"PAR1")
+}
+
+/// The files of a version of many files (module docs), checked: each is Parquet, at most
+/// [`MAX_FILES`], none given twice, every split named with a file, every split name allowed.
+pub fn discover(inputs: &Inputs) -> Result<Discovered, PublishError> {
+    let splits = split_flags(&inputs.splits)?;
+    if inputs.args.is_empty() {
+        return Err(bad("no file, directory or glob given".into()));
+    }
+    let mut bases = Vec::new();
+    // (the file, the argument that gave it)
+    let mut given: Vec<(PathBuf, &str)> = Vec::new();
+    let mut ignored_paths = Vec::new();
+    let sole_directory = inputs.args.len() == 1 && Path::new(&inputs.args[0]).is_dir();
+    for arg in &inputs.args {
+        let path = Path::new(arg);
+        if path.is_dir() {
+            let dir = normalize(path)?;
+            let mut files = Vec::new();
+            walk(&dir, &mut files, &mut ignored_paths)?;
+            for file in files {
+                take(&mut given, file, arg)?;
+            }
+            bases.push(if sole_directory {
+                dir
+            } else {
+                dir.parent().map_or(dir.clone(), Path::to_path_buf)
+            });
+        } else if path.is_file() {
+            let file = normalize(path)?;
+            bases.push(file.parent().map_or(file.clone(), Path::to_path_buf));
+            take(&mut given, file, arg)?;
+        } else if is_glob(arg) {
+            let matches = glob::glob_with(arg, match_options())
+                .map_err(|e| bad(format!("'{arg}' is not a glob: {e}")))?;
+            let before = given.len();
+            for matched in matches {
+                let matched = matched.map_err(|e| bad(format!("cannot read {e}")))?;
+                let name = matched.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if matched.is_dir() {
+                    if !hidden(name) {
+                        let mut files = Vec::new();
+                        walk(&normalize(&matched)?, &mut files, &mut ignored_paths)?;
+                        for file in files {
+                            take(&mut given, file, arg)?;
+                        }
+                    }
+                } else if matched.is_file() {
+                    take(&mut given, normalize(&matched)?, arg)?;
+                }
+            }
+            if given.len() == before {
+                return Err(bad(format!("'{arg}' matches no file")));
+            }
+            bases.push(normalize(&glob_base(arg))?);
+        } else {
+            return Err(bad(format!("cannot read {arg}: no such file or directory")));
+        }
+    }
+    let root = common_ancestor(&bases);
+    let relative = |path: &Path| -> Result<String, PublishError> {
+        let rel = path.strip_prefix(&root).map_err(|_| {
+            bad(format!(
+                "{} is not under {}",
+                path.display(),
+                root.display()
+            ))
+        })?;
+        let parts = rel
+            .components()
+            .map(|c| match c {
+                Component::Normal(part) => part
+                    .to_str()
+                    .ok_or_else(|| bad(format!("{}: the path is not UTF-8", path.display()))),
+                _ => Err(bad(format!(
+                    "{}: the path as published would have a '..' or be absolute",
+                    path.display()
+                ))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(parts.join("/"))
+    };
+    let mut seen: BTreeMap<String, &str> = BTreeMap::new();
+    let mut files = Vec::with_capacity(given.len());
+    for (path, arg) in &given {
+        let rel = relative(path)?;
+        if let Some(first) = seen.insert(rel.clone(), arg) {
+            return Err(bad(format!(
+                "file '{rel}' is given twice (by '{first}' and by '{arg}'): two files of a \
+                 version cannot have the same path"
+            )));
+        }
+        files.push(Found {
+            path: path.clone(),
+            rel,
+            split: None,
+        });
+    }
+    files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    for file in &files {
+        match is_parquet(&file.path) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(bad(format!(
+                    "file '{}' is not a Parquet file (no PAR1 at its start and end)",
+                    file.rel
+                )))
+            }
+            Err(e) => return Err(bad(format!("cannot read {}: {e}", file.path.display()))),
+        }
+    }
+    let layout = if !splits.is_empty() {
+        assign_flags(&mut files, &splits)?;
+        Layout::Flags
+    } else if inputs.no_splits {
+        Layout::None
+    } else {
+        assign_layout(&mut files)
+    };
+    let ignored = ignored_paths
+        .iter()
+        .map(|p| relative(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Discovered {
+        root,
+        files,
+        layout,
+        splits: splits.into_iter().map(|(name, _)| name).collect(),
+        ignored,
+    })
+}
+
+#[cfg(test)]
+mod tests;
