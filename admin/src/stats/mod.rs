@@ -39,24 +39,26 @@
 mod accumulator;
 pub mod histogram;
 mod listed;
+mod parallel;
+pub mod ranges;
+pub mod schemas;
+mod source;
 
 use listed::LIST_LIMIT;
 mod sketch;
 mod values;
 
-use std::fs::File;
 use std::path::Path;
 
 use arrow_array::ArrayRef;
-use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
-};
-use parquet::arrow::ProjectionMask;
 use serde::Serialize;
 use serde_json::Value;
 
 use accumulator::Accumulator;
 pub use histogram::{Histogram, BINS};
+pub use ranges::{file_ranges, scan_files, FileColumnRange, FileRanges, ScannedFiles};
+pub use schemas::{check_schemas, SchemaMismatch};
+use source::Source;
 
 /// Distinct values counted exactly per column.
 pub const DISTINCT_LIMIT: usize = 1 << 20;
@@ -82,6 +84,13 @@ pub enum StatsError {
     Panicked,
     #[error("the file changed while its statistics were computed")]
     Changed,
+    #[error("no files to summarize")]
+    NoFiles,
+    /// One of many files: its path, and what is wrong with it.
+    #[error("{0}: {1}")]
+    InFile(String, #[source] Box<StatsError>),
+    #[error(transparent)]
+    Schemas(#[from] SchemaMismatch),
 }
 
 /// A Column object ([docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)), plus
@@ -156,71 +165,6 @@ fn in_parallel<T: Send>(
     })
 }
 
-/// The file, its footer read once for every pass.
-struct Source<'a> {
-    path: &'a Path,
-    metadata: ArrowReaderMetadata,
-    /// Each root column's decoded bytes, over every row group.
-    root_bytes: Vec<u64>,
-}
-
-impl<'a> Source<'a> {
-    fn open(path: &'a Path) -> Result<Self, StatsError> {
-        let file = Self::file(path)?;
-        let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::default())?;
-        let parquet = metadata.metadata();
-        let schema = parquet.file_metadata().schema_descr();
-        let mut root_bytes = vec![0u64; metadata.schema().fields().len()];
-        for group in parquet.row_groups() {
-            for (leaf, column) in group.columns().iter().enumerate() {
-                if let Some(bytes) = root_bytes.get_mut(schema.get_column_root_idx(leaf)) {
-                    *bytes += u64::try_from(column.uncompressed_size()).unwrap_or(0);
-                }
-            }
-        }
-        Ok(Self {
-            path,
-            metadata,
-            root_bytes,
-        })
-    }
-
-    fn file(path: &Path) -> Result<File, StatsError> {
-        File::open(path).map_err(|e| StatsError::Io(path.display().to_string(), e))
-    }
-
-    fn rows(&self) -> u64 {
-        u64::try_from(self.metadata.metadata().file_metadata().num_rows()).unwrap_or(0)
-    }
-
-    /// Reads the columns at `indices` (ascending) batch by batch, each batch's arrays in that
-    /// order; a batch holds about [`BATCH_BYTES`] of them, decoded.
-    fn read_columns(
-        &self,
-        indices: &[usize],
-        mut each: impl FnMut(&[ArrayRef]) -> Result<(), StatsError>,
-    ) -> Result<(), StatsError> {
-        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
-            Self::file(self.path)?,
-            self.metadata.clone(),
-        );
-        let bytes: u64 = indices.iter().filter_map(|i| self.root_bytes.get(*i)).sum();
-        let per_row = (bytes / self.rows().max(1)).max(1);
-        let batch = usize::try_from(BATCH_BYTES / per_row)
-            .unwrap_or(BATCH_ROWS)
-            .clamp(MIN_BATCH_ROWS, BATCH_ROWS);
-        let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
-        for read in builder
-            .with_projection(mask)
-            .with_batch_size(batch)
-            .build()?
-        {
-            each(read?.columns())?;
-        }
-        Ok(())
-    }
-}
-
 /// The bytes every column's counts and values may take at once, whatever the file's width:
 /// columns are read in passes of at most [`PASS_COLUMNS`] sharing it, and a column that
 /// outgrows its share is counted again in a pass of its own (or with others whose worst case
@@ -243,12 +187,23 @@ struct Job {
 /// Summarizes every column within [`MEMORY_BUDGET`], or the MiB that `CATALOG_STATS_MEMORY_MIB`
 /// names (a machine with more memory takes fewer passes).
 pub fn summarize(path: &Path) -> Result<FileStats, StatsError> {
-    let budget = std::env::var("CATALOG_STATS_MEMORY_MIB")
+    summarize_within(path, budget())
+}
+
+/// [`MEMORY_BUDGET`], or the MiB that `CATALOG_STATS_MEMORY_MIB` names.
+fn budget() -> usize {
+    std::env::var("CATALOG_STATS_MEMORY_MIB")
         .ok()
         .and_then(|m| m.trim().parse::<usize>().ok())
         .filter(|m| *m > 0)
-        .map_or(MEMORY_BUDGET, |m| m.saturating_mul(1 << 20));
-    summarize_within(path, budget)
+        .map_or(MEMORY_BUDGET, |m| m.saturating_mul(1 << 20))
+}
+
+/// The statistics of the rows of every file in `paths`, in that order, as if one file held
+/// them all (see [`summarize_files_within`]), within [`MEMORY_BUDGET`] or the MiB that
+/// `CATALOG_STATS_MEMORY_MIB` names.
+pub fn summarize_files<P: AsRef<Path> + Sync>(paths: &[P]) -> Result<FileStats, StatsError> {
+    summarize_files_within(paths, budget())
 }
 
 /// Reads the file in passes of at most [`PASS_COLUMNS`] columns whose counts and values share
@@ -256,9 +211,25 @@ pub fn summarize(path: &Path) -> Result<FileStats, StatsError> {
 /// outgrew its share, with the numeric, date and timestamp columns' histograms. The answer is
 /// the same whatever the budget: only the number of passes changes.
 pub fn summarize_within(path: &Path, budget: usize) -> Result<FileStats, StatsError> {
-    let source = Source::open(path)?;
+    summarize_files_within(&[path], budget)
+}
+
+/// [`summarize_within`] over the rows of every file in `paths`, read one after another through
+/// the same counts: every statistic is what one file holding all their rows, in this order,
+/// would give (sample values too, in file order across the files). The files must share one
+/// schema, the same column names and types in any order (otherwise
+/// [`StatsError::Schemas`] names each file and column that disagrees); the columns come in the
+/// first file's order and are matched by name in the others. Memory is bounded as for one file
+/// whatever the number of files: each pass reads the files one at a time (the next ones
+/// decoded ahead on the other cores), and only the first file's schema is kept. An error about
+/// one of several files names it ([`StatsError::InFile`]).
+pub fn summarize_files_within<P: AsRef<Path> + Sync>(
+    paths: &[P],
+    budget: usize,
+) -> Result<FileStats, StatsError> {
+    let source = Source::open(paths)?;
     let row_count = source.rows();
-    let schema = source.metadata.schema().clone();
+    let schema = source.schema().clone();
     let width = schema.fields().len();
     if width == 0 {
         return Err(StatsError::NoColumns);
@@ -365,86 +336,6 @@ pub fn summarize_within(path: &Path, budget: usize) -> Result<FileStats, StatsEr
 }
 
 #[cfg(test)]
-mod tests {
-    use super::sketch::{median, mixed_hash, HyperLogLog};
-    use super::values::*;
-    use super::*;
-    use arrow_schema::TimeUnit;
-    use serde_json::json;
-
-    #[test]
-    fn float_keys_order_numerically() {
-        let mut values = [3.5, -1.0, 0.0, -0.0, -7.25, 1e300, f64::NEG_INFINITY];
-        let mut keys: Vec<Key> = values.iter().map(|v| float_key(*v)).collect();
-        keys.sort();
-        values.sort_by(f64::total_cmp);
-        let back: Vec<f64> = keys
-            .iter()
-            .map(|k| match k {
-                Key::Float(b) => float_of(*b),
-                _ => unreachable!(),
-            })
-            .collect();
-        assert_eq!(back, [f64::NEG_INFINITY, -7.25, -1.0, 0.0, 0.0, 3.5, 1e300]);
-        assert_eq!(float_key(0.0), float_key(-0.0));
-    }
-
-    #[test]
-    fn long_text_is_cut_on_a_character_boundary() {
-        let long = "é".repeat(300);
-        let cut = shown(&long);
-        assert_eq!(cut.chars().count(), SHOWN_CHARS + 1);
-        assert!(cut.ends_with('…'));
-        assert_eq!(shown("short"), "short");
-    }
-
-    #[test]
-    fn the_median_of_counted_values_is_the_median_of_every_copy() {
-        use super::sketch::weighted_median;
-        let mut seed = 7u64;
-        for case in 0..200 {
-            let mut counted = Vec::new();
-            let mut copies = Vec::new();
-            for _ in 0..(case % 9) {
-                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                let value = ((seed >> 33) % 50) as f64 - 20.5;
-                let n = (seed >> 20) % 4;
-                counted.push((value, n));
-                copies.extend(std::iter::repeat_n(value, n as usize));
-            }
-            let expected = (!copies.is_empty()).then(|| median(&mut copies));
-            assert_eq!(weighted_median(counted.clone()), expected, "{counted:?}");
-        }
-    }
-
-    #[test]
-    fn median_of_odd_and_even_counts() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
-        assert_eq!(median(&mut [5.0]), 5.0);
-    }
-
-    #[test]
-    fn hyperloglog_is_within_two_percent_on_a_million() {
-        let mut hll = HyperLogLog::new();
-        for i in 0..1_000_000u64 {
-            hll.add(mixed_hash(&i128::from(i)));
-        }
-        let e = hll.estimate() as f64;
-        assert!((e - 1e6).abs() / 1e6 < 0.02, "{e}");
-    }
-
-    #[test]
-    fn timestamps_and_dates_render_as_iso_8601() {
-        assert_eq!(date_json(0), json!("1970-01-01"));
-        assert_eq!(date_json(19_783), json!("2024-03-01"));
-        assert_eq!(
-            timestamp_json(1_709_251_200_000_000, &TimeUnit::Microsecond, true),
-            json!("2024-03-01T00:00:00Z")
-        );
-        assert_eq!(
-            timestamp_json(1_500, &TimeUnit::Millisecond, false),
-            json!("1970-01-01T00:00:01.500")
-        );
-    }
-}
+mod testdata;
+#[cfg(test)]
+mod tests;

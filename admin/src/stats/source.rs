@@ -1,0 +1,271 @@
+//! What statistics read: one Parquet file, or many sharing one schema (columns matched by name,
+//! in any order), read one after another so that every statistic sees the rows in the order of
+//! one file holding them all.
+//!
+//! One file's footer is read once and kept for every pass, as it always was. Many files' footers
+//! are read once up front, in parallel, for their schemas and row counts (only the first file's
+//! schema is kept), then again by each pass, one file at a time: memory does not grow with the
+//! number of files. While the statistics count one file's batches, the next files are decoded
+//! on other threads (as many as there are cores), each a batch ahead at most.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+use arrow_array::ArrayRef;
+use arrow_schema::SchemaRef;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
+use parquet::arrow::ProjectionMask;
+
+use super::parallel::{map_indices, threads_for};
+use super::schemas::{duplicates, Disagreements, SchemaCheck};
+use super::{StatsError, BATCH_BYTES, BATCH_ROWS, MIN_BATCH_ROWS};
+
+/// A file's footer and each root column's decoded bytes over every row group.
+struct Footer {
+    metadata: ArrowReaderMetadata,
+    root_bytes: Vec<u64>,
+}
+
+impl Footer {
+    fn load(path: &Path) -> Result<Self, StatsError> {
+        let file = open(path)?;
+        let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::default())?;
+        let parquet = metadata.metadata();
+        let schema = parquet.file_metadata().schema_descr();
+        let mut root_bytes = vec![0u64; metadata.schema().fields().len()];
+        for group in parquet.row_groups() {
+            for (leaf, column) in group.columns().iter().enumerate() {
+                if let Some(bytes) = root_bytes.get_mut(schema.get_column_root_idx(leaf)) {
+                    *bytes += u64::try_from(column.uncompressed_size()).unwrap_or(0);
+                }
+            }
+        }
+        Ok(Self {
+            metadata,
+            root_bytes,
+        })
+    }
+
+    fn rows(&self) -> u64 {
+        u64::try_from(self.metadata.metadata().file_metadata().num_rows()).unwrap_or(0)
+    }
+
+    /// Reads the root columns at `roots` (ascending, this file's indices) batch by batch, each
+    /// batch about `batch_bytes` decoded.
+    fn read(
+        &self,
+        path: &Path,
+        roots: &[usize],
+        batch_bytes: u64,
+        mut each: impl FnMut(&[ArrayRef]) -> Result<(), StatsError>,
+    ) -> Result<(), StatsError> {
+        let builder =
+            ParquetRecordBatchReaderBuilder::new_with_metadata(open(path)?, self.metadata.clone());
+        let bytes: u64 = roots.iter().filter_map(|i| self.root_bytes.get(*i)).sum();
+        let per_row = (bytes / self.rows().max(1)).max(1);
+        let batch = usize::try_from(batch_bytes / per_row)
+            .unwrap_or(BATCH_ROWS)
+            .clamp(MIN_BATCH_ROWS, BATCH_ROWS);
+        let mask = ProjectionMask::roots(builder.parquet_schema(), roots.iter().copied());
+        for read in builder
+            .with_projection(mask)
+            .with_batch_size(batch)
+            .build()?
+        {
+            each(read?.columns())?;
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn open(path: &Path) -> Result<File, StatsError> {
+    File::open(path).map_err(|e| StatsError::Io(path.display().to_string(), e))
+}
+
+/// An error about one of many files names it.
+pub(super) fn in_file(path: &Path) -> impl Fn(StatsError) -> StatsError + '_ {
+    move |e| match e {
+        StatsError::InFile(..) => e,
+        e => StatsError::InFile(path.display().to_string(), Box::new(e)),
+    }
+}
+
+/// The files whose rows the statistics count, in order.
+pub(super) struct Source<'a, P> {
+    paths: &'a [P],
+    /// The first file's schema: the columns, in its order.
+    schema: SchemaRef,
+    rows: u64,
+    /// A single file's footer, read once for every pass.
+    single: Option<Footer>,
+}
+
+/// A decoded batch, or the end of a file, from a thread reading ahead.
+enum Read {
+    Batch(Vec<ArrayRef>),
+    End,
+    Failed(StatsError),
+}
+
+impl<'a, P: AsRef<Path> + Sync> Source<'a, P> {
+    /// Reads every file's footer: the first's schema, the rows of all, and whether they share
+    /// one schema (an error naming the files and columns that disagree, otherwise).
+    pub(super) fn open(paths: &'a [P]) -> Result<Self, StatsError> {
+        let Some(first_path) = paths.first().map(AsRef::as_ref) else {
+            return Err(StatsError::NoFiles);
+        };
+        if paths.len() == 1 {
+            let footer = Footer::load(first_path)?;
+            return Ok(Self {
+                paths,
+                schema: footer.metadata.schema().clone(),
+                rows: footer.rows(),
+                single: Some(footer),
+            });
+        }
+        let first = Footer::load(first_path).map_err(in_file(first_path))?;
+        let schema = first.metadata.schema().clone();
+        let first_name = first_path.display().to_string();
+        let mut found = Disagreements::default();
+        found.extend(duplicates(&first_name, &schema));
+        let check = SchemaCheck::new(&first_name, &schema);
+        let scanned = map_indices(paths.len() - 1, |i| {
+            let path = paths[i + 1].as_ref();
+            let footer = Footer::load(path).map_err(in_file(path))?;
+            let name = path.display().to_string();
+            Ok::<_, StatsError>((
+                footer.rows(),
+                check.disagreements(&name, footer.metadata.schema()),
+            ))
+        })?;
+        let mut rows = first.rows();
+        for file in scanned {
+            let (file_rows, disagreements) = file?;
+            rows = rows.saturating_add(file_rows);
+            found.extend(disagreements);
+        }
+        found.finish()?;
+        Ok(Self {
+            paths,
+            schema,
+            rows,
+            single: None,
+        })
+    }
+
+    pub(super) fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Rows over every file.
+    pub(super) fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Reads the columns at `indices` (ascending, in the first file's order) batch by batch,
+    /// file after file, each batch's arrays in that order; a batch holds about [`BATCH_BYTES`]
+    /// of them, decoded (a share of it when several threads read ahead).
+    pub(super) fn read_columns(
+        &self,
+        indices: &[usize],
+        mut each: impl FnMut(&[ArrayRef]) -> Result<(), StatsError>,
+    ) -> Result<(), StatsError> {
+        if let (Some(footer), Some(path)) = (&self.single, self.paths.first()) {
+            return footer.read(path.as_ref(), indices, BATCH_BYTES, each);
+        }
+        let readers = threads_for(self.paths.len());
+        let batch_bytes = (BATCH_BYTES / readers as u64).max(1 << 20);
+        std::thread::scope(|scope| {
+            let mut queues: Vec<Receiver<Read>> = Vec::with_capacity(readers);
+            for first in 0..readers {
+                let (send, receive) = sync_channel(1);
+                queues.push(receive);
+                scope.spawn(move || self.read_ahead(first, readers, indices, batch_bytes, send));
+            }
+            for i in 0..self.paths.len() {
+                loop {
+                    match queues[i % readers].recv() {
+                        Ok(Read::Batch(arrays)) => each(&arrays)?,
+                        Ok(Read::End) => break,
+                        Ok(Read::Failed(e)) => return Err(e),
+                        Err(_) => return Err(StatsError::Panicked),
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Reads files `first`, `first + step`, ... in turn, sending their batches (the columns at
+    /// `indices` in the first file's order), each file followed by [`Read::End`]. Stops when
+    /// the reader no longer listens.
+    fn read_ahead(
+        &self,
+        first: usize,
+        step: usize,
+        indices: &[usize],
+        batch_bytes: u64,
+        send: SyncSender<Read>,
+    ) {
+        for path in self.paths.iter().skip(first).step_by(step) {
+            let path = path.as_ref();
+            let read = self
+                .read_file(path, indices, batch_bytes, &send)
+                .map_err(in_file(path));
+            let message = match read {
+                Ok(()) => Read::End,
+                Err(e) => Read::Failed(e),
+            };
+            let failed = matches!(message, Read::Failed(_));
+            if send.send(message).is_err() || failed {
+                return;
+            }
+        }
+    }
+
+    fn read_file(
+        &self,
+        path: &Path,
+        indices: &[usize],
+        batch_bytes: u64,
+        send: &SyncSender<Read>,
+    ) -> Result<(), StatsError> {
+        let footer = Footer::load(path)?;
+        let file_schema = footer.metadata.schema();
+        // Each wanted column's root in this file, by name, of the same type as in the first.
+        let mut roots = Vec::with_capacity(indices.len());
+        for i in indices {
+            let field = self.schema.field(*i);
+            let root = file_schema
+                .index_of(field.name())
+                .map_err(|_| StatsError::Changed)?;
+            if !file_schema
+                .field(root)
+                .data_type()
+                .equals_datatype(field.data_type())
+            {
+                return Err(StatsError::Changed);
+            }
+            roots.push(root);
+        }
+        let mut sorted = roots.clone();
+        sorted.sort_unstable();
+        // Where each wanted column comes in a batch, which holds them in this file's order.
+        let at: Vec<usize> = roots
+            .iter()
+            .map(|r| sorted.partition_point(|s| s < r))
+            .collect();
+        footer.read(path, &sorted, batch_bytes, |arrays| {
+            let ordered = at.iter().map(|a| arrays.get(*a).cloned());
+            let ordered = ordered
+                .collect::<Option<Vec<_>>>()
+                .ok_or(StatsError::Changed)?;
+            // The reader stopped listening: an error or a panic there says why.
+            send.send(Read::Batch(ordered))
+                .map_err(|_| StatsError::Panicked)
+        })
+    }
+}
