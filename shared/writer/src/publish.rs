@@ -30,6 +30,10 @@ use crate::tx::{is_condition_failure, put_new, settle, Guard};
 use crate::{DynamoWriter, WriteError};
 use catalog_aws::dynamo::codec::prelude::*;
 
+mod resume;
+
+pub use resume::Resumed;
+
 /// A version whose Parquet object is already in S3.
 #[derive(Debug, Clone)]
 pub struct NewVersion {
