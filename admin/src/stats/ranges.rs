@@ -59,6 +59,49 @@ pub struct FileRanges {
     pub computed: Vec<String>,
 }
 
+impl FileColumnRange {
+    /// The range as the manifest keeps it ([`catalog::files::ColumnRange`]): integers that fit
+    /// 64 bits signed as integers, other numbers (decimals, unsigned integers past 2^63 − 1) as
+    /// floats, booleans, and strings (dates, timestamps, text) as text. The manifest cuts text
+    /// bounds further when it builds ([`catalog::files::MAX_STAT_TEXT_BYTES`]).
+    pub fn to_catalog(&self) -> catalog::files::ColumnRange {
+        catalog::files::ColumnRange {
+            min: self.min.as_ref().and_then(stat_value),
+            max: self.max.as_ref().and_then(stat_value),
+            null_count: self.null_count,
+        }
+    }
+}
+
+impl From<&FileColumnRange> for catalog::files::ColumnRange {
+    fn from(range: &FileColumnRange) -> Self {
+        range.to_catalog()
+    }
+}
+
+impl FileRanges {
+    /// The file's statistics by column name, as [`catalog::files::FileInput::stats`] takes them.
+    pub fn catalog_stats(&self) -> Vec<(String, catalog::files::ColumnRange)> {
+        self.columns
+            .iter()
+            .map(|c| (c.column.clone(), c.to_catalog()))
+            .collect()
+    }
+}
+
+fn stat_value(value: &Value) -> Option<catalog::files::StatValue> {
+    use catalog::files::StatValue;
+    match value {
+        Value::Bool(b) => Some(StatValue::Bool(*b)),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Some(StatValue::Int(i)),
+            None => n.as_f64().map(StatValue::Float),
+        },
+        Value::String(s) => Some(StatValue::Text(s.clone())),
+        _ => None,
+    }
+}
+
 /// Many files' ranges, in the order given, and the schema they share (the first file's).
 #[derive(Debug, Clone)]
 pub struct ScannedFiles {

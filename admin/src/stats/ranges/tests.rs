@@ -252,3 +252,40 @@ fn many_files_are_scanned_in_order_with_their_columns_in_the_first_files_order()
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn ranges_convert_to_the_manifests_column_ranges() {
+    use catalog::files::{ColumnRange, StatValue};
+    let range = |min: Value, max: Value| FileColumnRange {
+        column: "c".into(),
+        min: Some(min),
+        max: Some(max),
+        null_count: Some(2),
+    };
+    let converted = ColumnRange::from(&range(json!(-7), json!(u64::MAX)));
+    assert_eq!(converted.min, Some(StatValue::Int(-7)));
+    assert_eq!(converted.max, Some(StatValue::Float(u64::MAX as f64)));
+    assert_eq!(converted.null_count, Some(2));
+    let converted = range(json!(0.5), json!(true)).to_catalog();
+    assert_eq!(converted.min, Some(StatValue::Float(0.5)));
+    assert_eq!(converted.max, Some(StatValue::Bool(true)));
+    let converted = range(json!("2024-03-01"), json!("b")).to_catalog();
+    assert_eq!(converted.min, Some(StatValue::Text("2024-03-01".into())));
+    assert_eq!(converted.max, Some(StatValue::Text("b".into())));
+    let unknown = FileColumnRange {
+        column: "l".into(),
+        min: None,
+        max: None,
+        null_count: None,
+    };
+    assert_eq!(unknown.to_catalog(), ColumnRange::default());
+    let ranges = FileRanges {
+        row_count: 4,
+        columns: vec![range(json!(1), json!(2)), unknown],
+        computed: Vec::new(),
+    };
+    let stats = ranges.catalog_stats();
+    assert_eq!(stats.len(), 2);
+    assert_eq!((stats[0].0.as_str(), stats[1].0.as_str()), ("c", "l"));
+    assert_eq!(stats[0].1.max, Some(StatValue::Int(2)));
+}
