@@ -8,6 +8,7 @@
 //! | dataset | `DS#<slug>` | `DATASET` | metadata, `keyless_until`, the active version (`active` map) and its `schema`, `id` (UUID), `seq` |
 //! | dataset alias | `ID#<uuid>` | `DATASET` | the same attributes, so a UUID resolves in one strongly consistent read |
 //! | version | `DS#<slug>` | `V#<version, 10 digits>` | one immutable published version |
+//! | manifest part | `DS#<slug>` | `M#<version, 10 digits>#F#<chunk, 6 digits>#<part>` (files) or `…#S#…` (statistics) | `bytes`: part of a many-file version's chunk, deflated JSON ([`super::manifest`]) |
 //! | list entry | `LIST` | `SEQ#<seq, 12 digits>` | the summary shown by the list endpoint |
 //! | counter | `CATALOG` | `COUNTER` | `total`: how many datasets are listed; `rev`: bumped by every write to a list |
 //! | catalog list mark | `CATALOG` | `REBUILD` | `rebuild_until` while a renumbering holds the catalog list |
@@ -90,6 +91,12 @@ pub mod name {
     /// Discussions, as JSON text.
     pub const DISCUSSIONS: &str = "discussions";
     pub const SIZE: &str = "size";
+    /// On a many-file version's item: its manifest's summary (deflated JSON,
+    /// [`catalog::files::Summary`]; [`super::super::manifest::summary_value`]).
+    pub const FILES: &str = "files";
+    /// On a manifest part item: up to [`super::super::manifest::PART_BYTES`] of a chunk's
+    /// deflated files or statistics.
+    pub const BYTES: &str = "bytes";
     pub const ROW_COUNT: &str = "row_count";
     pub const COLUMN_COUNT: &str = "column_count";
     /// Who may read the data (`approval`; absent: `registered`), on the dataset, its alias and
@@ -204,6 +211,19 @@ pub fn alias_pk(id: &Uuid) -> String {
 
 pub fn version_sk(version: u64) -> String {
     format!("V#{version:010}")
+}
+
+/// What every manifest item of version `version` starts its sort key with: `M#<version, 10
+/// digits>#` (not `V#`, so that a Query of a dataset's versions does not read its manifests).
+pub fn manifest_prefix(version: u64) -> String {
+    format!("M#{version:010}#")
+}
+
+/// A part of chunk `chunk`'s files (`F`) or statistics (`S`) of version `version`'s manifest:
+/// `M#<version, 10 digits>#F#<chunk, 6 digits>#<part>`.
+pub fn manifest_part_sk(version: u64, stats: bool, chunk: usize, part: u32) -> String {
+    let kind = if stats { 'S' } else { 'F' };
+    format!("{}{kind}#{chunk:06}#{part}", manifest_prefix(version))
 }
 
 pub fn list_sk(seq: u64) -> String {

@@ -17,6 +17,7 @@ mod datasets;
 mod keys;
 pub mod layout;
 pub mod lists;
+pub mod manifest;
 pub mod requests;
 pub mod retry;
 mod sharing;
