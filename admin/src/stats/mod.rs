@@ -40,6 +40,7 @@ mod accumulator;
 pub mod histogram;
 mod listed;
 mod parallel;
+pub mod partitions;
 pub mod ranges;
 pub mod schemas;
 mod source;
@@ -56,6 +57,7 @@ use serde_json::Value;
 
 use accumulator::Accumulator;
 pub use histogram::{Histogram, BINS};
+pub use partitions::Partitions;
 pub use ranges::{file_ranges, scan_files, FileColumnRange, FileRanges, ScannedFiles};
 pub use schemas::{check_schemas, SchemaMismatch};
 use source::Source;
@@ -91,6 +93,9 @@ pub enum StatsError {
     InFile(String, #[source] Box<StatsError>),
     #[error(transparent)]
     Schemas(#[from] SchemaMismatch),
+    /// Partition values that do not fit the files or the partition columns.
+    #[error("partition values: {0}")]
+    Partitions(String),
 }
 
 /// A Column object ([docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)), plus
@@ -227,7 +232,28 @@ pub fn summarize_files_within<P: AsRef<Path> + Sync>(
     paths: &[P],
     budget: usize,
 ) -> Result<FileStats, StatsError> {
-    let source = Source::open(paths)?;
+    summarize_partitioned_within(paths, Partitions::NONE, budget)
+}
+
+/// [`summarize_files`] with Hive partition columns, within [`MEMORY_BUDGET`] or the MiB that
+/// `CATALOG_STATS_MEMORY_MIB` names.
+pub fn summarize_partitioned<P: AsRef<Path> + Sync>(
+    paths: &[P],
+    partitions: Partitions<'_>,
+) -> Result<FileStats, StatsError> {
+    summarize_partitioned_within(paths, partitions, budget())
+}
+
+/// [`summarize_files_within`] with Hive partition columns after the files' columns: each file's
+/// value of each, as if the file held it in every row (see [`partitions`]). A partition column
+/// named as a column of the files, or values that do not fit the files or the columns' types,
+/// are refused ([`StatsError::Partitions`]).
+pub fn summarize_partitioned_within<P: AsRef<Path> + Sync>(
+    paths: &[P],
+    partitions: Partitions<'_>,
+    budget: usize,
+) -> Result<FileStats, StatsError> {
+    let source = Source::open(paths, partitions)?;
     let row_count = source.rows();
     let schema = source.schema().clone();
     let width = schema.fields().len();

@@ -20,6 +20,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 
 use super::parallel::{map_indices, threads_for};
+use super::partitions::Partitions;
 use super::schemas::{duplicates, Disagreements, SchemaCheck};
 use super::{StatsError, BATCH_BYTES, BATCH_ROWS, MIN_BATCH_ROWS};
 
@@ -96,8 +97,11 @@ pub(super) fn in_file(path: &Path) -> impl Fn(StatsError) -> StatsError + '_ {
 /// The files whose rows the statistics count, in order.
 pub(super) struct Source<'a, P> {
     paths: &'a [P],
-    /// The first file's schema: the columns, in its order.
+    /// The first file's columns, in its order, then the partition columns.
     schema: SchemaRef,
+    /// How many of the columns the files hold (the others are partition columns).
+    file_width: usize,
+    partitions: Partitions<'a>,
     rows: u64,
     /// A single file's footer, read once for every pass.
     single: Option<Footer>,
@@ -113,15 +117,18 @@ enum Read {
 impl<'a, P: AsRef<Path> + Sync> Source<'a, P> {
     /// Reads every file's footer: the first's schema, the rows of all, and whether they share
     /// one schema (an error naming the files and columns that disagree, otherwise).
-    pub(super) fn open(paths: &'a [P]) -> Result<Self, StatsError> {
+    pub(super) fn open(paths: &'a [P], partitions: Partitions<'a>) -> Result<Self, StatsError> {
         let Some(first_path) = paths.first().map(AsRef::as_ref) else {
             return Err(StatsError::NoFiles);
         };
-        if paths.len() == 1 {
+        partitions.check(paths.len())?;
+        if paths.len() == 1 && partitions.columns.is_empty() {
             let footer = Footer::load(first_path)?;
             return Ok(Self {
                 paths,
                 schema: footer.metadata.schema().clone(),
+                file_width: footer.metadata.schema().fields().len(),
+                partitions,
                 rows: footer.rows(),
                 single: Some(footer),
             });
@@ -132,7 +139,7 @@ impl<'a, P: AsRef<Path> + Sync> Source<'a, P> {
         let mut found = Disagreements::default();
         found.extend(duplicates(&first_name, &schema));
         let check = SchemaCheck::new(&first_name, &schema);
-        let scanned = map_indices(paths.len() - 1, |i| {
+        let scanned = map_indices(paths.len().saturating_sub(1), |i| {
             let path = paths[i + 1].as_ref();
             let footer = Footer::load(path).map_err(in_file(path))?;
             let name = path.display().to_string();
@@ -148,9 +155,25 @@ impl<'a, P: AsRef<Path> + Sync> Source<'a, P> {
             found.extend(disagreements);
         }
         found.finish()?;
+        let file_width = schema.fields().len();
+        if let Some(column) = partitions
+            .columns
+            .iter()
+            .find(|c| schema.field_with_name(&c.name).is_ok())
+        {
+            return Err(StatsError::Partitions(format!(
+                "{} is both a partition column and a column of the files",
+                column.name
+            )));
+        }
+        let mut fields: Vec<arrow_schema::Field> =
+            schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.extend(partitions.fields());
         Ok(Self {
             paths,
-            schema,
+            schema: std::sync::Arc::new(arrow_schema::Schema::new(fields)),
+            file_width,
+            partitions,
             rows,
             single: None,
         })
@@ -210,10 +233,10 @@ impl<'a, P: AsRef<Path> + Sync> Source<'a, P> {
         batch_bytes: u64,
         send: SyncSender<Read>,
     ) {
-        for path in self.paths.iter().skip(first).step_by(step) {
+        for (i, path) in self.paths.iter().enumerate().skip(first).step_by(step) {
             let path = path.as_ref();
             let read = self
-                .read_file(path, indices, batch_bytes, &send)
+                .read_file(i, path, indices, batch_bytes, &send)
                 .map_err(in_file(path));
             let message = match read {
                 Ok(()) => Read::End,
@@ -226,8 +249,10 @@ impl<'a, P: AsRef<Path> + Sync> Source<'a, P> {
         }
     }
 
+    /// Sends file `file`'s batches: its columns among `indices`, then its partition values.
     fn read_file(
         &self,
+        file: usize,
         path: &Path,
         indices: &[usize],
         batch_bytes: u64,
@@ -235,9 +260,24 @@ impl<'a, P: AsRef<Path> + Sync> Source<'a, P> {
     ) -> Result<(), StatsError> {
         let footer = Footer::load(path)?;
         let file_schema = footer.metadata.schema();
+        let split = indices.partition_point(|i| *i < self.file_width);
+        let (in_file, partition) = indices.split_at(split);
+        let partition: Vec<usize> = partition.iter().map(|i| i - self.file_width).collect();
+        if in_file.is_empty() {
+            // Only partition columns: as many rows as the file holds, none read.
+            let mut left = usize::try_from(footer.rows()).unwrap_or(usize::MAX);
+            while left > 0 {
+                let rows = left.min(BATCH_ROWS);
+                left -= rows;
+                let arrays = self.partitions.arrays(file, &partition, rows)?;
+                send.send(Read::Batch(arrays))
+                    .map_err(|_| StatsError::Panicked)?;
+            }
+            return Ok(());
+        }
         // Each wanted column's root in this file, by name, of the same type as in the first.
-        let mut roots = Vec::with_capacity(indices.len());
-        for i in indices {
+        let mut roots = Vec::with_capacity(in_file.len());
+        for i in in_file {
             let field = self.schema.field(*i);
             let root = file_schema
                 .index_of(field.name())
@@ -260,9 +300,11 @@ impl<'a, P: AsRef<Path> + Sync> Source<'a, P> {
             .collect();
         footer.read(path, &sorted, batch_bytes, |arrays| {
             let ordered = at.iter().map(|a| arrays.get(*a).cloned());
-            let ordered = ordered
+            let mut ordered = ordered
                 .collect::<Option<Vec<_>>>()
                 .ok_or(StatsError::Changed)?;
+            let rows = ordered.first().map_or(0, |a| a.len());
+            ordered.extend(self.partitions.arrays(file, &partition, rows)?);
             // The reader stopped listening: an error or a panic there says why.
             send.send(Read::Batch(ordered))
                 .map_err(|_| StatsError::Panicked)
