@@ -362,6 +362,8 @@ pub fn summarize_partitioned_within<P: AsRef<Path> + Sync>(
 }
 
 #[cfg(test)]
+mod bench;
+#[cfg(test)]
 mod testdata;
 #[cfg(test)]
 mod tests;
