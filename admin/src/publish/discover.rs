@@ -109,7 +109,7 @@ pub struct Discovered {
 /// What the command line gives.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
-    pub args: Vec<String>,
+    pub args: Vec<PathBuf>,
     /// `--split NAME=GLOB`, as given.
     pub splits: Vec<String>,
     /// `--no-splits`: no layout is read as splits.
@@ -121,11 +121,11 @@ impl Inputs {
     /// matching something other than itself), and no `--split`. A path that does not exist is
     /// taken as one (publish then says it cannot read it, as always).
     pub fn single_file(&self) -> Option<PathBuf> {
-        let [arg] = self.args.as_slice() else {
+        let [path] = self.args.as_slice() else {
             return None;
         };
-        let path = Path::new(arg);
-        (self.splits.is_empty() && !path.is_dir() && (path.is_file() || !is_glob(arg)))
+        let glob = path.to_str().is_some_and(is_glob);
+        (self.splits.is_empty() && !path.is_dir() && (path.is_file() || !glob))
             .then(|| path.to_owned())
     }
 }
@@ -418,9 +418,11 @@ pub fn discover(inputs: &Inputs) -> Result<Discovered, PublishError> {
     // (the file, the argument that gave it)
     let mut given: Vec<(PathBuf, &str)> = Vec::new();
     let mut ignored_paths = Vec::new();
-    let sole_directory = inputs.args.len() == 1 && Path::new(&inputs.args[0]).is_dir();
-    for arg in &inputs.args {
-        let path = Path::new(arg);
+    let sole_directory = inputs.args.len() == 1 && inputs.args[0].is_dir();
+    for path in &inputs.args {
+        let arg = path
+            .to_str()
+            .ok_or_else(|| bad(format!("{}: the path is not UTF-8", path.display())))?;
         if path.is_dir() {
             let dir = normalize(path)?;
             let mut files = Vec::new();

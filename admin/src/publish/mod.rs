@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 use crate::stats::{summarize, FileStats, StatsError};
 
 pub mod discover;
+pub mod many;
 pub mod upload;
 
 pub use upload::PART_SIZE;
@@ -140,6 +141,13 @@ pub enum PublishError {
     Upload(String),
     #[error(transparent)]
     Write(#[from] WriteError),
+    /// The files of a version of many files are uploaded, but the version is not recorded:
+    /// nothing serves them (recording a manifest is not available yet).
+    #[error(
+        "the {} files of {} version {} are uploaded under s3://…/{}, but recording a version of          many files is not available yet: nothing serves them",
+        .0.files, .0.slug, .0.version, .0.prefix
+    )]
+    NotRecorded(Box<many::PublishedFiles>),
 }
 
 /// What a successful publish made.
@@ -205,6 +213,47 @@ pub async fn inspect(path: &Path) -> Result<(FileStats, u64, String), PublishErr
     Ok(joined)
 }
 
+/// The widest version number, at which a version's records are measured before one is reserved.
+const WIDEST: u64 = 9_999_999_999;
+
+/// Checks that the version `preview` makes of a schema (numbered [`WIDEST`]) fits: every item
+/// under DynamoDB's 400 KB, the metadata answer under Lambda's 6 MB, before a version number is
+/// used or a byte uploaded. Histograms are beyond the spec and the bulk of a wide schema: a
+/// schema that would not fit with them is stored without them (taken out of `stats` too)
+/// rather than refused. Returns the schema to store, and whether the histograms were left out.
+fn fit(
+    slug: &Slug,
+    meta: &DatasetMeta,
+    stats: &mut FileStats,
+    preview: impl Fn(String) -> NewVersion,
+) -> Result<(String, bool), PublishError> {
+    let schema_json = |stats: &FileStats| {
+        serde_json::to_string(&stats.columns).map_err(|e| PublishError::BadInput(e.to_string()))
+    };
+    let mut version = preview(schema_json(stats)?);
+    let mut fits = catalog_writer::check_fits(slug, meta, &version);
+    let mut histograms_left_out = false;
+    if matches!(fits, Err(WriteError::TooLarge(_)))
+        && stats.columns.iter().any(|c| c.histogram.is_some())
+    {
+        for column in &mut stats.columns {
+            column.histogram = None;
+        }
+        histograms_left_out = true;
+        version = preview(schema_json(stats)?);
+        fits = catalog_writer::check_fits(slug, meta, &version);
+    }
+    match fits {
+        Err(WriteError::TooLarge(why)) => {
+            return Err(PublishError::BadInput(format!(
+                "{slug} cannot be published: {why}"
+            )))
+        }
+        other => other?,
+    };
+    Ok((version.schema_json, histograms_left_out))
+}
+
 impl Publisher {
     /// Publishes `path` as the next version of `slug` and activates it. With `new_only`, the
     /// slug must not exist yet.
@@ -221,9 +270,6 @@ impl Publisher {
             .clone()
             .resolve(self.writer.dataset_meta(slug).await?)?;
         let (mut stats, size, sha256) = inspect(path).await?;
-        let schema_json = |stats: &FileStats| {
-            serde_json::to_string(&stats.columns).map_err(|e| PublishError::BadInput(e.to_string()))
-        };
         let (row_count, columns) = (
             stats.row_count,
             stats
@@ -244,40 +290,9 @@ impl Publisher {
             },
             schema_json,
         };
-        // Every item under DynamoDB's 400 KB, the metadata answer under Lambda's 6 MB: checked
-        // before a version number is used or a byte uploaded (version numbers at their widest).
-        let widest = 9_999_999_999;
-        let mut preview = version_of(
-            widest,
-            object_key(slug, widest, &sha256),
-            schema_json(&stats)?,
-        );
-        let mut fits = catalog_writer::check_fits(slug, &provisional, &preview);
-        // Histograms are beyond the spec and the bulk of a wide schema: a schema that would not
-        // fit with them is stored without them rather than refused.
-        let mut histograms_left_out = false;
-        if matches!(fits, Err(WriteError::TooLarge(_)))
-            && stats.columns.iter().any(|c| c.histogram.is_some())
-        {
-            for column in &mut stats.columns {
-                column.histogram = None;
-            }
-            histograms_left_out = true;
-            preview = version_of(
-                widest,
-                object_key(slug, widest, &sha256),
-                schema_json(&stats)?,
-            );
-            fits = catalog_writer::check_fits(slug, &provisional, &preview);
-        }
-        match fits {
-            Err(WriteError::TooLarge(why)) => {
-                return Err(PublishError::BadInput(format!(
-                    "{slug} cannot be published: {why}"
-                )))
-            }
-            other => other?,
-        };
+        let (schema_json, histograms_left_out) = fit(slug, &provisional, &mut stats, |schema| {
+            version_of(WIDEST, object_key(slug, WIDEST, &sha256), schema)
+        })?;
 
         let publication = Publication {
             slug,
@@ -286,7 +301,6 @@ impl Publisher {
             new_only,
             now,
         };
-        let schema_json = preview.schema_json;
         let published = self
             .writer
             .publish(publication, |reserved| {
@@ -303,11 +317,7 @@ impl Publisher {
             })
             .await;
         let reserved = match published {
-            Err(PublishError::Write(WriteError::SlugTaken(_))) => {
-                return Err(PublishError::BadInput(format!(
-                    "slug '{slug}' is already taken by a published dataset (drop --new to publish a new version of it)"
-                )))
-            }
+            Err(PublishError::Write(WriteError::SlugTaken(_))) => return Err(many::taken(slug)),
             other => other?,
         };
         Ok(Published {

@@ -19,10 +19,7 @@ fn tree(files: &[&str]) -> PathBuf {
 
 fn inputs(args: &[&Path], splits: &[&str]) -> Inputs {
     Inputs {
-        args: args
-            .iter()
-            .map(|p| p.to_str().unwrap().to_owned())
-            .collect(),
+        args: args.iter().map(|p| p.to_path_buf()).collect(),
         splits: splits.iter().map(|s| (*s).to_owned()).collect(),
         no_splits: false,
     }
