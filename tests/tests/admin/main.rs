@@ -3,6 +3,8 @@
 //!
 //! - `publishing`, `wide`: publish, re-publish, rollback, bad input, races, large and wide files;
 //! - `failed_publishes`: a publish that fails on the way leaves the previous version serving;
+//! - `many_files`: a version of many files (splits, partitions), a cut-off publish resumed,
+//!   and its bad input;
 //! - `reindex`: the filter lists repaired, and a publish whose list rewrite fails;
 //! - `operations`: keys, keyless windows, listings, pinned versions, `--help`;
 //! - `statistics`: `catalog-admin inspect` against a pandas/pyarrow reference.
@@ -123,6 +125,7 @@ fn inspect(file: &Path) -> Value {
 
 mod downloads;
 mod failed_publishes;
+mod many_files;
 mod operations;
 mod publishing;
 mod reindex;
