@@ -1,6 +1,8 @@
 //! In-memory adapters for fast logic tests. Not a substitute for the integration tests, which
 //! run the DynamoDB and S3 adapters against servers speaking the real protocols.
 
+pub mod manifest;
+
 use std::collections::HashMap;
 use std::sync::Mutex;
 

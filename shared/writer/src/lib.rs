@@ -22,6 +22,8 @@
 //! - [`downloads`]: the download log and the daily download counts, in their own table.
 //! - [`ingest`]: the audit function's events (log batches, the daily schedule).
 //! - [`keys`]: API keys.
+//! - [`manifest`]: a many-file version's manifest items, written before the version is
+//!   recorded and deleted with it.
 //! - [`tables`]: creating the tables.
 //! - `tx`: writes as data, and their DynamoDB transaction items.
 
@@ -31,6 +33,7 @@ pub mod downloads;
 pub mod facets;
 pub mod ingest;
 pub mod keys;
+pub mod manifest;
 pub mod orders;
 mod patience;
 pub mod publish;

@@ -72,13 +72,55 @@ struct ColumnStats {
 /// A [`StatValue`] as the blob holds it: a float as `{"f": "<shortest digits>e<exponent>"}`,
 /// which Rust reads back exactly (serde_json's own float reading may miss by one unit in the
 /// last place), the others as JSON has them.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize)]
 #[serde(untagged)]
 enum Wire {
     Bool(bool),
     Int(i64),
     Text(String),
     Float { f: String },
+}
+
+/// Read by hand: serde's untagged enums buffer every value first, several times slower on a
+/// chunk of statistics (the bench's `manifest` command).
+impl<'de> Deserialize<'de> for Wire {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Wire;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a boolean, an integer, a string or {\"f\": digits}")
+            }
+            fn visit_bool<E: Error>(self, v: bool) -> Result<Wire, E> {
+                Ok(Wire::Bool(v))
+            }
+            fn visit_i64<E: Error>(self, v: i64) -> Result<Wire, E> {
+                Ok(Wire::Int(v))
+            }
+            fn visit_u64<E: Error>(self, v: u64) -> Result<Wire, E> {
+                i64::try_from(v)
+                    .map(Wire::Int)
+                    .map_err(|_| E::custom("integer past 64 bits"))
+            }
+            fn visit_str<E: Error>(self, v: &str) -> Result<Wire, E> {
+                Ok(Wire::Text(v.to_owned()))
+            }
+            fn visit_string<E: Error>(self, v: String) -> Result<Wire, E> {
+                Ok(Wire::Text(v))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Wire, A::Error> {
+                match (
+                    map.next_entry::<String, String>()?,
+                    map.next_key::<String>()?,
+                ) {
+                    (Some((k, f)), None) if k == "f" => Ok(Wire::Float { f }),
+                    _ => Err(A::Error::custom("a float is {\"f\": digits}")),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl Wire {
