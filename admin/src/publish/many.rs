@@ -24,13 +24,16 @@
 //! and uploads everything: the cut-off run's objects stay under their unrecorded version's
 //! prefix until `datasets delete` (which deletes the dataset's whole prefix).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use catalog::files::{FileInput, Manifest, ManifestInput, PartitionType, RelPath, SplitName};
+use catalog::files::partition::check_not_columns;
+use catalog::files::{
+    FileInput, Manifest, ManifestInput, PartitionType, PartitionValue, RelPath, SplitName,
+};
 use catalog::input::Slug;
 use catalog::records::ActiveVersion;
 use catalog_writer::{NewVersion, Publication, WriteError};
@@ -40,7 +43,7 @@ use serde::{Deserialize, Serialize};
 use super::discover::Discovered;
 use super::upload::{bytes_bar, list_present, upload_all, Digest, FileUpload, Uploaded};
 use super::{fit, MetaInput, PublishError, Publisher, WIDEST};
-use crate::stats::{scan_files, summarize_files, FileStats, StatsError};
+use crate::stats::{scan_files, summarize_partitioned, FileStats, Partitions, StatsError};
 
 /// The prefix of version `version`'s files: `datasets/<slug>/v<n>/files/`.
 pub fn files_prefix(slug: &Slug, version: u64) -> String {
@@ -191,21 +194,43 @@ pub async fn prepare(
         });
     }
     // Paths, splits and partitions, before any file is read.
-    Manifest::build(ManifestInput {
+    let dry = Manifest::build(ManifestInput {
         files: inputs.clone(),
         columns: Vec::new(),
         splits: splits.clone(),
         partition_types: partition_types.to_vec(),
     })
     .map_err(bad)?;
+    // Each file's partition values, in the order of the files found.
+    let by_path: HashMap<&RelPath, &Vec<PartitionValue>> = dry
+        .entries
+        .iter()
+        .map(|e| (&e.path, &e.partitions))
+        .collect();
+    let values: Vec<Vec<PartitionValue>> = inputs
+        .iter()
+        .map(|i| by_path.get(&i.path).map_or_else(Vec::new, |v| (*v).clone()))
+        .collect();
+    let columns = dry.summary.partitions.clone();
     let paths: Vec<PathBuf> = found.files.iter().map(|f| f.path.clone()).collect();
     let (scanned, stats, digests) = tokio::task::spawn_blocking(move || {
         // The footers first: files that disagree are refused before a long read.
         let scanned = scan_files(&paths)?;
+        let names: Vec<String> = scanned
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        check_not_columns(&columns, &names).map_err(bad)?;
         let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let partitions = Partitions {
+            columns: &columns,
+            values: &values,
+        };
         let (stats, digests) = std::thread::scope(|scope| {
             let digests = scope.spawn(|| digest_all(&paths, workers));
-            let stats = summarize_files(&paths);
+            let stats = summarize_partitioned(&paths, partitions);
             (stats, digests.join())
         });
         let digests = digests.map_err(|_| PublishError::BadFile(StatsError::Panicked))??;

@@ -230,9 +230,10 @@ async fn a_directory_of_splits_and_partitions_goes_up_file_by_file_to_its_paths(
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
     );
+    // Four columns: the files' three and the partition column, year.
     assert!(
         stdout
-            .contains("sales version 1 (5 files in 2 splits (test 2, train 3), 50 rows, 3 columns")
+            .contains("sales version 1 (5 files in 2 splits (test 2, train 3), 50 rows, 4 columns")
             && stdout.contains("5 file(s) uploaded, 0 already there"),
         "{stdout}\n{stderr}"
     );
