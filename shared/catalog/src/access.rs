@@ -6,12 +6,12 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::error::ApiError;
 use crate::keys::{KeyRecord, Scope};
 use crate::policy::{is_keyless, AccessLevel};
 use crate::ports::GrantReader;
 use crate::records::{DatasetRecord, DatasetSummary, DownloadTarget};
 use crate::slug::Slug;
+use crate::store::StoreError;
 
 /// A dataset as [`authorize`] judges it.
 #[derive(Debug, Clone, Copy)]
@@ -96,6 +96,16 @@ impl Refusal {
     }
 }
 
+/// What [`authorize`] answers other than a let-through: the rule's refusal, or a failure to read
+/// the account's grant.
+#[derive(Debug, thiserror::Error)]
+pub enum Denied {
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 /// Why a request was let through: logged with every download.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Allowed {
@@ -119,16 +129,16 @@ impl Allowed {
 
 /// A presented key as stored, checked for use at `now`: unknown, revoked or expired is 401
 /// (whatever the dataset, keyless or not), without the read scope 403.
-pub fn verify_key(record: Option<KeyRecord>, now: DateTime<Utc>) -> Result<KeyRecord, ApiError> {
+pub fn verify_key(record: Option<KeyRecord>, now: DateTime<Utc>) -> Result<KeyRecord, Refusal> {
     match record {
         Some(record) if record.is_usable_at(now) => {
             if record.has_scope(&Scope::Read) {
                 Ok(record)
             } else {
-                Err(ApiError::Refused(Refusal::InsufficientScope))
+                Err(Refusal::InsufficientScope)
             }
         }
-        _ => Err(ApiError::Refused(Refusal::InvalidKey)),
+        _ => Err(Refusal::InvalidKey),
     }
 }
 
@@ -147,7 +157,7 @@ pub async fn authorize(
     key: Option<&KeyRecord>,
     grants: &impl GrantReader,
     now: DateTime<Utc>,
-) -> Result<Allowed, ApiError> {
+) -> Result<Allowed, Denied> {
     if let Some(key) = key {
         if !key.may_read(dataset.slug) {
             return Err(Refusal::KeyNotForDataset(dataset.slug.clone()).into());
@@ -156,7 +166,7 @@ pub async fn authorize(
     if is_keyless(dataset.keyless_until, now) {
         return Ok(Allowed::Keyless);
     }
-    let key = key.ok_or(ApiError::Refused(Refusal::MissingKey))?;
+    let key = key.ok_or(Refusal::MissingKey)?;
     match (dataset.level, &key.owner) {
         (AccessLevel::Registered, _) | (AccessLevel::Approval, None) => Ok(Allowed::Key),
         (AccessLevel::Approval, Some(owner)) => {
@@ -173,7 +183,7 @@ pub async fn authorize(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::StoreError;
+    use crate::store::StoreError;
     use crate::keys::Owner;
     use crate::policy::Grant;
     use chrono::Duration;
@@ -209,10 +219,11 @@ mod tests {
         }
     }
 
-    fn code(result: Result<Allowed, ApiError>) -> String {
+    fn code(result: Result<Allowed, Denied>) -> String {
         match result {
             Ok(allowed) => allowed.as_str().to_owned(),
-            Err(e) => e.code().to_owned(),
+            Err(Denied::Refused(refusal)) => refusal.code().to_owned(),
+            Err(Denied::Store(e)) => panic!("the grant could not be read: {e}"),
         }
     }
 

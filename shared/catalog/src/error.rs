@@ -1,11 +1,10 @@
-//! The errors: what a storage adapter reports ([`StoreError`]) and what a request can end in
-//! ([`ApiError`], with its stable `code`). Their HTTP status and challenge are `catalog-http`'s
-//! (`catalog_http::error`), the one place they are mapped.
-
-use std::error::Error as StdError;
+//! What a request can end in ([`ApiError`], with its stable `code`), and what a storage adapter
+//! reports ([`StoreError`], from [`crate::store`]). Their HTTP status and challenge are
+//! `catalog-http`'s (`catalog_http::error`), the one place they are mapped.
 
 use std::fmt;
 
+use crate::access::Denied;
 pub use crate::access::Refusal;
 pub use crate::accounts::{AccountError, IdempotencyConflict};
 pub use crate::grants::GrantError;
@@ -13,25 +12,7 @@ use crate::input::{DatasetRef, ParseError};
 use crate::query::QueryError;
 pub use crate::sharing::SharingError;
 use crate::slug::Slug;
-
-pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
-
-/// What can go wrong in a storage or signing adapter.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// The backend refused the request rate (DynamoDB throttling), after the SDK's retries.
-    #[error("backend throttled the request")]
-    Throttled(#[source] BoxError),
-    /// Timed out, unreachable or failing on its side: worth retrying shortly.
-    #[error("backend temporarily unavailable")]
-    Unavailable(#[source] BoxError),
-    /// A record that does not have the shape this code writes.
-    #[error("malformed record: {0}")]
-    Corrupt(String),
-    /// Anything else the backend reported.
-    #[error("backend error")]
-    Other(#[source] BoxError),
-}
+pub use crate::store::{BoxError, StoreError};
 
 /// Everything a request can end in other than success: the request's own refusals (what it
 /// names, its parameters, its method), each domain's refusals wrapped whole (the access rule's,
@@ -100,6 +81,16 @@ impl fmt::Display for Named {
             Self::Dataset(dataset) => dataset.fmt(f),
             Self::Given(raw) => write!(f, "'{raw}'"),
             Self::Table(raw) => write!(f, "table '{raw}'"),
+        }
+    }
+}
+
+/// The access rule's answer other than a let-through: its refusal, or a failure to read a grant.
+impl From<Denied> for ApiError {
+    fn from(e: Denied) -> Self {
+        match e {
+            Denied::Refused(refusal) => Self::Refused(refusal),
+            Denied::Store(e) => e.into(),
         }
     }
 }

@@ -17,7 +17,9 @@
 //! - [`query`]: list filters, words and sort order, and which access path serves them.
 //! - [`ports`]: one small trait per capability; `catalog-aws` and `catalog-search` implement
 //!   them, `catalog-http` answers requests on top of them.
-//! - [`error`]: what an adapter reports and what a request can end in (its HTTP side is
+//! - [`sharing`]: the one share and schema Delta Sharing shows, and that protocol's refusals.
+//! - [`store`]: what a storage or signing adapter reports when it fails.
+//! - [`error`]: what a request can end in, each domain's error wrapped whole (its HTTP side is
 //!   `catalog-http`'s).
 //! - [`metrics`]: the functions' CloudWatch metrics, as embedded-metric-format log lines
 //!   (written by hand: a metrics library would add to every function's size).
@@ -42,6 +44,7 @@ pub mod rows;
 pub mod sharing;
 pub mod signup;
 pub mod slug;
+pub mod store;
 pub mod time;
 
 /// A mutex's guard, even if a panicking holder poisoned it (the data are caches, counters and

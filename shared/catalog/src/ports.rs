@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use uuid::Uuid;
 
-use crate::error::StoreError;
+use crate::store::StoreError;
 use crate::grants::{AccessRecord, AccessStatus, Decision};
 use crate::input::DatasetRef;
 use crate::keys::{KeyHash, KeyInfo, KeyRecord, NewKey, Owner};

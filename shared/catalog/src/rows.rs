@@ -8,7 +8,7 @@ use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use crate::error::StoreError;
+use crate::store::StoreError;
 use crate::input::{echo, ParseError};
 use crate::records::ActiveVersion;
 

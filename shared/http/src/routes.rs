@@ -167,6 +167,13 @@ pub fn is_signed_in(path: &str) -> bool {
     find(path).is_some_and(|m| m.route.signed_in)
 }
 
+/// The name a browser saves a download under (the URL's `Content-Disposition`, on the data and
+/// download routes and Delta Sharing's), the name `catalog-admin download` gives it too, and
+/// Croissant's file id: `<slug>-v<version>.parquet`.
+pub fn download_name(slug: &catalog::slug::Slug, version: u64) -> String {
+    format!("{slug}-v{version}.parquet")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,8 +27,7 @@ use catalog::records::DatasetSummary;
 use super::attr::{get_u64, s};
 use super::codec::prelude::*;
 use super::codec::{self, FacetSummary};
-use super::facets_indexed;
-use super::layout::name::{PK, REV, SK, TOTAL};
+use super::layout::name::{FACETS_INDEXED, PK, REV, SK, TOTAL};
 use super::layout::{
     counter_key, facet_counter_pk, facet_list_pk, facet_summary_key, list_sk, Item, COUNTER_PK,
     COUNTER_SK, FACETS_SK, LIST_PK,
@@ -389,10 +388,16 @@ impl CatalogPager for Lists {
     }
 }
 
+/// Whether the catalog's facet lists were ever built: `catalog-writer` marks the catalog counter
+/// when a catalog's first dataset is listed and when `reindex` runs. A catalog from before
+/// filters has no mark until `reindex`.
+pub fn facets_indexed(catalog_counter: Option<&Item>) -> bool {
+    catalog_counter.is_none_or(|item| item.contains_key(FACETS_INDEXED))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::attr;
-    use super::super::layout::name::FACETS_INDEXED;
     use super::*;
 
     #[tokio::test]
@@ -408,5 +413,26 @@ mod tests {
         marked.insert(FACETS_INDEXED.into(), AttributeValue::Bool(true));
         let ((), got) = metrics_of(async { warn_if_unindexed(Some(&marked), &facet) }).await;
         assert_eq!(got, []);
+    }
+
+    #[test]
+    fn only_a_catalog_listed_before_filters_and_never_reindexed_lacks_the_mark() {
+        let counter = |marked: bool| {
+            let mut item = super::super::layout::counter_key(super::super::layout::COUNTER_PK);
+            item.insert(
+                super::super::layout::name::TOTAL.into(),
+                super::super::attr::n(3),
+            );
+            if marked {
+                item.insert(FACETS_INDEXED.into(), AttributeValue::Bool(true));
+            }
+            item
+        };
+        assert!(
+            facets_indexed(None),
+            "an empty catalog has nothing to index"
+        );
+        assert!(facets_indexed(Some(&counter(true))));
+        assert!(!facets_indexed(Some(&counter(false))));
     }
 }

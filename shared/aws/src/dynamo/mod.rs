@@ -17,6 +17,7 @@ mod datasets;
 mod keys;
 pub mod layout;
 pub mod lists;
+pub use lists::facets_indexed;
 pub mod manifest;
 pub mod requests;
 pub mod retry;
@@ -47,7 +48,6 @@ use catalog::query::CatalogPage;
 use catalog::query::ListQuery;
 use catalog::records::{DatasetRecord, DownloadTarget};
 use codec::{download_projection_names, DOWNLOAD_PROJECTION};
-use layout::name::FACETS_INDEXED;
 use layout::{api_key_key, Item};
 use requests::batch_get_all;
 
@@ -214,39 +214,5 @@ impl<P: Send + Sync> GrantReader for DynamoCatalog<P> {
 impl<P: Send + Sync> KeyUsage for DynamoCatalog<P> {
     async fn record_use(&self, key: &KeyHash, now: DateTime<Utc>) -> Result<(), StoreError> {
         self.keys.record_use(key, now).await
-    }
-}
-
-/// Whether the catalog's facet lists were ever built: `catalog-writer` marks the catalog counter
-/// when a catalog's first dataset is listed and when `reindex` runs. A catalog from before
-/// filters has no mark until `reindex`.
-pub fn facets_indexed(catalog_counter: Option<&Item>) -> bool {
-    catalog_counter.is_none_or(|item| item.contains_key(FACETS_INDEXED))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use aws_sdk_dynamodb::types::AttributeValue;
-    use layout::counter_key;
-    use layout::name::TOTAL;
-    use layout::COUNTER_PK;
-
-    #[test]
-    fn only_a_catalog_listed_before_filters_and_never_reindexed_lacks_the_mark() {
-        let counter = |marked: bool| {
-            let mut item = counter_key(COUNTER_PK);
-            item.insert(TOTAL.into(), attr::n(3));
-            if marked {
-                item.insert(FACETS_INDEXED.into(), AttributeValue::Bool(true));
-            }
-            item
-        };
-        assert!(
-            facets_indexed(None),
-            "an empty catalog has nothing to index"
-        );
-        assert!(facets_indexed(Some(&counter(true))));
-        assert!(!facets_indexed(Some(&counter(false))));
     }
 }

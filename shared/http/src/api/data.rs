@@ -12,6 +12,7 @@ use super::request::{
     accept, presented_key, presented_key_or_basic, single_param, source_address, Endpoint,
 };
 use crate::error::ApiError;
+use crate::routes::download_name;
 use catalog::audit::What;
 use catalog::input::{DatasetRef, Format, Slug, VersionPin};
 use catalog::metrics::{self, Metric, UrlRoute};
@@ -189,10 +190,4 @@ fn descriptor<'a>(
         size_bytes: active.size,
         published_at: active.published_at,
     }
-}
-
-/// The name a browser saves the download under (the URL's `Content-Disposition`), the name
-/// `catalog-admin download` gives it too: `<slug>-v<version>.parquet`.
-pub fn download_name(slug: &Slug, version: u64) -> String {
-    format!("{slug}-v{version}.parquet")
 }

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use super::http::{cacheable, freshness, no_store, shell, Audience};
 use super::request::{accept, presented_key, Endpoint};
 use crate::error::{ApiError, Named};
-use catalog::access::{authorize, verify_key, Guarded};
+use catalog::access::{authorize, verify_key, Denied, Guarded};
 use catalog::input::{DatasetRef, Slug};
 use catalog::policy::{is_keyless, values_public, without_row_values, Access, AccessLevel};
 use catalog::ports::{DatasetReader, MetadataReader};
@@ -157,8 +157,8 @@ pub(super) async fn read_shown(
             match authorize(&guarded, Some(&key), reader, now).await {
                 Ok(_) => true,
                 // Any refusal of the one access rule withholds the values.
-                Err(ApiError::Refused(_)) => false,
-                Err(e) => return Err(e),
+                Err(Denied::Refused(_)) => false,
+                Err(Denied::Store(e)) => return Err(e.into()),
             }
         }
     };

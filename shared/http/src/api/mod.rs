@@ -33,7 +33,7 @@ mod rows;
 mod sharing;
 
 pub use croissant::croissant;
-pub use data::{data, download, download_name};
+pub use data::{data, download};
 pub use dcat::{catalog, RdfFormat};
 pub use http::{cors, entity_tag, error_response, preflight_answer, PUBLIC_MAX_AGE_SECONDS};
 pub use list::list;

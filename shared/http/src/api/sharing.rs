@@ -25,16 +25,16 @@ use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
 
-use super::data::download_name;
 use super::gate::{authenticate, judge, Admitted};
 use super::http::{json_response, shell, Audience};
 use super::request::{presented_key, request_path, single_param};
 use crate::error::{ApiError, Named, Refusal, SharingError, StoreError};
+use crate::routes::download_name;
 use crate::sharing::{
     encode_token, millis, types::delta_schema, File, Format, ListWindow, Metadata, Page,
     QueryRequest, Schema, Share, SharingRoute, Table, SCHEMA, SHARE,
 };
-use catalog::access::{authorize, Guarded};
+use catalog::access::{authorize, Denied, Guarded};
 use catalog::audit::What;
 use catalog::input::echo;
 use catalog::keys::{KeyHash, KeyRecord, Owner};
@@ -283,8 +283,8 @@ async fn readable(
 ) -> Result<bool, ApiError> {
     match authorize(&guarded, Some(key), grants, now).await {
         Ok(_) => Ok(true),
-        Err(ApiError::Refused(refusal)) if !refusal.of_the_key() => Ok(false),
-        Err(e) => Err(e),
+        Err(Denied::Refused(refusal)) if !refusal.of_the_key() => Ok(false),
+        Err(e) => Err(e.into()),
     }
 }
 

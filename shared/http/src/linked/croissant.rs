@@ -182,7 +182,7 @@ fn top_level_parts(body: &str) -> Vec<&str> {
 pub fn document(record: &DatasetRecord, active: &ActiveVersion, links: &Links) -> Value {
     let slug = &record.slug;
     let card = &record.meta.card;
-    let file_id = crate::api::download_name(slug, active.version);
+    let file_id = crate::routes::download_name(slug, active.version);
     let columns: Vec<Map<String, Value>> =
         serde_json::from_str(record.schema.get()).unwrap_or_default();
     let mut fields = Vec::new();
