@@ -17,10 +17,11 @@ use catalog_aws::dynamo::layout::{
 };
 use chrono::{DateTime, Utc};
 
+use crate::error::WriteError;
 use crate::patience::Patience;
 use crate::publish::StoredDataset;
 use crate::tx::{Condition, Plan, Write};
-use crate::{DynamoWriter, WriteError};
+use crate::writer::DynamoWriter;
 
 type Attributes = Vec<(&'static str, AttributeValue)>;
 

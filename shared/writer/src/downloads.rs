@@ -38,8 +38,9 @@ use chrono::{DateTime, Duration, NaiveDate, SecondsFormat, Utc};
 
 use catalog::input::Slug;
 
+use crate::error::WriteError;
 use crate::tx::{is_condition_failure, other, put_new};
-use crate::{DynamoWriter, WriteError};
+use crate::writer::DynamoWriter;
 
 const PK: &str = "pk";
 const SK: &str = "sk";

@@ -24,11 +24,12 @@ use catalog_aws::dynamo::requests::{classify, query_all, query_partition};
 use catalog_aws::dynamo::retry::{Attempt, Backoff};
 use chrono::{DateTime, Utc};
 
+use crate::error::WriteError;
 use crate::patience::Patience;
 use crate::tx::{
     delete_request, is_condition_failure, other, put_request, summary_update, SummaryExpression,
 };
-use crate::{DynamoWriter, WriteError};
+use crate::writer::DynamoWriter;
 use catalog_aws::dynamo::codec::prelude::*;
 mod mark;
 mod reindex;

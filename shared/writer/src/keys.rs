@@ -14,7 +14,8 @@ use catalog_aws::dynamo::requests::{classify, query_all, scan_all};
 use catalog_aws::dynamo::retry::{Attempt, Backoff};
 use chrono::{DateTime, Utc};
 
-use crate::{DynamoWriter, WriteError};
+use crate::error::WriteError;
+use crate::writer::DynamoWriter;
 
 pub use catalog::keys::{generate_key, KeyInfo, NewKey};
 use catalog_aws::dynamo::codec::prelude::*;

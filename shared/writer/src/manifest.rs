@@ -13,8 +13,9 @@ use catalog_aws::dynamo::layout::{dataset_pk, manifest_prefix, Item};
 use catalog_aws::dynamo::manifest::encode_chunk;
 use catalog_aws::dynamo::requests::query_all;
 
+use crate::error::WriteError;
 use crate::tx::{delete_request, put_request};
-use crate::{DynamoWriter, WriteError};
+use crate::writer::DynamoWriter;
 
 /// Items one BatchWriteItem takes.
 const BATCH_ITEMS: usize = 25;

@@ -36,9 +36,10 @@ use catalog_search::orders::{
     OrderManifest, ORDER_PK,
 };
 
+use crate::error::WriteError;
 use crate::text::nonce;
 use crate::tx::{is_condition_failure, other, put_request};
-use crate::{DynamoWriter, WriteError};
+use crate::writer::DynamoWriter;
 use catalog_aws::dynamo::codec::prelude::*;
 
 /// What `rebuild_orders` reports when a change moved a manifest while it built from the list

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use catalog_aws::dynamo::retry::Backoff;
 
-use crate::WriteError;
+use crate::error::WriteError;
 
 /// The longest a write waits for items other writers share: more than a renumbering of the
 /// catalog takes (`reindex` holds the catalog list while it runs: 156 s at a million

@@ -26,8 +26,9 @@ use chrono::{DateTime, Utc};
 use std::future::Future;
 use uuid::Uuid;
 
+use crate::error::WriteError;
 use crate::tx::{is_condition_failure, put_new, settle, Guard};
-use crate::{DynamoWriter, WriteError};
+use crate::writer::DynamoWriter;
 use catalog_aws::dynamo::codec::prelude::*;
 
 mod resume;
@@ -60,20 +61,7 @@ pub struct Reserved {
     pub stored: DatasetMeta,
 }
 
-/// Which version must be active for an activation to go ahead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expected {
-    /// None may be active yet (a new dataset's first version).
-    Nothing,
-    /// This version must still be active.
-    Version(u64),
-}
-
-impl From<Option<u64>> for Expected {
-    fn from(v: Option<u64>) -> Self {
-        v.map_or(Self::Nothing, Self::Version)
-    }
-}
+pub use crate::tx::Expected;
 
 /// What a publish asks for, besides the file.
 #[derive(Debug, Clone, Copy)]

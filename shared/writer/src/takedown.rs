@@ -33,13 +33,16 @@ use catalog_aws::dynamo::layout::{
 use catalog_aws::dynamo::requests::{classify, query_partition};
 use chrono::{DateTime, Utc};
 
+use crate::error::WriteError;
+use crate::facets::Reindexed;
 use crate::patience::Patience;
 use crate::publish::StoredDataset;
+use crate::tx::Expected;
 use crate::tx::{
     delete_request, is_condition_failure, list_mark_key, other, put_request, settle, Condition,
     Write,
 };
-use crate::{DynamoWriter, Expected, Reindexed, WriteError};
+use crate::writer::DynamoWriter;
 
 /// How a dataset leaves the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,8 +35,9 @@ use catalog_search::text::{
     blob_items, delta_bytes, delta_from, delta_id, shard_id, Blob, Manifest, MANIFEST_SK, TEXT_PK,
 };
 
+use crate::error::WriteError;
 use crate::tx::{delete_request, is_condition_failure, put_request};
-use crate::{DynamoWriter, WriteError};
+use crate::writer::DynamoWriter;
 
 /// What building the text index whole did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -24,7 +24,22 @@ use catalog_aws::dynamo::layout::{
 use catalog_aws::dynamo::requests::classify;
 use chrono::{DateTime, Utc};
 
-use crate::{Expected, WriteError};
+use crate::error::WriteError;
+
+/// Which version must be active for an activation to go ahead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    /// None may be active yet (a new dataset's first version).
+    Nothing,
+    /// This version must still be active.
+    Version(u64),
+}
+
+impl From<Option<u64>> for Expected {
+    fn from(v: Option<u64>) -> Self {
+        v.map_or(Self::Nothing, Self::Version)
+    }
+}
 
 /// One item of a transaction.
 #[derive(Debug, Clone, PartialEq)]

@@ -20,11 +20,13 @@ use catalog_aws::dynamo::layout::{
 };
 use chrono::{DateTime, Utc};
 
+use crate::error::WriteError;
 use crate::patience::Patience;
 use crate::publish::ACTIVATED_BY;
 use crate::summary::StoredSummary;
+use crate::tx::Expected;
 use crate::tx::{settle, summary_update, Condition, Write};
-use crate::{DynamoWriter, Expected, WriteError};
+use crate::writer::DynamoWriter;
 use catalog_aws::dynamo::codec::prelude::*;
 
 pub(crate) use plan::{Activation, Lists};

@@ -9,9 +9,10 @@ use catalog_aws::dynamo::layout::{counter_key, facet_counter_pk, Item};
 use catalog_aws::dynamo::requests::classify;
 use chrono::{DateTime, Utc};
 
+use crate::error::WriteError;
 use crate::patience::Patience;
 use crate::tx::{is_condition_failure, UNMARKED};
-use crate::{DynamoWriter, WriteError};
+use crate::writer::DynamoWriter;
 
 /// How long a list's mark holds without being renewed: a writer that stops holding a list
 /// (or dies) lets other writers take it after at most this long. With renewals every

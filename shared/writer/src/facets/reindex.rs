@@ -17,9 +17,10 @@ use catalog_aws::dynamo::requests::{classify, query_partition, scan_all};
 use catalog_search::index::TextDoc;
 use chrono::Utc;
 
+use crate::error::WriteError;
 use crate::summary::{StoredSummary, BUDGET_BYTES};
 use crate::tx::list_mark_key;
-use crate::{DynamoWriter, WriteError};
+use crate::writer::DynamoWriter;
 use catalog_aws::dynamo::codec::prelude::*;
 
 use super::{facets_of_item, with_seq, Rewrite};

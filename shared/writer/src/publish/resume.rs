@@ -23,7 +23,8 @@ use catalog_aws::dynamo::layout::name::LATEST_VERSION;
 use catalog_aws::dynamo::layout::{dataset_pk, key_of, version_sk, DATASET_SK};
 
 use super::{Publication, Reserved, StoredDataset};
-use crate::{DynamoWriter, WriteError};
+use crate::error::WriteError;
+use crate::writer::DynamoWriter;
 
 /// A reservation, and whether it is a cut-off publish's, taken again.
 #[derive(Debug, Clone, PartialEq)]
