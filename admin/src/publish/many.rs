@@ -24,16 +24,10 @@
 //! and uploads everything: the cut-off run's objects stay under their unrecorded version's
 //! prefix until `datasets delete` (which deletes the dataset's whole prefix).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
-use catalog::files::partition::check_not_columns;
-use catalog::files::{
-    FileInput, Manifest, ManifestInput, PartitionType, PartitionValue, RelPath, SplitName,
-};
+use catalog::files::PartitionType;
 use catalog::input::Slug;
 use catalog::records::ActiveVersion;
 use catalog_writer::{NewVersion, Publication, WriteError};
@@ -41,9 +35,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::discover::Discovered;
-use super::upload::{bytes_bar, list_present, upload_all, Digest, FileUpload, Uploaded};
+use super::prepare::{bad, check_keys, prepare};
+use super::upload::{bytes_bar, list_present, upload_all, Uploaded};
 use super::{fit, MetaInput, PublishError, Publisher, WIDEST};
-use crate::stats::{scan_files, summarize_partitioned, FileStats, Partitions, StatsError};
+use crate::stats::FileStats;
 
 /// The prefix of version `version`'s files: `datasets/<slug>/v<n>/files/`.
 pub fn files_prefix(slug: &Slug, version: u64) -> String {
@@ -56,7 +51,7 @@ pub fn plan_key(slug: &Slug, version: u64) -> String {
 }
 
 /// S3's longest object key, in bytes.
-const KEY_MAX_BYTES: usize = 1024;
+pub(crate) const KEY_MAX_BYTES: usize = 1024;
 
 /// What a publish of many files writes before its first upload, to find its version again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,234 +60,6 @@ pub struct Plan {
     pub manifest_sha256: String,
     pub files: usize,
     pub bytes: u64,
-}
-
-/// One file, ready to go.
-#[derive(Debug, Clone)]
-pub struct PreparedFile {
-    pub path: PathBuf,
-    pub rel: RelPath,
-    pub digest: Digest,
-}
-
-/// Every file of a version checked and read: their manifest (paths, splits, partitions, rows,
-/// sizes, SHA-256s, per-file statistics), the statistics of all their rows, and each file's
-/// digest, in the order of [`Discovered::files`].
-#[derive(Debug, Clone)]
-pub struct Prepared {
-    pub files: Vec<PreparedFile>,
-    pub manifest: Manifest,
-    pub stats: FileStats,
-}
-
-impl Prepared {
-    pub fn rows(&self) -> u64 {
-        self.stats.row_count
-    }
-
-    pub fn bytes(&self) -> u64 {
-        self.files.iter().map(|f| f.digest.size).sum()
-    }
-
-    pub fn plan(&self) -> Plan {
-        Plan {
-            manifest_sha256: self.manifest.sha256().to_owned(),
-            files: self.files.len(),
-            bytes: self.bytes(),
-        }
-    }
-
-    /// What to upload for version `version` of `slug`.
-    pub fn uploads(&self, slug: &Slug, version: u64) -> Vec<FileUpload> {
-        let prefix = files_prefix(slug, version);
-        self.files
-            .iter()
-            .map(|f| FileUpload {
-                path: f.path.clone(),
-                key: format!("{prefix}{}", f.rel),
-                digest: f.digest.clone(),
-            })
-            .collect()
-    }
-}
-
-fn bad(e: impl std::fmt::Display) -> PublishError {
-    PublishError::BadInput(e.to_string())
-}
-
-/// The files' digests, read `workers` at a time.
-fn digest_all(paths: &[PathBuf], workers: usize) -> Result<Vec<Digest>, PublishError> {
-    let next = AtomicUsize::new(0);
-    let digests: Mutex<Vec<Option<Digest>>> = Mutex::new(vec![None; paths.len()]);
-    let failed: Mutex<Option<PublishError>> = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for _ in 0..workers.clamp(1, paths.len().max(1)) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= paths.len() || failed.lock().map_or(true, |f| f.is_some()) {
-                    return;
-                }
-                match Digest::of_file(&paths[i]) {
-                    Ok(digest) => {
-                        if let Ok(mut all) = digests.lock() {
-                            all[i] = Some(digest);
-                        }
-                    }
-                    Err(e) => {
-                        if let Ok(mut f) = failed.lock() {
-                            f.get_or_insert(bad(format!(
-                                "cannot read {}: {e}",
-                                paths[i].display()
-                            )));
-                        }
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    if let Some(e) = failed.into_inner().ok().flatten() {
-        return Err(e);
-    }
-    digests
-        .into_inner()
-        .map_err(|_| PublishError::BadFile(StatsError::Panicked))?
-        .into_iter()
-        .collect::<Option<Vec<_>>>()
-        .ok_or(PublishError::BadFile(StatsError::Panicked))
-}
-
-/// Checks and reads every file found, writing nothing: their paths and splits as the manifest
-/// takes them, their partitions (read from the paths, before a file is opened), that they
-/// share one schema, their per-file statistics, the statistics of all their rows, and their
-/// SHA-256s; then their manifest (a partition key that is also a column is refused here).
-/// Every refusal is [`PublishError::BadInput`] or [`PublishError::BadFile`], naming the files.
-pub async fn prepare(
-    found: &Discovered,
-    partition_types: &[(String, PartitionType)],
-) -> Result<Prepared, PublishError> {
-    let splits = found
-        .splits
-        .iter()
-        .map(|s| SplitName::parse(s))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(bad)?;
-    let mut inputs = Vec::with_capacity(found.files.len());
-    for file in &found.files {
-        inputs.push(FileInput {
-            path: RelPath::parse(&file.rel).map_err(bad)?,
-            split: file
-                .split
-                .as_deref()
-                .map(SplitName::parse)
-                .transpose()
-                .map_err(bad)?,
-            rows: 0,
-            size: 0,
-            sha256: "0".repeat(64),
-            stats: Vec::new(),
-        });
-    }
-    // Paths, splits and partitions, before any file is read.
-    let dry = Manifest::build(ManifestInput {
-        files: inputs.clone(),
-        columns: Vec::new(),
-        splits: splits.clone(),
-        partition_types: partition_types.to_vec(),
-    })
-    .map_err(bad)?;
-    // Each file's partition values, in the order of the files found.
-    let by_path: HashMap<&RelPath, &Vec<PartitionValue>> = dry
-        .entries
-        .iter()
-        .map(|e| (&e.path, &e.partitions))
-        .collect();
-    let values: Vec<Vec<PartitionValue>> = inputs
-        .iter()
-        .map(|i| by_path.get(&i.path).map_or_else(Vec::new, |v| (*v).clone()))
-        .collect();
-    let columns = dry.summary.partitions.clone();
-    let paths: Vec<PathBuf> = found.files.iter().map(|f| f.path.clone()).collect();
-    let (scanned, stats, digests) = tokio::task::spawn_blocking(move || {
-        // The footers first: files that disagree are refused before a long read.
-        let scanned = scan_files(&paths)?;
-        let names: Vec<String> = scanned
-            .schema
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .collect();
-        check_not_columns(&columns, &names).map_err(bad)?;
-        let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let partitions = Partitions {
-            columns: &columns,
-            values: &values,
-        };
-        let (stats, digests) = std::thread::scope(|scope| {
-            let digests = scope.spawn(|| digest_all(&paths, workers));
-            let stats = summarize_partitioned(&paths, partitions);
-            (stats, digests.join())
-        });
-        let digests = digests.map_err(|_| PublishError::BadFile(StatsError::Panicked))??;
-        Ok::<_, PublishError>((scanned, stats?, digests))
-    })
-    .await
-    .map_err(|e| bad(format!("statistics task failed: {e}")))??;
-    if stats.row_count == 0 {
-        return Err(bad("the files have no rows: nothing to publish"));
-    }
-    for ((input, ranges), digest) in inputs.iter_mut().zip(&scanned.files).zip(&digests) {
-        input.rows = ranges.row_count;
-        input.size = digest.size;
-        input.sha256.clone_from(&digest.sha256);
-        input.stats = ranges.catalog_stats();
-    }
-    let columns = scanned
-        .schema
-        .fields()
-        .iter()
-        .map(|f| f.name().clone())
-        .collect();
-    let manifest = Manifest::build(ManifestInput {
-        files: inputs.clone(),
-        columns,
-        splits,
-        partition_types: partition_types.to_vec(),
-    })
-    .map_err(bad)?;
-    let files = found
-        .files
-        .iter()
-        .zip(inputs)
-        .zip(digests)
-        .map(|((file, input), digest)| PreparedFile {
-            path: file.path.clone(),
-            rel: input.path,
-            digest,
-        })
-        .collect();
-    Ok(Prepared {
-        files,
-        manifest,
-        stats,
-    })
-}
-
-/// Refuses a file whose key would be over S3's 1,024 bytes (at the widest version number).
-pub fn check_keys(slug: &Slug, prepared: &Prepared) -> Result<(), PublishError> {
-    let prefix = files_prefix(slug, 9_999_999_999).len();
-    match prepared
-        .files
-        .iter()
-        .find(|f| prefix + f.rel.as_str().len() > KEY_MAX_BYTES)
-    {
-        Some(f) => Err(bad(format!(
-            "file '{}': its S3 key would be {} bytes, over S3's {KEY_MAX_BYTES}: shorten its path",
-            f.rel,
-            prefix + f.rel.as_str().len()
-        ))),
-        None => Ok(()),
-    }
 }
 
 /// How a publish of many files goes.

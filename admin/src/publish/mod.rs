@@ -18,6 +18,7 @@ use crate::stats::{summarize, FileStats, StatsError};
 
 pub mod discover;
 pub mod many;
+pub mod prepare;
 pub mod upload;
 
 pub use upload::PART_SIZE;
