@@ -11,6 +11,7 @@
 //! catalog-bench index [--datasets 1000000]
 //! catalog-bench text [--datasets 1000000]
 //! catalog-bench orders [--datasets 1000000]
+//! catalog-bench manifest [--files N] [--columns N]
 //! catalog-bench list-memory --bootstrap PATH [--datasets 1000000]
 //! ```
 //!
@@ -23,6 +24,7 @@ mod index;
 mod lambda;
 mod listmem;
 mod load;
+mod manifest;
 mod orders;
 mod probe;
 mod proxy;
@@ -47,6 +49,7 @@ fn usage() -> ExitCode {
          \x20      catalog-bench index [--datasets N]\n\
          \x20      catalog-bench text [--datasets N]\n\
          \x20      catalog-bench orders [--datasets N]\n\
+         \x20      catalog-bench manifest [--files N] [--columns N]\n\
          \x20      catalog-bench list-memory --bootstrap PATH [--datasets N]"
     );
     ExitCode::from(2)
@@ -136,6 +139,18 @@ fn main() -> ExitCode {
             "index" => index::run(number(rest, "datasets", 1_000_000)?),
             "text" => text::run(number(rest, "datasets", 1_000_000)?),
             "orders" => orders::run(number(rest, "datasets", 1_000_000)?),
+            "manifest" => {
+                let files = option(rest, "files")
+                    .map(|_| number(rest, "files", 1))
+                    .transpose()?;
+                let columns = option(rest, "columns")
+                    .map(|_| number(rest, "columns", 1))
+                    .transpose()?;
+                manifest::run(
+                    &files.map_or(vec![1_000, 10_000, 100_000], |n| vec![n]),
+                    &columns.map_or(vec![10, 50], |n| vec![n]),
+                )
+            }
             "list-memory" => {
                 let bootstrap = option(rest, "bootstrap")
                     .map(PathBuf::from)

@@ -196,3 +196,29 @@ fn a_damaged_part_is_corrupt_not_a_panic() {
         Err(StoreError::Corrupt(_))
     ));
 }
+
+#[test]
+fn statistics_values_read_back_exactly_and_refuse_other_shapes() {
+    for value in [
+        StatValue::Bool(true),
+        StatValue::Int(i64::MIN),
+        StatValue::Float(0.1 + 0.2),
+        StatValue::Float(-1.2957581408148897e18),
+        StatValue::Text("2024-01-01T00:00:00.000Z".into()),
+    ] {
+        let json = serde_json::to_string(&Wire::of(&value)).unwrap();
+        let back: Wire = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.value().unwrap(), value, "{json}");
+    }
+    for bad in [
+        "18446744073709551615",
+        "1.5",
+        "[1]",
+        r#"{"g": "1"}"#,
+        r#"{"f": "1", "g": "2"}"#,
+    ] {
+        assert!(serde_json::from_str::<Wire>(bad).is_err(), "{bad}");
+    }
+    let not_a_float: Wire = serde_json::from_str(r#"{"f": "x"}"#).unwrap();
+    assert!(matches!(not_a_float.value(), Err(StoreError::Corrupt(_))));
+}
