@@ -8,7 +8,7 @@ use crate::human_bytes;
 use crate::publish::discover::{discover, Inputs, Layout};
 use crate::publish::many::{parse_partition_type, FilesOptions, PublishedFiles};
 use crate::publish::upload::DEFAULT_PARALLEL;
-use crate::publish::{MetaInput, PublishError, Publisher};
+use crate::publish::{MetaInput, Publisher};
 use catalog::records::Discussion;
 
 /// Publish Parquet files as the next version of a dataset, computing its column statistics.
@@ -139,17 +139,8 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
                 ctx.now,
             )
             .await;
-        return match published {
-            Ok(p) => {
-                println!("{}", files_line("published", &p));
-                Ok(())
-            }
-            Err(PublishError::NotRecorded(p)) => {
-                println!("{}", files_line("uploaded", &p));
-                Err(PublishError::NotRecorded(p).into())
-            }
-            Err(e) => Err(e.into()),
-        };
+        println!("{}", files_line(&published?));
+        return Ok(());
     };
     if !args.partition_types.is_empty() {
         return Err(CliError::Usage(
@@ -190,7 +181,7 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
 }
 
 /// What a publish of many files did, in one line.
-fn files_line(done: &str, p: &PublishedFiles) -> String {
+fn files_line(p: &PublishedFiles) -> String {
     let splits = if p.splits.is_empty() {
         String::new()
     } else {
@@ -198,7 +189,7 @@ fn files_line(done: &str, p: &PublishedFiles) -> String {
         format!(" in {} splits ({})", p.splits.len(), each.join(", "))
     };
     format!(
-        "{done} {} version {} ({} files{splits}, {} rows, {} columns, {}, manifest sha256 {}); \
+        "published {} version {} ({} files{splits}, {} rows, {} columns, {}, manifest sha256 {}); \
          {} file(s) uploaded, {} already there{}{}",
         p.slug,
         p.version,

@@ -30,12 +30,13 @@ use std::io::IsTerminal;
 use catalog::files::PartitionType;
 use catalog::input::Slug;
 use catalog::records::ActiveVersion;
+use catalog_writer::publish::{check_files_fit, StagedFiles};
 use catalog_writer::{NewVersion, Publication, WriteError};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::discover::Discovered;
-use super::prepare::{bad, check_keys, prepare};
+use super::prepare::{bad, check_keys, prepare, uploads, Prepared};
 use super::upload::{bytes_bar, list_present, upload_all, Uploaded};
 use super::{fit, MetaInput, PublishError, Publisher, WIDEST};
 use crate::stats::FileStats;
@@ -140,10 +141,29 @@ impl Publisher {
             },
             schema_json,
         };
-        let (_schema_json, histograms_left_out) =
+        let (schema_json, histograms_left_out) =
             fit(slug, &provisional, &mut prepared.stats, |schema| {
                 version_of(WIDEST, schema)
             })?;
+        let widest = version_of(WIDEST, schema_json.clone());
+        match check_files_fit(slug, &widest, &prepared.manifest.summary) {
+            Err(WriteError::TooLarge(why)) => {
+                return Err(bad(format!("{slug} cannot be published: {why}")))
+            }
+            other => other?,
+        };
+        let splits = prepared
+            .manifest
+            .summary
+            .splits
+            .iter()
+            .map(|s| (s.name.to_string(), s.files))
+            .collect();
+        let Prepared {
+            files,
+            manifest,
+            stats,
+        } = prepared;
 
         let publication = Publication {
             slug,
@@ -152,46 +172,58 @@ impl Publisher {
             new_only,
             now,
         };
+        let mut uploaded = None;
+        let done = &mut uploaded;
         let resumed = self
             .writer
-            .reserve_or_resume(publication, |version| self.holds_plan(slug, version, &plan))
+            .publish_files(
+                publication,
+                |version| self.holds_plan(slug, version, &plan),
+                |resumed| {
+                    let (plan, version_of) = (&plan, &version_of);
+                    async move {
+                        let version = resumed.reserved.version;
+                        // Fields not given keep what is stored *now*, as for a single file.
+                        let meta = input.resolve(Some(resumed.reserved.stored.clone()))?;
+                        let present = if resumed.resumed {
+                            list_present(&self.s3, &self.bucket, &files_prefix(slug, version))
+                                .await?
+                        } else {
+                            self.put_plan(slug, version, plan).await?;
+                            BTreeMap::new()
+                        };
+                        let uploads = uploads(&files, slug, version);
+                        let bar = std::io::stdout()
+                            .is_terminal()
+                            .then(|| bytes_bar(bytes, "uploading"));
+                        let result = upload_all(
+                            &self.s3,
+                            &self.bucket,
+                            &uploads,
+                            &present,
+                            options.parallel,
+                            bar.as_ref(),
+                        )
+                        .await;
+                        if let Some(bar) = bar {
+                            bar.finish_and_clear();
+                        }
+                        *done = Some(result?);
+                        Ok(StagedFiles {
+                            version: version_of(version, schema_json),
+                            meta,
+                            manifest,
+                        })
+                    }
+                },
+            )
             .await
             .map_err(|e| match e {
                 PublishError::Write(WriteError::SlugTaken(_)) => taken(slug),
                 other => other,
             })?;
         let version = resumed.reserved.version;
-        let present = if resumed.resumed {
-            list_present(&self.s3, &self.bucket, &files_prefix(slug, version)).await?
-        } else {
-            self.put_plan(slug, version, &plan).await?;
-            BTreeMap::new()
-        };
-        let uploads = prepared.uploads(slug, version);
-        let bar = std::io::stdout()
-            .is_terminal()
-            .then(|| bytes_bar(bytes, "uploading"));
-        let uploaded = upload_all(
-            &self.s3,
-            &self.bucket,
-            &uploads,
-            &present,
-            options.parallel,
-            bar.as_ref(),
-        )
-        .await;
-        if let Some(bar) = bar {
-            bar.finish_and_clear();
-        }
-        let uploaded = uploaded?;
-        let splits = prepared
-            .manifest
-            .summary
-            .splits
-            .iter()
-            .map(|s| (s.name.to_string(), s.files))
-            .collect();
-        let published = PublishedFiles {
+        Ok(PublishedFiles {
             slug: slug.clone(),
             id: resumed.reserved.id,
             version,
@@ -201,14 +233,11 @@ impl Publisher {
             splits,
             rows,
             bytes,
-            uploaded,
+            uploaded: uploaded.unwrap_or_default(),
             resumed: resumed.resumed,
-            stats: prepared.stats,
+            stats,
             histograms_left_out,
-        };
-        // Recording the manifest and the version, then activating it, needs the manifest's
-        // writer (catalog_writer's manifest storage), which this publish does not have yet.
-        Err(PublishError::NotRecorded(Box::new(published)))
+        })
     }
 
     /// Whether version `version`'s plan is `plan` (none: not this publish's).

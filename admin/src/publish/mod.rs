@@ -142,13 +142,6 @@ pub enum PublishError {
     Upload(String),
     #[error(transparent)]
     Write(#[from] WriteError),
-    /// The files of a version of many files are uploaded, but the version is not recorded:
-    /// nothing serves them (recording a manifest is not available yet).
-    #[error(
-        "the {} files of {} version {} are uploaded under s3://…/{}, but recording a version of many files is not available yet: nothing serves them",
-        .0.files, .0.slug, .0.version, .0.prefix
-    )]
-    NotRecorded(Box<many::PublishedFiles>),
 }
 
 /// What a successful publish made.

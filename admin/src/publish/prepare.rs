@@ -54,19 +54,19 @@ impl Prepared {
             bytes: self.bytes(),
         }
     }
+}
 
-    /// What to upload for version `version` of `slug`.
-    pub fn uploads(&self, slug: &Slug, version: u64) -> Vec<FileUpload> {
-        let prefix = files_prefix(slug, version);
-        self.files
-            .iter()
-            .map(|f| FileUpload {
-                path: f.path.clone(),
-                key: format!("{prefix}{}", f.rel),
-                digest: f.digest.clone(),
-            })
-            .collect()
-    }
+/// What to upload of `files` for version `version` of `slug`.
+pub fn uploads(files: &[PreparedFile], slug: &Slug, version: u64) -> Vec<FileUpload> {
+    let prefix = files_prefix(slug, version);
+    files
+        .iter()
+        .map(|f| FileUpload {
+            path: f.path.clone(),
+            key: format!("{prefix}{}", f.rel),
+            digest: f.digest.clone(),
+        })
+        .collect()
 }
 
 pub(crate) fn bad(e: impl std::fmt::Display) -> PublishError {

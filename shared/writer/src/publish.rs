@@ -31,8 +31,10 @@ use crate::tx::{is_condition_failure, put_new, settle, Guard};
 use crate::writer::DynamoWriter;
 use catalog_aws::dynamo::codec::prelude::*;
 
+mod files;
 mod resume;
 
+pub use files::{check_files_fit, StagedFiles};
 pub use resume::Resumed;
 
 /// A version whose Parquet object is already in S3.
@@ -433,7 +435,15 @@ impl DynamoWriter {
     /// one being put, the version is already recorded as asked (the SDK retried a put whose
     /// answer was lost), and that is success, not a conflict.
     async fn put_version(&self, slug: &Slug, version: &NewVersion) -> Result<(), WriteError> {
-        let item = version_item(slug, &version.active, &version.schema_json);
+        self.put_version_item(
+            slug,
+            version_item(slug, &version.active, &version.schema_json),
+        )
+        .await
+    }
+
+    /// [`Self::put_version`] of a version item as built.
+    async fn put_version_item(&self, slug: &Slug, item: Item) -> Result<(), WriteError> {
         let result = self
             .client
             .put_item()

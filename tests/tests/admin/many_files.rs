@@ -1,6 +1,7 @@
 //! Publishing a version of many files through the CLI: a directory of splits and partitions
-//! uploaded to its paths, byte for byte; a cut-off publish run again uploading only the rest
-//! (its requests counted by a proxy in front of s3s-fs); each bad input refused with nothing
+//! uploaded to its paths, byte for byte, its manifest recorded and the version activated with
+//! the manifest hash as its sha256; a cut-off publish run again uploading only the rest (its
+//! requests counted by a proxy in front of s3s-fs); each bad input refused with nothing
 //! written.
 
 use std::collections::BTreeMap;
@@ -68,6 +69,25 @@ fn publish_args<'a>(inputs: &[&'a str], slug: &'a str, extra: &[&'a str]) -> Vec
     ]);
     args.extend_from_slice(extra);
     args
+}
+
+/// The manifest hash (catalog::files) of files `(split, path, rows)` under `root`: the SHA-256
+/// of one line per file, `<split>\t<path>\t<size>\t<rows>\t<sha256>\n`, sorted by split then
+/// path.
+fn manifest_hash(root: &Path, files: &[(&str, &str, u64)]) -> String {
+    use sha2::Digest;
+    let mut sorted = files.to_vec();
+    sorted.sort();
+    let mut hasher = sha2::Sha256::new();
+    for (split, rel, rows) in sorted {
+        let bytes = std::fs::read(root.join(rel)).unwrap();
+        hasher.update(format!(
+            "{split}\t{rel}\t{}\t{rows}\t{}\n",
+            bytes.len(),
+            hex::encode(sha2::Sha256::digest(&bytes))
+        ));
+    }
+    hex::encode(hasher.finalize())
 }
 
 /// Every object under `prefix`, with its bytes.
@@ -256,18 +276,74 @@ async fn a_directory_of_splits_and_partitions_goes_up_file_by_file_to_its_paths(
         stdout.contains(plan["manifest_sha256"].as_str().unwrap()),
         "the plan holds the manifest hash printed: {stdout}"
     );
-    // Recording a version of many files is not there yet: it says so, exit 1, and nothing
-    // serves the files.
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("not available yet"), "{stderr}");
+    // The version is recorded and active: its sha256 is the manifest hash (computed here from
+    // the files, as catalog::files documents it), its s3_key its files' prefix.
+    assert!(out.status.success(), "{stderr}");
+    let expected_hash = manifest_hash(
+        &root,
+        &SPLIT_FILES
+            .iter()
+            .map(|rel| (rel.split('/').next().unwrap(), *rel, 10))
+            .collect::<Vec<_>>(),
+    );
+    assert!(
+        stdout.contains(&format!("manifest sha256 {expected_hash}")),
+        "{stdout}"
+    );
     let slug = Slug::parse("sales").unwrap();
-    assert!(stack
-        .writer()
-        .list_versions(&slug)
+    let versions = stack.writer().list_versions(&slug).await.unwrap();
+    assert_eq!(versions.len(), 1);
+    let v = &versions[0];
+    assert!(v.active);
+    assert_eq!(v.version.sha256, expected_hash);
+    assert_eq!(v.version.s3_key, "datasets/sales/v1/files/");
+    assert_eq!(v.version.row_count, 50);
+    let total: u64 = SPLIT_FILES
+        .iter()
+        .map(|rel| std::fs::metadata(root.join(rel)).unwrap().len())
+        .sum();
+    assert_eq!(v.version.size, total);
+    assert_eq!(v.version.columns, ["id", "value", "label", "year"]);
+    assert_eq!(list(&stack).await["total"], 1);
+    // The version item carries the manifest's summary, and its chunk items are written.
+    let item = stack
+        .dynamo
+        .get_item()
+        .table_name(&stack.target.datasets_table)
+        .key(
+            "pk",
+            aws_sdk_dynamodb::types::AttributeValue::S("DS#sales".into()),
+        )
+        .key(
+            "sk",
+            aws_sdk_dynamodb::types::AttributeValue::S("V#0000000001".into()),
+        )
+        .send()
         .await
         .unwrap()
-        .is_empty());
-    assert_eq!(list(&stack).await["total"], 0);
+        .item
+        .unwrap();
+    assert!(item.contains_key("files"), "{:?}", item.keys());
+    let chunks = stack
+        .dynamo
+        .query()
+        .table_name(&stack.target.datasets_table)
+        .key_condition_expression("pk = :pk AND begins_with(sk, :m)")
+        .expression_attribute_values(
+            ":pk",
+            aws_sdk_dynamodb::types::AttributeValue::S("DS#sales".into()),
+        )
+        .expression_attribute_values(
+            ":m",
+            aws_sdk_dynamodb::types::AttributeValue::S("M#0000000001#".into()),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        chunks.count() >= 2,
+        "a chunk per split, files and statistics"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -313,8 +389,14 @@ async fn a_cut_off_publish_run_again_uploads_only_the_files_not_yet_there() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    assert!(out.status.success());
     assert_eq!(counting.puts.load(Ordering::SeqCst), 8);
     assert_eq!(counting.heads.load(Ordering::SeqCst), 4);
+    let versions = ok(&admin(&stack, &["versions", "list", "cut"], &[]));
+    assert!(
+        versions.contains("* v1") && versions.lines().count() == 1,
+        "{versions}"
+    );
     let rel_refs: Vec<&str> = rels.iter().map(String::as_str).collect();
     assert_uploaded(&stack, prefix, &root, &rel_refs).await;
     // The objects the cut-off run put were not put again.
@@ -335,6 +417,11 @@ async fn a_cut_off_publish_run_again_uploads_only_the_files_not_yet_there() {
     );
     assert_eq!(counting.puts.load(Ordering::SeqCst), 12);
     assert_eq!(objects(&stack, prefix).await, again, "version 1 untouched");
+    let versions = ok(&admin(&stack, &["versions", "list", "cut"], &[]));
+    assert!(
+        versions.contains("  v1") && versions.contains("* v2"),
+        "{versions}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

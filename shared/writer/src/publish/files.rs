@@ -1,0 +1,111 @@
+//! Publishing a version of many files ([`DynamoWriter::publish_files`]): the same order as a
+//! single file's publish, with the manifest written between the uploads and the version record.
+//!
+//! 1. reserve the next version, or take again the one a cut-off publish of the same files
+//!    reserved and never recorded ([`DynamoWriter::reserve_or_resume`]);
+//! 2. upload every file (the caller's step);
+//! 3. write the manifest's chunk items ([`DynamoWriter::write_manifest`]): nothing names them
+//!    until the version item does, and writing them again puts the same items;
+//! 4. record the version: its item carries the manifest's summary (`files`), its `sha256` is
+//!    the manifest hash, its `s3_key` the prefix of its files;
+//! 5. activate it, conditioned on the version active at reservation (or resumption).
+//!
+//! A failure at any step leaves the previous version serving: before step 4 nothing names the
+//! files or the chunk items, and a re-run of the same files resumes the version.
+
+use std::future::Future;
+
+use catalog::files::{Manifest, Summary};
+use catalog::input::Slug;
+use catalog::records::DatasetMeta;
+use catalog_aws::dynamo::codec::{item_size, version_item, ITEM_LIMIT_BYTES};
+use catalog_aws::dynamo::layout::name::FILES;
+use catalog_aws::dynamo::manifest::summary_value;
+
+use super::{NewVersion, Publication, Resumed};
+use crate::{DynamoWriter, WriteError};
+
+/// What the upload step of a publish of many files hands back: the version (numbered as
+/// reserved, `sha256` the manifest hash), the metadata to activate it with, and its manifest.
+#[derive(Debug, Clone)]
+pub struct StagedFiles {
+    pub version: NewVersion,
+    pub meta: DatasetMeta,
+    pub manifest: Manifest,
+}
+
+/// Room kept on the version item for the chunks' part counts, which
+/// [`DynamoWriter::write_manifest`] sets in the summary once it has written them.
+const PART_COUNTS_ROOM: usize = 4 * 1024;
+
+/// The version item of `version` with `summary`: its size, checked under DynamoDB's 400 KB
+/// (with room for the chunks' part counts) before anything is written.
+pub fn check_files_fit(
+    slug: &Slug,
+    version: &NewVersion,
+    summary: &Summary,
+) -> Result<usize, WriteError> {
+    let mut item = version_item(slug, &version.active, &version.schema_json);
+    item.insert(FILES.to_owned(), summary_value(summary));
+    let size = item_size(&item) + PART_COUNTS_ROOM;
+    if size > ITEM_LIMIT_BYTES {
+        return Err(WriteError::TooLarge(format!(
+            "the version's record would be {} KB with its files' summary ({} files in {} \
+             chunks), over DynamoDB's {} KB item limit; publish fewer files or columns",
+            size / 1024,
+            summary.files,
+            summary.chunks.len(),
+            ITEM_LIMIT_BYTES / 1024
+        )));
+    }
+    Ok(size)
+}
+
+impl DynamoWriter {
+    /// Publishes a version of many files, in the order of the module's docs. `ours` tells
+    /// whether a cut-off publish's unrecorded version is this publish's
+    /// ([`Self::reserve_or_resume`]); `upload` puts every file under the version's prefix and
+    /// hands back the version, its metadata and its manifest. Returns the reservation.
+    pub async fn publish_files<E, R, RFut, F, Fut>(
+        &self,
+        publication: Publication<'_>,
+        ours: R,
+        upload: F,
+    ) -> Result<Resumed, E>
+    where
+        E: From<WriteError>,
+        R: FnOnce(u64) -> RFut,
+        RFut: Future<Output = Result<bool, E>>,
+        F: FnOnce(Resumed) -> Fut,
+        Fut: Future<Output = Result<StagedFiles, E>>,
+    {
+        let (slug, now) = (publication.slug, publication.now);
+        let resumed = self.reserve_or_resume(publication, ours).await?;
+        let number = resumed.reserved.version;
+        let staged = upload(resumed.clone()).await?;
+        let active = &staged.version.active;
+        if active.version != number || active.sha256 != staged.manifest.sha256() {
+            return Err(WriteError::Invalid(format!(
+                "the version staged ({}, sha256 {}) is not version {number} with its manifest's \
+                 hash {}",
+                active.version,
+                active.sha256,
+                staged.manifest.sha256()
+            ))
+            .into());
+        }
+        let summary = self.write_manifest(slug, number, &staged.manifest).await?;
+        let mut item = version_item(slug, active, &staged.version.schema_json);
+        item.insert(FILES.to_owned(), summary_value(&summary));
+        self.put_version_item(slug, item).await?;
+        self.activate(
+            slug,
+            number,
+            resumed.reserved.previous.into(),
+            Some(&staged.meta),
+            now,
+        )
+        .await?;
+        Ok(resumed)
+    }
+}
