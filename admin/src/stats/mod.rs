@@ -1,5 +1,6 @@
-//! Per-column statistics of a Parquet file (the Column objects of
-//! [docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)), read batch by batch.
+//! Per-column statistics of a Parquet file, or of a version's many files (the Column objects
+//! of [docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)), read batch by
+//! batch; each file's ranges for the manifest ([`ranges`]); schema agreement ([`schemas`]).
 //!
 //! Conventions (the same as `dev/samples.py` and docs/operations.md, Statistics conventions):
 //! - `dtype` is the Arrow type as pyarrow prints it (`int64`, `double`, `string`, `bool`,
@@ -35,6 +36,18 @@
 //! into bins fixed by the exact minimum and maximum.
 //!
 //! Memory is bounded in total, whatever the file's width: see [`summarize_within`].
+//!
+//! Many files ([`summarize_files`], with Hive partition columns [`summarize_partitioned`]): the
+//! files, sharing one schema (columns matched by name, in any order), are read one after
+//! another through the same counts, in every pass, so every statistic above (histograms,
+//! medians, top values, sample values in file order across the files, and which columns are
+//! approximate) is exactly what one file holding all their rows in that order would give: no
+//! per-file result is merged, and nothing becomes an estimate that one file would not make one.
+//! The same memory bound holds whatever the number of files: one file's footer and reader at a
+//! time per thread, and only the first file's schema kept. Parallelism: the footers are read in
+//! parallel up front (schema agreement, row counts), and while one file's batches are counted
+//! the next files are decoded on the other cores (a batch ahead each, the batch size shared so
+//! the batches in flight stay about 2 × 8 MB); the counting itself is parallel over columns.
 
 mod accumulator;
 pub mod histogram;
