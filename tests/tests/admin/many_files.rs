@@ -13,10 +13,13 @@ use hyper::body::{Bytes, Incoming};
 
 use super::*;
 
+/// A file to write: its path, its first id and its variant ([`parquet_tree`]).
+type Spec<'a> = (&'a str, i64, &'a str);
+
 /// Writes Parquet files with pyarrow under `root`, each `(path, first id, variant)`: ten rows
 /// of `id` (int64), `value` (double) and `label` (string) starting at the id, so that no two
 /// files are alike. Variant `other` has `value` as a string; `year` adds a column `year`.
-fn parquet_tree(root: &Path, files: &[(&str, i64, &str)]) {
+fn parquet_tree(root: &Path, files: &[Spec]) {
     let script = r#"
 import json, os, sys
 import pyarrow as pa, pyarrow.parquet as pq
@@ -431,7 +434,7 @@ async fn bad_input_is_refused_naming_what_is_wrong_and_nothing_is_written() {
     let case = |name: &str| root.join(name);
     // Two files with the same schema, and what each case adds to them.
     let good = [("train/a.parquet", 0, ""), ("test/b.parquet", 10, "")];
-    let mut trees: Vec<(&str, Vec<(&str, i64, &str)>)> = vec![
+    let mut trees: Vec<(&str, Vec<Spec>)> = vec![
         (
             "two-schemas",
             vec![("a.parquet", 0, ""), ("b.parquet", 10, "other")],
@@ -546,4 +549,45 @@ async fn bad_input_is_refused_naming_what_is_wrong_and_nothing_is_written() {
         );
     }
     let _ = std::fs::remove_dir_all(&root);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cut_off_publish_is_not_resumed_once_another_version_was_reserved() {
+    let stack = Stack::start().await;
+    let root = temp_root("not-resumed");
+    let rels = ["a.parquet", "b.parquet", "c.parquet"];
+    parquet_tree(
+        &root,
+        &rels
+            .iter()
+            .enumerate()
+            .map(|(i, rel)| (*rel, 10 * i as i64, ""))
+            .collect::<Vec<_>>(),
+    );
+    let args = publish_args(&[root.to_str().unwrap()], "gap", &["--parallel", "1"]);
+    // GIVEN a publish cut off after one upload (version 1 reserved, never recorded)
+    let cutting = s3_counter(stack.s3_url.clone(), 1).await;
+    let out = admin(&stack, &args, &[("AWS_ENDPOINT_URL_S3", &cutting.url)]);
+    assert_eq!(out.status.code(), Some(1));
+    let v1 = objects(&stack, "datasets/gap/v1/").await;
+    assert_eq!(v1.len(), 2, "one file and the plan: {:?}", v1.keys());
+    // AND another publish that reserved and activated version 2 meanwhile
+    ok(&publish(&stack, &sample("city-bikes"), "gap"));
+
+    // WHEN the cut-off publish runs again
+    let out = ok(&admin(&stack, &args, &[]));
+
+    // THEN it takes version 3 and uploads every file; version 1's objects are as they were
+    assert!(
+        out.contains("gap version 3 (3 files,")
+            && out.contains("3 file(s) uploaded, 0 already there\n"),
+        "{out}"
+    );
+    assert_uploaded(&stack, "datasets/gap/v3/files/", &root, &rels).await;
+    assert_eq!(objects(&stack, "datasets/gap/v1/").await, v1);
+    let versions = ok(&admin(&stack, &["versions", "list", "gap"], &[]));
+    assert!(
+        versions.contains("  v2") && versions.contains("* v3") && !versions.contains("v1"),
+        "{versions}"
+    );
 }
