@@ -18,7 +18,8 @@ type Spec<'a> = (&'a str, i64, &'a str);
 
 /// Writes Parquet files with pyarrow under `root`, each `(path, first id, variant)`: ten rows
 /// of `id` (int64), `value` (double) and `label` (string) starting at the id, so that no two
-/// files are alike. Variant `other` has `value` as a string; `year` adds a column `year`.
+/// files are alike. Variant `other` has `value` as a string; `year` adds a column `year`;
+/// `big` has 17,408 rows of 1 KiB labels, uncompressed (over 16 MiB: uploaded in parts).
 fn parquet_tree(root: &Path, files: &[Spec]) {
     let script = r#"
 import json, os, sys
@@ -35,6 +36,14 @@ for rel, start, variant in files:
         columns["value"] = pa.array([str(i) for i in ids], pa.string())
     if variant == "year":
         columns["year"] = pa.array([2024] * 10, pa.int64())
+    if variant == "big":
+        # Over 16 MiB uncompressed: uploaded in parts.
+        n = 17 * 1024
+        columns = {"id": pa.array(range(start, start + n), pa.int64()),
+                   "value": pa.array([0.5] * n, pa.float64()),
+                   "label": pa.array([os.urandom(512).hex() for _ in range(n)], pa.string())}
+        pq.write_table(pa.table(columns), path, compression="NONE", use_dictionary=False)
+        continue
     pq.write_table(pa.table(columns), path)
 "#;
     let spec = serde_json::to_string(files).unwrap();
@@ -590,4 +599,50 @@ async fn a_cut_off_publish_is_not_resumed_once_another_version_was_reserved() {
         versions.contains("  v2") && versions.contains("* v3") && !versions.contains("v1"),
         "{versions}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_uploaded_in_parts_whose_checksum_the_server_does_not_report_goes_up_again() {
+    let stack = Stack::start().await;
+    let root = temp_root("parts");
+    let rels = ["a-big.parquet", "b.parquet", "c.parquet"];
+    parquet_tree(
+        &root,
+        &[
+            (rels[0], 0, "big"),
+            (rels[1], 100_000, ""),
+            (rels[2], 200_000, ""),
+        ],
+    );
+    assert!(std::fs::metadata(root.join(rels[0])).unwrap().len() > 16 << 20);
+    let args = publish_args(&[root.to_str().unwrap()], "parts", &["--parallel", "1"]);
+    // GIVEN a publish cut off after the large file's two parts (the next PUT refused)
+    let cutting = s3_counter(stack.s3_url.clone(), 2).await;
+    let out = admin(&stack, &args, &[("AWS_ENDPOINT_URL_S3", &cutting.url)]);
+    assert_eq!(out.status.code(), Some(1));
+    let prefix = "datasets/parts/v1/files/";
+    let first = objects(&stack, prefix).await;
+    assert_eq!(
+        first.keys().collect::<Vec<_>>(),
+        [&format!("{prefix}{}", rels[0])]
+    );
+
+    // WHEN it runs again: s3s-fs reports no checksum for an object made of parts
+    let counting = s3_counter(stack.s3_url.clone(), usize::MAX).await;
+    let out = ok(&admin(
+        &stack,
+        &args,
+        &[("AWS_ENDPOINT_URL_S3", &counting.url)],
+    ));
+
+    // THEN the large file, compared by a HEAD, goes up again (2 parts) with the two others,
+    // and the version serves every file as it is
+    assert!(
+        out.contains("parts version 1 (3 files,")
+            && out.contains("3 file(s) uploaded, 0 already there (a cut-off publish"),
+        "{out}"
+    );
+    assert_eq!(counting.heads.load(Ordering::SeqCst), 1);
+    assert_eq!(counting.puts.load(Ordering::SeqCst), 4);
+    assert_uploaded(&stack, prefix, &root, &rels).await;
 }
