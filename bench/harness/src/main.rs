@@ -18,6 +18,7 @@
 //! `lambda`, `roundtrips` and `rows` start moto (dev/moto_server.py) and s3s-fs like the tests do (S3S_FS,
 //! PYTHON, SAMPLES_DIR).
 
+mod args;
 mod cache;
 mod handler;
 mod index;
@@ -37,6 +38,8 @@ mod text;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use args::{number, option};
+
 fn usage() -> ExitCode {
     eprintln!(
         "usage: catalog-bench lambda --bootstraps DIR [--rounds N] [--warm N]\n\
@@ -53,24 +56,6 @@ fn usage() -> ExitCode {
          \x20      catalog-bench list-memory --bootstrap PATH [--datasets N]"
     );
     ExitCode::from(2)
-}
-
-/// `--name value` pairs after the command.
-fn option(args: &[String], name: &str) -> Option<String> {
-    args.windows(2)
-        .find(|w| w[0] == format!("--{name}"))
-        .map(|w| w[1].clone())
-}
-
-fn number(args: &[String], name: &str, default: usize) -> Result<usize, String> {
-    match option(args, name) {
-        None => Ok(default),
-        Some(v) => v
-            .parse()
-            .ok()
-            .filter(|n| *n > 0)
-            .ok_or_else(|| format!("--{name} must be a positive integer, not {v:?}")),
-    }
 }
 
 fn main() -> ExitCode {

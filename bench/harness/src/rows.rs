@@ -190,7 +190,7 @@ async fn run_cases(
 
 /// The child process: reads the four pages of one object and prints what they cost as JSON.
 pub async fn read(args: &[String]) -> Result<(), String> {
-    let arg = |name: &str| crate::option(args, name).ok_or(format!("--{name} is required"));
+    let arg = |name: &str| crate::args::option(args, name).ok_or(format!("--{name} is required"));
     let number = |name: &str| -> Result<u64, String> {
         arg(name)?.parse().map_err(|e| format!("--{name}: {e}"))
     };
