@@ -124,6 +124,7 @@ pub async fn seed_dataset(
                     columns: sample.columns.clone(),
                     sha256: sample.sha256.clone(),
                     published_at: now,
+                    files: None,
                 },
                 schema_json: sample.schema.to_string(),
             };

@@ -138,6 +138,7 @@ impl Publisher {
                 columns: columns.clone(),
                 sha256: plan.manifest_sha256.clone(),
                 published_at: now,
+                files: None,
             },
             schema_json,
         };

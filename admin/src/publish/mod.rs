@@ -281,6 +281,7 @@ impl Publisher {
                 columns: columns.clone(),
                 sha256: sha256.clone(),
                 published_at: now,
+                files: None,
             },
             schema_json,
         };

@@ -77,6 +77,7 @@ fn record(i: usize) -> DatasetRecord {
             columns,
             sha256: "0".repeat(64),
             published_at: now,
+            files: None,
         }),
     }
 }

@@ -223,6 +223,7 @@ pub async fn read(args: &[String]) -> Result<(), String> {
         columns: Vec::new(),
         sha256: String::new(),
         published_at: chrono::Utc::now(),
+        files: None,
     };
     let pid = std::process::id();
     let baseline = proc_status_kb(pid, "VmHWM:")?;

@@ -183,9 +183,9 @@ pub async fn authorize(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::StoreError;
     use crate::keys::Owner;
     use crate::policy::Grant;
+    use crate::store::StoreError;
     use chrono::Duration;
     use std::collections::HashMap;
     use std::sync::Mutex;

@@ -7,7 +7,6 @@ use chrono::{DateTime, Utc};
 
 use uuid::Uuid;
 
-use crate::store::StoreError;
 use crate::grants::{AccessRecord, AccessStatus, Decision};
 use crate::input::DatasetRef;
 use crate::keys::{KeyHash, KeyInfo, KeyRecord, NewKey, Owner};
@@ -16,6 +15,7 @@ use crate::query::CatalogPage;
 use crate::query::ListQuery;
 use crate::records::{DatasetRecord, DownloadTarget, TableRead};
 use crate::slug::Slug;
+use crate::store::StoreError;
 
 /// Reads one page of the catalog, or of the datasets matching a query, in the query's order.
 pub trait CatalogPager: Send + Sync {

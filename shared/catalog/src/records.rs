@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use uuid::Uuid;
 
+use std::sync::Arc;
+
+use crate::files::Summary;
 use crate::policy::{AccessLevel, ApprovalPolicy, Freshness};
 use crate::slug::Slug;
 
@@ -21,6 +24,11 @@ pub struct ActiveVersion {
     pub columns: Vec<String>,
     pub sha256: String,
     pub published_at: DateTime<Utc>,
+    /// A version of many files ([`crate::files`]): their summary, which says which manifest
+    /// chunk holds any page, row offset or partition; its `s3_key` is then the files' prefix
+    /// (a file's key is the prefix and its path), `sha256` the manifest hash and `size` and
+    /// `row_count` the sums. `None` for a version of one file.
+    pub files: Option<Arc<Summary>>,
 }
 
 /// What a list entry shows of a dataset's description: the fields listing, filtering and

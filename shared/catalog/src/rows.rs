@@ -8,9 +8,9 @@ use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use crate::store::StoreError;
 use crate::input::{echo, ParseError};
 use crate::records::ActiveVersion;
+use crate::store::StoreError;
 
 /// Which rows to show: `length` rows from the zero-based `offset`. Only [`Self::parse`] (or
 /// [`Self::new`], which applies the same bounds) makes one.

@@ -81,6 +81,7 @@ fn catalog() -> MemoryCatalog {
             columns: vec!["a".into()],
             sha256: "0".repeat(64),
             published_at: Utc::now(),
+            files: None,
         }),
     });
     c.insert_key(

@@ -68,6 +68,7 @@ fn record(slug: &str, keyless: bool) -> DatasetRecord {
             columns: vec!["x".into()],
             sha256: "00".repeat(32),
             published_at: now(),
+            files: None,
         }),
     }
 }

@@ -397,6 +397,7 @@ mod tests {
             columns: vec!["x".into()],
             sha256: "00".repeat(32),
             published_at: chrono::Utc::now(),
+            files: None,
         }
     }
 

@@ -317,25 +317,36 @@ async fn a_directory_of_splits_and_partitions_goes_up_file_by_file_to_its_paths(
     assert_eq!(v.version.size, total);
     assert_eq!(v.version.columns, ["id", "value", "label", "year"]);
     assert_eq!(list(&stack).await["total"], 1);
-    // The version item carries the manifest's summary, and its chunk items are written.
-    let item = stack
-        .dynamo
-        .get_item()
-        .table_name(&stack.target.datasets_table)
-        .key(
-            "pk",
-            aws_sdk_dynamodb::types::AttributeValue::S("DS#sales".into()),
-        )
-        .key(
-            "sk",
-            aws_sdk_dynamodb::types::AttributeValue::S("V#0000000001".into()),
-        )
-        .send()
-        .await
-        .unwrap()
-        .item
-        .unwrap();
-    assert!(item.contains_key("files"), "{:?}", item.keys());
+    // The version carries the manifest's summary in its `active` map, and activation copied
+    // it onto the dataset item (where the data, rows and sharing routes read it).
+    let files = v
+        .version
+        .files
+        .as_ref()
+        .expect("a many-file version's summary");
+    assert_eq!(files.files, 5);
+    assert_eq!(files.rows, 50);
+    assert_eq!(files.sha256, expected_hash);
+    let get = |sk: &'static str| {
+        stack
+            .dynamo
+            .get_item()
+            .table_name(&stack.target.datasets_table)
+            .key(
+                "pk",
+                aws_sdk_dynamodb::types::AttributeValue::S("DS#sales".into()),
+            )
+            .key("sk", aws_sdk_dynamodb::types::AttributeValue::S(sk.into()))
+            .send()
+    };
+    for sk in ["V#0000000001", "DATASET"] {
+        let item = get(sk).await.unwrap().item.unwrap();
+        let active = item["active"].as_m().unwrap();
+        let summary = catalog_aws::dynamo::manifest::summary_from(active)
+            .unwrap()
+            .expect(sk);
+        assert_eq!(&summary, files.as_ref(), "{sk}");
+    }
     let chunks = stack
         .dynamo
         .query()

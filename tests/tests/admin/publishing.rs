@@ -231,6 +231,7 @@ async fn losing_a_publish_race_changes_nothing() {
             columns: vec!["c".into()],
             sha256: "0".repeat(64),
             published_at: now,
+            files: None,
         },
         schema_json: "[]".into(),
     };

@@ -100,6 +100,7 @@ fn version_record(slug: &str, version: u64, at: chrono::DateTime<Utc>) -> NewVer
             columns: vec!["c".into()],
             sha256: "0".repeat(64),
             published_at: at,
+            files: None,
         },
         schema_json: "[]".into(),
     }

@@ -6,24 +6,25 @@
 //! 2. upload every file (the caller's step);
 //! 3. write the manifest's chunk items ([`DynamoWriter::write_manifest`]): nothing names them
 //!    until the version item does, and writing them again puts the same items;
-//! 4. record the version: its item carries the manifest's summary (`files`), its `sha256` is
-//!    the manifest hash, its `s3_key` the prefix of its files;
+//! 4. record the version: its `active` map carries the manifest's summary (`files`), which
+//!    activation copies onto the dataset item; its `sha256` is the manifest hash, its `s3_key`
+//!    the prefix of its files;
 //! 5. activate it, conditioned on the version active at reservation (or resumption).
 //!
 //! A failure at any step leaves the previous version serving: before step 4 nothing names the
 //! files or the chunk items, and a re-run of the same files resumes the version.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use catalog::files::{Manifest, Summary};
 use catalog::input::Slug;
 use catalog::records::DatasetMeta;
 use catalog_aws::dynamo::codec::{item_size, version_item, ITEM_LIMIT_BYTES};
-use catalog_aws::dynamo::layout::name::FILES;
-use catalog_aws::dynamo::manifest::summary_value;
 
 use super::{NewVersion, Publication, Resumed};
-use crate::{DynamoWriter, WriteError};
+use crate::error::WriteError;
+use crate::writer::DynamoWriter;
 
 /// What the upload step of a publish of many files hands back: the version (numbered as
 /// reserved, `sha256` the manifest hash), the metadata to activate it with, and its manifest.
@@ -45,8 +46,9 @@ pub fn check_files_fit(
     version: &NewVersion,
     summary: &Summary,
 ) -> Result<usize, WriteError> {
-    let mut item = version_item(slug, &version.active, &version.schema_json);
-    item.insert(FILES.to_owned(), summary_value(summary));
+    let mut active = version.active.clone();
+    active.files = Some(Arc::new(summary.clone()));
+    let item = version_item(slug, &active, &version.schema_json);
     let size = item_size(&item) + PART_COUNTS_ROOM;
     if size > ITEM_LIMIT_BYTES {
         return Err(WriteError::TooLarge(format!(
@@ -95,8 +97,11 @@ impl DynamoWriter {
             .into());
         }
         let summary = self.write_manifest(slug, number, &staged.manifest).await?;
-        let mut item = version_item(slug, active, &staged.version.schema_json);
-        item.insert(FILES.to_owned(), summary_value(&summary));
+        // The summary rides in the version's `active` map: activation copies it onto the
+        // dataset item and its alias, where the data, rows and sharing routes read it.
+        let mut active = active.clone();
+        active.files = Some(Arc::new(summary));
+        let item = version_item(slug, &active, &staged.version.schema_json);
         self.put_version_item(slug, item).await?;
         self.activate(
             slug,

@@ -3,6 +3,7 @@
 //! The keys table's records are in [`keys`]; the facet summary in [`summary`].
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
@@ -84,11 +85,15 @@ impl ActiveVersionItem for ActiveVersion {
             columns: get_strings(m, COLUMNS)?,
             sha256: get_s(m, SHA256)?,
             published_at: get_time(m, PUBLISHED_AT)?,
+            files: crate::dynamo::manifest::summary_from(m)?.map(Arc::new),
         }))
     }
 
+    /// The `active` map; a version of many files carries its summary in it (`files`), so that
+    /// activation copies it onto the dataset item with the rest, and a version of one file
+    /// replaces it with nothing.
     fn to_value(&self) -> AttributeValue {
-        AttributeValue::M(HashMap::from([
+        let mut m = HashMap::from([
             (VERSION.to_owned(), n(self.version)),
             (S3_KEY.to_owned(), s(&self.s3_key)),
             (SIZE.to_owned(), n(self.size)),
@@ -97,7 +102,14 @@ impl ActiveVersionItem for ActiveVersion {
             (COLUMNS.to_owned(), strings(&self.columns)),
             (SHA256.to_owned(), s(&self.sha256)),
             (PUBLISHED_AT.to_owned(), time(&self.published_at)),
-        ]))
+        ]);
+        if let Some(files) = &self.files {
+            m.insert(
+                name::FILES.to_owned(),
+                crate::dynamo::manifest::summary_value(files),
+            );
+        }
+        AttributeValue::M(m)
     }
 }
 

@@ -175,6 +175,7 @@ mod tests {
             columns: vec!["a".into()],
             sha256: "ab".repeat(32),
             published_at: chrono::DateTime::UNIX_EPOCH,
+            files: None,
         };
         item.insert(ACTIVE.to_owned(), active.to_value());
         assert_eq!(ServedVersions::of_item(&item).unwrap().to_string(), "3");

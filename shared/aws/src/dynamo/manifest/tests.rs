@@ -222,3 +222,29 @@ fn statistics_values_read_back_exactly_and_refuse_other_shapes() {
     let not_a_float: Wire = serde_json::from_str(r#"{"f": "x"}"#).unwrap();
     assert!(matches!(not_a_float.value(), Err(StoreError::Corrupt(_))));
 }
+
+#[test]
+fn the_active_map_carries_a_many_file_versions_summary_and_a_single_file_version_none() {
+    use crate::dynamo::codec::ActiveVersionItem;
+    use catalog::records::ActiveVersion;
+    use std::sync::Arc;
+    let (summary, _) = store(&manifest(2_500, 3));
+    let version = |files: Option<Arc<Summary>>| ActiveVersion {
+        version: 2,
+        s3_key: "datasets/x/v2/files/".into(),
+        size: summary.bytes,
+        row_count: summary.rows,
+        columns: summary.columns.clone(),
+        sha256: summary.sha256.clone(),
+        published_at: chrono::DateTime::UNIX_EPOCH,
+        files,
+    };
+    for files in [Some(Arc::new(summary.clone())), None] {
+        let stored = version(files);
+        let item = Item::from([("active".to_owned(), stored.to_value())]);
+        let read = ActiveVersion::from_item(&item).unwrap().unwrap();
+        assert_eq!(read, stored);
+        let map = item["active"].as_m().unwrap();
+        assert_eq!(map.contains_key(FILES), stored.files.is_some());
+    }
+}

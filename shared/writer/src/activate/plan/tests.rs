@@ -49,6 +49,7 @@ fn version(v: u64) -> ActiveVersion {
         columns: vec!["a".into(), "b".into()],
         sha256: "ab".repeat(32),
         published_at: DateTime::UNIX_EPOCH,
+        files: None,
     }
 }
 
