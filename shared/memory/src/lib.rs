@@ -36,6 +36,8 @@ pub struct MemoryCatalog {
     pub unavailable: std::sync::atomic::AtomicBool,
     /// Set to make every read fail as it would on a malformed record.
     pub corrupt: std::sync::atomic::AtomicBool,
+    /// Many-file versions' manifests, read through the catalog's [`catalog::ports::ManifestReader`].
+    pub manifests: manifest::MemoryManifests,
 }
 
 impl MemoryCatalog {
@@ -217,6 +219,22 @@ impl TableReader for MemoryCatalog {
             version,
             key: lock(&self.keys).get(key).cloned(),
         })
+    }
+}
+
+impl catalog::ports::ManifestReader for MemoryCatalog {
+    async fn read_chunks(
+        &self,
+        slug: &Slug,
+        version: u64,
+        summary: &catalog::files::Summary,
+        chunks: &[usize],
+        stats: bool,
+    ) -> Result<Option<Vec<catalog::files::FileChunk>>, StoreError> {
+        self.check()?;
+        self.manifests
+            .read_chunks(slug, version, summary, chunks, stats)
+            .await
     }
 }
 
