@@ -17,6 +17,7 @@
 //! `startingTimestamp`). `predicateHints`, `jsonPredicateHints` and `limitHint` are ignored, as
 //! the protocol allows (each table is one file).
 
+pub mod predicate;
 pub mod types;
 
 use chrono::{DateTime, Utc};
