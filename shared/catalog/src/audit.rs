@@ -74,6 +74,14 @@ pub enum What {
         client: String,
         expires_at: DateTime<Utc>,
     },
+    /// A page of presigned URLs, one per file, from the data route's listing of a version's
+    /// files (or of a one-file version's one file): as [`What::Url`], plus how many files the
+    /// page handed out.
+    FileUrls {
+        client: String,
+        expires_at: DateTime<Utc>,
+        files: u64,
+    },
     /// A presigned URL from Delta Sharing's query route; `pinned` when a version was asked for.
     SharingUrl {
         pinned: bool,
@@ -106,6 +114,24 @@ impl Event<'_> {
                 expires_at = %expires_at,
                 route = route.as_str(),
                 "issued download URL"
+            ),
+            What::FileUrls {
+                client,
+                expires_at,
+                files,
+            } => tracing::info!(
+                audit = MARK,
+                slug = self.slug,
+                version = self.version,
+                key_id,
+                account,
+                keyless = self.allowed == Allowed::Keyless,
+                allowed,
+                client = client.as_str(),
+                expires_at = %expires_at,
+                route = Route::Data.as_str(),
+                files,
+                "issued download URLs"
             ),
             What::SharingUrl { pinned, expires_at } => tracing::info!(
                 audit = MARK,

@@ -1,11 +1,13 @@
 //! `GET /api/v1/datasets/{slug}/data`: a presigned URL to the active version's Parquet file, for
-//! a read key or inside a keyless window.
+//! a read key or inside a keyless window; for a version of many files (or given the listing
+//! parameters), a page of its files, each with its own URL ([`super::file_list`]).
 
 use chrono::{DateTime, Utc};
 use lambda_http::http::{header, HeaderValue, Method, StatusCode};
 use lambda_http::{Body, Request, Response};
 use serde::Serialize;
 
+use super::file_list::FileQuery;
 use super::gate::{admit, Admitted};
 use super::http::{json_response, shell, Audience};
 use super::request::{
@@ -16,7 +18,13 @@ use crate::routes::download_name;
 use catalog::audit::What;
 use catalog::input::{DatasetRef, Format, Slug, VersionPin};
 use catalog::metrics::{self, Metric, UrlRoute};
-use catalog::ports::{DownloadReader, GrantReader, KeyUsage, SignedUrl, UrlSigner};
+use catalog::ports::{DownloadReader, GrantReader, KeyUsage, ManifestReader, SignedUrl, UrlSigner};
+
+/// What the data route reads: the dataset and key (the gate), grants, key use, and a version's
+/// manifest chunks (the listing).
+pub trait DataReader: DownloadReader + KeyUsage + GrantReader + ManifestReader {}
+
+impl<T: DownloadReader + KeyUsage + GrantReader + ManifestReader> DataReader for T {}
 
 /// The download descriptor ([docs/api.md, Data](../../../docs/api.md#data-get-datasetsslugdata)),
 /// plus the version the URL serves: its number, the file's SHA-256 and size, and when
@@ -40,7 +48,7 @@ struct DownloadDescriptor<'a> {
 /// `GET /api/v1/datasets/{slug}/data`
 pub async fn data(
     req: &Request,
-    reader: &(impl DownloadReader + KeyUsage + GrantReader),
+    reader: &impl DataReader,
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Response<Body> {
@@ -50,7 +58,7 @@ pub async fn data(
 
 async fn data_inner(
     req: &Request,
-    reader: &(impl DownloadReader + KeyUsage + GrantReader),
+    reader: &impl DataReader,
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Result<Response<Body>, ApiError> {
@@ -58,6 +66,19 @@ async fn data_inner(
     let format = Format::parse(single_param(req, "format")?)?;
     let key = presented_key(req.headers())?;
     let (dataset, pin) = requested(req, &raw)?;
+    let query = FileQuery::parse(req)?;
+    // A page token names the version it lists: later pages are of that version or none.
+    let pin = match (pin, query.as_ref().and_then(|q| q.token)) {
+        (Some(p), Some(t)) if p.get() != t.version => {
+            return Err(ApiError::BadRequest(format!(
+                "page_token lists version {}, version asks for {}",
+                t.version,
+                p.get()
+            )))
+        }
+        (None, Some(t)) => VersionPin::parse(Some(&t.version.to_string()))?,
+        (pin, _) => pin,
+    };
     if req.method() == Method::HEAD {
         // The GET answer's status and headers, without a URL: nothing is signed that would
         // never be delivered, and nothing is counted as issued.
@@ -65,16 +86,21 @@ async fn data_inner(
         return Ok(json_response(StatusCode::OK, &()));
     }
     let client = source_address(req);
-    let (admitted, signed) = sign(
-        &dataset,
-        pin,
-        UrlRoute::Data,
-        (key, client),
-        reader,
-        signer,
-        now,
-    )
-    .await?;
+    let admitted = admit(&dataset, pin, key, reader, now).await?;
+    if query.is_some() || admitted.active.files.is_some() {
+        let query = query.unwrap_or_else(FileQuery::first_page);
+        return super::data_files::listing(
+            &admitted,
+            &query,
+            format.as_str(),
+            client,
+            reader,
+            signer,
+            now,
+        )
+        .await;
+    }
+    let signed = sign(&admitted, UrlRoute::Data, client, signer, now).await?;
     Ok(json_response(
         StatusCode::OK,
         &descriptor(&admitted, &signed, format.as_str()),
@@ -87,7 +113,7 @@ async fn data_inner(
 /// key may come as HTTP Basic's password.
 pub async fn download(
     req: &Request,
-    reader: &(impl DownloadReader + KeyUsage + GrantReader),
+    reader: &impl DataReader,
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Response<Body> {
@@ -101,7 +127,7 @@ pub async fn download(
 
 async fn download_inner(
     req: &Request,
-    reader: &(impl DownloadReader + KeyUsage + GrantReader),
+    reader: &impl DataReader,
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Result<Response<Body>, ApiError> {
@@ -110,16 +136,16 @@ async fn download_inner(
     let (dataset, pin) = requested(req, &raw)?;
     // A HEAD gets the redirect's `Location` too: its URL is delivered, and counted.
     let client = source_address(req);
-    let (admitted, signed) = sign(
-        &dataset,
-        pin,
-        UrlRoute::Download,
-        (key, client),
-        reader,
-        signer,
-        now,
-    )
-    .await?;
+    let admitted = admit(&dataset, pin, key, reader, now).await?;
+    if let Some(files) = &admitted.active.files {
+        // One redirect cannot hand out many files: the data endpoint lists them.
+        return Err(ApiError::BadRequest(format!(
+            "version {} of '{}' is {} files, which one redirect cannot hand out: list them, each \
+             with its URL, at /datasets/{}/data",
+            admitted.active.version, admitted.slug, files.files, admitted.slug
+        )));
+    }
+    let signed = sign(&admitted, UrlRoute::Download, client, signer, now).await?;
     let mut response = json_response(
         StatusCode::FOUND,
         &descriptor(&admitted, &signed, "parquet"),
@@ -139,20 +165,16 @@ fn requested(req: &Request, raw: &str) -> Result<(DatasetRef, Option<VersionPin>
     ))
 }
 
-/// The gate, then a presigned URL for the version it admits: what the data and download routes
-/// share. `caller`: the key sent, and the address the request came from (named in the download
-/// event, as a digest, only without a key: [`catalog::audit::client_label`]).
+/// A presigned URL for the one-file version the gate admitted: what the data and download
+/// routes share. `address`: where the request came from (named in the download event, as a
+/// digest, only without a key: [`catalog::audit::client_label`]).
 async fn sign(
-    dataset: &DatasetRef,
-    pin: Option<VersionPin>,
+    admitted: &Admitted,
     route: UrlRoute,
-    caller: (Option<catalog::keys::ApiKey>, Option<&str>),
-    reader: &(impl DownloadReader + KeyUsage + GrantReader),
+    address: Option<&str>,
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
-) -> Result<(Admitted, SignedUrl), ApiError> {
-    let (key, address) = caller;
-    let admitted = admit(dataset, pin, key, reader, now).await?;
+) -> Result<SignedUrl, ApiError> {
     let active = &admitted.active;
     let signed = signer
         .sign(
@@ -169,7 +191,7 @@ async fn sign(
         })
         .log();
     metrics::record(Metric::UrlIssued(route));
-    Ok((admitted, signed))
+    Ok(signed)
 }
 
 fn descriptor<'a>(

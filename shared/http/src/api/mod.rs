@@ -23,7 +23,9 @@ pub mod access;
 pub mod account;
 mod croissant;
 mod data;
+mod data_files;
 mod dcat;
+mod file_list;
 pub mod gate;
 mod http;
 mod list;
@@ -33,7 +35,7 @@ mod rows;
 mod sharing;
 
 pub use croissant::croissant;
-pub use data::{data, download};
+pub use data::{data, download, DataReader};
 pub use dcat::{catalog, RdfFormat};
 pub use http::{cors, entity_tag, error_response, preflight_answer, PUBLIC_MAX_AGE_SECONDS};
 pub use list::list;
@@ -54,7 +56,7 @@ pub async fn dispatch<C>(
     now: DateTime<Utc>,
 ) -> Response<Body>
 where
-    C: SharingStore + MetadataReader + DownloadReader,
+    C: SharingStore + MetadataReader + DownloadReader + catalog::ports::ManifestReader,
 {
     let endpoint = crate::routes::find(request_path(req)).map(|m| m.route.endpoint);
     match endpoint {

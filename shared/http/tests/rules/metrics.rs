@@ -136,6 +136,21 @@ impl GrantReader for UsageFails {
     }
 }
 
+impl catalog::ports::ManifestReader for UsageFails {
+    async fn read_chunks(
+        &self,
+        slug: &catalog::input::Slug,
+        version: u64,
+        summary: &catalog::files::Summary,
+        chunks: &[usize],
+        stats: bool,
+    ) -> Result<Option<Vec<catalog::files::FileChunk>>, catalog::error::StoreError> {
+        self.0
+            .read_chunks(slug, version, summary, chunks, stats)
+            .await
+    }
+}
+
 impl KeyUsage for UsageFails {
     async fn record_use(
         &self,
