@@ -51,6 +51,45 @@ struct DatasetResponse<'a> {
     /// True when `schema` leaves out every value drawn from the rows: an `approval` dataset,
     /// outside a keyless window, for a request [`authorize`] does not admit.
     values_withheld: bool,
+    /// A version of many files: how many, their partition columns and their splits. Absent for
+    /// a version of one file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    files: Option<FilesShown<'a>>,
+}
+
+/// The `files` object of a many-file version ([docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)).
+#[derive(Debug, Serialize)]
+struct FilesShown<'a> {
+    count: u64,
+    partition_columns: &'a [catalog::files::PartitionColumn],
+    splits: Vec<SplitShown<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct SplitShown<'a> {
+    name: &'a str,
+    files: u64,
+    row_count: u64,
+    size: u64,
+}
+
+impl<'a> FilesShown<'a> {
+    fn of(summary: &'a catalog::files::Summary) -> Self {
+        Self {
+            count: summary.files,
+            partition_columns: &summary.partitions,
+            splits: summary
+                .splits
+                .iter()
+                .map(|s| SplitShown {
+                    name: s.name.as_str(),
+                    files: s.files,
+                    row_count: s.rows,
+                    size: s.bytes,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// The dataset `raw` names (slug or UUID), in one read, and its active version taken out of
@@ -235,6 +274,7 @@ async fn metadata_inner(
                 now,
             ),
             values_withheld: shown.withheld,
+            files: active.files.as_deref().map(FilesShown::of),
         },
         last_modified,
         max_age,
