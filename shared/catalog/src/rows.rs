@@ -1,6 +1,7 @@
 //! The rows API's terms: which rows a request asks for ([`RowWindow`]), what a reader returns
 //! ([`RowsPage`]), and the port that reads them ([`RowsReader`]). The reader itself, which links
-//! Arrow and Parquet, is the `catalog-rows` crate: only the rows function links it.
+//! Arrow and Parquet, is the `catalog-preview` crate: only the rows function links it. A version
+//! of many files is read file by file through the same port ([`many`]: [`read_version_rows`]).
 
 use std::future::Future;
 
@@ -11,6 +12,14 @@ use serde_json::value::RawValue;
 use crate::input::{echo, ParseError};
 use crate::records::ActiveVersion;
 use crate::store::StoreError;
+
+pub mod many;
+
+pub use many::{read_version_rows, VersionRows};
+
+/// The most an answer's rows may weigh as JSON (Lambda answers at most 6 MB): rows past it are
+/// left for the next page.
+pub const ANSWER_BYTES: usize = 4 << 20;
 
 /// Which rows to show: `length` rows from the zero-based `offset`. Only [`Self::parse`] (or
 /// [`Self::new`], which applies the same bounds) makes one.

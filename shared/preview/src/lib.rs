@@ -37,8 +37,8 @@ use crate::source::{ObjectReader, RangeSource, Reads};
 pub use crate::source::S3Source;
 
 /// The most an answer's rows may weigh as JSON (Lambda answers at most 6 MB): rows past it are
-/// left for the next page.
-pub const ANSWER_BYTES: usize = 4 << 20;
+/// left for the next page (the same bound for a page over many files).
+pub const ANSWER_BYTES: usize = catalog::rows::ANSWER_BYTES;
 /// Bytes read from the end of a file to find its footer in one GET (most footers, and the
 /// offset indexes just before them, fit).
 pub const FOOTER_PREFETCH: usize = 64 * 1024;

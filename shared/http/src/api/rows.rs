@@ -1,6 +1,8 @@
-//! `GET /api/v1/datasets/{slug}/rows?offset=&length=`: rows of the active version, typed as a
-//! person reads them, behind the data endpoint's gate ([`super::gate::admit`]): the same keys,
-//! keyless windows, access levels, grants and version pins.
+//! `GET /api/v1/datasets/{slug}/rows?offset=&length=&split=`: rows of the active version, typed
+//! as a person reads them, behind the data endpoint's gate ([`super::gate::admit`]): the same
+//! keys, keyless windows, access levels, grants and version pins. A version of many files is
+//! read over `split` (or the whole version) in manifest order
+//! ([`catalog::rows::read_version_rows`]).
 
 use chrono::{DateTime, Utc};
 use lambda_http::http::StatusCode;
@@ -13,8 +15,8 @@ use super::request::{accept, presented_key, single_param, Endpoint};
 use crate::error::ApiError;
 use catalog::audit::What;
 use catalog::input::{DatasetRef, Slug, VersionPin};
-use catalog::ports::{DownloadReader, GrantReader, KeyUsage};
-use catalog::rows::{RowColumn, RowWindow, RowsJson, RowsReader};
+use catalog::ports::{DownloadReader, GrantReader, KeyUsage, ManifestReader};
+use catalog::rows::{read_version_rows, RowColumn, RowWindow, RowsJson, RowsReader};
 
 /// The answer ([docs/api.md, Rows](../../../docs/api.md#rows-get-datasetsslugrows)).
 #[derive(Serialize)]
@@ -34,7 +36,7 @@ struct RowsAnswer<'a> {
 /// `GET /api/v1/datasets/{slug}/rows`
 pub async fn rows(
     req: &Request,
-    reader: &(impl DownloadReader + KeyUsage + GrantReader),
+    reader: &(impl DownloadReader + KeyUsage + GrantReader + ManifestReader),
     rows: &impl RowsReader,
     now: DateTime<Utc>,
 ) -> Response<Body> {
@@ -44,19 +46,22 @@ pub async fn rows(
 
 async fn rows_inner(
     req: &Request,
-    reader: &(impl DownloadReader + KeyUsage + GrantReader),
+    reader: &(impl DownloadReader + KeyUsage + GrantReader + ManifestReader),
     rows: &impl RowsReader,
     now: DateTime<Utc>,
 ) -> Result<Response<Body>, ApiError> {
     let raw = accept(req, Endpoint::Rows)?.unwrap_or_default();
     let dataset = DatasetRef::parse(&raw)?;
     let window = RowWindow::parse(single_param(req, "offset")?, single_param(req, "length")?)?;
+    // Any text is a split's name: one the version does not have names nothing (an empty page).
+    let split = single_param(req, "split")?;
     let pin = VersionPin::parse(single_param(req, "version")?)?;
     let key = presented_key(req.headers())?;
     let admitted = admit(&dataset, pin, key, reader, now).await?;
     let active = &admitted.active;
 
-    let page = rows.read_rows(active, window).await?;
+    let read = read_version_rows(reader, rows, &admitted.slug, active, split, window).await?;
+    let (page, total) = (read.page, read.total);
     let length = page.rows.len() as u64;
     let end = window.offset().saturating_add(length);
     admitted
@@ -74,8 +79,8 @@ async fn rows_inner(
             rows: page.rows_json(),
             offset: window.offset(),
             length,
-            num_rows_total: active.row_count,
-            next_offset: (length > 0 && end < active.row_count).then_some(end),
+            num_rows_total: total,
+            next_offset: (length > 0 && end < total).then_some(end),
         },
     ))
 }
