@@ -177,6 +177,21 @@ pub(super) async fn page(
     summary: &Summary,
     query: &FileQuery,
 ) -> Result<FilePage, ApiError> {
+    // A value that is not of its key's type is malformed; a key the version does not have
+    // names nothing (below).
+    for (key, value) in query.filter.terms() {
+        let column = summary.partitions.iter().find(|p| &p.name == key);
+        if let (Some(column), Some(value)) = (column, value) {
+            if PartitionValue::parse(Some(value), column.kind).is_none() {
+                return Err(ApiError::BadRequest(format!(
+                    "partition value '{}' of '{}' is not {}",
+                    catalog::input::echo(value),
+                    catalog::input::echo(key),
+                    column.kind
+                )));
+            }
+        }
+    }
     let split = query.split.as_deref();
     let (Some(span), Some(filter)) = (summary.span(split), summary.resolve(&query.filter)) else {
         return Ok(FilePage::default());
