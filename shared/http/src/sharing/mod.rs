@@ -5,8 +5,11 @@
 //!
 //! **The mapping.** The catalog is one share, [`SHARE`], holding one schema, [`SCHEMA`]; each
 //! listed dataset is a table named by its slug (`catalog.datasets.city-bikes`), whose `id` is the
-//! dataset's UUID. A table's version is the dataset's version; its one file is that version's
-//! Parquet object, identified by its SHA-256. A query with `version` reads that version
+//! dataset's UUID. A table's version is the dataset's version. A version of one file has that
+//! Parquet object as its one file, identified by its SHA-256; a version of many files has one
+//! `file` line per file ([`files`]: its URL, its SHA-256 as `id`, its partition values, size and
+//! statistics), its partition columns in the metadata line, and skips files with the query's
+//! hints ([`predicate`], [`hints`]). A query with `version` reads that version
 //! ("time travel"): the active one, or an older one that was active and has not been withdrawn
 //! by a rollback since, so a client pinned to a version keeps reading it while a newer one is
 //! published; any other number is answered as one that does not exist. Everything is answered in the protocol's
@@ -14,9 +17,11 @@
 //!
 //! **Not supported**, answered 400 `UNSUPPORTED_OPERATION` with a message saying so: the change
 //! data feed (`/changes`, `startingVersion`), and time travel by timestamp (`timestamp`,
-//! `startingTimestamp`). `predicateHints`, `jsonPredicateHints` and `limitHint` are ignored, as
-//! the protocol allows (each table is one file).
+//! `startingTimestamp`). A one-file table ignores `predicateHints`, `jsonPredicateHints` and
+//! `limitHint`, as the protocol allows (its one file is the answer).
 
+pub mod files;
+pub mod hints;
 pub mod predicate;
 pub mod types;
 
@@ -297,7 +302,7 @@ pub struct Metadata<'a> {
     pub description: Option<&'a str>,
     pub format: Format,
     pub schema_string: String,
-    pub partition_columns: [&'static str; 0],
+    pub partition_columns: Vec<&'a str>,
     pub configuration: serde_json::Map<String, Value>,
     pub version: u64,
     pub size: u64,

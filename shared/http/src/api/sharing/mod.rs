@@ -25,32 +25,41 @@ use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
 
+mod query;
+
 use super::gate::{authenticate, judge, Admitted};
 use super::http::{json_response, shell, Audience};
 use super::request::{presented_key, request_path, single_param};
 use crate::error::{ApiError, Named, Refusal, SharingError, StoreError};
-use crate::routes::download_name;
+use crate::sharing::hints::Hints;
 use crate::sharing::{
-    encode_token, millis, types::delta_schema, File, Format, ListWindow, Metadata, Page,
-    QueryRequest, Schema, Share, SharingRoute, Table, SCHEMA, SHARE,
+    encode_token, types::delta_schema, Format, ListWindow, Metadata, Page, QueryRequest, Schema,
+    Share, SharingRoute, Table, SCHEMA, SHARE,
 };
 use catalog::access::{authorize, Denied, Guarded};
-use catalog::audit::What;
 use catalog::input::echo;
 use catalog::keys::{KeyHash, KeyRecord, Owner};
 use catalog::policy::Grant;
 use catalog::ports::{
-    CatalogPager, GrantLister, GrantReader, KeyReader, KeyUsage, TableReader, TargetsReader,
-    UrlSigner,
+    CatalogPager, GrantLister, GrantReader, KeyReader, KeyUsage, ManifestReader, TableReader,
+    TargetsReader, UrlSigner,
 };
 use catalog::query::{ListQuery, Sort, SortField};
 use catalog::records::{ActiveVersion, DatasetRecord};
 use catalog::sharing::Unsupported;
 use catalog::slug::Slug;
+use query::{query_files, query_one};
 
 /// Everything the Delta Sharing routes read.
 pub trait SharingStore:
-    CatalogPager + KeyReader + TableReader + TargetsReader + GrantLister + GrantReader + KeyUsage
+    CatalogPager
+    + KeyReader
+    + TableReader
+    + TargetsReader
+    + GrantLister
+    + GrantReader
+    + KeyUsage
+    + ManifestReader
 {
 }
 
@@ -62,6 +71,7 @@ impl<T> SharingStore for T where
         + GrantLister
         + GrantReader
         + KeyUsage
+        + ManifestReader
 {
 }
 
@@ -123,49 +133,35 @@ async fn answer(
             ndjson(&opened, &[metadata_line(&opened)?])
         }
         SharingRoute::Query(name) => {
-            let request = QueryRequest::parse(req.body().as_ref());
+            let request = QueryRequest::parse(req.body().as_ref())
+                .and_then(|r| Ok((r, Hints::parse(req.body().as_ref())?)));
             // A bad body is judged after the key: an unknown key learns nothing of the route.
-            let request = match request {
+            let (request, hints) = match request {
                 Ok(request) => request,
                 Err(e) => {
                     signed_in(store, &hash, now).await?;
                     return Err(e);
                 }
             };
-            let opened = open(store, &name, request.version, &hash, now).await?;
-            let version = &opened.version;
-            let signed = signer
-                .sign(
-                    &version.s3_key,
-                    &download_name(&opened.admitted.slug, version.version),
-                    now,
-                )
-                .await?;
-            let pinned = request.version.is_some();
-            let file = File {
-                url: &signed.url,
-                id: &version.sha256,
-                partition_values: serde_json::Map::new(),
-                size: version.size,
-                stats: json!({ "numRecords": version.row_count }).to_string(),
-                version: pinned.then_some(version.version),
-                timestamp: pinned.then(|| millis(version.published_at)),
-                expiration_timestamp: millis(signed.expires_at),
+            // A later page reads the version its first page read.
+            let version = match (request.version, hints.token) {
+                (Some(asked), Some(token)) if asked != token.version => {
+                    signed_in(store, &hash, now).await?;
+                    return Err(ApiError::BadRequest(format!(
+                        "this pageToken reads version {}, not the version {asked} asked for",
+                        token.version
+                    )));
+                }
+                (asked, token) => asked.or(token.map(|t| t.version)),
             };
-            opened
-                .admitted
-                .event(What::SharingUrl {
-                    pinned,
-                    expires_at: signed.expires_at,
-                })
-                .log();
-            catalog::metrics::record(catalog::metrics::Metric::UrlIssued(
-                catalog::metrics::UrlRoute::Sharing,
-            ));
-            ndjson(
-                &opened,
-                &[metadata_line(&opened)?, json!({ "file": file }).to_string()],
-            )
+            let opened = open(store, &name, version, &hash, now).await?;
+            let pinned = request.version.is_some();
+            match opened.version.files.clone() {
+                Some(summary) => {
+                    query_files(&opened, &summary, &hints, pinned, store, signer, now).await
+                }
+                None => query_one(&opened, &hints, pinned, signer, now).await,
+            }
         }
         SharingRoute::Changes(_) => {
             signed_in(store, &hash, now).await?;
@@ -389,26 +385,33 @@ struct Column {
     dtype: String,
 }
 
-fn metadata_line(opened: &Opened) -> Result<String, ApiError> {
-    let columns: Vec<Column> = serde_json::from_str(opened.schema.get()).map_err(|e| {
+fn stored_columns(opened: &Opened) -> Result<Vec<Column>, ApiError> {
+    serde_json::from_str(opened.schema.get()).map_err(|e| {
         ApiError::Internal(Box::new(StoreError::Corrupt(format!(
             "the schema of '{}' v{}: {e}",
             opened.admitted.slug, opened.version.version
         ))))
-    })?;
+    })
+}
+
+fn metadata_line(opened: &Opened) -> Result<String, ApiError> {
+    let columns = stored_columns(opened)?;
     let schema = delta_schema(columns.iter().map(|c| (c.name.as_str(), c.dtype.as_str())));
     let card = &opened.dataset.meta.card;
+    let files = opened.version.files.as_deref();
     let metadata = Metadata {
         id: opened.dataset.id.to_string(),
         name: &card.name,
         description: card.description.as_deref(),
         format: Format::PARQUET,
         schema_string: schema.to_string(),
-        partition_columns: [],
+        partition_columns: files.map_or_else(Vec::new, |f| {
+            f.partitions.iter().map(|p| p.name.as_str()).collect()
+        }),
         configuration: serde_json::Map::new(),
         version: opened.version.version,
-        size: opened.version.size,
-        num_files: 1,
+        size: files.map_or(opened.version.size, |f| f.bytes),
+        num_files: files.map_or(1, |f| f.files),
     };
     Ok(json!({ "metaData": metadata }).to_string())
 }
