@@ -16,6 +16,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::croissant_files as files;
 use super::{escape_segment, license_iri, source_url, Links};
 use catalog::records::{ActiveVersion, DatasetRecord};
 
@@ -185,6 +186,11 @@ pub fn document(record: &DatasetRecord, active: &ActiveVersion, links: &Links) -
     let file_id = crate::routes::download_name(slug, active.version);
     let columns: Vec<Map<String, Value>> =
         serde_json::from_str(record.schema.get()).unwrap_or_default();
+    let files = active.files.as_deref();
+    let source = |name: &str| match files {
+        None => json!({"fileObject": {"@id": file_id}, "extract": {"column": name}}),
+        Some(_) => files::column_source(slug, name),
+    };
     let mut fields = Vec::new();
     let mut omitted = Vec::new();
     for column in &columns {
@@ -196,10 +202,33 @@ pub fn document(record: &DatasetRecord, active: &ActiveVersion, links: &Links) -
             .get("dtype")
             .and_then(Value::as_str)
             .unwrap_or_default();
+        let partition = files.and_then(|s| {
+            let i = s.partitions.iter().position(|p| p.name == name)?;
+            Some((&s.partitions[i], files::partition_has_nulls(s, i)))
+        });
+        if let Some((partition, nulls)) = partition {
+            let statistics = Value::Object(column.clone());
+            fields.push(files::partition_field(
+                slug.as_str(),
+                slug,
+                partition,
+                nulls,
+                statistics,
+            ));
+            continue;
+        }
         match field_type(dtype) {
-            Some(ty) => fields.push(field(slug.as_str(), &file_id, name, &ty, column)),
+            Some(ty) => fields.push(field(slug.as_str(), &source, name, &ty, column)),
             None => omitted.push(json!({"name": name, "dtype": dtype})),
         }
+    }
+    if files.is_some_and(|s| !s.splits.is_empty()) {
+        let taken = |id: &str| fields.iter().any(|f| f["@id"] == id);
+        let mut id = format!("{slug}/split");
+        while taken(&id) {
+            id.push('_');
+        }
+        fields.push(files::split_field(slug, id));
     }
     let mut record_set = json!({
         "@type": "cr:RecordSet",
@@ -226,6 +255,23 @@ pub fn document(record: &DatasetRecord, active: &ActiveVersion, links: &Links) -
         Some(url) => json!(url),
         None => json!({"@type": "CreativeWork", "name": source}),
     };
+    let distribution = match files {
+        Some(summary) => files::file_set(slug, summary, links),
+        None => json!({
+            "@type": "cr:FileObject",
+            "@id": file_id,
+            "name": file_id,
+            "description": "The dataset's Parquet file. contentUrl redirects to a short-lived signed URL; outside a keyless window it needs a read key: send it as the password of HTTP Basic authentication (mlcroissant: CROISSANT_BASIC_AUTH_USERNAME=key, CROISSANT_BASIC_AUTH_PASSWORD=<key>).",
+            "contentUrl": links.download(slug, active.version),
+            "encodingFormat": "application/x-parquet",
+            "contentSize": format!("{} B", active.size),
+            "sha256": active.sha256,
+        }),
+    };
+    let mut record_sets = vec![record_set];
+    if let Some(summary) = files.filter(|s| !s.splits.is_empty()) {
+        record_sets.insert(0, files::splits_record_set(slug, summary));
+    }
     json!({
         "@context": context(),
         "@type": "sc:Dataset",
@@ -249,30 +295,21 @@ pub fn document(record: &DatasetRecord, active: &ActiveVersion, links: &Links) -
             links.landing_page(slug)
         ),
         "isAccessibleForFree": true,
-        "distribution": [{
-            "@type": "cr:FileObject",
-            "@id": file_id,
-            "name": file_id,
-            "description": "The dataset's Parquet file. contentUrl redirects to a short-lived signed URL; outside a keyless window it needs a read key: send it as the password of HTTP Basic authentication (mlcroissant: CROISSANT_BASIC_AUTH_USERNAME=key, CROISSANT_BASIC_AUTH_PASSWORD=<key>).",
-            "contentUrl": links.download(slug, active.version),
-            "encodingFormat": "application/x-parquet",
-            "contentSize": format!("{} B", active.size),
-            "sha256": active.sha256,
-        }],
-        "recordSet": [record_set],
+        "distribution": [distribution],
+        "recordSet": record_sets,
     })
 }
 
 fn field(
     record_set: &str,
-    file_id: &str,
+    column_source: &dyn Fn(&str) -> Value,
     name: &str,
     ty: &FieldType,
     statistics: &Map<String, Value>,
 ) -> Value {
     let id = format!("{record_set}/{}", escape_segment(name));
     let source = |path: Option<&str>| {
-        let mut source = json!({"fileObject": {"@id": file_id}, "extract": {"column": name}});
+        let mut source = column_source(name);
         if let Some(path) = path {
             source["transform"] = json!({"jsonPath": path});
         }

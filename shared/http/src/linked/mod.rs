@@ -7,6 +7,7 @@
 //! site are: [`Links`], read from each request (`api::request::links`).
 
 pub mod croissant;
+pub mod croissant_files;
 pub mod dcat;
 pub mod rdf;
 
