@@ -3,7 +3,9 @@
 //!
 //! Configured as the data function (`DataConfig`: both tables, the bucket, the URL lifetime and
 //! the signing role), whose clients it builds: it reads what the data endpoint reads, plus the
-//! catalog's list and an account's grants, and signs the same URLs.
+//! catalog's list and an account's grants, and signs the same URLs. The `DynamoCatalog` is also
+//! the `ManifestReader` of a version of many files (its manifest's chunk items, in the datasets
+//! table), so a query of such a version lists its files with no other client.
 
 use std::convert::Infallible;
 
