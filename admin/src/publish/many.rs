@@ -4,13 +4,13 @@
 //! recorded, and the version activated.
 //!
 //! **Object keys.** Each file goes to `datasets/<slug>/v<n>/files/<path as published>`
-//! ([`files_prefix`]): the version's prefix and the file's path, as it stands, so that a reader
+//! ([`files_prefix`](super::keys::files_prefix)): the version's prefix and the file's path, as it stands, so that a reader
 //! of the URLs' paths (DuckDB's Hive partitioning) finds the partitions in them. The version
 //! record's `s3_key` is that prefix (ending in `/`); a file's key is the prefix followed by its
 //! path. A single-file version keeps `datasets/<slug>/v<n>/<sha256>.parquet`.
 //!
 //! **Resuming.** Right after reserving version `n`, and before any upload, the publish writes
-//! its plan, `datasets/<slug>/v<n>/publish.json` ([`plan_key`]): the manifest hash of the files
+//! its plan, `datasets/<slug>/v<n>/publish.json` ([`plan_key`](super::keys::plan_key)): the manifest hash of the files
 //! it is about to upload (paths, splits, sizes, rows and SHA-256s). A run cut off before the
 //! version was recorded leaves `n` reserved and unrecorded; running the same publish again
 //! (the same files) reserves nothing new: `n` is taken again when it is still the dataset's
@@ -26,42 +26,21 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
+use std::sync::Arc;
 
 use catalog::files::PartitionType;
 use catalog::input::Slug;
 use catalog::records::ActiveVersion;
-use catalog_writer::publish::{check_files_fit, StagedFiles};
+use catalog_writer::publish::StagedFiles;
 use catalog_writer::{NewVersion, Publication, WriteError};
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
 use super::discover::Discovered;
+use super::keys::{files_prefix, plan_key, Plan};
 use super::prepare::{bad, check_keys, prepare, uploads, Prepared};
 use super::upload::{bytes_bar, list_present, upload_all, Uploaded};
 use super::{fit, MetaInput, PublishError, Publisher, WIDEST};
 use crate::stats::FileStats;
-
-/// The prefix of version `version`'s files: `datasets/<slug>/v<n>/files/`.
-pub fn files_prefix(slug: &Slug, version: u64) -> String {
-    format!("datasets/{slug}/v{version}/files/")
-}
-
-/// Where a publish of many files writes its plan: `datasets/<slug>/v<n>/publish.json`.
-pub fn plan_key(slug: &Slug, version: u64) -> String {
-    format!("datasets/{slug}/v{version}/publish.json")
-}
-
-/// S3's longest object key, in bytes.
-pub(crate) const KEY_MAX_BYTES: usize = 1024;
-
-/// What a publish of many files writes before its first upload, to find its version again.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Plan {
-    /// The manifest hash of the files to upload.
-    pub manifest_sha256: String,
-    pub files: usize,
-    pub bytes: u64,
-}
 
 /// How a publish of many files goes.
 #[derive(Debug, Clone)]
@@ -142,17 +121,15 @@ impl Publisher {
             },
             schema_json,
         };
+        // Measured with the manifest's summary, which the version item and, once active, the
+        // dataset item and its alias carry in their `active` map.
+        let summary = Arc::new(prepared.manifest.summary.clone());
         let (schema_json, histograms_left_out) =
             fit(slug, &provisional, &mut prepared.stats, |schema| {
-                version_of(WIDEST, schema)
+                let mut widest = version_of(WIDEST, schema);
+                widest.active.files = Some(summary.clone());
+                widest
             })?;
-        let widest = version_of(WIDEST, schema_json.clone());
-        match check_files_fit(slug, &widest, &prepared.manifest.summary) {
-            Err(WriteError::TooLarge(why)) => {
-                return Err(bad(format!("{slug} cannot be published: {why}")))
-            }
-            other => other?,
-        };
         let splits = prepared
             .manifest
             .summary

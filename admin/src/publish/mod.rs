@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 use crate::stats::{summarize, FileStats, StatsError};
 
 pub mod discover;
+pub mod keys;
 pub mod many;
 pub mod prepare;
 pub mod upload;

@@ -15,7 +15,7 @@ use catalog::files::{
 use catalog::input::Slug;
 
 use super::discover::Discovered;
-use super::many::{files_prefix, Plan, KEY_MAX_BYTES};
+use super::keys::{files_prefix, Plan, KEY_MAX_BYTES};
 use super::upload::{Digest, FileUpload};
 use super::PublishError;
 use crate::stats::{scan_files, summarize_partitioned, FileStats, Partitions, StatsError};

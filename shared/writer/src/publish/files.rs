@@ -17,10 +17,9 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use catalog::files::{Manifest, Summary};
-use catalog::input::Slug;
+use catalog::files::Manifest;
 use catalog::records::DatasetMeta;
-use catalog_aws::dynamo::codec::{item_size, version_item, ITEM_LIMIT_BYTES};
+use catalog_aws::dynamo::codec::version_item;
 
 use super::{NewVersion, Publication, Resumed};
 use crate::error::WriteError;
@@ -35,33 +34,10 @@ pub struct StagedFiles {
     pub manifest: Manifest,
 }
 
-/// Room kept on the version item for the chunks' part counts, which
-/// [`DynamoWriter::write_manifest`] sets in the summary once it has written them.
-const PART_COUNTS_ROOM: usize = 4 * 1024;
-
-/// The version item of `version` with `summary`: its size, checked under DynamoDB's 400 KB
-/// (with room for the chunks' part counts) before anything is written.
-pub fn check_files_fit(
-    slug: &Slug,
-    version: &NewVersion,
-    summary: &Summary,
-) -> Result<usize, WriteError> {
-    let mut active = version.active.clone();
-    active.files = Some(Arc::new(summary.clone()));
-    let item = version_item(slug, &active, &version.schema_json);
-    let size = item_size(&item) + PART_COUNTS_ROOM;
-    if size > ITEM_LIMIT_BYTES {
-        return Err(WriteError::TooLarge(format!(
-            "the version's record would be {} KB with its files' summary ({} files in {} \
-             chunks), over DynamoDB's {} KB item limit; publish fewer files or columns",
-            size / 1024,
-            summary.files,
-            summary.chunks.len(),
-            ITEM_LIMIT_BYTES / 1024
-        )));
-    }
-    Ok(size)
-}
+/// Room kept on the version and dataset items for the chunks' part counts, which
+/// [`DynamoWriter::write_manifest`] sets in the summary once it has written them: `check_fits`
+/// measures a version of many files with its summary and this room.
+pub(crate) const PART_COUNTS_ROOM: usize = 4 * 1024;
 
 impl DynamoWriter {
     /// Publishes a version of many files, in the order of the module's docs. `ours` tells
