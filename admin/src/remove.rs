@@ -1,7 +1,10 @@
 //! Deleting a dataset's or a version's files from the bucket, after their records (so that no
 //! record ever points at a missing file).
 
+use std::collections::BTreeSet;
+
 use aws_sdk_s3::error::DisplayErrorContext;
+use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 
 /// The records are deleted, but not every file: the message names the keys left and the
 /// command that removes them. (The CLI reports it as `CliError::Objects`.)
@@ -9,9 +12,15 @@ use aws_sdk_s3::error::DisplayErrorContext;
 #[error("{0}")]
 pub struct FilesLeft(pub String);
 
-/// Deletes `keys`, then, with `prefix`, every object left under it (what an earlier,
-/// interrupted delete left). Returns how many objects it deleted. A failure names the keys
-/// left and the command that removes them; the records are already gone.
+/// Keys one DeleteObjects request takes.
+const DELETE_BATCH: usize = 1000;
+
+/// Deletes `keys`, then, with `prefix`, every object under it (a many-file version's files, its
+/// `publish.json`, what an earlier, interrupted delete or a cut-off publish left). A key ending
+/// in `/` is a prefix, not an object (a many-file version's `s3_key`): only the listing covers
+/// it. Lists first (ListObjectsV2, 1,000 keys a page), then deletes 1,000 keys a request
+/// (DeleteObjects). Returns how many objects it deleted. A failure names the keys left and the
+/// command that removes them; the records are already gone.
 pub async fn objects(
     s3: &aws_sdk_s3::Client,
     bucket: &str,
@@ -26,7 +35,7 @@ pub async fn objects(
             if prefix.is_some() { " --recursive" } else { "" }
         ))
     };
-    let mut all: Vec<String> = keys.to_vec();
+    let mut all: BTreeSet<String> = keys.iter().filter(|k| !k.ends_with('/')).cloned().collect();
     if let Some(prefix) = prefix {
         let mut pages = s3
             .list_objects_v2()
@@ -36,22 +45,43 @@ pub async fn objects(
             .send();
         while let Some(page) = pages.next().await {
             let page = page.map_err(|e| left(prefix, DisplayErrorContext(e).to_string()))?;
-            for object in page.contents() {
-                if let Some(key) = object.key() {
-                    if !all.iter().any(|k| k == key) {
-                        all.push(key.to_owned());
-                    }
-                }
-            }
+            all.extend(
+                page.contents()
+                    .iter()
+                    .filter_map(|o| o.key().map(str::to_owned)),
+            );
         }
     }
-    for key in &all {
-        s3.delete_object()
+    let all: Vec<String> = all.into_iter().collect();
+    for batch in all.chunks(DELETE_BATCH) {
+        let objects = batch
+            .iter()
+            .map(|key| ObjectIdentifier::builder().key(key).build())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| left(&batch[0], e.to_string()))?;
+        let delete = Delete::builder()
+            .set_objects(Some(objects))
+            .quiet(true)
+            .build()
+            .map_err(|e| left(&batch[0], e.to_string()))?;
+        let out = s3
+            .delete_objects()
             .bucket(bucket)
-            .key(key)
+            .delete(delete)
             .send()
             .await
-            .map_err(|e| left(key, DisplayErrorContext(e).to_string()))?;
+            .map_err(|e| left(&batch[0], DisplayErrorContext(e).to_string()))?;
+        if let Some(failed) = out.errors().first() {
+            let key = failed.key().unwrap_or(&batch[0]);
+            let why = format!(
+                "{} of {} keys refused, this one: {} {}",
+                out.errors().len(),
+                batch.len(),
+                failed.code().unwrap_or("?"),
+                failed.message().unwrap_or("")
+            );
+            return Err(left(key, why));
+        }
     }
     Ok(all.len())
 }

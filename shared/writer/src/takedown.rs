@@ -11,24 +11,24 @@
 //! again, or `reindex`, completes it.
 //!
 //! Restoring lists the dataset again as a first activation does: at the end of the catalog
-//! and of its facet lists. Deleting a version removes its record in a transaction that checks
-//! it is not the active one; the caller then deletes its object (never the other way round, so
-//! no record points at a missing object).
+//! and of its facet lists. Deleting a version ([`version`]) withdraws its record in a
+//! transaction that checks it is not the active one, then deletes its manifest items; the
+//! caller then deletes every object under its prefix (never the other way round, so no record
+//! points at a missing object).
 
 use std::collections::BTreeSet;
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
-use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Delete, TransactWriteItem};
-use catalog::error::StoreError;
+use aws_sdk_dynamodb::types::AttributeValue;
 use catalog::input::Slug;
 use catalog_aws::dynamo::attr::{get_s, get_uuid, n, s, time};
 use catalog_aws::dynamo::layout::name::{
     ACTIVE, ID, PK, REBUILD_UNTIL, REV, S3_KEY, SEQ, SK, SLUG, TOTAL, UNPUBLISHED_AT, UPDATED_AT,
-    VERSION, WITHDRAWN,
+    WITHDRAWN,
 };
 use catalog_aws::dynamo::layout::{
-    alias_pk, counter_key, dataset_pk, key_of, list_sk, position_of, version_sk, Item, COUNTER_PK,
-    DATASET_SK, LIST_PK,
+    alias_pk, counter_key, dataset_pk, key_of, list_sk, position_of, Item, COUNTER_PK, DATASET_SK,
+    LIST_PK,
 };
 use catalog_aws::dynamo::requests::{classify, query_partition};
 use chrono::{DateTime, Utc};
@@ -39,10 +39,13 @@ use crate::patience::Patience;
 use crate::publish::StoredDataset;
 use crate::tx::Expected;
 use crate::tx::{
-    delete_request, is_condition_failure, list_mark_key, other, put_request, settle, Condition,
-    Write,
+    delete_request, is_condition_failure, list_mark_key, put_request, Condition, Write,
 };
 use crate::writer::DynamoWriter;
+
+mod version;
+
+pub use version::{version_prefix, WithdrawnVersion};
 
 /// How a dataset leaves the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,68 +216,6 @@ impl DynamoWriter {
             .await
             .map_err(|e| unfinished(e.into()))?;
         Ok(Deleted { objects, lists })
-    }
-
-    /// Deletes version `version`'s record, in a transaction that checks it is not the active
-    /// one. Returns its S3 key, for the caller to delete the object.
-    pub async fn delete_version(&self, slug: &Slug, version: u64) -> Result<String, WriteError> {
-        let stored = self.stored_dataset(slug).await?;
-        if stored.current == Some(version) {
-            return Err(WriteError::Invalid(format!(
-                "version {version} is the active version of '{slug}': activate another in the \
-                 same step (--activate N), or delete the dataset"
-            )));
-        }
-        let key = key_of(dataset_pk(slug.as_str()), &version_sk(version));
-        let item = self
-            .get(key.clone())
-            .await?
-            .ok_or_else(|| WriteError::NoSuchVersion(slug.to_string(), version))?;
-        let object = match item.get(ACTIVE) {
-            Some(AttributeValue::M(v)) => get_s(v, S3_KEY)?,
-            _ => {
-                return Err(
-                    StoreError::Corrupt(format!("version {version} without its object")).into(),
-                )
-            }
-        };
-        let sent = self
-            .client
-            .transact_write_items()
-            .client_request_token(crate::tx::token())
-            .transact_items(
-                TransactWriteItem::builder()
-                    .delete(
-                        Delete::builder()
-                            .table_name(&self.datasets_table)
-                            .set_key(Some(key))
-                            .condition_expression(format!("attribute_exists({PK})"))
-                            .build()
-                            .map_err(other)?,
-                    )
-                    .build(),
-            )
-            .transact_items(
-                TransactWriteItem::builder()
-                    .condition_check(
-                        ConditionCheck::builder()
-                            .table_name(&self.datasets_table)
-                            .set_key(Some(key_of(dataset_pk(slug.as_str()), DATASET_SK)))
-                            .condition_expression(
-                                "attribute_not_exists(#active) OR #active.#version <> :v",
-                            )
-                            .expression_attribute_names("#active", ACTIVE)
-                            .expression_attribute_names("#version", VERSION)
-                            .expression_attribute_values(":v", n(version))
-                            .build()
-                            .map_err(other)?,
-                    )
-                    .build(),
-            )
-            .send()
-            .await;
-        settle(sent, slug)?;
-        Ok(object)
     }
 
     /// The transaction that takes `slug` out of the catalog, retried (with what it reads)

@@ -9,6 +9,7 @@
 //! - `operations`: keys, keyless windows, listings, pinned versions, `--help`;
 //! - `statistics`: `catalog-admin inspect` against a pandas/pyarrow reference.
 //! - `takedown`: unpublish, restore, delete a dataset, delete a version.
+//! - `takedown_many`: the same of versions of many files, and sweeping unrecorded versions.
 //! - `time_travel`: the versions Delta Sharing reads by number after rollbacks and failed publishes.
 //! - `downloads`: the download log and counts, and `catalog-admin audit`.
 
@@ -131,5 +132,6 @@ mod publishing;
 mod reindex;
 mod statistics;
 mod takedown;
+mod takedown_many;
 mod time_travel;
 mod wide;
