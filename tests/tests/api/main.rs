@@ -3,13 +3,16 @@
 //! sample datasets seeded.
 //!
 //! - `listing`, `downloads`: the three endpoints, each download fetched and read back;
+//! - `many_files`: a version of many files: the metadata's `files`, the data listing (pages,
+//!   filters, bad parameters, access, cost), and `catalog-admin download` of every file;
 //! - `access_rule`: who may read what (levels, grants, dataset-limited keys) as one matrix over
 //!   the data and rows routes, its cost, and the operators' `access` commands;
 //! - `row_values`: an `approval` dataset's statistics without its row values for the public,
 //!   with them for whom the rule admits, and their cost;
 //! - `sharing`: the Delta Sharing server with Delta Sharing's own Python connector, and its cost;
 //! - `rows`: the rows API against pyarrow, what a page reads, hostile parameters, its gate,
-//!   version pins while re-publishing;
+//!   version pins while re-publishing; `rows_many`: over a version of many files (`split`,
+//!   pages across files and manifest chunks, what a page costs at any offset);
 //! - `storage_failures`, `transport_faults`: DynamoDB unreachable, throttling, failing, hanging;
 //!   a malformed record;
 //! - `finding` (`semantics`, `filter_cost`): filters, words and sort, and what they cost;
@@ -133,13 +136,16 @@ mod downloads;
 mod events;
 mod finding;
 mod linked;
+mod linked_files;
 mod listing;
+mod many_files;
 mod metrics;
 mod over_http;
 mod request_cost;
 mod routes;
 mod row_values;
 mod rows;
+mod rows_many;
 mod rule_table;
 mod sharing;
 mod storage_failures;
