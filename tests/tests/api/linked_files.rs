@@ -1,0 +1,123 @@
+//! The open metadata of a version of many files (issue 38), read by the tools that speak it,
+//! against the local API over moto and s3s-fs, the versions published by the real CLI:
+//! Croissant documents validated by `mlcroissant`, the files fetched through the data listing's
+//! presigned URLs and every split's records read by `mlcroissant` from the document's FileSet
+//! (tests/croissant_client.py), compared with pyarrow's reading of the same files.
+
+use std::path::Path;
+
+use catalog_tests::{admin_command, run_admin, start_local_api, tool};
+use serde_json::json;
+
+use super::*;
+
+fn croissant_client(ops: &Value) -> Vec<Value> {
+    let python = tool("PROTOCOLS_PYTHON", ".venv-protocols/bin/python");
+    let cache = std::env::temp_dir().join(format!("catalog-croissant-{}", uuid::Uuid::new_v4()));
+    let results = catalog_tests::python_json(
+        &python,
+        "tests/croissant_client.py",
+        ops,
+        &[("CROISSANT_CACHE", cache.as_os_str())],
+    );
+    let _ = std::fs::remove_dir_all(&cache);
+    serde_json::from_value(results).expect("one result per operation")
+}
+
+fn publish_dir(env: &[(String, String)], dir: &Path, slug: &str) {
+    let out = run_admin(admin_command().envs(env.iter().cloned()).args([
+        "publish",
+        &dir.to_string_lossy(),
+        "--slug",
+        slug,
+        "--name",
+        "Many files",
+        "--license",
+        "CC0-1.0",
+        "--source",
+        "https://tests.example.org/many",
+        "--category",
+        "testing",
+    ]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mlcroissant_reads_each_split_of_a_many_file_version_from_its_file_set_equal_to_pyarrow() {
+    // GIVEN a version of 5 files in splits train and test under Hive partitions year (int64)
+    // and region (string), and one of 3 files without splits under day (date), published by
+    // catalog-admin, and the local API
+    let g = given().await;
+    let env = g.stack.function_env();
+    let root = std::env::temp_dir().join(format!("catalog-linked-files-{}", uuid::Uuid::new_v4()));
+    let split_dir = root.join("splits");
+    let plain_dir = root.join("plain");
+    croissant_client(&json!([
+        {"op": "tree", "root": split_dir, "files": [
+            ["train/year=2023/region=eu/part-0.parquet", 0, 7],
+            ["train/year=2023/region=us/part-0.parquet", 100, 5],
+            ["train/year=2024/region=eu/part-0.parquet", 200, 9],
+            ["test/year=2024/region=eu/part-0.parquet", 300, 4],
+            ["test/year=2024/region=us/part-1.parquet", 400, 6],
+        ]},
+        {"op": "tree", "root": plain_dir, "files": [
+            ["day=2024-01-30/a.parquet", 0, 3],
+            ["day=2024-01-31/a.parquet", 10, 4],
+            ["day=2024-01-31/b.parquet", 20, 2],
+        ]},
+    ]));
+    publish_dir(&env, &split_dir, "split-files");
+    publish_dir(&env, &plain_dir, "plain-files");
+    let (api, _guard) = start_local_api(&g.stack);
+
+    // WHEN mlcroissant validates each document, the files are fetched through the data listing
+    // (a read key) into the layout the FileSet describes, and mlcroissant reads each split
+    let results = croissant_client(&json!([
+        {"op": "files", "url": format!("{api}/datasets/split-files/croissant"), "api": api,
+         "slug": "split-files", "key": READ_KEY, "dir": root.join("local-split")},
+        {"op": "files", "url": format!("{api}/datasets/plain-files/croissant"), "api": api,
+         "slug": "plain-files", "key": READ_KEY, "dir": root.join("local-plain")},
+    ]));
+
+    // THEN both documents validate with no error and no warning
+    for result in &results {
+        assert_eq!(result["errors"], json!([]), "{result}");
+        assert_eq!(result["warnings"], json!([]), "{result}");
+        assert_eq!(result.get("read_error"), None, "{result}");
+    }
+    // AND the split version's FileSet includes one glob per split, each split's records (21 and
+    // 10) equal pyarrow's rows of its files with year, region and split, and so do all 31
+    let split = &results[0];
+    assert_eq!(split["includes"], json!(["test/*", "train/*"]), "{split}");
+    assert_eq!(split["files"], 5);
+    assert_eq!(
+        split["fields"],
+        json!(["id", "name", "region", "score", "split", "year"]),
+        "{split}"
+    );
+    assert_eq!(split["splits"]["train"]["records"], 21, "{split}");
+    assert_eq!(split["splits"]["test"]["records"], 10, "{split}");
+    for name in ["train", "test"] {
+        assert_eq!(split["splits"][name]["equal"], true, "{name}: {split}");
+    }
+    assert_eq!(split["all"]["records"], 31, "{split}");
+    assert_eq!(split["all"]["equal"], true, "{split}");
+    // AND the version without splits is one FileSet under files/, its 9 records with day (a
+    // date) equal to pyarrow's
+    let plain = &results[1];
+    assert_eq!(plain["includes"], json!(["files/*"]), "{plain}");
+    assert_eq!(plain["files"], 3);
+    assert_eq!(plain["splits"], json!({}), "{plain}");
+    assert_eq!(
+        plain["fields"],
+        json!(["day", "id", "name", "score"]),
+        "{plain}"
+    );
+    assert_eq!(plain["all"]["records"], 9, "{plain}");
+    assert_eq!(plain["all"]["equal"], true, "{plain}");
+    let _ = std::fs::remove_dir_all(&root);
+}
