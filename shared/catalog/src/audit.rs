@@ -82,10 +82,14 @@ pub enum What {
         expires_at: DateTime<Utc>,
         files: u64,
     },
-    /// A presigned URL from Delta Sharing's query route; `pinned` when a version was asked for.
+    /// Presigned URLs from Delta Sharing's query route; `pinned` when a version was asked for.
+    /// `files`: how many the answer handed out (1 for a one-file table); `paths`: the first few
+    /// of a many-file version's files (their paths as published; empty for a one-file table).
     SharingUrl {
         pinned: bool,
         expires_at: DateTime<Utc>,
+        files: u64,
+        paths: Vec<String>,
     },
     /// A page of rows (logged, not counted as a download).
     Rows { offset: u64, length: u64 },
@@ -133,7 +137,12 @@ impl Event<'_> {
                 files,
                 "issued download URLs"
             ),
-            What::SharingUrl { pinned, expires_at } => tracing::info!(
+            What::SharingUrl {
+                pinned,
+                expires_at,
+                files,
+                paths,
+            } => tracing::info!(
                 audit = MARK,
                 slug = self.slug,
                 version = self.version,
@@ -143,6 +152,8 @@ impl Event<'_> {
                 route = Route::Sharing.as_str(),
                 allowed,
                 expires_at = %expires_at,
+                files,
+                first_files = paths.join(", ").as_str(),
                 "issued Delta Sharing file URL"
             ),
             What::Rows { offset, length } => tracing::info!(
@@ -335,6 +346,8 @@ mod tests {
                 What::SharingUrl {
                     pinned: true,
                     expires_at,
+                    files: 2,
+                    paths: vec!["year=2024/a.parquet".into(), "year=2025/b.parquet".into()],
                 },
             ),
             (
@@ -370,6 +383,9 @@ mod tests {
             let (route, client) = match &what {
                 What::Url { route, client, .. } => {
                     (*route, (client != "-").then(|| client.clone()))
+                }
+                What::FileUrls { client, .. } => {
+                    (Route::Data, (client != "-").then(|| client.clone()))
                 }
                 What::SharingUrl { .. } => (Route::Sharing, None),
                 What::Rows { .. } => (Route::Rows, None),

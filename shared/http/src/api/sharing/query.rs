@@ -50,6 +50,8 @@ pub(super) async fn query_one(
         .event(What::SharingUrl {
             pinned,
             expires_at: signed.expires_at,
+            files: 1,
+            paths: Vec::new(),
         })
         .log();
     catalog::metrics::record(catalog::metrics::Metric::UrlIssued(
@@ -94,16 +96,17 @@ pub(super) async fn query_files(
     let expires_at = listed.expires_at.unwrap_or(now);
     opened
         .admitted
-        .event(What::SharingUrl { pinned, expires_at })
+        .event(What::SharingUrl {
+            pinned,
+            expires_at,
+            files: listed.lines.len() as u64,
+            paths: listed.first_paths.clone(),
+        })
         .log();
-    tracing::info!(
-        slug = %opened.admitted.slug,
-        version = opened.version.version,
-        files = listed.lines.len(),
-        first_files = listed.first_paths.join(", "),
+    tracing::debug!(
         chunks_read = listed.chunks_read,
         manifest_reads = listed.reads,
-        "Delta Sharing query handed out files"
+        "Delta Sharing query: manifest read"
     );
     if !listed.lines.is_empty() {
         catalog::metrics::record(catalog::metrics::Metric::UrlIssued(
