@@ -139,3 +139,49 @@ async fn more_than_a_hundred_items_are_read_in_batches_of_a_hundred() {
     assert_eq!(writer.delete_manifest(&slug, 2).await.unwrap(), 0);
     assert_eq!(writer.delete_manifest(&slug, 1).await.unwrap(), 102);
 }
+
+#[tokio::test]
+async fn each_splits_statistics_are_read_back_in_one_get_and_deleted_with_the_manifest() {
+    use catalog::ports::SplitStatsReader;
+    let stack = Stack::start().await;
+    let writer = stack.writer();
+    let slug = Slug::parse("split-stats").unwrap();
+    let summary = writer
+        .write_manifest(&slug, 2, &manifest(10, 2))
+        .await
+        .unwrap();
+    let small = r#"[{"name":"c0","dtype":"double","null_count":1}]"#.to_owned();
+    // Large enough to be stored deflated (`schema_z`), as a wide version's schema is.
+    let wide = format!(
+        "[{}]",
+        (0..2_000)
+            .map(|i| format!(r#"{{"name":"c{i}","dtype":"int64","null_count":{i}}}"#))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    writer
+        .write_split_stats(&slug, 2, &[small.clone(), wide.clone()])
+        .await
+        .unwrap();
+
+    let (wire, s3) = (Wire::default(), Wire::default());
+    let (catalog, _) = stack.wired(&wire, &s3);
+    let read = |split| catalog.split_schema(&slug, 2, split);
+    assert_eq!(read(0).await.unwrap().unwrap().get(), small);
+    assert_eq!(wire.take(), ["DynamoDB.GetItem"]);
+    assert_eq!(read(1).await.unwrap().unwrap().get(), wide);
+    assert!(read(2).await.unwrap().is_none(), "no third split");
+    assert!(catalog.split_schema(&slug, 3, 0).await.unwrap().is_none());
+
+    let stored: u32 = summary
+        .chunks
+        .iter()
+        .map(|c| c.file_parts + c.stat_parts)
+        .sum();
+    assert_eq!(
+        writer.delete_manifest(&slug, 2).await.unwrap(),
+        stored as usize + 2,
+        "the chunks and both splits' statistics"
+    );
+    assert!(read(0).await.unwrap().is_none());
+}

@@ -330,3 +330,16 @@ pub trait ManifestReader: Send + Sync {
         stats: bool,
     ) -> impl Future<Output = Result<Option<Vec<crate::files::FileChunk>>, StoreError>> + Send;
 }
+
+/// Reads the statistics of one split of a many-file version: its Column objects, as the
+/// version's `schema` is stored ([`crate::files::Summary`]'s `splits`, by index). One GetItem.
+pub trait SplitStatsReader: Send + Sync {
+    /// `None` when the version has no statistics stored for that split (a version published
+    /// before they were, or no such split).
+    fn split_schema(
+        &self,
+        slug: &Slug,
+        version: u64,
+        split: usize,
+    ) -> impl Future<Output = Result<Option<Box<serde_json::value::RawValue>>, StoreError>> + Send;
+}

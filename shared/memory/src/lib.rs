@@ -238,6 +238,18 @@ impl catalog::ports::ManifestReader for MemoryCatalog {
     }
 }
 
+impl catalog::ports::SplitStatsReader for MemoryCatalog {
+    async fn split_schema(
+        &self,
+        slug: &Slug,
+        version: u64,
+        split: usize,
+    ) -> Result<Option<Box<serde_json::value::RawValue>>, StoreError> {
+        self.check()?;
+        self.manifests.split_schema(slug, version, split).await
+    }
+}
+
 impl TargetsReader for MemoryCatalog {
     async fn read_targets(&self, slugs: &[Slug]) -> Result<Vec<DownloadTarget>, StoreError> {
         self.check()?;

@@ -6,13 +6,16 @@ use std::sync::Mutex;
 use catalog::error::StoreError;
 use catalog::files::{FileChunk, Manifest, Summary};
 use catalog::lock;
-use catalog::ports::ManifestReader;
+use catalog::ports::{ManifestReader, SplitStatsReader};
 use catalog::slug::Slug;
+use serde_json::value::RawValue;
 
 /// Manifests by dataset and version, and how many reads were asked of them.
 #[derive(Default)]
 pub struct MemoryManifests {
     manifests: Mutex<HashMap<(String, u64), Manifest>>,
+    /// Each split's statistics, by dataset, version and split index.
+    split_stats: Mutex<HashMap<(String, u64, usize), String>>,
     reads: Mutex<Vec<usize>>,
 }
 
@@ -32,6 +35,11 @@ impl MemoryManifests {
         let summary = manifest.summary.clone();
         lock(&self.manifests).insert((slug.to_string(), version), manifest);
         summary
+    }
+
+    /// Stores the statistics of split `split` of version `version` of `slug`.
+    pub fn insert_split_stats(&self, slug: &Slug, version: u64, split: usize, schema: &str) {
+        lock(&self.split_stats).insert((slug.to_string(), version, split), schema.to_owned());
     }
 
     /// Deletes version `version` of `slug`'s manifest; whether there was one.
@@ -74,6 +82,24 @@ impl ManifestReader for MemoryManifests {
             out.push(chunk);
         }
         Ok(Some(out))
+    }
+}
+
+impl SplitStatsReader for MemoryManifests {
+    async fn split_schema(
+        &self,
+        slug: &Slug,
+        version: u64,
+        split: usize,
+    ) -> Result<Option<Box<RawValue>>, StoreError> {
+        let stored = lock(&self.split_stats)
+            .get(&(slug.to_string(), version, split))
+            .cloned();
+        stored
+            .map(|schema| {
+                RawValue::from_string(schema).map_err(|e| StoreError::Corrupt(e.to_string()))
+            })
+            .transpose()
     }
 }
 

@@ -11,6 +11,7 @@ use catalog_aws::dynamo::attr::s;
 use catalog_aws::dynamo::layout::name::{PK, SK};
 use catalog_aws::dynamo::layout::{dataset_pk, manifest_prefix, Item};
 use catalog_aws::dynamo::manifest::encode_chunk;
+use catalog_aws::dynamo::manifest::splits::split_stats_item;
 use catalog_aws::dynamo::requests::query_all;
 
 use crate::error::WriteError;
@@ -55,6 +56,29 @@ impl DynamoWriter {
             self.batch_write(pending).await?;
         }
         Ok(summary)
+    }
+
+    /// Writes the statistics of each split of version `version` of `slug` (`schemas[i]`: split
+    /// `i` of the summary's splits, a JSON array of Column objects), one item each beside the
+    /// manifest's chunks: call it with [`Self::write_manifest`], before the version is
+    /// recorded; [`Self::delete_manifest`] deletes them with the chunks.
+    pub async fn write_split_stats(
+        &self,
+        slug: &Slug,
+        version: u64,
+        schemas: &[String],
+    ) -> Result<(), WriteError> {
+        let requests = schemas
+            .iter()
+            .enumerate()
+            .map(|(i, schema)| put_request(split_stats_item(slug, version, i, schema)))
+            .collect::<Result<Vec<_>, _>>()?;
+        // One split's statistics may take most of an item: a request of 25 stays under
+        // BatchWriteItem's 16 MB.
+        for batch in requests.chunks(BATCH_ITEMS) {
+            self.batch_write(batch.to_vec()).await?;
+        }
+        Ok(())
     }
 
     /// Deletes every manifest item of version `version` of `slug` (one Query of their keys,

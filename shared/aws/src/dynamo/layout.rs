@@ -226,6 +226,12 @@ pub fn manifest_part_sk(version: u64, stats: bool, chunk: usize, part: u32) -> S
     format!("{}{kind}#{chunk:06}#{part}", manifest_prefix(version))
 }
 
+/// The statistics (Column objects) of split `split` (its index in the summary's splits) of
+/// version `version`: `M#<version, 10 digits>#T#<split, 4 digits>`.
+pub fn split_stats_sk(version: u64, split: usize) -> String {
+    format!("{}T#{split:04}", manifest_prefix(version))
+}
+
 pub fn list_sk(seq: u64) -> String {
     format!("SEQ#{seq:012}")
 }

@@ -30,6 +30,7 @@ use catalog::files::{
 use catalog::ports::ManifestReader;
 use catalog::slug::Slug;
 
+pub mod splits;
 #[cfg(test)]
 mod tests;
 
