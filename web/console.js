@@ -12,7 +12,8 @@ import * as duckdb from "./vendor/duckdb/duckdb-browser.mjs";
 import { api, explain } from "./api.js";
 import { neutralizeCsv } from "./csv.js";
 import { h } from "./dom.js";
-import { humanNumber } from "./format.js";
+import { allFiles, splitSelect } from "./files.js";
+import { humanBytes, humanNumber } from "./format.js";
 import { valueCell } from "./rows.js";
 import { tabKeys } from "./session.js";
 
@@ -25,9 +26,10 @@ const RENEW_BEFORE_MS = 60_000;
 /** DuckDB in a worker of its own, with remote extensions off: parquet is built into the bundle,
  * and nothing is fetched from outside this site and the data bucket (the page's policy allows
  * no other origin anyway). */
-async function startDuckDB() {
+async function startDuckDB(channel) {
   const here = (path) => new URL(path, location.href).href;
-  const db = new duckdb.AsyncDuckDB(new duckdb.VoidLogger(), new Worker(here("console-worker.js")));
+  const worker = new Worker(here("console-worker.js"), { name: channel });
+  const db = new duckdb.AsyncDuckDB(new duckdb.VoidLogger(), worker);
   await db.instantiate(here("vendor/duckdb/duckdb-eh.wasm"));
   // Ranges only: never a silent download of the whole file.
   await db.open({ filesystem: { reliableHeadRequests: true, allowFullHTTPReads: false } });
@@ -51,6 +53,41 @@ function chosenKey() {
   }
   return { choice };
 }
+
+/** What the worker has fetched so far (console-worker.js): `{bytes, requests, files}`, asked on
+ * its BroadcastChannel `channel`; null if it does not answer within a second. */
+function readsSoFar(channel) {
+  const ask = Math.random().toString(36).slice(2);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => { channel.removeEventListener("message", heard); resolve(null); }, 1000);
+    function heard(event) {
+      if (event.data?.answer !== ask) return;
+      clearTimeout(timer);
+      channel.removeEventListener("message", heard);
+      resolve(event.data);
+    }
+    channel.addEventListener("message", heard);
+    channel.postMessage({ ask });
+  });
+}
+
+/** What a query read, in words: the difference between the worker's counts after and before. */
+function readWords(before, after) {
+  if (!before || !after) return "";
+  const bytes = after.bytes - before.bytes;
+  const requests = after.requests - before.requests;
+  if (!requests) return " Nothing was read from the data.";
+  const seen = new Set(before.files);
+  const files = after.files.filter((f) => !seen.has(f)).length;
+  return ` Read ${humanBytes(bytes)} (${humanNumber(bytes)} bytes) of the data in ${humanNumber(requests)} request${requests === 1 ? "" : "s"}`
+    + (files > 1 ? `, from ${humanNumber(files)} files.` : ".");
+}
+
+/** A name or a text as DuckDB's SQL writes it. */
+const ident = (name) => `"${String(name).replaceAll('"', '""')}"`;
+const literal = (text) => `'${String(text).replaceAll("'", "''")}'`;
+/** The SQL type of each partition column's type (metadata `files.partition_columns`). */
+const PARTITION_TYPES = { int64: "BIGINT", date: "DATE", string: "VARCHAR" };
 
 /** One value as the table shows it. */
 function shown(value) {
@@ -86,8 +123,13 @@ function save(bytes, name, type) {
 
 /** Opens the console in `slot` (replacing it) for dataset `d` (the metadata endpoint's answer). */
 export function openConsole(slot, d) {
-  const started = startDuckDB();
-  let link = null; // {choice, expires, url} of the file DuckDB reads as `data`
+  const channelName = `console-reads-${Math.random().toString(36).slice(2)}`;
+  const channel = new BroadcastChannel(channelName);
+  const started = startDuckDB(channelName);
+  let link = null; // {choice, expires} of the file(s) DuckDB reads as `data`
+  let registered = []; // the names of a many-file version's files, as registered in DuckDB
+  // A version of many files in splits: `data` is the chosen split's files (or every file).
+  const splitChoice = d.files ? splitSelect(d, "console-split", "Split", { every: true }) : null;
   let result = false; // whether console_result holds the last query's result
 
   const sql = h("textarea", { id: "console-sql", class: "mono", rows: 5, spellcheck: "false", autocomplete: "off" });
@@ -106,6 +148,7 @@ export function openConsole(slot, d) {
   async function useData(db, conn) {
     const { choice, key, missing } = chosenKey();
     if (missing) throw new Error("Paste an API key in the Download section above, or choose another option there.");
+    if (d.files) return useFiles(db, conn, choice, key);
     if (link && link.choice === choice && link.expires - Date.now() > RENEW_BEFORE_MS) return;
     let answer;
     try {
@@ -117,6 +160,32 @@ export function openConsole(slot, d) {
     await db.registerFileURL("data.parquet", answer.url, duckdb.DuckDBDataProtocol.HTTP, false);
     await conn.query("CREATE OR REPLACE VIEW data AS SELECT * FROM read_parquet('data.parquet')");
     link = { choice, expires: Date.parse(answer.expires_at), url: answer.url };
+  }
+
+  /** A version of many files: makes `data` a view over the chosen split's files (each at its own
+   * presigned URL from the data endpoint's listing, every page of it), read with DuckDB's Hive
+   * partitioning: each file is registered under its path, so that a WHERE on a partition column
+   * reads only the files whose path holds a matching value. The partition columns get their
+   * types (DuckDB 0.9 reads them as text), Hive's null partition as NULL. */
+  async function useFiles(db, conn, choice, key) {
+    const split = splitChoice?.querySelector("select").value ?? "";
+    const id = `${choice}\n${split}`;
+    if (link && link.choice === id && link.expires - Date.now() > RENEW_BEFORE_MS) return;
+    let listing;
+    try {
+      listing = await allFiles(d, key, split);
+    } catch (error) {
+      throw new Error(`The console cannot read the data: ${explain(error)}`);
+    }
+    if (!listing.files.length) throw new Error("There are no files to read here.");
+    for (const name of registered) await db.dropFile(name);
+    registered = listing.files.map((f) => `files/${f.path}`);
+    await Promise.all(listing.files.map((f, i) => db.registerFileURL(registered[i], f.url, duckdb.DuckDBDataProtocol.HTTP, false)));
+    const partitions = d.files.partition_columns;
+    const typed = partitions.map((c) => `CAST(NULLIF(CAST(${ident(c.name)} AS VARCHAR), '__HIVE_DEFAULT_PARTITION__') AS ${PARTITION_TYPES[c.type] ?? "VARCHAR"}) AS ${ident(c.name)}`);
+    await conn.query(`CREATE OR REPLACE VIEW data AS SELECT *${typed.length ? ` REPLACE (${typed.join(", ")})` : ""} `
+      + `FROM read_parquet([${registered.map(literal).join(", ")}], hive_partitioning = ${partitions.length ? "true" : "false"})`);
+    link = { choice: id, expires: listing.expires };
   }
 
   /** Runs the query; its result is kept as console_result when it is a query. */
@@ -145,15 +214,18 @@ export function openConsole(slot, d) {
       say("Running…");
       try {
         const { db, conn } = await started;
+        // What the query reads, its view's making (a file's footer, when the links are new) included.
+        const before = await readsSoFar(channel);
         await useData(db, conn);
         const began = performance.now();
         const { table, names, kept, rows } = await execute(conn, text);
         result = kept;
         const seconds = ((performance.now() - began) / 1000).toFixed(2);
+        const read = readWords(before, await readsSoFar(channel));
         output.replaceChildren(resultTable(table, names));
-        if (!kept) say(`Done in ${seconds} s. Only a query's result (SELECT, FROM, WITH…) can be downloaded.`);
-        else if (rows > table.numRows) say(`${humanNumber(rows)} rows in ${seconds} s; the first ${humanNumber(table.numRows)} are shown, the downloads hold them all.`);
-        else say(`${humanNumber(rows)} ${rows === 1 ? "row" : "rows"} in ${seconds} s.`);
+        if (!kept) say(`Done in ${seconds} s. Only a query's result (SELECT, FROM, WITH…) can be downloaded.${read}`);
+        else if (rows > table.numRows) say(`${humanNumber(rows)} rows in ${seconds} s; the first ${humanNumber(table.numRows)} are shown, the downloads hold them all.${read}`);
+        else say(`${humanNumber(rows)} ${rows === 1 ? "row" : "rows"} in ${seconds} s.${read}`);
       } catch (error) {
         result = false;
         output.replaceChildren();
@@ -164,8 +236,16 @@ export function openConsole(slot, d) {
       }
     },
   },
-  h("p", { class: "samples" }, "SQL over this dataset in your browser, with DuckDB: ", h("code", {}, "data"),
-    " is its Parquet file, read in parts as a query needs them, with the key chosen under Download. DuckDB itself (about 4.3 MB compressed) loads once, now."),
+  d.files
+    ? h("p", { class: "samples" }, "SQL over this dataset in your browser, with DuckDB: ", h("code", {}, "data"),
+      " is the chosen split's Parquet files, read in parts as a query needs them, with the key chosen under Download",
+      d.files.partition_columns.length
+        ? ["; a WHERE on a partition column (", d.files.partition_columns.map((c) => c.name).join(", "), ") reads only the files that hold its values"]
+        : "",
+      ". DuckDB itself (about 4.3 MB compressed) loads once, now.")
+    : h("p", { class: "samples" }, "SQL over this dataset in your browser, with DuckDB: ", h("code", {}, "data"),
+      " is its Parquet file, read in parts as a query needs them, with the key chosen under Download. DuckDB itself (about 4.3 MB compressed) loads once, now."),
+  splitChoice,
   h("label", { for: "console-sql" }, "Query"),
   sql,
   h("div", { class: "row" }, run, csv, parquet),

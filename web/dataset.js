@@ -4,6 +4,7 @@
 import { api, config, explain } from "./api.js";
 import { accessBadge, copy, fill, h, header } from "./dom.js";
 import { compactNumber, downloadCount, humanBytes, humanDate, humanDecimal, humanDuration, humanNumber } from "./format.js";
+import { filesSection } from "./files.js";
 import { datasetJsonLd, datasetPageUrl, placeJsonLd, timeRange } from "./linked.js";
 import { accessPanel } from "./request.js";
 import { rowsSection } from "./rows.js";
@@ -187,6 +188,23 @@ function keyOf(form) {
   return undefined;
 }
 
+/** The download panel's answer for a version of many files: each file has its own link, in
+ * the Files section's list (listed again now, with the chosen key), and the listing itself is
+ * one call away for a script. */
+async function manyFilesLinks(d, result) {
+  const { apiBase } = await config();
+  const listing = `${new URL(apiBase, location.href).href}/datasets/${encodeURIComponent(d.slug)}/data`;
+  const text = `curl -fsS -H "x-api-key: $KEY" '${listing}?page_size=1000'`;
+  const copyButton = h("button", { type: "button", class: "secondary", onclick: () => copy(copyButton, text) }, "Copy curl");
+  fill(result,
+    h("p", {}, h("strong", {}, `${humanNumber(d.files.count)} files, ${humanBytes(d.size)}. `),
+      "Each file has its own link, in the list under ", h("a", { href: "#files-heading" }, "Files"), " below."),
+    h("div", {}, h("h3", {}, "The list as JSON"), h("pre", {}, h("code", {}, text)), copyButton));
+  const section = document.querySelector(".files-section");
+  await section?.showFiles();
+  section?.scrollIntoView({ block: "start" });
+}
+
 async function downloadPanel(d) {
   const keyless = d.access.mode === "keyless";
   const signedIn = await session();
@@ -199,7 +217,7 @@ async function downloadPanel(d) {
   choices.push(["paste", "Paste a key"]);
   const radios = choices.map(([value, text], i) => h("label", { class: "choice" },
     h("input", { type: "radio", name: "key-choice", value, checked: i === 0 }), text));
-  const button = h("button", { type: "submit" }, "Get a download link");
+  const button = h("button", { type: "submit" }, d.files ? "Get the files' links" : "Get a download link");
   const form = h("form", {
     class: "panel", id: "download",
     onsubmit: async (event) => {
@@ -209,6 +227,10 @@ async function downloadPanel(d) {
       if (choice === "paste" && !key) {
         fill(result, h("p", { class: "error" }, "Paste an API key first, or choose another option."));
         pasted.focus();
+        return;
+      }
+      if (d.files) {
+        await manyFilesLinks(d, result);
         return;
       }
       button.disabled = true;
@@ -256,7 +278,8 @@ function facts(d) {
     ["Tags", d.tags.length ? d.tags.map((t) => h("a", { class: "tag", href: `./?tag=${encodeURIComponent(t)}` }, t)) : "–"],
     ["Size", humanBytes(d.size)], ["Rows × columns", `${humanNumber(d.row_count)} × ${humanNumber(d.column_count)}`],
     downloads === null ? null : ["Downloads (30 days)", h("span", { id: "download-count" }, downloads ? humanNumber(downloads) : "None")],
-    ["Version", `${d.version}, published ${humanDate(d.published_at)}`], ["SHA-256", h("code", { id: "sha256" }, d.sha256)],
+    ["Version", `${d.version}, published ${humanDate(d.published_at)}`], [d.files ? "Manifest SHA-256" : "SHA-256", h("code", { id: "sha256" }, d.sha256)],
+    d.files ? ["Files", h("span", { id: "file-count" }, humanNumber(d.files.count))] : null,
     ["Created", humanDate(d.created_at)], ["Updated", humanDate(d.updated_at)],
     ["Access", d.access.mode === "keyless" ? `No key needed until ${humanDate(d.access.keyless_until)}`
       : d.access.level === "approval" ? "A read key of an account granted access" : "A read-scoped API key is required"],
@@ -307,6 +330,7 @@ function render(d) {
     d.access.level === "approval" ? h("div", { id: "access-slot" }) : null,
     h("h2", { id: "download-heading" }, "Download"),
     h("div", { id: "download-slot" }),
+    d.files ? filesSection(d, () => keyOf(document.getElementById("download"))) : null,
     rowsSection(d, () => keyOf(document.getElementById("download"))),
     sqlConsole(d),
     columns(d));

@@ -6,6 +6,7 @@
 // `valueCell` draws the SQL console's result cells too.
 import { api, explain } from "./api.js";
 import { fill, h } from "./dom.js";
+import { splitSelect } from "./files.js";
 import { humanNumber } from "./format.js";
 
 const PAGE = 100;
@@ -140,6 +141,10 @@ function table(page) {
  */
 export function rowsSection(d, chosenKey) {
   const result = h("div", { id: "rows-result", "aria-live": "polite" });
+  // A version of many files in splits: the rows of the split chosen here (the rows API's
+  // `split`), offsets and the total over that split.
+  const choice = splitSelect(d, "rows-split", "Split");
+  const split = () => choice?.querySelector("select").value ?? "";
   let offset = 0;
   // Only the latest request's answer is shown: a page asked for earlier and answered later
   // (a slow Next, then "Show the rows again") is dropped.
@@ -161,6 +166,7 @@ export function rowsSection(d, chosenKey) {
     let page;
     try {
       const query = new URLSearchParams({ offset: String(at), length: String(PAGE) });
+      if (split()) query.set("split", split());
       page = await api(`/datasets/${encodeURIComponent(d.slug)}/rows?${query}`, { key, parse: exactJson });
     } catch (error) {
       if (asked === latest) fill(result, h("p", { class: "error", role: "alert" }, explain(error)));
@@ -175,8 +181,8 @@ export function rowsSection(d, chosenKey) {
         ? h("button", { type: "button", class: "secondary", id: where === "above" ? "rows-previous" : null, onclick: () => show(Math.max(0, page.offset - PAGE), where === "below") }, "Previous")
         : null,
       h("span", { id: where === "above" ? "rows-range" : null }, page.length
-        ? `Rows ${humanNumber(page.offset + 1)}–${humanNumber(last)} of ${humanNumber(page.num_rows_total)} (version ${page.version})`
-        : `No rows here: the dataset has ${humanNumber(page.num_rows_total)}.`),
+        ? `Rows ${humanNumber(page.offset + 1)}–${humanNumber(last)} of ${humanNumber(page.num_rows_total)}${split() ? ` in ${split()}` : ""} (version ${page.version})`
+        : `No rows here: the ${split() ? "split" : "dataset"} has ${humanNumber(page.num_rows_total)}.`),
       page.next_offset !== null
         ? h("button", { type: "button", class: "secondary", id: where === "above" ? "rows-next" : null, onclick: () => show(page.next_offset, where === "below") }, "Next")
         : null);
@@ -191,6 +197,7 @@ export function rowsSection(d, chosenKey) {
   const button = h("button", { type: "button", id: "show-rows" },
     d.access.mode === "keyless" ? "Show the rows again" : "Show the rows with the chosen key");
   button.addEventListener("click", () => show(offset));
+  choice?.querySelector("select").addEventListener("change", () => show(0));
   const intro = h("p", { class: "samples" },
     d.access.mode === "keyless"
       ? "The first rows, read without a key while the dataset is keyless."
@@ -198,5 +205,5 @@ export function rowsSection(d, chosenKey) {
   // Keyless: shown at once. Otherwise: once the person has chosen a key.
   if (d.access.mode === "keyless") show(0);
   return h("section", { class: "rows-section", "aria-labelledby": "rows-heading" },
-    h("h2", { id: "rows-heading" }, "Data"), intro, button, result);
+    h("h2", { id: "rows-heading" }, "Data"), intro, choice ? h("div", { class: "row" }, choice, button) : button, result);
 }

@@ -22,6 +22,7 @@ const FILES: &[(&str, &str)] = &[
     ("catalog.js", "text/javascript; charset=utf-8"),
     ("dataset.js", "text/javascript; charset=utf-8"),
     ("rows.js", "text/javascript; charset=utf-8"),
+    ("files.js", "text/javascript; charset=utf-8"),
     ("linked.js", "text/javascript; charset=utf-8"),
     ("account.js", "text/javascript; charset=utf-8"),
     ("request.js", "text/javascript; charset=utf-8"),

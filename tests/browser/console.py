@@ -143,7 +143,8 @@ def selective(page, ctx):
     open_console(page, SLUG)
     ctx["responses"].clear()
     sql = "SELECT count(*) AS n, avg(reading) AS mean FROM data WHERE id < 5000"
-    answer(page, sql)
+    status = run(page, sql)
+    report["answers"].append({"sql": sql, **shown(page)})
     s3 = [r for r in ctx["responses"] if origin(r.url) == ctx["s3"]]
     assert s3, "no request reached the data bucket"
     statuses = sorted({r.status for r in s3})
@@ -156,6 +157,10 @@ def selective(page, ctx):
     assert statuses == [206], statuses  # ranges only: no whole-file GET, no refused HEAD
     assert all(r and r.startswith("bytes=") for r in ranges), ranges
     assert fetched < FILE_SIZE / 2, (fetched, FILE_SIZE)
+    # The console says what it read: the network log's bytes and requests.
+    said = re.search(r"Read [^(]*\(([\d,]+) bytes\) of the data in ([\d,]+) requests?\.$", status)
+    assert said, status
+    assert (int(said.group(1).replace(",", "")), int(said.group(2).replace(",", ""))) == (fetched, len(s3)), (status, fetched, len(s3))
 
 
 @step("exports: the result as CSV and as Parquet, named after the dataset")
