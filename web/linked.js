@@ -156,6 +156,24 @@ function pruned(object) {
   return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== null && v !== undefined));
 }
 
+/** A version of many files (the metadata's `files`): one `DataDownload` per split (the whole
+ * version when it has none), its `contentUrl` the data endpoint's listing of that split's
+ * Parquet files, each with its own signed URL. */
+function splitDownloads(d, base) {
+  const listing = `${base}/datasets/${encodeURIComponent(d.slug)}/data?version=${d.version}`;
+  const splits = Array.isArray(d.files.splits) && d.files.splits.length
+    ? d.files.splits
+    : [{ name: null, files: d.files.count, size: d.size }];
+  return splits.map((s) => pruned({
+    "@type": "DataDownload",
+    name: s.name === null ? `${d.slug}-v${d.version}` : `${d.slug}-v${d.version} ${s.name}`,
+    description: `${s.files} Parquet file${s.files === 1 ? "" : "s"}${s.name === null ? "" : ` of split ${s.name}`}, listed with their URLs at contentUrl.`,
+    encodingFormat: "application/vnd.apache.parquet",
+    contentUrl: s.name === null ? listing : `${listing}&split=${encodeURIComponent(s.name)}`,
+    contentSize: Number.isFinite(s.size) ? `${s.size} B` : null,
+  }));
+}
+
 /** The dataset page's schema.org `Dataset`, from the metadata answer `d` (`GET
  * /datasets/{slug}`). `apiBase`: the API's absolute base URL; `pageUrl`: the dataset page's
  * canonical URL; `catalogUrl`: the catalog page's. */
@@ -181,7 +199,7 @@ export function datasetJsonLd(d, { apiBase, pageUrl, catalogUrl }) {
     datePublished: d.published_at,
     temporalCoverage: temporalCoverage(d.schema),
     variableMeasured: Array.isArray(d.schema) ? d.schema.map(variable) : null,
-    distribution: [pruned({
+    distribution: d.files ? splitDownloads(d, base) : [pruned({
       "@type": "DataDownload",
       name: `${d.slug}-v${d.version}.parquet`,
       encodingFormat: "application/vnd.apache.parquet",
