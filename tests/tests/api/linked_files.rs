@@ -121,3 +121,89 @@ async fn mlcroissant_reads_each_split_of_a_many_file_version_from_its_file_set_e
     assert_eq!(plain["all"]["equal"], true, "{plain}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// The dataset page's schema.org node (web/linked.js' datasetJsonLd) of the metadata answer
+/// `answer`, made by node (tests/browser/linked_jsonld.mjs).
+fn site_json_ld(answer: &Value, api: &str) -> Value {
+    use std::io::Write;
+    let mut child =
+        std::process::Command::new(std::env::var_os("NODE").unwrap_or_else(|| "node".into()))
+            .arg(catalog_tests::repo_root().join("tests/browser/linked_jsonld.mjs"))
+            .arg(api)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run node (Node.js, which dev/setup needs for the site's npm files)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(answer.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the JSON-LD")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_site_json_ld_has_a_data_download_per_split_listing_its_files() {
+    // GIVEN a version of 3 files in splits train (2) and test (1), published by catalog-admin,
+    // and the local API
+    let g = given().await;
+    let env = g.stack.function_env();
+    let root = std::env::temp_dir().join(format!("catalog-linked-site-{}", uuid::Uuid::new_v4()));
+    croissant_client(&json!([{"op": "tree", "root": root, "files": [
+        ["train/part-0.parquet", 0, 7],
+        ["train/part-1.parquet", 10, 5],
+        ["test/part-0.parquet", 20, 4],
+    ]}]));
+    publish_dir(&env, &root, "site-files");
+    let (api, _guard) = start_local_api(&g.stack);
+    let (status, _, body) =
+        catalog_tests::http_request("GET", &format!("{api}/datasets/site-files"), &[]).await;
+    assert_eq!(status, 200);
+    let answer: Value = serde_json::from_slice(&body).unwrap();
+
+    // WHEN the dataset page's JSON-LD is made of the metadata answer
+    let node = site_json_ld(&answer, &api);
+
+    // THEN it has one DataDownload per split, named by it, whose contentUrl lists exactly that
+    // split's files (fetched with a read key), whose contentSize is their bytes
+    let downloads = node["distribution"].as_array().unwrap();
+    let names: Vec<&str> = downloads
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["site-files-v1 test", "site-files-v1 train"],
+        "{node}"
+    );
+    for (download, (split, files)) in downloads.iter().zip([("test", 1), ("train", 2)]) {
+        assert_eq!(download["@type"], "DataDownload");
+        assert_eq!(download["encodingFormat"], "application/vnd.apache.parquet");
+        let url = download["contentUrl"].as_str().unwrap();
+        assert_eq!(
+            url,
+            format!("{api}/datasets/site-files/data?version=1&split={split}")
+        );
+        let (status, _, body) =
+            catalog_tests::http_request("GET", url, &[("x-api-key", READ_KEY)]).await;
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+        let listing: Value = serde_json::from_slice(&body).unwrap();
+        let listed = listing["files"].as_array().unwrap();
+        assert_eq!(listed.len(), files, "{listing}");
+        assert!(listed.iter().all(|f| f["split"] == split), "{listing}");
+        let bytes: u64 = listed
+            .iter()
+            .map(|f| f["size_bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(download["contentSize"], format!("{bytes} B"), "{split}");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
