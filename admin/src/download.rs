@@ -1,6 +1,9 @@
 //! `catalog-admin download`: a dataset's Parquet file through the public API, as any client
 //! gets it (the data endpoint, then the presigned URL), written only once its SHA-256 matches
-//! the one the API states.
+//! the one the API states; a version of many files (or a `--split`/`--partition` filter) through
+//! the data endpoint's listing, every file to `DIR/<path>` ([`files`]).
+
+pub mod files;
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +29,14 @@ pub enum DownloadError {
         "the downloaded file's SHA-256 is {actual}, not {expected} as the API states: nothing was written"
     )]
     Checksum { expected: String, actual: String },
+    #[error(
+        "file '{path}': its SHA-256 is {actual}, not {expected} as the API states: it was not kept"
+    )]
+    FileChecksum {
+        path: String,
+        expected: String,
+        actual: String,
+    },
     #[error("{0}: {1}")]
     Io(PathBuf, std::io::Error),
 }
@@ -92,31 +103,112 @@ fn is_loopback(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-/// Fetches `slug` (at `version`, if given) through the API at `api_url` (ending in `/api/v1`),
-/// sending `key` in `x-api-key` when given, and writes it to `output` (default
-/// `<slug>-v<version>.parquet`). The bytes go to `<output>.part` first, hashed on the way; the
-/// file is renamed into place only if the hash matches, and removed otherwise.
-pub async fn download(
-    api_url: &str,
-    slug: &str,
-    version: Option<u64>,
-    key: Option<&str>,
-    output: Option<&Path>,
-    progress: bool,
-) -> Result<Downloaded, DownloadError> {
-    check_transport(api_url)?;
+/// What `catalog-admin download` was asked for.
+#[derive(Debug, Default)]
+pub struct Wanted<'a> {
+    /// The API's base URL, ending in `/api/v1`.
+    pub api_url: &'a str,
+    pub slug: &'a str,
+    pub version: Option<u64>,
+    /// Sent in `x-api-key` when given.
+    pub key: Option<&'a str>,
+    /// One file: where to write it (default `<slug>-v<version>.parquet`, in `dir` if given).
+    pub output: Option<&'a Path>,
+    /// Many files: the directory they go to (default `<slug>-v<version>`).
+    pub dir: Option<&'a Path>,
+    /// Many files: the listing's filters (given either, the listing is asked for at once).
+    pub split: Option<&'a str>,
+    pub partitions: &'a [String],
+    /// Many files: downloads at once.
+    pub parallel: usize,
+    pub progress: bool,
+}
+
+/// What was downloaded: one file, or the files of a listing.
+#[derive(Debug)]
+pub enum Outcome {
+    One(Downloaded),
+    Many(files::FilesDownloaded),
+}
+
+/// Fetches what `wanted` names through the API. A version of one file (asked without filters)
+/// goes to `<output>.part` first, hashed on the way, and is renamed into place
+/// only if the hash matches (removed otherwise); a listing (a version of many files, or filters given) as
+/// [`files::download_files`] says.
+pub async fn download_any(wanted: &Wanted<'_>) -> Result<Outcome, DownloadError> {
+    check_transport(wanted.api_url)?;
     let client = client()?;
-    let mut url = format!("{}/datasets/{slug}/data", api_url.trim_end_matches('/'));
-    if let Some(v) = version {
-        url.push_str(&format!("?version={v}"));
+    let url = format!(
+        "{}/datasets/{}/data",
+        wanted.api_url.trim_end_matches('/'),
+        wanted.slug
+    );
+    let mut query = Vec::new();
+    if let Some(v) = wanted.version {
+        query.push(("version".to_owned(), v.to_string()));
     }
-    let mut request = client.get(&url).header("accept", "application/json");
+    let filtered = wanted.split.is_some() || !wanted.partitions.is_empty();
+    let listing = files::listing_query(wanted.split, wanted.partitions);
+    let first_query = if filtered {
+        [query.clone(), listing.clone()].concat()
+    } else {
+        query.clone()
+    };
+    let body = get_json(&client, &url, &first_query, wanted.key).await?;
+    let value: serde_json::Value = serde_json::from_slice(&body)
+        .map_err(|e| DownloadError::Http(format!("{url}: not JSON: {e}")))?;
+    if value.get("files").is_some() {
+        let first: files::Listing = serde_json::from_value(value)
+            .map_err(|e| DownloadError::Http(format!("{url}: not a listing page: {e}")))?;
+        let pages_query = [query, listing].concat();
+        let done = files::download_files(
+            &client,
+            &url,
+            &pages_query,
+            wanted.key,
+            first,
+            wanted.dir,
+            wanted.parallel,
+        )
+        .await?;
+        return Ok(Outcome::Many(done));
+    }
+    let descriptor: Descriptor = serde_json::from_value(value)
+        .map_err(|e| DownloadError::Http(format!("{url}: not a download descriptor: {e}")))?;
+    let default_name = format!("{}-v{}.parquet", descriptor.slug, descriptor.version);
+    let path = match (wanted.output, wanted.dir) {
+        (Some(output), _) => output.to_path_buf(),
+        (None, Some(dir)) => {
+            tokio::fs::create_dir_all(dir)
+                .await
+                .map_err(|e| DownloadError::Io(dir.to_path_buf(), e))?;
+            dir.join(default_name)
+        }
+        (None, None) => PathBuf::from(default_name),
+    };
+    Ok(Outcome::One(
+        write_verified(&client, descriptor, path, wanted.progress).await?,
+    ))
+}
+
+/// GETs `url` with `query` (JSON, `x-api-key` when given): the body of a 200, else the API's
+/// error.
+pub(crate) async fn get_json(
+    client: &reqwest::Client,
+    url: &str,
+    query: &[(String, String)],
+    key: Option<&str>,
+) -> Result<Vec<u8>, DownloadError> {
+    let mut request = client
+        .get(url)
+        .query(query)
+        .header("accept", "application/json");
     if let Some(key) = key {
         request = request.header("x-api-key", key);
     }
     let response = request.send().await.map_err(|e| {
         if e.is_builder() {
-            DownloadError::Usage(format!("bad API URL '{api_url}': {e}"))
+            DownloadError::Usage(format!("bad API URL '{url}': {e}"))
         } else {
             DownloadError::Http(format!("{url}: {e}"))
         }
@@ -143,17 +235,18 @@ pub async fn download(
             )),
         });
     }
-    let descriptor: Descriptor = serde_json::from_slice(&body)
-        .map_err(|e| DownloadError::Http(format!("{url}: not a download descriptor: {e}")))?;
+    Ok(body.to_vec())
+}
 
-    let path = output.map(Path::to_path_buf).unwrap_or_else(|| {
-        PathBuf::from(format!(
-            "{}-v{}.parquet",
-            descriptor.slug, descriptor.version
-        ))
-    });
+/// The descriptor's file, to `path` through `<path>.part`, kept only if its SHA-256 matches.
+async fn write_verified(
+    client: &reqwest::Client,
+    descriptor: Descriptor,
+    path: PathBuf,
+    progress: bool,
+) -> Result<Downloaded, DownloadError> {
     let part = path.with_extension("parquet.part");
-    let result = fetch(&client, &descriptor, &part, progress).await;
+    let result = fetch(client, &descriptor, &part, progress).await;
     let actual = match result {
         Ok(actual) => actual,
         Err(e) => {
