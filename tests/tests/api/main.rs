@@ -10,6 +10,7 @@
 //! - `row_values`: an `approval` dataset's statistics without its row values for the public,
 //!   with them for whom the rule admits, and their cost;
 //! - `sharing`: the Delta Sharing server with Delta Sharing's own Python connector, and its cost;
+//!   `sharing_many`: over a table of 10,000 files (file skipping, `limitHint`, paging, the bound);
 //! - `rows`: the rows API against pyarrow, what a page reads, hostile parameters, its gate,
 //!   version pins while re-publishing; `rows_many`: over a version of many files (`split`,
 //!   pages across files and manifest chunks, what a page costs at any offset);
@@ -148,5 +149,6 @@ mod rows;
 mod rows_many;
 mod rule_table;
 mod sharing;
+mod sharing_many;
 mod storage_failures;
 mod transport_faults;

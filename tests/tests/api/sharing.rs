@@ -16,10 +16,10 @@ use super::access_rule::{
 use super::*;
 
 /// A profile file as a provider hands it out, in a directory removed afterwards.
-struct Profiles(PathBuf);
+pub(super) struct Profiles(PathBuf);
 
 impl Profiles {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let dir = std::env::temp_dir().join(format!("catalog-sharing-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).unwrap();
         Self(dir)
@@ -27,7 +27,7 @@ impl Profiles {
 
     /// The profile of `key` on the API at `api` (its base URL), as the CLI and the keys page
     /// write it.
-    fn write(&self, name: &str, api: &str, key: &str) -> String {
+    pub(super) fn write(&self, name: &str, api: &str, key: &str) -> String {
         let path = self.0.join(format!("{name}.share"));
         let profile = catalog_http::sharing::profile(api, key, None);
         std::fs::write(&path, profile.to_string()).unwrap();
@@ -57,7 +57,7 @@ fn sample_file(slug: &str) -> PathBuf {
     samples_dir().join(sample.file)
 }
 
-fn table(slug: &str) -> String {
+pub(super) fn table(slug: &str) -> String {
     format!("catalog.datasets.{slug}")
 }
 
@@ -325,7 +325,7 @@ async fn the_connector_meets_the_protocols_errors_and_the_delta_schema() {
 }
 
 /// A Delta Sharing request through the handler, with the catalog and signer given.
-async fn ask(
+pub(super) async fn ask(
     catalog: &IndexedCatalog,
     signer: &catalog_aws::s3::S3Signer,
     method: &str,

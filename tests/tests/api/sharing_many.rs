@@ -1,0 +1,229 @@
+//! Delta Sharing over a table of 10,000 files (100 Hive partitions of 100 files, published with
+//! the real `catalog-admin publish`), with Delta Sharing's own Python connector
+//! (tests/sharing_many_client.py) and through the handler: a partition predicate hands out only
+//! its files, read from one manifest chunk, and the rows equal pyarrow reading the same files
+//! with the same filter; a predicate on a file column skips files by their statistics;
+//! `limitHint` and `limit`; the protocol's paging; and what a client without paging gets when
+//! the answer would be too large.
+
+use std::collections::BTreeSet;
+
+use catalog_tests::{start_local_api, tool, Wire};
+use serde_json::json;
+
+use super::many_files::publish_dir;
+use super::sharing::{ask, table, Profiles};
+use super::*;
+
+const SLUG: &str = "many-parts";
+const PARTS: u64 = 100;
+const PER_PART: u64 = 100;
+
+fn client(ops: &Value) -> Vec<Value> {
+    let python = tool("PROTOCOLS_PYTHON", ".venv-protocols/bin/python");
+    let results = catalog_tests::python_json(&python, "tests/sharing_many_client.py", ops, &[]);
+    serde_json::from_value(results).expect("one result per operation")
+}
+
+/// `{"op": "equal"|…, column, literal}` as the connector sends it.
+fn json_hint(op: &str, column: &str, ty: &str, value: &str) -> String {
+    json!({"op": op, "children": [
+        {"op": "column", "name": column, "valueType": ty},
+        {"op": "literal", "value": value, "valueType": ty},
+    ]})
+    .to_string()
+}
+
+/// An answer's lines, parsed.
+fn lines(resp: &lambda_http::Response<lambda_http::Body>) -> Vec<Value> {
+    String::from_utf8(resp.body().to_vec())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The file lines of an answer.
+fn files(lines: &[Value]) -> Vec<&Value> {
+    lines.iter().filter_map(|l| l.get("file")).collect()
+}
+
+fn path_of(file: &Value) -> String {
+    // The URL names the object: datasets/<slug>/v1/files/<path>?…, its `=` percent-encoded.
+    let url = file["url"].as_str().unwrap();
+    let key = url.split('?').next().unwrap();
+    key.split("/files/").nth(1).unwrap().replace("%3D", "=")
+}
+
+#[tokio::test]
+async fn ten_thousand_files_are_skipped_by_partition_and_statistics_and_paged() {
+    // GIVEN a table of 10,000 files, 100 in each of 100 partitions, published with the CLI
+    let g = given().await;
+    let root = std::env::temp_dir().join(format!("catalog-sharing-many-{}", uuid::Uuid::new_v4()));
+    let root_str = root.to_str().unwrap().to_owned();
+    let written = client(&json!([
+        {"op": "write", "root": root_str, "parts": PARTS, "per_part": PER_PART}
+    ]));
+    assert_eq!(written[0]["files"], PARTS * PER_PART);
+    publish_dir(&g.stack, &root, SLUG);
+    let tables = "/shares/catalog/schemas/datasets/tables";
+    let query = format!("{tables}/{SLUG}/query");
+    let (dynamo, s3) = (Wire::default(), Wire::default());
+    let (catalog, signer) = g.stack.wired(&dynamo, &s3);
+    // (the key's use recorded this hour)
+    ask(&catalog, &signer, "GET", "/shares", Some(READ_KEY), "").await;
+    dynamo.take();
+
+    // WHEN a query asks for partition 7
+    let seven = json_hint("equal", "part", "int", "7");
+    let body = json!({ "jsonPredicateHints": seven }).to_string();
+    let resp = ask(&catalog, &signer, "POST", &query, Some(READ_KEY), &body).await;
+    assert_eq!(resp.status(), 200, "{:?}", resp.body());
+    let answer = lines(&resp);
+    // THEN the metadata names the partition column and every file, and the answer holds
+    // exactly partition 7's 100 files, each with its partition value and statistics
+    let meta = &answer[1]["metaData"];
+    assert_eq!(meta["partitionColumns"], json!(["part"]));
+    assert_eq!(meta["numFiles"], PARTS * PER_PART);
+    let listed = files(&answer);
+    assert_eq!(listed.len() as u64, PER_PART);
+    for f in &listed {
+        assert_eq!(f["partitionValues"], json!({"part": "7"}), "{f}");
+        assert!(path_of(f).starts_with("part=07/"), "{f}");
+        let stats: Value = serde_json::from_str(f["stats"].as_str().unwrap()).unwrap();
+        assert_eq!(stats["numRecords"], 3);
+        let min = stats["minValues"]["id"].as_i64().unwrap();
+        assert_eq!(stats["maxValues"]["id"].as_i64().unwrap(), min + 2);
+        assert_eq!(stats["nullCount"]["id"], 0);
+    }
+    // AND it read the table with the key, then the one manifest chunk that holds partition 7
+    // (the summary's partition ranges leave the other nine out); no S3 call
+    assert_eq!(
+        dynamo.take(),
+        ["DynamoDB.BatchGetItem", "DynamoDB.BatchGetItem"]
+    );
+    assert!(s3.take().is_empty());
+
+    // WHEN a predicate names a file column: id < 30
+    let body = json!({ "jsonPredicateHints": json_hint("lessThan", "id", "long", "30") });
+    let resp = ask(
+        &catalog,
+        &signer,
+        "POST",
+        &query,
+        Some(READ_KEY),
+        &body.to_string(),
+    )
+    .await;
+    // THEN only the ten files whose statistics allow it are listed (partition 0's first ten)
+    let answer = lines(&resp);
+    let mut paths: Vec<String> = files(&answer).into_iter().map(path_of).collect();
+    paths.sort();
+    let expected: Vec<String> = (0..10)
+        .map(|n| format!("part=00/f-{n:03}.parquet"))
+        .collect();
+    assert_eq!(paths, expected);
+
+    // WHEN limitHint asks for 10 rows of partition 7
+    let body = json!({ "jsonPredicateHints": seven, "limitHint": 10 }).to_string();
+    let resp = ask(&catalog, &signer, "POST", &query, Some(READ_KEY), &body).await;
+    // THEN four files of 3 rows are enough, and listed
+    assert_eq!(files(&lines(&resp)).len(), 4);
+
+    // WHEN a client pages the last two partitions (a SQL hint) 64 files at a time
+    let mut seen = Vec::new();
+    let mut token: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut body = json!({ "predicateHints": ["part >= 98"], "maxFiles": 64 });
+        if let Some(t) = &token {
+            body["pageToken"] = json!(t);
+        }
+        let resp = ask(
+            &catalog,
+            &signer,
+            "POST",
+            &query,
+            Some(READ_KEY),
+            &body.to_string(),
+        )
+        .await;
+        assert_eq!(resp.status(), 200, "{:?}", resp.body());
+        let page = lines(&resp);
+        pages += 1;
+        let listed = files(&page);
+        assert!(listed.len() <= 64);
+        seen.extend(listed.into_iter().map(path_of));
+        // THEN every page ends with the protocol's endStreamAction
+        let end = &page.last().unwrap()["endStreamAction"];
+        assert!(end.is_object(), "{page:?}");
+        match end.get("nextPageToken").and_then(Value::as_str) {
+            Some(next) => token = Some(next.to_owned()),
+            None => break,
+        }
+        assert!(pages < 10, "paging ends");
+    }
+    // AND the pages hold the two partitions' 200 files once each, in order
+    assert_eq!(pages, 4);
+    let distinct: BTreeSet<&String> = seen.iter().collect();
+    assert_eq!((seen.len(), distinct.len()), (200, 200));
+    assert!(seen
+        .iter()
+        .all(|p| p.starts_with("part=98/") || p.starts_with("part=99/")));
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "manifest order");
+    // AND a token sent with other hints is refused
+    let first = json!({ "predicateHints": ["part >= 98"], "maxFiles": 64 }).to_string();
+    let page = lines(&ask(&catalog, &signer, "POST", &query, Some(READ_KEY), &first).await);
+    let next = page.last().unwrap()["endStreamAction"]["nextPageToken"].clone();
+    let other = json!({ "predicateHints": ["part >= 97"], "maxFiles": 64, "pageToken": next });
+    let resp = ask(
+        &catalog,
+        &signer,
+        "POST",
+        &query,
+        Some(READ_KEY),
+        &other.to_string(),
+    )
+    .await;
+    assert_eq!(resp.status(), 400);
+    assert_eq!(json_body(&resp)["errorCode"], "INVALID_PARAMETER_VALUE");
+
+    // WHEN the connector loads partition 7, ids below 30, and 10 rows of partition 7
+    let (api, _guard) = start_local_api(&g.stack);
+    let profiles = Profiles::new();
+    let profile = profiles.write("reader", &api, READ_KEY);
+    let t = table(SLUG);
+    let results = client(&json!([
+        {"op": "load", "profile": profile, "table": t, "json": seven, "root": root_str,
+         "filter": ["part", "==", 7]},
+        {"op": "load", "profile": profile, "table": t,
+         "json": json_hint("lessThan", "id", "long", "30"), "root": root_str,
+         "filter": ["id", "<", 30]},
+        {"op": "load", "profile": profile, "table": t, "json": seven, "limit": 10,
+         "root": root_str, "filter": ["part", "==", 7]},
+        {"op": "fail", "profile": profile, "table": t},
+    ]));
+    // THEN its frames equal pyarrow's reading of the files with the same filter
+    assert_eq!(results[0]["equal"], true, "{}", results[0]["why"]);
+    assert_eq!(results[0]["rows"], PER_PART * 3);
+    assert_eq!(
+        results[0]["columns"],
+        json!(["id", "value", "label", "part"])
+    );
+    assert_eq!(results[1]["equal"], true, "{}", results[1]["why"]);
+    assert_eq!(results[1]["rows"], 30);
+    // AND the limit reads 10 of partition 7's rows
+    assert_eq!(results[2]["rows"], 10, "{}", results[2]);
+    assert_eq!(results[2]["subset"], true, "{}", results[2]);
+    // AND the whole table, which one answer cannot hold without paging (the connector does not
+    // page), is refused saying what to send instead
+    let refused = &results[3];
+    assert_eq!(refused["status"], 400, "{refused}");
+    assert_eq!(refused["body"]["errorCode"], "INVALID_PARAMETER_VALUE");
+    let message = refused["body"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("maxFiles") && message.contains("part"),
+        "{message}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
