@@ -8,6 +8,7 @@
 //! catalog-bench load --api PATH [--requests 20000] [--concurrency 32]
 //! catalog-bench cache-memory [--datasets 100000] [--unbounded]
 //! catalog-bench rows [--small]
+//! catalog-bench rows-many [--files 100000] [--rows N]
 //! catalog-bench index [--datasets 1000000]
 //! catalog-bench text [--datasets 1000000]
 //! catalog-bench orders [--datasets 1000000]
@@ -31,6 +32,7 @@ mod probe;
 mod proxy;
 mod roundtrips;
 mod rows;
+mod rows_many;
 mod runtime;
 mod stats;
 mod text;
@@ -49,6 +51,7 @@ fn usage() -> ExitCode {
          \x20      catalog-bench load --api PATH [--requests N] [--concurrency N]\n\
          \x20      catalog-bench cache-memory [--datasets N] [--unbounded]\n\
          \x20      catalog-bench rows [--small]\n\
+         \x20      catalog-bench rows-many [--files N] [--rows N]\n\
          \x20      catalog-bench index [--datasets N]\n\
          \x20      catalog-bench text [--datasets N]\n\
          \x20      catalog-bench orders [--datasets N]\n\
@@ -121,6 +124,15 @@ fn main() -> ExitCode {
                 rest.iter().any(|a| a == "--unbounded"),
             ),
             "rows" => rt.block_on(rows::run(!rest.iter().any(|a| a == "--small"))),
+            "rows-many" => {
+                let rows = option(rest, "rows")
+                    .map(|_| number(rest, "rows", 1))
+                    .transpose()?;
+                rt.block_on(rows_many::run(
+                    number(rest, "files", 100_000)? as u64,
+                    &rows.map_or(vec![1_000, 3], |n| vec![n as u64]),
+                ))
+            }
             "index" => index::run(number(rest, "datasets", 1_000_000)?),
             "text" => text::run(number(rest, "datasets", 1_000_000)?),
             "orders" => orders::run(number(rest, "datasets", 1_000_000)?),
