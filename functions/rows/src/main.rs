@@ -1,5 +1,6 @@
 //! `GET /api/v1/datasets/{slug}/rows`: composition root only; the rules are in
-//! `catalog_http::api::rows` and the reader in `catalog_preview`.
+//! `catalog_http::api::rows` and the reader in `catalog_preview`. The catalog is also the
+//! `ManifestReader` of a version of many files (its manifest chunks, in the datasets table).
 
 use std::convert::Infallible;
 
