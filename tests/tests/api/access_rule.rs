@@ -1,5 +1,5 @@
 //! Who may read what, on the real stack: the rule of `catalog::access::authorize` as one matrix
-//! over the data and rows routes and Delta Sharing's query (DynamoDB on moto, S3 on s3s-fs; every data 200 is downloaded
+//! over the data route (and its listing form) and rows routes and Delta Sharing's query (DynamoDB on moto, S3 on s3s-fs; every data 200 is downloaded
 //! and its SHA-256 checked, every rows 200 holds rows of the same version), what it costs on the wire, and the operators' commands that set levels,
 //! grant and revoke.
 
@@ -83,7 +83,33 @@ async fn outcome(g: &Given, dataset: &str, key: Option<&str>) -> String {
         );
         "ok".to_owned()
     };
-    // One rule for every route: the rows route answers as the data route does.
+    // The data route's listing form (its parameters): the same rule, and the same file.
+    let listed = g
+        .data(
+            &format!("/api/v1/datasets/{dataset}/data?page_size=1"),
+            &headers,
+        )
+        .await;
+    let listed_body = json_body(&listed);
+    let listed_outcome = if listed.status() == 200 {
+        let file = &listed_body["files"][0];
+        let (status, bytes) = http_get(file["url"].as_str().unwrap()).await;
+        assert_eq!(status, 200, "listed download of {dataset}");
+        assert_eq!(
+            Some(hex::encode(Sha256::digest(&bytes)).as_str()),
+            body["sha256"].as_str(),
+            "{dataset}: the listing's file is the data route's"
+        );
+        "ok".to_owned()
+    } else {
+        status_and_code(&listed, &listed_body)
+    };
+    // One rule for every route: the listing and the rows route answer as the data route does.
+    assert_eq!(
+        listed_outcome,
+        status_and_code_or_ok(&resp, &body),
+        "listing and data disagree on {dataset} with {key:?}"
+    );
     assert_eq!(
         rows_outcome, data_outcome,
         "rows and data disagree on {dataset} with {key:?}"
@@ -152,6 +178,15 @@ async fn outcome(g: &Given, dataset: &str, key: Option<&str>) -> String {
         );
     }
     data_outcome
+}
+
+/// `ok` for a 200, else [`status_and_code`].
+fn status_and_code_or_ok(resp: &lambda_http::Response<lambda_http::Body>, body: &Value) -> String {
+    if resp.status() == 200 {
+        "ok".to_owned()
+    } else {
+        status_and_code(resp, body)
+    }
 }
 
 fn status_and_code(resp: &lambda_http::Response<lambda_http::Body>, body: &Value) -> String {
