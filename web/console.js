@@ -129,7 +129,7 @@ export function openConsole(slot, d) {
   let link = null; // {choice, expires} of the file(s) DuckDB reads as `data`
   let registered = []; // the names of a many-file version's files, as registered in DuckDB
   // A version of many files in splits: `data` is the chosen split's files (or every file).
-  const splitChoice = d.files ? splitSelect(d, "console-split", "Split", { every: true }) : null;
+  const splitChoice = d.files ? splitSelect(d, "console-split", "Split") : null;
   let result = false; // whether console_result holds the last query's result
 
   const sql = h("textarea", { id: "console-sql", class: "mono", rows: 5, spellcheck: "false", autocomplete: "off" });

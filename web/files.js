@@ -20,14 +20,16 @@ export function splitsOf(d) {
   return d.files?.splits ?? [];
 }
 
-/** A `<select>` of the version's splits (labelled `label`), the first chosen; `every` adds an
- * option for every file (value ""). Null when the files have no splits. */
+/** A `<select>` of the version's splits (labelled `label`); `every` adds an option for every
+ * file (value ""), first and chosen; otherwise `train` is chosen when there is one (as Hugging
+ * Face's viewer does), else the first. Null when the files have no splits. */
 export function splitSelect(d, id, label, { every = false } = {}) {
   const splits = splitsOf(d);
   if (!splits.length) return null;
+  const chosen = every ? "" : (splits.find((s) => s.name === "train") ?? splits[0]).name;
   const select = h("select", { id },
-    splits.map((s) => h("option", { value: s.name }, `${s.name} (${humanNumber(s.row_count)} rows)`)),
-    every ? h("option", { value: "" }, "Every split") : null);
+    every ? h("option", { value: "", selected: true }, "Every split") : null,
+    splits.map((s) => h("option", { value: s.name, selected: s.name === chosen }, `${s.name} (${humanNumber(s.row_count)} rows)`)));
   return h("div", { class: "split-choice" }, h("label", { for: id }, label), select);
 }
 
@@ -85,7 +87,7 @@ function filesTable(d, page) {
   const partitions = d.files.partition_columns;
   const splits = splitsOf(d).length > 0;
   return h("div", { class: "table-box rows-box", tabindex: "0", role: "region", "aria-labelledby": "files-list-heading" },
-    h("table", { class: "rows", id: "files-table" },
+    h("table", { class: "rows files", id: "files-table" },
       h("thead", {}, h("tr", {},
         h("th", { scope: "col" }, "Path"),
         splits ? h("th", { scope: "col" }, "Split") : null,

@@ -126,6 +126,104 @@ async fn the_sql_console_reads_ranges_of_the_file_and_exports_what_duckdb_answer
     let _ = std::fs::remove_dir_all(&work);
 }
 
+/// A version of many files on the dataset page (`tests/browser/many_files.py`): 32 files in
+/// the splits `train` and `test` under Hive partitions `year=…/region=…/`, published from a
+/// directory with catalog-admin, keyless and, a second time, behind a key.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dataset_of_many_files_shows_its_splits_files_and_rows_and_its_console_reads_only_the_partitions_asked_for(
+) {
+    // GIVEN the stack, the data bucket's CORS rule in front of its S3, and a read key
+    let stack = Stack::start_with_s3_cors().await;
+    stack.add_key(READ_KEY, &["read"], Utc::now(), None).await;
+    // AND the files, published from their directory twice: keyless, and behind a key
+    let work = repo_root()
+        .join("target")
+        .join(format!("many-files-test-{}", uuid::Uuid::new_v4()));
+    let files = work.join("weather");
+    let script = repo_root().join("tests/browser/many_files.py");
+    python(&[&script.to_string_lossy(), "make", &files.to_string_lossy()]);
+    let (slug, gated) = ("weather-shards", "weather-shards-gated");
+    for (target, name) in [(slug, "Weather shards"), (gated, "Weather shards, gated")] {
+        let out = run_admin(admin_command().envs(stack.function_env()).args([
+            "publish",
+            &files.to_string_lossy(),
+            "--slug",
+            target,
+            "--name",
+            name,
+            "--license",
+            "CC0-1.0",
+            "--source",
+            "The site's many-file test",
+            "--category",
+            "environment",
+        ]));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = run_admin(
+        admin_command()
+            .envs(stack.function_env())
+            .args(["keyless", "set", slug, "--until", "+2h"]),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // AND the local API serving the site, whose origin the CORS rule allows
+    let (base, _api) = start_local_api(&stack);
+    let site = base.trim_end_matches("/api/v1").to_owned();
+    stack.allow_site_origin(&site);
+
+    // WHEN the browser walks through the dataset page
+    let out_dir = work.join("browser");
+    let browser = tokio::process::Command::new(tool("BROWSER_PYTHON", ".venv-browser/bin/python"))
+        .arg(&script)
+        .arg(&site)
+        .arg(&out_dir)
+        .env("FILES_DIR", &files)
+        .env("SLUG", slug)
+        .env("GATED_SLUG", gated)
+        .env("READ_KEY", READ_KEY)
+        .env("S3_ORIGIN", &stack.s3_url)
+        .env(
+            "CHROMIUM",
+            std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()),
+        )
+        .output()
+        .await
+        .expect("run tests/browser/many_files.py");
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&browser.stdout),
+        String::from_utf8_lossy(&browser.stderr)
+    );
+    println!("{report}");
+
+    // THEN every step passed, with no error in the pages' console
+    assert!(
+        browser.status.success(),
+        "the browser test failed:\n{report}"
+    );
+    assert!(report.contains("7 of 7 steps passed"), "{report}");
+    let shots = std::env::var_os("SCREENSHOTS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/site-screenshots"));
+    let _ = std::fs::create_dir_all(&shots);
+    for shot in [
+        "dataset-many-files.png",
+        "dataset-many-files-phone.png",
+        "console-many-files.png",
+    ] {
+        let _ = std::fs::copy(out_dir.join(shot), shots.join(shot));
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 fn template() -> serde_norway::Value {
     let text = std::fs::read_to_string(repo_root().join("template.yaml")).unwrap();
     serde_norway::from_str(&text).expect("YAML")
