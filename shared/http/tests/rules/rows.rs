@@ -135,3 +135,114 @@ async fn rows_read_the_file_only_once_the_request_is_let_through() {
     }
     assert_eq!(reader.reads.load(Ordering::SeqCst), 0);
 }
+
+/// GIVEN `many`, a gated version of 2,500 files in splits `a` (files 0-1,199) and `b` (the
+/// rest), file `i` holding `1 + i % 3` rows; each split two manifest chunks. Returns the
+/// catalog and each split's rows as (file, row in the file), in manifest order.
+fn many_files() -> (MemoryCatalog, Vec<(u64, u64)>, Vec<(u64, u64)>) {
+    use catalog::files::{FileInput, Manifest, ManifestInput, RelPath, SplitName};
+    let split = |i: u64| if i < 1_200 { "a" } else { "b" };
+    let rows_of = |i: u64| 1 + i % 3;
+    let files = (0..2_500u64)
+        .map(|i| FileInput {
+            path: RelPath::parse(&format!("{}/part-{i:04}.parquet", split(i))).unwrap(),
+            split: Some(SplitName::parse(split(i)).unwrap()),
+            rows: rows_of(i),
+            size: 100,
+            sha256: "ab".repeat(32),
+            stats: Vec::new(),
+        })
+        .collect();
+    let manifest = Manifest::build(ManifestInput {
+        files,
+        columns: vec!["x".into(), "s".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    let c = catalog();
+    let slug = Slug::parse("many").unwrap();
+    let summary = c.manifests.insert(&slug, 3, manifest);
+    let mut dataset = record("many", None, true);
+    if let Some(active) = dataset.active.as_mut() {
+        active.s3_key = "datasets/many/v3/files/".into();
+        active.row_count = summary.rows;
+        active.files = Some(std::sync::Arc::new(summary));
+    }
+    c.insert_dataset(dataset);
+    let rows = |files: std::ops::Range<u64>| -> Vec<(u64, u64)> {
+        files
+            .flat_map(|i| (0..rows_of(i)).map(move |r| (i, r)))
+            .collect()
+    };
+    (c, rows(0..1_200), rows(1_200..2_500))
+}
+
+#[tokio::test]
+async fn rows_of_a_many_file_version_run_over_files_and_chunks_from_one_manifest_read() {
+    let (c, a, b) = many_files();
+    let reader = FakeRows::default();
+    let read = |path: String, headers: Vec<(&'static str, &'static str)>| {
+        let (c, reader) = (&c, &reader);
+        async move { catalog_http::api::rows(&get(&path, &headers), c, reader, now()).await }
+    };
+    // WHEN it is asked without a key, THEN nothing is read, neither manifest nor file
+    let resp = read("/api/v1/datasets/many/rows".into(), vec![]).await;
+    assert_error(&resp, 401, "missing_key");
+    assert_eq!(reader.reads.load(Ordering::SeqCst), 0);
+    assert_eq!(c.manifests.reads(), Vec::<usize>::new());
+    // WHEN pages cross a file's end and a chunk's end (split b's first chunk ends at its
+    // 1,000th file), over a split and over the whole version
+    let b_chunk_end: u64 = (1_200..2_200).map(|i| 1 + i % 3).sum();
+    let whole: Vec<(u64, u64)> = a.iter().chain(&b).copied().collect();
+    for (split, expected, offset) in [
+        (Some("b"), &b, b_chunk_end - 40),
+        (Some("a"), &a, 0),
+        (None, &whole, a.len() as u64 - 30),
+        (Some("b"), &b, b.len() as u64 - 70),
+    ] {
+        let param = split.map(|s| format!("&split={s}")).unwrap_or_default();
+        let before = reader.reads.load(Ordering::SeqCst);
+        let resp = read(
+            format!("/api/v1/datasets/many/rows?offset={offset}&length=100{param}"),
+            vec![("x-api-key", READ_KEY)],
+        )
+        .await;
+        let page = body(&resp);
+        assert_eq!(resp.status(), 200, "{page}");
+        // THEN each row is the one at that place in manifest order (FakeRows' cells are the
+        // row's index in its file), numbered over the split or the version
+        let want = &expected[offset as usize..(offset as usize + 100).min(expected.len())];
+        let rows = page["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), want.len(), "{split:?} {offset}");
+        for (n, (row, (_, in_file))) in rows.iter().zip(want).enumerate() {
+            assert_eq!(row["row_idx"], offset + n as u64, "{split:?} {offset}");
+            assert_eq!(row["row"]["x"], *in_file, "{split:?} {offset} row {n}");
+        }
+        assert_eq!(page["num_rows_total"], expected.len(), "{split:?}");
+        // AND one manifest read of the chunks the page reaches, and one file read per file
+        let files: std::collections::BTreeSet<u64> = want.iter().map(|(f, _)| *f).collect();
+        assert_eq!(
+            reader.reads.load(Ordering::SeqCst) - before,
+            files.len(),
+            "{split:?} {offset}"
+        );
+    }
+    assert_eq!(c.manifests.reads(), vec![2, 1, 2, 1], "chunks per read");
+    // AND a split the version does not have reads nothing
+    let (manifest_reads, file_reads) = (
+        c.manifests.reads().len(),
+        reader.reads.load(Ordering::SeqCst),
+    );
+    let resp = read(
+        "/api/v1/datasets/many/rows?split=c".into(),
+        vec![("x-api-key", READ_KEY)],
+    )
+    .await;
+    let page = body(&resp);
+    assert_eq!(
+        (page["num_rows_total"].clone(), page["rows"].clone()),
+        (json!(0), json!([]))
+    );
+    assert_eq!(c.manifests.reads().len(), manifest_reads);
+    assert_eq!(reader.reads.load(Ordering::SeqCst), file_reads);
+}
