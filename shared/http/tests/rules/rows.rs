@@ -136,10 +136,13 @@ async fn rows_read_the_file_only_once_the_request_is_let_through() {
     assert_eq!(reader.reads.load(Ordering::SeqCst), 0);
 }
 
+/// Rows as (file, row in the file), in manifest order.
+type Placed = Vec<(u64, u64)>;
+
 /// GIVEN `many`, a gated version of 2,500 files in splits `a` (files 0-1,199) and `b` (the
 /// rest), file `i` holding `1 + i % 3` rows; each split two manifest chunks. Returns the
 /// catalog and each split's rows as (file, row in the file), in manifest order.
-fn many_files() -> (MemoryCatalog, Vec<(u64, u64)>, Vec<(u64, u64)>) {
+fn many_files() -> (MemoryCatalog, Placed, Placed) {
     use catalog::files::{FileInput, Manifest, ManifestInput, RelPath, SplitName};
     let split = |i: u64| if i < 1_200 { "a" } else { "b" };
     let rows_of = |i: u64| 1 + i % 3;
@@ -169,7 +172,7 @@ fn many_files() -> (MemoryCatalog, Vec<(u64, u64)>, Vec<(u64, u64)>) {
         active.files = Some(std::sync::Arc::new(summary));
     }
     c.insert_dataset(dataset);
-    let rows = |files: std::ops::Range<u64>| -> Vec<(u64, u64)> {
+    let rows = |files: std::ops::Range<u64>| -> Placed {
         files
             .flat_map(|i| (0..rows_of(i)).map(move |r| (i, r)))
             .collect()
@@ -193,7 +196,7 @@ async fn rows_of_a_many_file_version_run_over_files_and_chunks_from_one_manifest
     // WHEN pages cross a file's end and a chunk's end (split b's first chunk ends at its
     // 1,000th file), over a split and over the whole version
     let b_chunk_end: u64 = (1_200..2_200).map(|i| 1 + i % 3).sum();
-    let whole: Vec<(u64, u64)> = a.iter().chain(&b).copied().collect();
+    let whole: Placed = a.iter().chain(&b).copied().collect();
     for (split, expected, offset) in [
         (Some("b"), &b, b_chunk_end - 40),
         (Some("a"), &a, 0),
