@@ -30,7 +30,7 @@ use catalog_aws::dynamo::layout::{
     alias_pk, counter_key, dataset_pk, key_of, list_sk, position_of, Item, COUNTER_PK, DATASET_SK,
     LIST_PK,
 };
-use catalog_aws::dynamo::requests::{classify, query_partition};
+use catalog_aws::dynamo::requests::{classify, query_all, query_partition};
 use chrono::{DateTime, Utc};
 
 use crate::error::WriteError;
@@ -192,10 +192,20 @@ impl DynamoWriter {
             reason: e.to_string(),
         };
         let lists = self.reindex().await.map_err(unfinished)?;
-        let versions = query_partition(
-            &self.client,
-            &self.datasets_table,
-            &dataset_pk(slug.as_str()),
+        // Every item of the partition (versions, withdrawn marks, manifest parts), its keys and
+        // a version's object only: a manifest part holds up to 350 KB that nothing here reads.
+        let versions = query_all(
+            self.client
+                .query()
+                .table_name(&self.datasets_table)
+                .key_condition_expression("#pk = :pk")
+                .expression_attribute_names("#pk", PK)
+                .expression_attribute_names("#sk", SK)
+                .expression_attribute_names("#active", ACTIVE)
+                .expression_attribute_names("#key", S3_KEY)
+                .expression_attribute_values(":pk", s(dataset_pk(slug.as_str())))
+                .projection_expression("#pk, #sk, #active.#key")
+                .consistent_read(true),
         )
         .await
         .map_err(|e| unfinished(e.into()))?;

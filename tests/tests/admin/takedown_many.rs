@@ -319,3 +319,87 @@ async fn sweeping_removes_what_unrecorded_versions_left_but_never_the_latest_res
         "{out}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_publish_still_uploading_when_its_version_is_swept_can_never_record_it() {
+    use catalog::files::{FileInput, Manifest, ManifestInput, RelPath};
+    use catalog::records::ActiveVersion;
+    use catalog_writer::publish::StagedFiles;
+
+    let stack = Stack::start().await;
+    ok(&publish(&stack, &sample("city-bikes"), "fenced"));
+    let (writer, slug) = (stack.writer(), Slug::parse("fenced").unwrap());
+    let meta = writer.dataset_meta(&slug).await.unwrap().unwrap();
+    let built = Manifest::build(ManifestInput {
+        files: vec![FileInput {
+            path: RelPath::parse("a.parquet").unwrap(),
+            split: None,
+            rows: 10,
+            size: 100,
+            sha256: "ab".repeat(32),
+            stats: vec![],
+        }],
+        columns: vec!["id".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    let publication = Publication {
+        slug: &slug,
+        meta: &meta,
+        id: None,
+        new_only: false,
+        now: Utc::now(),
+    };
+    // WHEN a publish of many files reserves version 2 and, while it uploads, another publish
+    // reserves version 3 and the operator sweeps version 2 (no record names it)
+    let result = writer
+        .publish_files(
+            publication,
+            |_| async { Ok::<_, WriteError>(false) },
+            |resumed| {
+                let (writer, slug, meta, built) = (&writer, &slug, &meta, &built);
+                async move {
+                    let version = resumed.reserved.version;
+                    assert_eq!(version, 2);
+                    writer
+                        .reserve_or_resume(publication, |_| async { Ok::<_, WriteError>(false) })
+                        .await?;
+                    let swept = writer.unrecorded_versions(slug, [version]).await?;
+                    assert_eq!(swept, [2], "the latest reservation is 3");
+                    writer.delete_version(slug, version, Utc::now()).await?;
+                    Ok(StagedFiles {
+                        version: NewVersion {
+                            active: ActiveVersion {
+                                version,
+                                s3_key: format!("datasets/fenced/v{version}/files/"),
+                                size: 100,
+                                row_count: 10,
+                                columns: vec!["id".into()],
+                                sha256: built.sha256().to_owned(),
+                                published_at: Utc::now(),
+                                files: None,
+                            },
+                            schema_json: "[]".into(),
+                        },
+                        meta: meta.clone(),
+                        manifest: built.clone(),
+                    })
+                }
+            },
+        )
+        .await;
+    // THEN the publish fails recording its version, and version 1 still serves
+    assert!(matches!(result, Err(WriteError::Conflict(_))), "{result:?}");
+    let listed = ok(&admin(&stack, &["versions", "list", "fenced"], &[]));
+    assert!(
+        listed.starts_with("* v1 ") && listed.lines().count() == 1,
+        "{listed}"
+    );
+    assert_eq!(json_body(&metadata(&stack, "fenced").await)["version"], 1);
+    // AND the manifest items it wrote after the sweep are what a failed publish leaves: the
+    // next sweep removes them
+    assert!(!items(&stack, "fenced", &manifest(2)).await.is_empty());
+    let out = ok(&admin(&stack, &["versions", "sweep", "fenced"], &[]));
+    assert!(out.contains("1 unrecorded version(s) swept"), "{out}");
+    assert!(items(&stack, "fenced", &manifest(2)).await.is_empty());
+}
