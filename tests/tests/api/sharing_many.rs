@@ -227,3 +227,91 @@ async fn ten_thousand_files_are_skipped_by_partition_and_statistics_and_paged() 
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[tokio::test]
+async fn a_pinned_version_of_many_files_is_read_from_that_versions_summary() {
+    // GIVEN a table whose version 1 is five files in two splits, partitioned by year (one of
+    // them Hive's null), and whose version 2 is six files partitioned by part
+    let g = given().await;
+    let first = super::many_files::write_files();
+    publish_dir(&g.stack, &first, "pinned-parts");
+    let second =
+        std::env::temp_dir().join(format!("catalog-sharing-pinned-{}", uuid::Uuid::new_v4()));
+    client(&json!([
+        {"op": "write", "root": second.to_str().unwrap(), "parts": 2, "per_part": 3}
+    ]));
+    publish_dir(&g.stack, &second, "pinned-parts");
+    let signer = g.stack.signer(std::time::Duration::from_secs(900));
+    let query = "/shares/catalog/schemas/datasets/tables/pinned-parts/query";
+    let read = |body: Value| {
+        let (signer, catalog) = (&signer, &g.catalog);
+        async move {
+            let resp = ask(
+                catalog,
+                signer,
+                "POST",
+                query,
+                Some(READ_KEY),
+                &body.to_string(),
+            )
+            .await;
+            assert_eq!(resp.status(), 200, "{body}: {:?}", resp.body());
+            let version = resp.headers()["delta-table-version"]
+                .to_str()
+                .unwrap()
+                .to_owned();
+            (version, lines(&resp))
+        }
+    };
+
+    // WHEN a client reads version 1, then the latest
+    let (version, pinned) = read(json!({"version": 1})).await;
+    // THEN version 1's files are listed from version 1's summary, each naming the version
+    assert_eq!(version, "1");
+    assert_eq!(pinned[1]["metaData"]["partitionColumns"], json!(["year"]));
+    assert_eq!(pinned[1]["metaData"]["numFiles"], 5);
+    let listed = files(&pinned);
+    let paths: Vec<String> = listed.iter().map(|f| path_of(f)).collect();
+    assert_eq!(paths, super::many_files::FILES);
+    assert!(listed.iter().all(|f| f["version"] == 1));
+    let years: Vec<&Value> = listed
+        .iter()
+        .map(|f| &f["partitionValues"]["year"])
+        .collect();
+    assert_eq!(
+        years,
+        [
+            &json!("2024"),
+            &Value::Null,
+            &json!("2024"),
+            &json!("2024"),
+            &json!("2025")
+        ]
+    );
+    let (version, latest) = read(json!({})).await;
+    assert_eq!(version, "2");
+    assert_eq!(latest[1]["metaData"]["partitionColumns"], json!(["part"]));
+    assert_eq!(files(&latest).len(), 6);
+
+    // WHEN version 1 is paged two files at a time
+    let mut seen = Vec::new();
+    let mut body = json!({"version": 1, "maxFiles": 2});
+    loop {
+        let (version, page) = read(body.clone()).await;
+        assert_eq!(version, "1");
+        seen.extend(files(&page).into_iter().map(path_of));
+        match page.last().unwrap()["endStreamAction"].get("nextPageToken") {
+            Some(next) => body["pageToken"] = next.clone(),
+            None => break,
+        }
+    }
+    // THEN every page reads version 1, and the pages hold its five files
+    assert_eq!(seen, super::many_files::FILES);
+    // AND a later page's token reads its first page's version even without `version`
+    let (_, first_page) = read(json!({"maxFiles": 2, "version": 1})).await;
+    let token = first_page.last().unwrap()["endStreamAction"]["nextPageToken"].clone();
+    let (version, _) = read(json!({"maxFiles": 2, "pageToken": token})).await;
+    assert_eq!(version, "1");
+    let _ = std::fs::remove_dir_all(&first);
+    let _ = std::fs::remove_dir_all(&second);
+}
