@@ -13,6 +13,7 @@
 //! catalog-bench text [--datasets 1000000]
 //! catalog-bench orders [--datasets 1000000]
 //! catalog-bench manifest [--files N] [--columns N]
+//! catalog-bench data-listing [--files 100000] [--rounds 20]
 //! catalog-bench list-memory --bootstrap PATH [--datasets 1000000]
 //! ```
 //!
@@ -21,6 +22,7 @@
 
 mod args;
 mod cache;
+mod data_listing;
 mod handler;
 mod index;
 mod lambda;
@@ -56,6 +58,7 @@ fn usage() -> ExitCode {
          \x20      catalog-bench text [--datasets N]\n\
          \x20      catalog-bench orders [--datasets N]\n\
          \x20      catalog-bench manifest [--files N] [--columns N]\n\
+         \x20      catalog-bench data-listing [--files N] [--rounds N]\n\
          \x20      catalog-bench list-memory --bootstrap PATH [--datasets N]"
     );
     ExitCode::from(2)
@@ -148,6 +151,10 @@ fn main() -> ExitCode {
                     &columns.map_or(vec![10, 50], |n| vec![n]),
                 )
             }
+            "data-listing" => rt.block_on(data_listing::run(
+                number(rest, "files", 100_000)? as u64,
+                number(rest, "rounds", 20)?,
+            )),
             "list-memory" => {
                 let bootstrap = option(rest, "bootstrap")
                     .map(PathBuf::from)
