@@ -1,7 +1,8 @@
-//! Each version's footer (its Parquet metadata with the offset index, and the Arrow schema),
-//! read at most once per function instance and kept while it fits the cache's budget. A
-//! version's object never changes (its key holds its number and digest), so nothing is ever
-//! stale.
+//! Each object's footer (its Parquet metadata with the offset index, and the Arrow schema),
+//! read at most once per function instance and kept while it fits the cache's budget, keyed by
+//! the object's key: a version of one file has one, each file of a version of many files its
+//! own (`datasets/<slug>/v<n>/files/<path>`). An object never changes (its key holds the
+//! version's number, and a one-file version's digest), so nothing is ever stale.
 //!
 //! The cache is quick_cache's, weighed in bytes of decoded metadata (each footer weighed once,
 //! when it is loaded), in one shard: the budget is one pool, not split per CPU. Until the budget

@@ -1,8 +1,9 @@
 //! Rows of a dataset version for the rows API, read from its Parquet object with as few bytes
 //! as the file allows:
 //!
-//! - [`footer`]: each version's footer (with its offset index) read at most once per function
-//!   instance, then cached;
+//! - [`footer`]: each object's footer (with its offset index) read at most once per function
+//!   instance, then cached by object key (a version of many files is read file by file, each
+//!   file as a version of one: `catalog::rows::read_version_rows`);
 //! - [`plan`]: from the footer alone, the row groups and pages that cover the rows, and the
 //!   bytes each column needs, within a memory [`plan::Budget`];
 //! - [`source`]: ranged GETs of the object (S3, or anything else in tests), merged and counted;
