@@ -8,7 +8,7 @@
 // shown.
 import { api, explain } from "./api.js";
 import { fill, h } from "./dom.js";
-import { humanBytes, humanNumber } from "./format.js";
+import { humanBytes, humanDate, humanNumber } from "./format.js";
 
 /** Files a page of the list shows. */
 const PAGE = 25;
@@ -102,7 +102,7 @@ function filesTable(d, page) {
         }),
         h("td", {}, humanNumber(f.row_count)),
         h("td", {}, humanBytes(f.size_bytes)),
-        h("td", {}, h("a", { href: f.url, title: `SHA-256 ${f.sha256}` }, "Download")))))));
+        h("td", {}, h("a", { href: f.url, title: `SHA-256 ${f.sha256}`, "aria-label": `Download ${f.path}` }, "Download")))))));
 }
 
 /**
@@ -151,7 +151,7 @@ export function filesSection(d, chosenKey) {
         : "No files here."),
       page.next_page_token ? h("button", { type: "button", class: "secondary", id: "files-next", onclick: () => show(at + 1) }, "Next") : null);
     fill(result, pager, page.files.length ? filesTable(d, page) : null,
-      h("p", { class: "samples" }, `Each link is signed for its own file and expires at ${new Date(page.expires_at).toLocaleTimeString()}.`));
+      h("p", { class: "samples" }, `Each link is signed for its own file and expires at ${humanDate(page.expires_at)}.`));
   }
 
   const button = h("button", { type: "button", id: "show-files" },
