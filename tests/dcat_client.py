@@ -65,7 +65,10 @@ def main():
         # Catalog order: the order of the page's datasets is the document's, which rdflib does
         # not keep; the identifiers come back sorted by the caller.
         for dataset in turtle.objects(catalog, DCAT.dataset):
-            distribution = turtle.value(dataset, DCAT.distribution)
+            # The whole version's distribution (`#parquet`); a version of many files also has
+            # one per split, listed in `distributions`.
+            distributions = sorted(turtle.objects(dataset, DCAT.distribution), key=str)
+            distribution = next(d for d in distributions if str(d).endswith("#parquet"))
             datasets.append({
                 "iri": str(dataset),
                 "title": one(turtle, dataset, DCTERMS.title),
@@ -79,6 +82,13 @@ def main():
                 "format": one(turtle, distribution, DCTERMS["format"]),
                 "access_url": one(turtle, distribution, DCAT.accessURL),
                 "download_url": one(turtle, distribution, DCAT.downloadURL),
+                "distributions": [{
+                    "iri": str(d),
+                    "title": one(turtle, d, DCTERMS.title),
+                    "byte_size": int(turtle.value(d, DCAT.byteSize)),
+                    "access_url": one(turtle, d, DCAT.accessURL),
+                    "download_url": one(turtle, d, DCAT.downloadURL),
+                } for d in distributions],
             })
         url = pages[-1]["next"]
     json.dump({"pages": pages, "datasets": datasets}, sys.stdout)

@@ -47,6 +47,7 @@ fn entry(list: usize, i: usize) -> Indexed {
         updated_at: chrono::Utc::now(),
         keyless: false,
         downloads: 0,
+        files: None,
         seq: i as u64 + 1,
     })
 }

@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use std::sync::Arc;
 
-use crate::files::Summary;
+use crate::files::{FilesBrief, Summary};
 use crate::policy::{AccessLevel, ApprovalPolicy, Freshness};
 use crate::slug::Slug;
 
@@ -155,6 +155,9 @@ pub struct DatasetSummary {
     pub keyless: bool,
     /// Downloads over the last 30 days (counted once a day).
     pub downloads: u64,
+    /// A version of many files, in brief (absent, and not shown, for a version of one file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Box<FilesBrief>>,
     /// Publication position (1 = first published); orders `sort=created`. Not serialized.
     #[serde(skip)]
     pub seq: u64,
@@ -187,6 +190,7 @@ impl DatasetSummary {
             updated_at,
             keyless: false,
             downloads: 0,
+            files: active.files.as_deref().map(|f| Box::new(FilesBrief::of(f))),
             seq,
         }
     }

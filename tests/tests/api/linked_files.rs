@@ -207,3 +207,94 @@ async fn the_site_json_ld_has_a_data_download_per_split_listing_its_files() {
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dcat_describes_a_many_file_version_as_its_listing_and_a_distribution_per_split() {
+    // GIVEN a version of 3 files in splits train (2) and test (1), published by catalog-admin,
+    // beside the samples (one file each), and the local API
+    let g = given().await;
+    let env = g.stack.function_env();
+    let root = std::env::temp_dir().join(format!("catalog-linked-dcat-{}", uuid::Uuid::new_v4()));
+    croissant_client(&json!([{"op": "tree", "root": root, "files": [
+        ["train/part-0.parquet", 0, 7],
+        ["train/part-1.parquet", 10, 5],
+        ["test/part-0.parquet", 20, 4],
+    ]}]));
+    publish_dir(&env, &root, "dcat-files");
+    let (api, _guard) = start_local_api(&g.stack);
+    let (status, _, body) =
+        catalog_tests::http_request("GET", &format!("{api}/datasets/dcat-files"), &[]).await;
+    assert_eq!(status, 200);
+    let metadata: Value = serde_json::from_slice(&body).unwrap();
+
+    // WHEN a harvester walks the DCAT catalog (tests/dcat_client.py: rdflib, pyshacl)
+    let python = tool("PROTOCOLS_PYTHON", ".venv-protocols/bin/python");
+    let out = std::process::Command::new(&python)
+        .arg(catalog_tests::repo_root().join("tests/dcat_client.py"))
+        .arg(format!("{api}/catalog?page_size=100"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let walked: Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    // THEN the page conforms to DCAT-AP 3 in both formats
+    for page in walked["pages"].as_array().unwrap() {
+        assert_eq!(page["conforms"], true, "{}", page["report"]);
+        assert_eq!(page["isomorphic"], true);
+    }
+    let datasets = walked["datasets"].as_array().unwrap();
+    let many = datasets
+        .iter()
+        .find(|d| d["iri"] == format!("{api}/datasets/dcat-files"))
+        .expect("the many-file dataset");
+    // AND its whole version is the data endpoint's listing (no download route: it serves one
+    // file), with the version's bytes
+    let data = format!("{api}/datasets/dcat-files/data");
+    assert_eq!(many["access_url"], data);
+    assert_eq!(many["download_url"], Value::Null);
+    assert_eq!(many["byte_size"], metadata["size"]);
+    // AND each split is a distribution of its own: its listing and its bytes
+    let splits = metadata["files"]["splits"].as_array().unwrap();
+    let mut want: Vec<Value> = vec![json!({
+        "iri": format!("{api}/datasets/dcat-files#parquet"),
+        "title": "Many files (Parquet, 3 files)",
+        "byte_size": metadata["size"],
+        "access_url": data,
+        "download_url": null,
+    })];
+    for split in splits {
+        let name = split["name"].as_str().unwrap();
+        want.push(json!({
+            "iri": format!("{api}/datasets/dcat-files#split-{name}"),
+            "title": format!("Many files, split {name} (Parquet, {} files)", split["files"]),
+            "byte_size": split["size"],
+            "access_url": format!("{data}?split={name}"),
+            "download_url": null,
+        }));
+    }
+    want.sort_by_key(|d| d["iri"].as_str().unwrap().to_owned());
+    assert_eq!(many["distributions"], json!(want));
+    // AND a one-file sample keeps its one distribution with the download route
+    let one = datasets
+        .iter()
+        .find(|d| d["iri"] != format!("{api}/datasets/dcat-files"))
+        .unwrap();
+    assert_eq!(one["distributions"].as_array().unwrap().len(), 1);
+    assert!(one["download_url"].as_str().unwrap().ends_with("/download"));
+    // AND the list endpoint shows the many-file dataset's files in brief, a one-file one none
+    let (_, _, body) =
+        catalog_tests::http_request("GET", &format!("{api}/datasets?page_size=100"), &[]).await;
+    let listed: Value = serde_json::from_slice(&body).unwrap();
+    for item in listed["items"].as_array().unwrap() {
+        if item["slug"] == "dcat-files" {
+            assert_eq!(item["files"], metadata["files"], "{item}");
+        } else {
+            assert!(item.get("files").is_none(), "{item}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}

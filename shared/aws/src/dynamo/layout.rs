@@ -94,6 +94,9 @@ pub mod name {
     /// On a many-file version's item: its manifest's summary (deflated JSON,
     /// [`catalog::files::Summary`]; [`super::super::manifest::summary_value`]).
     pub const FILES: &str = "files";
+    /// On a list entry: a version of many files in brief (JSON text of
+    /// `catalog::files::FilesBrief`); NULL or absent for a version of one file.
+    pub const FILES_BRIEF: &str = "files_brief";
     /// On a manifest part item: up to [`super::super::manifest::PART_BYTES`] of a chunk's
     /// deflated files or statistics.
     pub const BYTES: &str = "bytes";

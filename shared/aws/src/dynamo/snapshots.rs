@@ -126,6 +126,7 @@ mod tests {
                         updated_at: chrono::DateTime::UNIX_EPOCH,
                         keyless: false,
                         downloads: 0,
+                        files: None,
                         seq: i as u64 + 1,
                     })
                 })

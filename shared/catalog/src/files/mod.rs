@@ -7,6 +7,7 @@
 //! - [`Manifest`]: the version's files, validated, sorted by split then path and cut into chunks
 //!   of at most [`CHUNK_FILES`]; its [`Summary`] says which chunk holds a page of files, a row
 //!   offset or a partition value, so a reader reads only the chunks it needs.
+//! - [`FilesBrief`]: the version in brief, as the metadata, the list and DCAT show it.
 //! - [`FilesError`]: every refusal of this domain, naming the file(s) and column(s).
 //!
 //! **Limits.** A version holds 1 to [`MAX_FILES`] files; a path is at most
@@ -20,6 +21,7 @@
 //! hash in lowercase hex. Partition values and statistics are left out: the path and the
 //! content (its hash) determine them. A client recomputes it from the data endpoint's list.
 
+mod brief;
 mod build;
 mod manifest;
 pub mod partition;
@@ -29,6 +31,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
+pub use brief::{FilesBrief, SplitBrief};
 pub use manifest::{
     ChunkSummary, FileChunk, FileEntry, FileInput, Manifest, ManifestInput, Span, SplitSummary,
     Summary, ValueRange,

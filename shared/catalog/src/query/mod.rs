@@ -146,6 +146,9 @@ impl Indexed {
                 .iter()
                 .map(|f| heap(f.value.capacity()))
                 .sum::<usize>()
+            + self.summary.files.as_ref().map_or(0, |f| {
+                heap(std::mem::size_of::<crate::files::FilesBrief>()) + heap(f.heap_bytes())
+            })
     }
 
     pub fn has(&self, facet: &Facet) -> bool {

@@ -142,6 +142,7 @@ fn indexed(seq: u64, name: &str, description: Option<&str>, tags: &[&str]) -> In
         updated_at: chrono::DateTime::UNIX_EPOCH,
         keyless: false,
         downloads: 0,
+        files: None,
         seq,
     })
 }

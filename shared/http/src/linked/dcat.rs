@@ -9,7 +9,10 @@
 //! - One distribution per dataset: the active version's Parquet file, with its size, media type
 //!   (IANA's `application/vnd.apache.parquet`), format (the EU file-type `PARQUET`) and license;
 //!   `accessURL` is the data endpoint, `downloadURL` the download route (a redirect to the file,
-//!   behind the same rule).
+//!   behind the same rule). A version of many files (its list entry's `files`) has no
+//!   `downloadURL` (the download route serves one file): its `accessURL` is the data endpoint's
+//!   listing of the files, and each split is a distribution of its own (`#split-<name>`, the
+//!   listing with `?split=<name>`, the split's bytes).
 //! - The page: a `hydra:PartialCollectionView` with `totalItems`, `first`, `last`, and
 //!   `next`/`previous` where they exist.
 //!
@@ -168,60 +171,117 @@ fn describe(g: &mut Graph, dataset: &Term, item: &DatasetSummary, i: usize, link
         g.add(dataset, &format!("{DCAT}landingPage"), page.clone());
         g.add(&page, RDF_TYPE, Term::iri(format!("{FOAF}Document")));
     }
-    let distribution = Term::iri(format!("{}#parquet", links.dataset(&item.slug)));
-    g.add(
-        dataset,
-        &format!("{DCAT}distribution"),
-        distribution.clone(),
-    );
-    g.add(
-        &distribution,
-        RDF_TYPE,
-        Term::iri(format!("{DCAT}Distribution")),
-    );
-    g.add(
-        &distribution,
-        &format!("{DCT}title"),
-        Term::text(format!("{} (Parquet)", card.name)),
-    );
-    let access = Term::iri(format!("{}/data", links.dataset(&item.slug)));
-    g.add(&distribution, &format!("{DCAT}accessURL"), access.clone());
-    g.add(&access, RDF_TYPE, Term::iri(format!("{RDFS}Resource")));
-    let download = Term::iri(format!("{}/download", links.dataset(&item.slug)));
-    g.add(
-        &distribution,
-        &format!("{DCAT}downloadURL"),
-        download.clone(),
-    );
-    g.add(&download, RDF_TYPE, Term::iri(format!("{RDFS}Resource")));
-    let media = Term::iri(PARQUET_MEDIA_TYPE);
-    g.add(&distribution, &format!("{DCAT}mediaType"), media.clone());
-    g.add(&media, RDF_TYPE, Term::iri(format!("{DCT}MediaType")));
-    let format = Term::iri(PARQUET_FILE_TYPE);
-    g.add(&distribution, &format!("{DCT}format"), format.clone());
-    g.add(
-        &format,
-        RDF_TYPE,
-        Term::iri(format!("{DCT}MediaTypeOrExtent")),
-    );
-    g.add(
-        &distribution,
-        &format!("{DCAT}byteSize"),
-        Term::typed(item.size.to_string(), XSD_NON_NEGATIVE),
-    );
-    let license = match license_iri(&card.license) {
-        Some(iri) => Term::iri(iri),
-        None => Term::Blank(format!("license{i}")),
-    };
-    g.add(&distribution, &format!("{DCT}license"), license.clone());
-    g.add(
-        &license,
-        RDF_TYPE,
-        Term::iri(format!("{DCT}LicenseDocument")),
-    );
-    g.add(
-        &license,
-        &format!("{RDFS}label"),
-        Term::string(&card.license),
-    );
+    let base = links.dataset(&item.slug);
+    let data = format!("{base}/data");
+    match item.files.as_deref() {
+        // One file: the data endpoint, and the download route's redirect to the file.
+        None => {
+            let whole = Distribution {
+                iri: format!("{base}#parquet"),
+                title: format!("{} (Parquet)", card.name),
+                access: data.clone(),
+                download: Some(format!("{base}/download")),
+                size: item.size,
+            };
+            whole.add(g, dataset, item, i);
+        }
+        // Many files: the data endpoint's listing of them (the download route serves one file),
+        // for the whole version and for each split.
+        Some(files) => {
+            let whole = Distribution {
+                iri: format!("{base}#parquet"),
+                title: format!("{} (Parquet, {} files)", card.name, files.count),
+                access: data.clone(),
+                download: None,
+                size: item.size,
+            };
+            whole.add(g, dataset, item, i);
+            for split in &files.splits {
+                let part = Distribution {
+                    iri: format!("{base}#split-{}", split.name),
+                    title: format!(
+                        "{}, split {} (Parquet, {} files)",
+                        card.name, split.name, split.files
+                    ),
+                    access: format!("{data}?split={}", split.name),
+                    download: None,
+                    size: split.size,
+                };
+                part.add(g, dataset, item, i);
+            }
+        }
+    }
+}
+
+/// A `dcat:Distribution` of a dataset: the whole version, or one split of it.
+struct Distribution {
+    iri: String,
+    title: String,
+    access: String,
+    download: Option<String>,
+    size: u64,
+}
+
+impl Distribution {
+    fn add(self, g: &mut Graph, dataset: &Term, item: &DatasetSummary, i: usize) {
+        let card = &item.card;
+        let distribution = Term::iri(self.iri);
+        g.add(
+            dataset,
+            &format!("{DCAT}distribution"),
+            distribution.clone(),
+        );
+        g.add(
+            &distribution,
+            RDF_TYPE,
+            Term::iri(format!("{DCAT}Distribution")),
+        );
+        g.add(
+            &distribution,
+            &format!("{DCT}title"),
+            Term::text(self.title),
+        );
+        let access = Term::iri(self.access);
+        g.add(&distribution, &format!("{DCAT}accessURL"), access.clone());
+        g.add(&access, RDF_TYPE, Term::iri(format!("{RDFS}Resource")));
+        if let Some(download) = self.download {
+            let download = Term::iri(download);
+            g.add(
+                &distribution,
+                &format!("{DCAT}downloadURL"),
+                download.clone(),
+            );
+            g.add(&download, RDF_TYPE, Term::iri(format!("{RDFS}Resource")));
+        }
+        let media = Term::iri(PARQUET_MEDIA_TYPE);
+        g.add(&distribution, &format!("{DCAT}mediaType"), media.clone());
+        g.add(&media, RDF_TYPE, Term::iri(format!("{DCT}MediaType")));
+        let format = Term::iri(PARQUET_FILE_TYPE);
+        g.add(&distribution, &format!("{DCT}format"), format.clone());
+        g.add(
+            &format,
+            RDF_TYPE,
+            Term::iri(format!("{DCT}MediaTypeOrExtent")),
+        );
+        g.add(
+            &distribution,
+            &format!("{DCAT}byteSize"),
+            Term::typed(self.size.to_string(), XSD_NON_NEGATIVE),
+        );
+        let license = match license_iri(&card.license) {
+            Some(iri) => Term::iri(iri),
+            None => Term::Blank(format!("license{i}")),
+        };
+        g.add(&distribution, &format!("{DCT}license"), license.clone());
+        g.add(
+            &license,
+            RDF_TYPE,
+            Term::iri(format!("{DCT}LicenseDocument")),
+        );
+        g.add(
+            &license,
+            &format!("{RDFS}label"),
+            Term::string(&card.license),
+        );
+    }
 }

@@ -167,6 +167,7 @@ fn summary(seq: u64, name: &str, secs: i64, nanos: u32, downloads: u64) -> Datas
         updated_at: chrono::DateTime::from_timestamp(secs, nanos).unwrap(),
         keyless: false,
         downloads,
+        files: None,
         seq,
     }
 }

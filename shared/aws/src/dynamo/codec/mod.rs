@@ -29,6 +29,7 @@ use super::layout::{
     alias_pk, dataset_pk, key_of, name, position_of, version_sk, Item, DATASET_SK,
 };
 use catalog::error::StoreError;
+use catalog::files::FilesBrief;
 use catalog::input::Slug;
 use catalog::policy::{AccessLevel, ApprovalPolicy};
 use catalog::ports::DatasetAccess;
@@ -373,12 +374,24 @@ impl FromItem for DatasetSummary {
             updated_at: get_time(item, name::UPDATED_AT)?,
             keyless: false,
             downloads: downloads(item)?,
+            files: files_brief(item)?,
             // Facet entries carry their `LIST` position; a `LIST` entry's is its own.
             seq: match item.get(name::SEQ) {
                 Some(_) => get_u64(item, name::SEQ)?,
                 None => position_of(item)?,
             },
         })
+    }
+}
+
+/// A list entry's `files_brief`: `None` when absent or NULL (a version of one file).
+fn files_brief(item: &Item) -> Result<Option<Box<FilesBrief>>, StoreError> {
+    match item.get(name::FILES_BRIEF) {
+        None | Some(AttributeValue::Null(_)) => Ok(None),
+        Some(AttributeValue::S(text)) => serde_json::from_str(text)
+            .map(Some)
+            .map_err(|_| corrupt(name::FILES_BRIEF)),
+        Some(_) => Err(corrupt(name::FILES_BRIEF)),
     }
 }
 
@@ -399,6 +412,14 @@ impl SummaryItem for DatasetSummary {
             (name::ROW_COUNT, n(self.row_count)),
             (name::COLUMN_COUNT, n(self.column_count)),
             (name::UPDATED_AT, time(&self.updated_at)),
+            // Set, or cleared when a version of one file follows one of many.
+            (
+                name::FILES_BRIEF,
+                match &self.files {
+                    Some(brief) => s(serde_json::to_string(brief).unwrap_or_default()),
+                    None => AttributeValue::Null(true),
+                },
+            ),
         ]);
         attributes
     }

@@ -54,3 +54,61 @@ fn item_sizes_count_names_and_values() {
     // 2+4, 1+4 (5 digits: 3 + 1), 1 + 3 + (1+2) + (1+1)
     assert_eq!(item_size(&item), 6 + 5 + 9);
 }
+
+#[test]
+fn a_list_entry_keeps_a_many_file_versions_brief_and_a_one_file_version_clears_it() {
+    use catalog::files::{FilesBrief, PartitionColumn, PartitionType, SplitBrief};
+    use catalog::records::{Card, DatasetSummary};
+    let brief = FilesBrief {
+        count: 3,
+        partition_columns: vec![PartitionColumn {
+            name: "year".into(),
+            kind: PartitionType::Int64,
+        }],
+        splits: vec![SplitBrief {
+            name: "train".into(),
+            files: 3,
+            row_count: 12,
+            size: 4_096,
+        }],
+    };
+    let summary = |files: Option<Box<FilesBrief>>| DatasetSummary {
+        slug: Slug::parse("sales").unwrap(),
+        id: uuid::Uuid::nil(),
+        card: Card {
+            name: "Sales".into(),
+            description: None,
+            category: "c".into(),
+            tags: Vec::new(),
+            license: "l".into(),
+            access_level: Default::default(),
+        },
+        size: 4_096,
+        row_count: 12,
+        column_count: 2,
+        keyless_until: None,
+        updated_at: chrono::DateTime::UNIX_EPOCH,
+        keyless: false,
+        downloads: 0,
+        files,
+        seq: 1,
+    };
+    for files in [Some(Box::new(brief.clone())), None] {
+        let written = summary(files);
+        let attributes = written.to_attributes();
+        let (_, stored) = attributes
+            .iter()
+            .find(|(name, _)| *name == name::FILES_BRIEF)
+            .expect("set or cleared by every refresh of the entry");
+        assert_eq!(
+            matches!(stored, AttributeValue::Null(_)),
+            written.files.is_none()
+        );
+        let mut entry: Item = attributes
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        entry.insert(name::SK.to_owned(), s("SEQ#000000000001"));
+        assert_eq!(DatasetSummary::from_item(&entry).unwrap(), written);
+    }
+}
