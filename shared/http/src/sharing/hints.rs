@@ -6,7 +6,8 @@
 //! travel does, so a publish between pages changes nothing), the next file is its index in
 //! manifest order, the rows are those that certainly passed in the files already handed out
 //! (for `limitHint`), and the last part is a digest of the hints, so that a token is refused
-//! with other hints than its first page's.
+//! with other hints than its first page's ([`Hints::check_token`], on a version of many files;
+//! a one-file table's answer is its one file, whatever the token).
 
 use serde_json::Value;
 
@@ -49,7 +50,7 @@ impl PageToken {
         let mut parts = raw.strip_prefix('f')?.split('.');
         let mut number = || -> Option<u64> {
             let p = parts.next()?;
-            if p.is_empty() || p.len() > 20 || !p.bytes().all(|b| b.is_ascii_digit()) {
+            if p.is_empty() || p.len() > 19 || !p.bytes().all(|b| b.is_ascii_digit()) {
                 return None;
             }
             p.parse().ok()
@@ -129,15 +130,6 @@ impl Hints {
             }
         };
         let digest = digest.0;
-        if let Some(t) = &token {
-            if t.digest != digest {
-                return Err(bad(
-                    "this pageToken was given for other predicateHints, jsonPredicateHints or \
-                     limitHint: send the first page's hints with each of its pages"
-                        .into(),
-                ));
-            }
-        }
         Ok(Self {
             predicates,
             limit,
@@ -145,6 +137,29 @@ impl Hints {
             token,
             digest,
         })
+    }
+
+    /// Whether `token` may continue this query on `version`: it was given for the same version
+    /// and the same hints (a version of many files; a one-file table's answer is its one file,
+    /// whatever the token).
+    pub fn check_token(&self, version: u64) -> Result<(), ApiError> {
+        let Some(token) = &self.token else {
+            return Ok(());
+        };
+        if token.version != version {
+            return Err(bad(format!(
+                "this pageToken reads version {}, not the version {version} asked for",
+                token.version
+            )));
+        }
+        if token.digest != self.digest {
+            return Err(bad(
+                "this pageToken was given for other predicateHints, jsonPredicateHints or \
+                 limitHint: send the first page's hints with each of its pages"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 
     /// Whether the query pages: `maxFiles` or a `pageToken` (then `maxFiles` defaults to

@@ -144,20 +144,12 @@ async fn answer(
                 }
             };
             // A later page reads the version its first page read.
-            let version = match (request.version, hints.token) {
-                (Some(asked), Some(token)) if asked != token.version => {
-                    signed_in(store, &hash, now).await?;
-                    return Err(ApiError::BadRequest(format!(
-                        "this pageToken reads version {}, not the version {asked} asked for",
-                        token.version
-                    )));
-                }
-                (asked, token) => asked.or(token.map(|t| t.version)),
-            };
+            let version = request.version.or(hints.token.map(|t| t.version));
             let opened = open(store, &name, version, &hash, now).await?;
             let pinned = request.version.is_some();
             match opened.version.files.clone() {
                 Some(summary) => {
+                    hints.check_token(opened.version.version)?;
                     query_files(&opened, &summary, &hints, pinned, store, signer, now).await
                 }
                 None => query_one(&opened, &hints, pinned, signer, now).await,
