@@ -161,3 +161,71 @@ fn query_bodies_read_the_version_ignore_hints_and_refuse_what_is_unsupported() {
     );
     assert_eq!(code(r#"{"startingVersion": 1}"#), "UNSUPPORTED_OPERATION");
 }
+
+#[test]
+fn query_hints_read_paging_and_tokens_and_refuse_a_token_of_other_hints() {
+    use hints::{Hints, PageToken, MAX_PAGE_FILES};
+    let parse = |body: &str| Hints::parse(body.as_bytes());
+    let none = parse("{}").unwrap();
+    assert!(none.predicates.is_empty() && none.paging().is_none());
+    let h = parse(r#"{"predicateHints": ["a > 1"], "jsonPredicateHints": "{}", "limitHint": 5}"#)
+        .unwrap();
+    assert_eq!(h.predicates.len(), 2);
+    assert_eq!(h.limit, Some(5));
+    assert!(h.paging().is_none());
+    // maxFiles: 1 to 2147483647, capped
+    assert_eq!(
+        parse(r#"{"maxFiles": 7}"#)
+            .unwrap()
+            .paging()
+            .unwrap()
+            .max_files,
+        7
+    );
+    assert_eq!(
+        parse(r#"{"maxFiles": 2147483647}"#).unwrap().max_files,
+        Some(MAX_PAGE_FILES)
+    );
+    for bad in ["0", "-1", "1.5", "\"3\"", "2147483648"] {
+        let e = parse(&format!(r#"{{"maxFiles": {bad}}}"#)).unwrap_err();
+        assert_eq!(error_code(&e), "INVALID_PARAMETER_VALUE", "{bad}");
+    }
+    // a token round-trips, pages from its position, and is checked against its hints and version
+    let from = files::Position {
+        file: 1234,
+        rows: 56,
+    };
+    let token = PageToken::encode(3, from, h.digest);
+    let body = format!(
+        r#"{{"predicateHints": ["a > 1"], "jsonPredicateHints": "{{}}", "limitHint": 5, "pageToken": "{token}"}}"#
+    );
+    let paged = parse(&body).unwrap();
+    assert_eq!(paged.paging().unwrap().from, from);
+    assert_eq!(paged.paging().unwrap().max_files, MAX_PAGE_FILES);
+    assert!(paged.check_token(3).is_ok());
+    assert_eq!(
+        error_code(&paged.check_token(4).unwrap_err()),
+        "INVALID_PARAMETER_VALUE"
+    );
+    let other = parse(&format!(r#"{{"limitHint": 6, "pageToken": "{token}"}}"#)).unwrap();
+    assert_eq!(
+        error_code(&other.check_token(3).unwrap_err()),
+        "INVALID_PARAMETER_VALUE"
+    );
+    assert!(parse(r#"{"limitHint": 6}"#).unwrap().check_token(3).is_ok());
+    for bad in [
+        "p1",
+        "f1.2",
+        "f1.2.3.xyz",
+        "f1.2.3.0123456789abcdef.9",
+        "f99999999999999999999.0.0.0123456789abcdef",
+    ] {
+        let e = parse(&format!(r#"{{"pageToken": "{bad}"}}"#)).unwrap_err();
+        assert_eq!(error_code(&e), "INVALID_PARAMETER_VALUE", "{bad}");
+    }
+    assert!(parse(r#"{"pageToken": ""}"#).unwrap().token.is_none());
+    assert_eq!(
+        error_code(&parse(r#"{"pageToken": 5}"#).unwrap_err()),
+        "INVALID_PARAMETER_VALUE"
+    );
+}
