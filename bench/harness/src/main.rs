@@ -14,6 +14,7 @@
 //! catalog-bench orders [--datasets 1000000]
 //! catalog-bench manifest [--files N] [--columns N]
 //! catalog-bench data-listing [--files 100000] [--rounds 20]
+//! catalog-bench sharing-many [--files 100000] [--rounds 10]
 //! catalog-bench list-memory --bootstrap PATH [--datasets 1000000]
 //! ```
 //!
@@ -35,6 +36,7 @@ mod proxy;
 mod roundtrips;
 mod rows;
 mod rows_many;
+mod sharing_many;
 mod runtime;
 mod stats;
 mod text;
@@ -59,6 +61,7 @@ fn usage() -> ExitCode {
          \x20      catalog-bench orders [--datasets N]\n\
          \x20      catalog-bench manifest [--files N] [--columns N]\n\
          \x20      catalog-bench data-listing [--files N] [--rounds N]\n\
+         \x20      catalog-bench sharing-many [--files N] [--rounds N]\n\
          \x20      catalog-bench list-memory --bootstrap PATH [--datasets N]"
     );
     ExitCode::from(2)
@@ -151,6 +154,10 @@ fn main() -> ExitCode {
                     &columns.map_or(vec![10, 50], |n| vec![n]),
                 )
             }
+            "sharing-many" => rt.block_on(sharing_many::run(
+                number(rest, "files", 100_000)? as u64,
+                number(rest, "rounds", 10)?,
+            )),
             "data-listing" => rt.block_on(data_listing::run(
                 number(rest, "files", 100_000)? as u64,
                 number(rest, "rounds", 20)?,

@@ -5,8 +5,9 @@
 //!    manifest chunk's range of every partition column; a chunk whose ranges make the
 //!    predicate certainly false is not read.
 //! 2. **Files.** The other chunks are read with their statistics
-//!    ([`ManifestReader::read_chunks`], as few chunks at a time as one BatchGetItem holds, so
-//!    memory stays bounded), and each file judged on its partition values and statistics
+//!    ([`ManifestReader::read_chunks`]: as many chunks at a time as one BatchGetItem holds, so
+//!    memory stays bounded; a page or a limit, which may stop early, one page's worth first,
+//!    then twice as many each time), and each file judged on its partition values and statistics
 //!    ([`Predicate::judge`]): skipped only when no row of it can pass.
 //! 3. **`limitHint`.** Once the files listed hold at least that many rows that certainly pass
 //!    the predicate (every row of a file the predicate is certainly true for; without a
@@ -23,7 +24,7 @@ use serde_json::{json, Map, Value};
 use super::predicate::{Predicate, Verdict};
 use super::{millis, File};
 use crate::error::{ApiError, StoreError};
-use catalog::files::{FileEntry, Summary};
+use catalog::files::{FileEntry, Summary, CHUNK_FILES};
 use catalog::ports::{ManifestReader, UrlSigner};
 use catalog::records::ActiveVersion;
 use catalog::slug::Slug;
@@ -97,15 +98,25 @@ pub async fn list_files(
         .filter(|(_, c)| q.predicate.may_match_chunk(q.summary, c))
         .map(|(i, _)| i)
         .collect();
+    let candidates_end = chunks.last().map_or(0, |&c| {
+        let c = &q.summary.chunks[c];
+        c.first_file + u64::from(c.files)
+    });
     let mut out = Listed::default();
     let mut rows = from.rows;
     let mut bytes = 0usize;
     let mut start = 0;
+    // A query that may stop early (a page, a limit) reads one page's worth of chunks first,
+    // then twice as many each time; one that lists every match reads as many as one
+    // BatchGetItem holds.
+    let bounded = q.paging.is_some() || q.limit.is_some();
+    let mut want = q.paging.map_or(1, |p| {
+        p.max_files.div_ceil(CHUNK_FILES as u64).max(1) as usize
+    });
     while start < chunks.len() {
-        // As many chunks as one BatchGetItem holds (at least one).
         let mut end = start;
         let mut items = 0;
-        while end < chunks.len() {
+        while end < chunks.len() && (!bounded || end - start < want) {
             let c = &q.summary.chunks[chunks[end]];
             let more = c.file_parts.max(1) + c.stat_parts;
             if end > start && items + more > ITEMS_PER_READ {
@@ -114,6 +125,7 @@ pub async fn list_files(
             items += more;
             end += 1;
         }
+        want = want.saturating_mul(2);
         let read = manifests
             .read_chunks(
                 q.slug,
@@ -168,6 +180,17 @@ pub async fn list_files(
                 }
                 if verdict == Verdict::AllRows {
                     rows += file.rows;
+                }
+                // A full page points past its last file when the chunks that may hold more
+                // go on (the next page may then be empty), without reading further.
+                if let Some(p) = q.paging {
+                    if out.lines.len() as u64 >= p.max_files {
+                        out.next = (index + 1 < candidates_end).then_some(Position {
+                            file: index + 1,
+                            rows,
+                        });
+                        return Ok(out);
+                    }
                 }
             }
         }
