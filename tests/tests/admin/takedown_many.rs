@@ -185,10 +185,13 @@ async fn deleting_a_version_of_many_files_removes_every_object_and_manifest_item
     let body = json_body(&resp);
     assert_eq!(body["version"], 2);
     assert_eq!(http_get(body["url"].as_str().unwrap()).await.0, 200);
-    // AND deleting it again finds nothing: no version 3
+    // AND deleting it again finds nothing: no version 3; nor can it be activated
     let again = admin(&stack, &["versions", "delete", "many", "3"], &[]);
     assert_eq!(again.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&again.stderr).contains("no version 3"));
+    let activate = admin(&stack, &["versions", "activate", "many", "1"], &[]);
+    assert_eq!(activate.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&activate.stderr).contains("no version 1"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

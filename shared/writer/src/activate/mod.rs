@@ -105,8 +105,9 @@ impl DynamoWriter {
             .get(key_of(dataset_pk(slug.as_str()), &version_sk(version)))
             .await?
             .ok_or_else(|| WriteError::NoSuchVersion(slug.to_string(), version))?;
+        // A version item without its `active` map is a deleted version's withdrawn mark.
         let active = ActiveVersion::from_item(&version_item)?
-            .ok_or_else(|| StoreError::Corrupt("version item without its version".into()))?;
+            .ok_or_else(|| WriteError::NoSuchVersion(slug.to_string(), version))?;
         let schema = schema_from(&version_item)?;
         let activation = Activation {
             slug,
