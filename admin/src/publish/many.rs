@@ -137,10 +137,12 @@ impl Publisher {
             .iter()
             .map(|s| (s.name.to_string(), s.files))
             .collect();
+        let split_schemas = split_schemas(slug, &mut prepared.split_stats, histograms_left_out)?;
         let Prepared {
             files,
             manifest,
             stats,
+            ..
         } = prepared;
 
         let publication = Publication {
@@ -191,6 +193,7 @@ impl Publisher {
                             version: version_of(version, schema_json),
                             meta,
                             manifest,
+                            split_schemas,
                         })
                     }
                 },
@@ -282,4 +285,42 @@ pub(crate) fn taken(slug: &Slug) -> PublishError {
     PublishError::BadInput(format!(
         "slug '{slug}' is already taken by a published dataset (drop --new to publish a new version of it)"
     ))
+}
+
+/// Each split's statistics as the item beside the manifest stores them: without histograms
+/// when the version's had to leave them out, or when a split's item would not fit DynamoDB's
+/// item limit with them; a split whose statistics do not fit even then is refused before
+/// anything is written.
+fn split_schemas(
+    slug: &Slug,
+    splits: &mut [FileStats],
+    histograms_left_out: bool,
+) -> Result<Vec<String>, PublishError> {
+    use catalog_aws::dynamo::codec::{item_size, ITEM_LIMIT_BYTES};
+    use catalog_aws::dynamo::manifest::splits::split_stats_item;
+    let json = |stats: &FileStats| {
+        serde_json::to_string(&stats.columns).map_err(|e| PublishError::BadInput(e.to_string()))
+    };
+    let fits = |i: usize, schema: &str| {
+        item_size(&split_stats_item(slug, WIDEST, i, schema)) <= ITEM_LIMIT_BYTES
+    };
+    let mut out = Vec::with_capacity(splits.len());
+    for (i, stats) in splits.iter_mut().enumerate() {
+        let mut schema = json(stats)?;
+        if histograms_left_out || !fits(i, &schema) {
+            for column in &mut stats.columns {
+                column.histogram = None;
+            }
+            schema = json(stats)?;
+        }
+        if !fits(i, &schema) {
+            return Err(PublishError::BadInput(format!(
+                "{slug} cannot be published: the statistics of split {} would not fit \
+                 DynamoDB's item limit; publish fewer columns",
+                i + 1
+            )));
+        }
+        out.push(schema);
+    }
+    Ok(out)
 }

@@ -36,6 +36,9 @@ pub struct Prepared {
     pub files: Vec<PreparedFile>,
     pub manifest: Manifest,
     pub stats: FileStats,
+    /// Each split's statistics, in the order of the manifest summary's splits (empty when the
+    /// files have no split): the split's files read again, with the same conventions.
+    pub split_stats: Vec<FileStats>,
 }
 
 impl Prepared {
@@ -166,7 +169,21 @@ pub async fn prepare(
         .collect();
     let columns = dry.summary.partitions.clone();
     let paths: Vec<PathBuf> = found.files.iter().map(|f| f.path.clone()).collect();
-    let (scanned, stats, digests) = tokio::task::spawn_blocking(move || {
+    // Each split's files (indexes into `paths`), in the summary's order of splits.
+    let split_files: Vec<Vec<usize>> = dry
+        .summary
+        .splits
+        .iter()
+        .map(|split| {
+            inputs
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| i.split.as_ref() == Some(&split.name))
+                .map(|(n, _)| n)
+                .collect()
+        })
+        .collect();
+    let (scanned, stats, split_stats, digests) = tokio::task::spawn_blocking(move || {
         // The footers first: files that disagree are refused before a long read.
         let scanned = scan_files(&paths)?;
         let names: Vec<String> = scanned
@@ -187,7 +204,21 @@ pub async fn prepare(
             (stats, digests.join())
         });
         let digests = digests.map_err(|_| PublishError::BadFile(StatsError::Panicked))??;
-        Ok::<_, PublishError>((scanned, stats?, digests))
+        let stats = stats?;
+        // A split's statistics: its files read again through the same counters (exact, as
+        // the version's; a version of several splits is read once more in all).
+        let mut split_stats = Vec::with_capacity(split_files.len());
+        for files in &split_files {
+            let paths: Vec<&PathBuf> = files.iter().map(|&n| &paths[n]).collect();
+            let values: Vec<Vec<PartitionValue>> =
+                files.iter().map(|&n| values[n].clone()).collect();
+            let partitions = Partitions {
+                columns: &columns,
+                values: &values,
+            };
+            split_stats.push(summarize_partitioned(&paths, partitions)?);
+        }
+        Ok::<_, PublishError>((scanned, stats, split_stats, digests))
     })
     .await
     .map_err(|e| bad(format!("statistics task failed: {e}")))??;
@@ -228,6 +259,7 @@ pub async fn prepare(
         files,
         manifest,
         stats,
+        split_stats,
     })
 }
 

@@ -133,6 +133,7 @@ async fn publish(stack: &Stack, slug: &Slug, files: u64) -> Result<(), String> {
                         },
                         meta,
                         manifest,
+                        split_schemas: Vec::new(),
                     })
                 }
             },

@@ -151,6 +151,7 @@ async fn publish(
                         },
                         meta,
                         manifest,
+                        split_schemas: Vec::new(),
                     })
                 }
             },

@@ -48,6 +48,10 @@ pub enum ApiError {
         requested: u64,
         active: u64,
     },
+    /// A split the active version does not have, or whose statistics it does not hold (the
+    /// name as the client sent it, echoed).
+    #[error("dataset '{slug}' has no split '{split}' with statistics in its active version")]
+    SplitNotFound { slug: Slug, split: String },
     /// No route for the path (as the client sent it, echoed).
     #[error("no route for {0}")]
     RouteNotFound(String),
@@ -187,9 +191,10 @@ impl ApiError {
             Self::Account(e) => e.code(),
             Self::Grant(e) => e.code(),
             Self::Sharing(e) => e.code(),
-            Self::DatasetNotFound(_) | Self::VersionNotActive { .. } | Self::RouteNotFound(_) => {
-                "not_found"
-            }
+            Self::DatasetNotFound(_)
+            | Self::VersionNotActive { .. }
+            | Self::SplitNotFound { .. }
+            | Self::RouteNotFound(_) => "not_found",
             Self::NoActiveVersion(_) => "no_active_version",
             Self::Unpublished(_) => "unpublished",
             Self::MethodNotAllowed { .. } => "method_not_allowed",

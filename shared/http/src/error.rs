@@ -26,6 +26,7 @@ impl ToHttp for ApiError {
             Self::DatasetNotFound(_)
             | Self::NoActiveVersion(_)
             | Self::VersionNotActive { .. }
+            | Self::SplitNotFound { .. }
             | Self::RouteNotFound(_) => StatusCode::NOT_FOUND,
             Self::Unpublished(_) => StatusCode::GONE,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,

@@ -386,6 +386,7 @@ async fn a_publish_still_uploading_when_its_version_is_swept_can_never_record_it
                         },
                         meta: meta.clone(),
                         manifest: built.clone(),
+                        split_schemas: Vec::new(),
                     })
                 }
             },

@@ -150,5 +150,6 @@ mod rows_many;
 mod rule_table;
 mod sharing;
 mod sharing_many;
+mod split_stats;
 mod storage_failures;
 mod transport_faults;

@@ -7,12 +7,13 @@ use serde_json::value::RawValue;
 use uuid::Uuid;
 
 use super::http::{cacheable, freshness, no_store, shell, Audience};
-use super::request::{accept, presented_key, Endpoint};
+use super::request::{accept, presented_key, single_param, Endpoint};
 use crate::error::{ApiError, Named};
 use catalog::access::{authorize, verify_key, Denied, Guarded};
+use catalog::input::echo;
 use catalog::input::{DatasetRef, Slug};
 use catalog::policy::{is_keyless, values_public, without_row_values, Access, AccessLevel};
-use catalog::ports::{DatasetReader, MetadataReader};
+use catalog::ports::{DatasetReader, MetadataReader, SplitStatsReader};
 use catalog::records::{ActiveVersion, DatasetRecord, Discussion};
 
 /// The Dataset object ([docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)),
@@ -55,6 +56,10 @@ struct DatasetResponse<'a> {
     /// a version of one file.
     #[serde(skip_serializing_if = "Option::is_none")]
     files: Option<FilesShown<'a>>,
+    /// With `?split=`: the split whose statistics, rows and bytes `schema`, `row_count` and
+    /// `size` are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    split: Option<&'a str>,
 }
 
 /// The `files` object of a many-file version ([docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)).
@@ -101,6 +106,43 @@ pub(super) async fn read_published(
 ) -> Result<(DatasetRecord, ActiveVersion), ApiError> {
     let dataset = DatasetRef::parse(raw)?;
     published(reader.get_dataset(&dataset).await?, &dataset)
+}
+
+/// One split of a version of many files, in place of the whole version: its statistics (one
+/// GetItem more, of the item beside the manifest; withheld as the version's are), and its bytes
+/// and rows. 404 when the active version has no such split, or holds no statistics for it.
+async fn split_shown(
+    reader: &impl SplitStatsReader,
+    shown: &mut Shown,
+    name: &str,
+) -> Result<(u64, u64), ApiError> {
+    let slug = shown.record.slug.clone();
+    let not_found = || ApiError::SplitNotFound {
+        slug: slug.clone(),
+        split: echo(name),
+    };
+    let files = shown.active.files.as_deref().ok_or_else(not_found)?;
+    let (index, split) = files
+        .splits
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.name.as_str() == name)
+        .ok_or_else(not_found)?;
+    let (size, rows) = (split.bytes, split.rows);
+    let schema = reader
+        .split_schema(&slug, shown.active.version, index)
+        .await?
+        .ok_or_else(not_found)?;
+    shown.record.schema = if shown.withheld {
+        without_row_values(&schema).map_err(|e| {
+            ApiError::from(crate::error::StoreError::Corrupt(format!(
+                "the statistics of split {name} of '{slug}': {e}"
+            )))
+        })?
+    } else {
+        schema
+    };
+    Ok((size, rows))
 }
 
 /// The dataset read for `dataset`, with its active version taken out: 404, 410 as
@@ -218,10 +260,11 @@ pub(super) async fn read_shown(
     })
 }
 
-/// `GET /api/v1/datasets/{slug}` (slug or UUID)
+/// `GET /api/v1/datasets/{slug}` (slug or UUID); `?split=NAME` for one split of a version of
+/// many files.
 pub async fn metadata(
     req: &Request,
-    reader: &impl MetadataReader,
+    reader: &(impl MetadataReader + SplitStatsReader),
     now: DateTime<Utc>,
 ) -> Response<Body> {
     shell(req, Audience::Public, metadata_inner(req, reader, now)).await
@@ -229,15 +272,21 @@ pub async fn metadata(
 
 async fn metadata_inner(
     req: &Request,
-    reader: &impl MetadataReader,
+    reader: &(impl MetadataReader + SplitStatsReader),
     now: DateTime<Utc>,
 ) -> Result<Response<Body>, ApiError> {
     let raw = accept(req, Endpoint::Metadata)?.unwrap_or_default();
-    let shown = read_shown(req, reader, &raw, now).await?;
+    let split = single_param(req, "split")?;
+    let mut shown = read_shown(req, reader, &raw, now).await?;
+    let (size, row_count) = match split {
+        None => (shown.active.size, shown.active.row_count),
+        Some(name) => split_shown(reader, &mut shown, name).await?,
+    };
     let (record, active) = (&shown.record, &shown.active);
     tracing::info!(
         slug = %record.slug,
         version = active.version,
+        split = split.unwrap_or_default(),
         values_withheld = shown.withheld,
         "read dataset metadata"
     );
@@ -253,8 +302,8 @@ async fn metadata_inner(
             source: &record.meta.source,
             category: &record.meta.card.category,
             tags: &record.meta.card.tags,
-            size: active.size,
-            row_count: active.row_count,
+            size,
+            row_count,
             column_count: active.columns.len() as u64,
             schema: &record.schema,
             keyless: is_keyless(record.keyless_until, now),
@@ -275,6 +324,7 @@ async fn metadata_inner(
             ),
             values_withheld: shown.withheld,
             files: active.files.as_deref().map(FilesShown::of),
+            split,
         },
         last_modified,
         max_age,

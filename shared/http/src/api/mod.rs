@@ -56,7 +56,11 @@ pub async fn dispatch<C>(
     now: DateTime<Utc>,
 ) -> Response<Body>
 where
-    C: SharingStore + MetadataReader + DownloadReader + catalog::ports::ManifestReader,
+    C: SharingStore
+        + MetadataReader
+        + DownloadReader
+        + catalog::ports::ManifestReader
+        + catalog::ports::SplitStatsReader,
 {
     let endpoint = crate::routes::find(request_path(req)).map(|m| m.route.endpoint);
     match endpoint {

@@ -26,12 +26,15 @@ use crate::error::WriteError;
 use crate::writer::DynamoWriter;
 
 /// What the upload step of a publish of many files hands back: the version (numbered as
-/// reserved, `sha256` the manifest hash), the metadata to activate it with, and its manifest.
+/// reserved, `sha256` the manifest hash), the metadata to activate it with, its manifest, and
+/// each split's statistics (`split_schemas[i]` of the summary's split `i`, Column objects as
+/// JSON text; empty when the files have no split).
 #[derive(Debug, Clone)]
 pub struct StagedFiles {
     pub version: NewVersion,
     pub meta: DatasetMeta,
     pub manifest: Manifest,
+    pub split_schemas: Vec<String>,
 }
 
 /// Room kept on the version and dataset items for the chunks' part counts, which
@@ -73,6 +76,8 @@ impl DynamoWriter {
             .into());
         }
         let summary = self.write_manifest(slug, number, &staged.manifest).await?;
+        self.write_split_stats(slug, number, &staged.split_schemas)
+            .await?;
         // The summary rides in the version's `active` map: activation copies it onto the
         // dataset item and its alias, where the data, rows and sharing routes read it.
         let mut active = active.clone();
