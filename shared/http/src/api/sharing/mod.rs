@@ -12,7 +12,9 @@
 //!   limited to some datasets: the key, then one BatchGetItem of its datasets (at most 20): 2;
 //! - a table's version, metadata or query: 1 BatchGetItem (the dataset with its schema, the key
 //!   and, with `version`, that version's item), + 1 strongly consistent read of the grant for an
-//!   account's key on an `approval` dataset, as the data endpoint.
+//!   account's key on an `approval` dataset, as the data endpoint. A query of a version of many
+//!   files adds the manifest chunks it reads, in BatchGetItems of at most 100 items
+//!   ([`crate::sharing::files`]).
 //!
 //! Recording a key's use adds one write at most once an hour per key, as everywhere.
 
