@@ -14,6 +14,7 @@ use super::attr::{
     corrupt, get_s, get_s_opt, get_strings, get_time, get_time_opt, get_u64, get_uuid, n, opt_s,
     opt_time, s, strings, time,
 };
+pub mod files;
 mod keys;
 mod served;
 mod summary;
@@ -86,7 +87,7 @@ impl ActiveVersionItem for ActiveVersion {
             columns: get_strings(m, COLUMNS)?,
             sha256: get_s(m, SHA256)?,
             published_at: get_time(m, PUBLISHED_AT)?,
-            files: crate::dynamo::manifest::summary_from(m)?.map(Arc::new),
+            files: files::summary_from(m)?.map(Arc::new),
         }))
     }
 
@@ -105,10 +106,7 @@ impl ActiveVersionItem for ActiveVersion {
             (PUBLISHED_AT.to_owned(), time(&self.published_at)),
         ]);
         if let Some(files) = &self.files {
-            m.insert(
-                name::FILES.to_owned(),
-                crate::dynamo::manifest::summary_value(files),
-            );
+            m.insert(name::FILES.to_owned(), files::summary_value(files));
         }
         AttributeValue::M(m)
     }

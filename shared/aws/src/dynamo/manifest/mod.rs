@@ -18,6 +18,8 @@ use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 use serde::{Deserialize, Serialize};
 
 use super::attr::corrupt;
+use super::codec::files::{deflate, inflate};
+pub use super::codec::files::{summary_from, summary_value, INFLATED_MAX_BYTES};
 use super::layout::name::{BYTES, FILES, PK, SK};
 use super::layout::{dataset_pk, key_of, manifest_part_sk, Item};
 use super::requests::batch_get_all;
@@ -36,9 +38,6 @@ mod tests;
 
 /// Most bytes one part item holds (DynamoDB's item limit is 400 KB, key and names included).
 pub const PART_BYTES: usize = 350 * 1024;
-
-/// Most bytes a chunk's blob (or the summary) may inflate to when read.
-pub const INFLATED_MAX_BYTES: usize = 64 * 1024 * 1024;
 
 /// Most keys one BatchGetItem asks for.
 const BATCH_KEYS: usize = 100;
@@ -205,17 +204,6 @@ pub fn encode_chunk(slug: &str, version: u64, manifest: &Manifest, chunk: usize)
     }
 }
 
-fn deflate<T: Serialize>(value: &T) -> Vec<u8> {
-    let json = serde_json::to_vec(value).expect("plain data serializes");
-    miniz_oxide::deflate::compress_to_vec(&json, 6)
-}
-
-fn inflate<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T, StoreError> {
-    let json = miniz_oxide::inflate::decompress_to_vec_with_limit(bytes, INFLATED_MAX_BYTES)
-        .map_err(|_| corrupt(what))?;
-    serde_json::from_slice(&json).map_err(|_| corrupt(what))
-}
-
 /// `bytes` cut in parts, pushed as items; how many.
 fn parts(
     pk: &str,
@@ -343,20 +331,6 @@ pub fn decode_chunk(
         first_row: c.first_row,
         files,
     }))
-}
-
-/// The summary as the `files` attribute of a version item (deflated JSON).
-pub fn summary_value(summary: &Summary) -> AttributeValue {
-    AttributeValue::B(deflate(summary).into())
-}
-
-/// The summary an item (or an `active` map) holds; `None` for a single-file version.
-pub fn summary_from(item: &Item) -> Result<Option<Summary>, StoreError> {
-    match item.get(FILES) {
-        None | Some(AttributeValue::Null(_)) => Ok(None),
-        Some(AttributeValue::B(b)) => inflate(b.as_ref(), FILES).map(Some),
-        Some(_) => Err(corrupt(FILES)),
-    }
 }
 
 /// The chunks asked for, read with as few BatchGetItems as DynamoDB allows (100 keys each):
