@@ -182,10 +182,12 @@ pub async fn list_files(
                     rows += file.rows;
                 }
                 // A full page points past its last file when the chunks that may hold more
-                // go on (the next page may then be empty), without reading further.
+                // go on and the limit is not met (the next page may then be empty), without
+                // reading further.
                 if let Some(p) = q.paging {
                     if out.lines.len() as u64 >= p.max_files {
-                        out.next = (index + 1 < candidates_end).then_some(Position {
+                        let limit_met = q.limit.is_some_and(|limit| rows >= limit);
+                        out.next = (index + 1 < candidates_end && !limit_met).then_some(Position {
                             file: index + 1,
                             rows,
                         });

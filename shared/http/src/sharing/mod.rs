@@ -362,4 +362,6 @@ pub fn error_code(error: &ApiError) -> &'static str {
 }
 
 #[cfg(test)]
+mod files_tests;
+#[cfg(test)]
 mod tests;
