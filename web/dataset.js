@@ -4,7 +4,7 @@
 import { api, config, explain } from "./api.js";
 import { accessBadge, copy, fill, h, header } from "./dom.js";
 import { compactNumber, downloadCount, humanBytes, humanDate, humanDecimal, humanDuration, humanNumber } from "./format.js";
-import { filesSection } from "./files.js";
+import { filesSection, splitSelect } from "./files.js";
 import { datasetJsonLd, datasetPageUrl, placeJsonLd, timeRange } from "./linked.js";
 import { accessPanel } from "./request.js";
 import { rowsSection } from "./rows.js";
@@ -287,10 +287,33 @@ function facts(d) {
   return h("dl", { class: "facts" }, rows.filter(Boolean).flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }
 
+function cardsOf(d) {
+  return d.schema.map((column, i) => columnCard(column, i, d.row_count, d.values_withheld === true));
+}
+
+/** The column cards; a version of many files in splits offers each split's own statistics
+ * (the metadata's `?split=`), the whole version's first. */
 function columns(d) {
+  const cards = h("div", { class: "columns", id: "columns" }, cardsOf(d));
+  const choice = splitSelect(d, "columns-split", "Statistics of ", { every: true });
+  const select = choice?.querySelector("select");
+  select?.addEventListener("change", async () => {
+    const split = select.value;
+    cards.setAttribute("aria-busy", "true");
+    try {
+      const shown = split
+        ? await api(`/datasets/${encodeURIComponent(d.slug)}?split=${encodeURIComponent(split)}`)
+        : d;
+      if (select.value === split) cards.replaceChildren(...cardsOf(shown));
+    } catch (error) {
+      cards.replaceChildren(h("p", { class: "error" }, explain(error)));
+    } finally {
+      cards.removeAttribute("aria-busy");
+    }
+  });
   return h("section", { class: "columns-section", "aria-labelledby": "columns-heading" },
     h("h2", { id: "columns-heading" }, `Columns (${humanNumber(d.column_count)})`),
-    h("div", { class: "columns" }, d.schema.map((column, i) => columnCard(column, i, d.row_count, d.values_withheld === true))));
+    choice, cards);
 }
 
 // The SQL console (console.js and DuckDB-WASM) loads only when opened.

@@ -211,6 +211,30 @@ def data_table(page, ctx):
     expect(page.locator("#rows-range")).to_have_text(re.compile(r"^Rows 101–200 "))
 
 
+@step("each split's own column statistics, the whole version's first")
+def split_statistics(page, ctx):
+    open_page(page, SLUG)
+    expect(page.locator("#columns-split")).to_have_value("")
+    card = page.locator("#columns section.column").filter(has=page.locator("h3", has_text=re.compile(r"^id ")))
+
+    def min_max():
+        cells = card.locator("tbody tr").evaluate_all(
+            "(rows) => rows.map((r) => [r.querySelector('th').textContent, r.querySelector('td').textContent])")
+        values = dict(cells)
+        return values["Min"], values["Max"]
+
+    # Train's ids come first (0 to 30 * ROWS - 1), then test's, as `make` writes them.
+    assert min_max() == ("0", f"{32 * ROWS - 1:,}"), min_max()
+    page.select_option("#columns-split", "test")
+    expect(card.locator("tbody")).to_contain_text(f"{30 * ROWS:,}")
+    assert min_max() == (f"{30 * ROWS:,}", f"{32 * ROWS - 1:,}"), min_max()
+    page.select_option("#columns-split", "train")
+    expect(card.locator("tbody")).to_contain_text(f"{30 * ROWS - 1:,}")
+    assert min_max() == ("0", f"{30 * ROWS - 1:,}"), min_max()
+    page.select_option("#columns-split", "")
+    expect(card.locator("tbody")).to_contain_text(f"{32 * ROWS - 1:,}")
+
+
 def measured(page, ctx, sql):
     """Runs `sql` in a console that has read nothing yet but its view; returns the status, the
     rows, and the data bucket's answers to it (the browser's network log)."""
