@@ -209,7 +209,7 @@ async fn a_dataset_of_many_files_shows_its_splits_files_and_rows_and_its_console
         browser.status.success(),
         "the browser test failed:\n{report}"
     );
-    assert!(report.contains("7 of 7 steps passed"), "{report}");
+    assert!(report.contains("8 of 8 steps passed"), "{report}");
     let shots = std::env::var_os("SCREENSHOTS_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join("target/site-screenshots"));
