@@ -161,7 +161,7 @@ export function filesSection(d, chosenKey) {
   const summary = `This version is ${humanNumber(d.files.count)} Parquet file${d.files.count === 1 ? "" : "s"}`
     + (splits.length ? ` in ${humanNumber(splits.length)} split${splits.length === 1 ? "" : "s"}` : "")
     + (partitions.length ? `, partitioned by ${partitions.map((c) => c.name).join(", ")}` : "")
-    + ". The column statistics below cover the whole version, every split together.";
+    + ". The column statistics below cover the whole version, or one split of your choice.";
   const section = h("section", { class: "files-section", "aria-labelledby": "files-heading" },
     h("h2", { id: "files-heading" }, `Files (${humanNumber(d.files.count)})`),
     h("p", { id: "files-summary" }, summary),
