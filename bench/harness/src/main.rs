@@ -36,8 +36,8 @@ mod proxy;
 mod roundtrips;
 mod rows;
 mod rows_many;
-mod sharing_many;
 mod runtime;
+mod sharing_many;
 mod stats;
 mod text;
 

@@ -35,7 +35,6 @@ fn cpu_ms() -> f64 {
     ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
 }
 
-
 /// 64 hex digits that look like a SHA-256 (as little compressible): splitmix64 of `i`, four
 /// times.
 fn digest(i: u64) -> String {
