@@ -39,6 +39,7 @@ mod rows_many;
 mod runtime;
 mod sharing_many;
 mod stats;
+mod synthetic;
 mod text;
 
 use std::path::PathBuf;

@@ -12,15 +12,15 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use catalog::files::{FileInput, Manifest, ManifestInput, RelPath, CHUNK_FILES};
+use catalog::files::{FileInput, ManifestInput, RelPath, CHUNK_FILES};
 use catalog::input::Slug;
-use catalog::records::{ActiveVersion, Card, DatasetMeta};
 use catalog_http::api;
 use catalog_tests::stack::Stack;
 use catalog_tests::{json_body, v2_request, Call, Wire};
-use catalog_writer::publish::StagedFiles;
-use catalog_writer::{NewVersion, Publication, WriteError};
+use catalog_writer::WriteError;
 use chrono::Utc;
+
+use crate::synthetic::{record, Version};
 
 const READ_KEY: &str = "dcat_bench_rows_many_read_key_00000000000000000000000000000000000";
 
@@ -62,23 +62,6 @@ fn path_of(i: u64) -> String {
     format!("part-{i:06}.parquet")
 }
 
-fn meta() -> DatasetMeta {
-    DatasetMeta {
-        access: Default::default(),
-        card: Card {
-            access_level: Default::default(),
-            name: "Rows over many files".into(),
-            description: None,
-            category: "bench".into(),
-            tags: vec![],
-            license: "CC0-1.0".into(),
-        },
-        source: "catalog-bench rows-many".into(),
-        insights: String::new(),
-        discussions: vec![],
-    }
-}
-
 /// Records version 1 of `slug`: `files` files of `rows` rows, each `file`; uploads the files of
 /// `needed` only.
 async fn publish(
@@ -104,61 +87,26 @@ async fn publish(
         columns: vec!["id".into(), "value".into(), "label".into()],
         ..Default::default()
     };
-    let manifest = Manifest::build(input).map_err(|e| e.to_string())?;
-    let now = Utc::now();
-    let meta = meta();
-    let writer = stack.writer();
-    let publication = Publication {
-        slug,
-        meta: &meta,
-        id: None,
-        new_only: false,
-        now,
+    let version = Version {
+        columns: &["id", "value", "label"],
+        schema_json: "[]".into(),
+        name: "Rows over many files",
+        source: "catalog-bench rows-many",
     };
     let (s3, bucket) = (&stack.s3, &stack.target.bucket);
-    writer
-        .publish_files(
-            publication,
-            |_| async { Ok::<_, WriteError>(false) },
-            |resumed| {
-                let meta = meta.clone();
-                async move {
-                    let version = resumed.reserved.version;
-                    let prefix = format!("datasets/{slug}/v{version}/files/");
-                    for i in needed {
-                        s3.put_object()
-                            .bucket(bucket)
-                            .key(format!("{prefix}{}", path_of(*i)))
-                            .body(file.bytes.clone().into())
-                            .send()
-                            .await
-                            .map_err(|e| WriteError::Invalid(format!("upload: {e:?}")))?;
-                    }
-                    let active = ActiveVersion {
-                        version,
-                        s3_key: prefix,
-                        size: size * files,
-                        row_count: rows * files,
-                        columns: vec!["id".into(), "value".into(), "label".into()],
-                        sha256: manifest.sha256().to_owned(),
-                        published_at: now,
-                        files: None,
-                    };
-                    Ok(StagedFiles {
-                        version: NewVersion {
-                            active,
-                            schema_json: "[]".into(),
-                        },
-                        meta,
-                        manifest,
-                        split_schemas: Vec::new(),
-                    })
-                }
-            },
-        )
-        .await
-        .map_err(|e| format!("publish: {e}"))?;
-    Ok(())
+    record(stack, slug, input, version, |prefix| async move {
+        for i in needed {
+            s3.put_object()
+                .bucket(bucket)
+                .key(format!("{prefix}{}", path_of(*i)))
+                .body(file.bytes.clone().into())
+                .send()
+                .await
+                .map_err(|e| WriteError::Invalid(format!("upload: {e:?}")))?;
+        }
+        Ok(())
+    })
+    .await
 }
 
 /// One read of a page: its answer's length, the DynamoDB calls and the S3 GETs, the time.

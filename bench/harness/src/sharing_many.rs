@@ -10,71 +10,18 @@
 
 use std::time::Instant;
 
-use catalog::files::{ColumnRange, FileInput, Manifest, ManifestInput, RelPath, StatValue};
+use catalog::files::{ColumnRange, FileInput, ManifestInput, RelPath, StatValue};
 use catalog::input::Slug;
-use catalog::records::{ActiveVersion, Card, DatasetMeta};
 use catalog_http::api;
 use catalog_http::testing::V2Event;
 use catalog_tests::stack::Stack;
 use catalog_tests::{Call, Wire};
-use catalog_writer::publish::StagedFiles;
-use catalog_writer::{NewVersion, Publication, WriteError};
 use chrono::Utc;
 use serde_json::{json, Value};
 
+use crate::synthetic::{cpu_ms, digest, hive_path, median, record, Version};
+
 const READ_KEY: &str = "dcat_bench_sharing_many_read_key_0000000000000000000000000000000";
-
-/// The process's CPU time so far, in milliseconds.
-fn cpu_ms() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
-}
-
-/// 64 hex digits that look like a SHA-256 (as little compressible): splitmix64 of `i`, four
-/// times.
-fn digest(i: u64) -> String {
-    let mut x = i.wrapping_mul(4).wrapping_add(0x9e37_79b9_7f4a_7c15);
-    (0..4)
-        .map(|_| {
-            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            format!("{:016x}", z ^ (z >> 31))
-        })
-        .collect()
-}
-
-fn meta() -> DatasetMeta {
-    DatasetMeta {
-        access: Default::default(),
-        card: Card {
-            access_level: Default::default(),
-            name: "A Delta Sharing table of many files".into(),
-            description: None,
-            category: "bench".into(),
-            tags: vec![],
-            license: "CC0-1.0".into(),
-        },
-        source: "catalog-bench sharing-many".into(),
-        insights: String::new(),
-        discussions: vec![],
-    }
-}
-
-fn path_of(i: u64, files: u64) -> String {
-    let p = i * 60 / files;
-    format!(
-        "year={}/month={:02}/part-{i:06}.parquet",
-        2020 + p / 12,
-        p % 12 + 1
-    )
-}
 
 /// Records version 1 of `slug`: `files` files of 1,000 rows and 100 KB each, with statistics.
 async fn publish(stack: &Stack, slug: &Slug, files: u64) -> Result<(), String> {
@@ -89,7 +36,7 @@ async fn publish(stack: &Stack, slug: &Slug, files: u64) -> Result<(), String> {
             .map(|i| {
                 let first = (i * rows) as i64;
                 FileInput {
-                    path: RelPath::parse(&path_of(i, files)).expect("a valid path"),
+                    path: RelPath::parse(&hive_path(i, files, true)).expect("a valid path"),
                     split: None,
                     rows,
                     size,
@@ -117,9 +64,6 @@ async fn publish(stack: &Stack, slug: &Slug, files: u64) -> Result<(), String> {
         columns: vec!["id".into(), "value".into(), "label".into()],
         ..Default::default()
     };
-    let manifest = Manifest::build(input).map_err(|e| e.to_string())?;
-    let now = Utc::now();
-    let meta = meta();
     let schema = json!([
         {"name": "id", "dtype": "int64"},
         {"name": "value", "dtype": "double"},
@@ -128,50 +72,13 @@ async fn publish(stack: &Stack, slug: &Slug, files: u64) -> Result<(), String> {
         {"name": "month", "dtype": "int64"},
     ])
     .to_string();
-    let publication = Publication {
-        slug,
-        meta: &meta,
-        id: None,
-        new_only: false,
-        now,
+    let version = Version {
+        columns: &["id", "value", "label", "year", "month"],
+        schema_json: schema,
+        name: "A Delta Sharing table of many files",
+        source: "catalog-bench sharing-many",
     };
-    stack
-        .writer()
-        .publish_files(
-            publication,
-            |_| async { Ok::<_, WriteError>(false) },
-            |resumed| {
-                let meta = meta.clone();
-                let schema = schema.clone();
-                async move {
-                    let version = resumed.reserved.version;
-                    let active = ActiveVersion {
-                        version,
-                        s3_key: format!("datasets/{slug}/v{version}/files/"),
-                        size: size * files,
-                        row_count: rows * files,
-                        columns: ["id", "value", "label", "year", "month"]
-                            .map(String::from)
-                            .to_vec(),
-                        sha256: manifest.sha256().to_owned(),
-                        published_at: now,
-                        files: None,
-                    };
-                    Ok(StagedFiles {
-                        version: NewVersion {
-                            active,
-                            schema_json: schema,
-                        },
-                        meta,
-                        manifest,
-                        split_schemas: Vec::new(),
-                    })
-                }
-            },
-        )
-        .await
-        .map_err(|e| format!("publish: {e}"))?;
-    Ok(())
+    record(stack, slug, input, version, |_| async { Ok(()) }).await
 }
 
 /// One answer: its files and bytes, the DynamoDB calls, the wall and CPU time.
@@ -232,11 +139,6 @@ fn calls(calls: &[Call]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn equal(column: &str, ty: &str, value: &str) -> Value {
