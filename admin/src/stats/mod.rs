@@ -51,6 +51,7 @@
 
 mod accumulator;
 pub mod histogram;
+pub mod input;
 mod listed;
 mod parallel;
 pub mod partitions;
@@ -70,6 +71,7 @@ use serde_json::Value;
 
 use accumulator::Accumulator;
 pub use histogram::{Histogram, BINS};
+pub use input::StatsInput;
 pub use partitions::Partitions;
 pub use ranges::{file_ranges, scan_files, FileColumnRange, FileRanges, ScannedFiles};
 pub use schemas::{check_schemas, SchemaMismatch};
@@ -220,7 +222,7 @@ fn budget() -> usize {
 /// The statistics of the rows of every file in `paths`, in that order, as if one file held
 /// them all (see [`summarize_files_within`]), within [`MEMORY_BUDGET`] or the MiB that
 /// `CATALOG_STATS_MEMORY_MIB` names.
-pub fn summarize_files<P: AsRef<Path> + Sync>(paths: &[P]) -> Result<FileStats, StatsError> {
+pub fn summarize_files<P: StatsInput>(paths: &[P]) -> Result<FileStats, StatsError> {
     summarize_files_within(paths, budget())
 }
 
@@ -241,7 +243,7 @@ pub fn summarize_within(path: &Path, budget: usize) -> Result<FileStats, StatsEr
 /// whatever the number of files: each pass reads the files one at a time (the next ones
 /// decoded ahead on the other cores), and only the first file's schema is kept. An error about
 /// one of several files names it ([`StatsError::InFile`]).
-pub fn summarize_files_within<P: AsRef<Path> + Sync>(
+pub fn summarize_files_within<P: StatsInput>(
     paths: &[P],
     budget: usize,
 ) -> Result<FileStats, StatsError> {
@@ -250,7 +252,7 @@ pub fn summarize_files_within<P: AsRef<Path> + Sync>(
 
 /// [`summarize_files`] with Hive partition columns, within [`MEMORY_BUDGET`] or the MiB that
 /// `CATALOG_STATS_MEMORY_MIB` names.
-pub fn summarize_partitioned<P: AsRef<Path> + Sync>(
+pub fn summarize_partitioned<P: StatsInput>(
     paths: &[P],
     partitions: Partitions<'_>,
 ) -> Result<FileStats, StatsError> {
@@ -261,7 +263,7 @@ pub fn summarize_partitioned<P: AsRef<Path> + Sync>(
 /// value of each, as if the file held it in every row (see [`partitions`]). A partition column
 /// named as a column of the files, or values that do not fit the files or the columns' types,
 /// are refused ([`StatsError::Partitions`]).
-pub fn summarize_partitioned_within<P: AsRef<Path> + Sync>(
+pub fn summarize_partitioned_within<P: StatsInput>(
     paths: &[P],
     partitions: Partitions<'_>,
     budget: usize,

@@ -19,8 +19,6 @@
 //!   them, exact (not truncated, as parquet-rs truncates long strings), and not NaN. Counts
 //!   the footer omits read as 0 (the Parquet reader's convention).
 
-use std::path::Path;
-
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef};
@@ -34,9 +32,10 @@ use parquet::file::metadata::RowGroupMetaData;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::input::StatsInput;
 use super::parallel::map_indices;
 use super::schemas::{duplicates, Disagreements, SchemaCheck};
-use super::source::{in_file, open};
+use super::source::in_file;
 use super::values::*;
 use super::{StatsError, SHOWN_CHARS};
 
@@ -110,7 +109,7 @@ pub struct ScannedFiles {
 }
 
 /// One file's ranges, its columns in its own order.
-pub fn file_ranges(path: &Path) -> Result<FileRanges, StatsError> {
+pub fn file_ranges<I: StatsInput + ?Sized>(path: &I) -> Result<FileRanges, StatsError> {
     let metadata = footer(path)?;
     ranges_of(path, &metadata)
 }
@@ -121,20 +120,20 @@ pub fn file_ranges(path: &Path) -> Result<FileRanges, StatsError> {
 /// file's columns come in the first file's order. An error about a file names it
 /// ([`StatsError::InFile`]), the first in the order given. Memory: the answer, and one footer
 /// (and one batch of the columns computed from data) per core.
-pub fn scan_files<P: AsRef<Path> + Sync>(paths: &[P]) -> Result<ScannedFiles, StatsError> {
-    let Some(first_path) = paths.first().map(AsRef::as_ref) else {
+pub fn scan_files<P: StatsInput>(paths: &[P]) -> Result<ScannedFiles, StatsError> {
+    let Some(first_path) = paths.first() else {
         return Err(StatsError::NoFiles);
     };
     let schema = footer(first_path)
         .map_err(in_file(first_path))?
         .schema()
         .clone();
-    let first_name = first_path.display().to_string();
+    let first_name = first_path.name();
     let check = SchemaCheck::new(&first_name, &schema);
     let scanned = map_indices(paths.len(), |i| {
-        let path = paths[i].as_ref();
+        let path = &paths[i];
         let metadata = footer(path).map_err(in_file(path))?;
-        let name = path.display().to_string();
+        let name = path.name();
         let disagreements = match i {
             0 => duplicates(&name, metadata.schema()),
             _ => check.disagreements(&name, metadata.schema()),
@@ -161,14 +160,17 @@ pub fn scan_files<P: AsRef<Path> + Sync>(paths: &[P]) -> Result<ScannedFiles, St
     Ok(ScannedFiles { schema, files })
 }
 
-fn footer(path: &Path) -> Result<ArrowReaderMetadata, StatsError> {
+fn footer<I: StatsInput + ?Sized>(path: &I) -> Result<ArrowReaderMetadata, StatsError> {
     Ok(ArrowReaderMetadata::load(
-        &open(path)?,
+        &path.open()?,
         ArrowReaderOptions::default(),
     )?)
 }
 
-fn ranges_of(path: &Path, metadata: &ArrowReaderMetadata) -> Result<FileRanges, StatsError> {
+fn ranges_of<I: StatsInput + ?Sized>(
+    path: &I,
+    metadata: &ArrowReaderMetadata,
+) -> Result<FileRanges, StatsError> {
     let schema = metadata.schema();
     let parquet = metadata.metadata();
     let groups = parquet.row_groups();
@@ -204,7 +206,7 @@ fn ranges_of(path: &Path, metadata: &ArrowReaderMetadata) -> Result<FileRanges, 
             .map(|i| Range::new(schema.field(*i).data_type()))
             .collect();
         let builder =
-            ParquetRecordBatchReaderBuilder::new_with_metadata(open(path)?, metadata.clone());
+            ParquetRecordBatchReaderBuilder::new_with_metadata(path.open()?, metadata.clone());
         let mask = ProjectionMask::roots(builder.parquet_schema(), lacking.iter().copied());
         for batch in builder
             .with_projection(mask)

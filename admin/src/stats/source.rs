@@ -8,8 +8,6 @@
 //! number of files. While the statistics count one file's batches, the next files are decoded
 //! on other threads (as many as there are cores), each a batch ahead at most.
 
-use std::fs::File;
-use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use arrow_array::ArrayRef;
@@ -19,6 +17,7 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::ProjectionMask;
 
+use super::input::StatsInput;
 use super::parallel::{map_indices, threads_for};
 use super::partitions::Partitions;
 use super::schemas::{duplicates, Disagreements, SchemaCheck};
@@ -31,8 +30,8 @@ struct Footer {
 }
 
 impl Footer {
-    fn load(path: &Path) -> Result<Self, StatsError> {
-        let file = open(path)?;
+    fn load<I: StatsInput + ?Sized>(path: &I) -> Result<Self, StatsError> {
+        let file = path.open()?;
         let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::default())?;
         let parquet = metadata.metadata();
         let schema = parquet.file_metadata().schema_descr();
@@ -56,15 +55,15 @@ impl Footer {
 
     /// Reads the root columns at `roots` (ascending, this file's indices) batch by batch, each
     /// batch about `batch_bytes` decoded.
-    fn read(
+    fn read<I: StatsInput + ?Sized>(
         &self,
-        path: &Path,
+        path: &I,
         roots: &[usize],
         batch_bytes: u64,
         mut each: impl FnMut(&[ArrayRef]) -> Result<(), StatsError>,
     ) -> Result<(), StatsError> {
         let builder =
-            ParquetRecordBatchReaderBuilder::new_with_metadata(open(path)?, self.metadata.clone());
+            ParquetRecordBatchReaderBuilder::new_with_metadata(path.open()?, self.metadata.clone());
         let bytes: u64 = roots.iter().filter_map(|i| self.root_bytes.get(*i)).sum();
         let per_row = (bytes / self.rows().max(1)).max(1);
         let batch = usize::try_from(batch_bytes / per_row)
@@ -82,15 +81,11 @@ impl Footer {
     }
 }
 
-pub(super) fn open(path: &Path) -> Result<File, StatsError> {
-    File::open(path).map_err(|e| StatsError::Io(path.display().to_string(), e))
-}
-
 /// An error about one of many files names it.
-pub(super) fn in_file(path: &Path) -> impl Fn(StatsError) -> StatsError + '_ {
+pub(super) fn in_file<I: StatsInput + ?Sized>(path: &I) -> impl Fn(StatsError) -> StatsError + '_ {
     move |e| match e {
         StatsError::InFile(..) => e,
-        e => StatsError::InFile(path.display().to_string(), Box::new(e)),
+        e => StatsError::InFile(path.name(), Box::new(e)),
     }
 }
 
@@ -114,11 +109,11 @@ enum Read {
     Failed(StatsError),
 }
 
-impl<'a, P: AsRef<Path> + Sync> Source<'a, P> {
+impl<'a, P: StatsInput> Source<'a, P> {
     /// Reads every file's footer: the first's schema, the rows of all, and whether they share
     /// one schema (an error naming the files and columns that disagree, otherwise).
     pub(super) fn open(paths: &'a [P], partitions: Partitions<'a>) -> Result<Self, StatsError> {
-        let Some(first_path) = paths.first().map(AsRef::as_ref) else {
+        let Some(first_path) = paths.first() else {
             return Err(StatsError::NoFiles);
         };
         partitions.check(paths.len())?;
@@ -135,14 +130,14 @@ impl<'a, P: AsRef<Path> + Sync> Source<'a, P> {
         }
         let first = Footer::load(first_path).map_err(in_file(first_path))?;
         let schema = first.metadata.schema().clone();
-        let first_name = first_path.display().to_string();
+        let first_name = first_path.name();
         let mut found = Disagreements::default();
         found.extend(duplicates(&first_name, &schema));
         let check = SchemaCheck::new(&first_name, &schema);
         let scanned = map_indices(paths.len().saturating_sub(1), |i| {
-            let path = paths[i + 1].as_ref();
+            let path = &paths[i + 1];
             let footer = Footer::load(path).map_err(in_file(path))?;
-            let name = path.display().to_string();
+            let name = path.name();
             Ok::<_, StatsError>((
                 footer.rows(),
                 check.disagreements(&name, footer.metadata.schema()),
@@ -197,7 +192,7 @@ impl<'a, P: AsRef<Path> + Sync> Source<'a, P> {
         mut each: impl FnMut(&[ArrayRef]) -> Result<(), StatsError>,
     ) -> Result<(), StatsError> {
         if let (Some(footer), Some(path)) = (&self.single, self.paths.first()) {
-            return footer.read(path.as_ref(), indices, BATCH_BYTES, each);
+            return footer.read(path, indices, BATCH_BYTES, each);
         }
         let readers = threads_for(self.paths.len());
         let batch_bytes = (BATCH_BYTES / readers as u64).max(1 << 20);
@@ -234,7 +229,6 @@ impl<'a, P: AsRef<Path> + Sync> Source<'a, P> {
         send: SyncSender<Read>,
     ) {
         for (i, path) in self.paths.iter().enumerate().skip(first).step_by(step) {
-            let path = path.as_ref();
             let read = self
                 .read_file(i, path, indices, batch_bytes, &send)
                 .map_err(in_file(path));
@@ -253,7 +247,7 @@ impl<'a, P: AsRef<Path> + Sync> Source<'a, P> {
     fn read_file(
         &self,
         file: usize,
-        path: &Path,
+        path: &P,
         indices: &[usize],
         batch_bytes: u64,
         send: &SyncSender<Read>,
