@@ -202,14 +202,8 @@ impl DynamoWriter {
         F: FnOnce(Reserved) -> Fut,
         Fut: Future<Output = Result<Staged, E>>,
     {
-        let Publication {
-            slug,
-            meta,
-            id,
-            new_only,
-            now,
-        } = publication;
-        let reserved = self.reserve_version(slug, meta, id, new_only, now).await?;
+        let (slug, now) = (publication.slug, publication.now);
+        let reserved = self.reserve_version(publication).await?;
         let staged = upload(reserved.clone()).await?;
         self.put_version(slug, &staged.version).await?;
         self.activate(
@@ -226,14 +220,14 @@ impl DynamoWriter {
     /// Reserves the next version number of `slug`, creating the dataset (unlisted, with no
     /// active version, under `id` if given) when it does not exist yet. With `new_only`, a slug
     /// that already has an active version is refused (`SlugTaken`) and nothing changes.
-    async fn reserve_version(
-        &self,
-        slug: &Slug,
-        meta: &DatasetMeta,
-        id: Option<Uuid>,
-        new_only: bool,
-        now: DateTime<Utc>,
-    ) -> Result<Reserved, WriteError> {
+    async fn reserve_version(&self, publication: Publication<'_>) -> Result<Reserved, WriteError> {
+        let Publication {
+            slug,
+            meta,
+            id,
+            new_only,
+            now,
+        } = publication;
         for _ in 0..2 {
             // An unpublished dataset takes no new version until it is restored.
             let condition = if new_only {

@@ -49,14 +49,10 @@ impl DynamoWriter {
         R: FnOnce(u64) -> RFut,
         RFut: Future<Output = Result<bool, E>>,
     {
-        let Publication {
-            slug,
-            meta,
-            id,
-            new_only,
-            now,
-        } = publication;
-        if let Some(reserved) = self.unrecorded(slug, new_only).await? {
+        if let Some(reserved) = self
+            .unrecorded(publication.slug, publication.new_only)
+            .await?
+        {
             if ours(reserved.version).await? {
                 return Ok(Resumed {
                     reserved,
@@ -64,7 +60,7 @@ impl DynamoWriter {
                 });
             }
         }
-        let reserved = self.reserve_version(slug, meta, id, new_only, now).await?;
+        let reserved = self.reserve_version(publication).await?;
         Ok(Resumed {
             reserved,
             resumed: false,
