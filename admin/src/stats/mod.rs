@@ -56,6 +56,7 @@ mod listed;
 mod parallel;
 pub mod partitions;
 pub mod ranges;
+pub mod remote;
 pub mod schemas;
 mod source;
 
