@@ -91,8 +91,13 @@ pub enum What {
         files: u64,
         paths: Vec<String>,
     },
-    /// A page of rows (logged, not counted as a download).
-    Rows { offset: u64, length: u64 },
+    /// A page of rows (logged, not counted as a download); `split` as asked (`-` for the
+    /// whole version).
+    Rows {
+        offset: u64,
+        length: u64,
+        split: Option<String>,
+    },
 }
 
 impl Event<'_> {
@@ -156,7 +161,11 @@ impl Event<'_> {
                 first_files = paths.join(", ").as_str(),
                 "issued Delta Sharing file URL"
             ),
-            What::Rows { offset, length } => tracing::info!(
+            What::Rows {
+                offset,
+                length,
+                split,
+            } => tracing::info!(
                 audit = MARK,
                 slug = self.slug,
                 version = self.version,
@@ -166,6 +175,7 @@ impl Event<'_> {
                 allowed,
                 offset,
                 length,
+                split = split.as_deref().unwrap_or("-"),
                 "served rows"
             ),
         }
@@ -357,6 +367,7 @@ mod tests {
                 What::Rows {
                     offset: 100,
                     length: 50,
+                    split: Some("train".into()),
                 },
             ),
         ];
@@ -403,6 +414,15 @@ mod tests {
                 },
                 "{written}"
             );
+            if let What::Rows {
+                split: Some(split), ..
+            } = &what
+            {
+                assert!(
+                    written.contains(&format!("\"split\":\"{split}\"")),
+                    "the rows event names its split: {written}"
+                );
+            }
         }
     }
 }

@@ -68,6 +68,7 @@ async fn rows_inner(
         .event(What::Rows {
             offset: window.offset(),
             length,
+            split: split.map(str::to_owned),
         })
         .log();
     Ok(json_response(
