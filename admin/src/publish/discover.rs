@@ -373,5 +373,65 @@ pub fn discover(inputs: &Inputs) -> Result<Discovered, PublishError> {
     })
 }
 
+/// The files of a version of many files given by name rather than found on disk (the objects
+/// under a prefix in S3): each `(where it is, its path relative to the root)`, as a directory
+/// walk would have found them. The same rules as [`discover`]'s for a directory: names with a
+/// segment starting with `.` or `_` are skipped, names not ending in `.parquet` are left out
+/// ([`Discovered::ignored`]), at most [`MAX_FILES`]; then the same splits (`--split`, the
+/// layouts, `--no-splits`). The files' bytes are not read here.
+pub fn discover_names(
+    root: PathBuf,
+    names: Vec<(PathBuf, String)>,
+    inputs: &Inputs,
+) -> Result<Discovered, PublishError> {
+    let splits = split_flags(&inputs.splits)?;
+    let mut files = Vec::new();
+    let mut ignored = Vec::new();
+    for (path, rel) in names {
+        if rel.is_empty()
+            || rel
+                .split('/')
+                .any(|segment| segment.is_empty() || hidden(segment))
+        {
+            continue;
+        }
+        let name = rel.rsplit('/').next().unwrap_or(&rel);
+        if !is_parquet_name(name) {
+            ignored.push(rel);
+            continue;
+        }
+        files.push(Found {
+            path,
+            rel,
+            split: None,
+        });
+        if files.len() > MAX_FILES {
+            return Err(too_many());
+        }
+    }
+    if files.is_empty() {
+        return Err(bad(format!(
+            "no Parquet file (named *.parquet) under {}",
+            root.display()
+        )));
+    }
+    files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    let layout = if !splits.is_empty() {
+        assign_flags(&mut files, &splits)?;
+        Layout::Flags
+    } else if inputs.no_splits {
+        Layout::None
+    } else {
+        assign_layout(&mut files)
+    };
+    Ok(Discovered {
+        root,
+        files,
+        layout,
+        splits: splits.into_iter().map(|(name, _)| name).collect(),
+        ignored,
+    })
+}
+
 #[cfg(test)]
 mod tests;

@@ -37,7 +37,7 @@ use chrono::{DateTime, Utc};
 
 use super::discover::Discovered;
 use super::keys::{files_prefix, plan_key, Plan};
-use super::prepare::{bad, check_keys, prepare, uploads, Prepared};
+use super::prepare::{bad, check_keys, prepare, uploads, Prepared, PreparedFile};
 use super::upload::{bytes_bar, list_present, upload_all, Uploaded};
 use super::{fit, MetaInput, PublishError, Publisher, WIDEST};
 use crate::stats::FileStats;
@@ -98,7 +98,60 @@ impl Publisher {
         let provisional = input
             .clone()
             .resolve(self.writer.dataset_meta(slug).await?)?;
-        let mut prepared = prepare(found, &options.partition_types).await?;
+        let prepared = prepare(found, &options.partition_types).await?;
+        let parallel = options.parallel;
+        self.publish_prepared(
+            prepared,
+            slug,
+            input,
+            provisional,
+            new_only,
+            now,
+            |files, version, present| async move {
+                let uploads = uploads(&files, slug, version);
+                let bytes = files.iter().map(|f| f.digest.size).sum();
+                let bar = std::io::stdout()
+                    .is_terminal()
+                    .then(|| bytes_bar(bytes, "uploading"));
+                let result = upload_all(
+                    &self.s3,
+                    &self.bucket,
+                    &uploads,
+                    &present,
+                    parallel,
+                    bar.as_ref(),
+                )
+                .await;
+                if let Some(bar) = bar {
+                    bar.finish_and_clear();
+                }
+                result
+            },
+        )
+        .await
+    }
+
+    /// The part of a publish of many files after the files are read ([`prepare`], or the
+    /// staged objects' [`prepare_inputs`](super::prepare::prepare_inputs)): the version's fit
+    /// checked, the version reserved (or a cut-off run's taken again, by its plan), the files
+    /// put in place by `transfer` (given the files, the version's number and, on a resumed
+    /// run, the objects already under its prefix with their sizes), the manifest and the
+    /// version recorded and activated. Nothing is active until `transfer` succeeds.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn publish_prepared<T, F>(
+        &self,
+        mut prepared: Prepared,
+        slug: &Slug,
+        input: MetaInput,
+        provisional: catalog::records::DatasetMeta,
+        new_only: bool,
+        now: DateTime<Utc>,
+        transfer: T,
+    ) -> Result<PublishedFiles, PublishError>
+    where
+        T: FnOnce(Vec<PreparedFile>, u64, BTreeMap<String, u64>) -> F,
+        F: std::future::Future<Output = Result<Uploaded, PublishError>>,
+    {
         check_keys(slug, &prepared)?;
         let plan = prepared.plan();
         let (rows, bytes) = (prepared.rows(), prepared.bytes());
@@ -172,23 +225,7 @@ impl Publisher {
                             self.put_plan(slug, version, plan).await?;
                             BTreeMap::new()
                         };
-                        let uploads = uploads(&files, slug, version);
-                        let bar = std::io::stdout()
-                            .is_terminal()
-                            .then(|| bytes_bar(bytes, "uploading"));
-                        let result = upload_all(
-                            &self.s3,
-                            &self.bucket,
-                            &uploads,
-                            &present,
-                            options.parallel,
-                            bar.as_ref(),
-                        )
-                        .await;
-                        if let Some(bar) = bar {
-                            bar.finish_and_clear();
-                        }
-                        *done = Some(result?);
+                        *done = Some(transfer(files, version, present).await?);
                         Ok(StagedFiles {
                             version: version_of(version, schema_json),
                             meta,

@@ -18,11 +18,14 @@ use super::discover::Discovered;
 use super::keys::{files_prefix, Plan, KEY_MAX_BYTES};
 use super::upload::{Digest, FileUpload};
 use super::PublishError;
-use crate::stats::{scan_files, summarize_partitioned, FileStats, Partitions, StatsError};
+use crate::stats::{
+    scan_files, summarize_partitioned, FileStats, Partitions, StatsError, StatsInput,
+};
 
 /// One file, ready to go.
 #[derive(Debug, Clone)]
 pub struct PreparedFile {
+    /// Where the file is: its local path, or a staged object's key.
     pub path: PathBuf,
     pub rel: RelPath,
     pub digest: Digest,
@@ -127,6 +130,30 @@ pub async fn prepare(
     found: &Discovered,
     partition_types: &[(String, PartitionType)],
 ) -> Result<Prepared, PublishError> {
+    let paths: Vec<PathBuf> = found.files.iter().map(|f| f.path.clone()).collect();
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    prepare_inputs(found, partition_types, paths, move |paths: &[PathBuf]| {
+        digest_all(paths, workers)
+    })
+    .await
+}
+
+/// [`prepare`] over any inputs the statistics read ([`StatsInput`]: local files, or staged
+/// objects in S3), one per file found and in the same order, with `digests` giving each one's
+/// size and SHA-256 (run beside the statistics, on its own thread).
+pub async fn prepare_inputs<I, D>(
+    found: &Discovered,
+    partition_types: &[(String, PartitionType)],
+    paths: Vec<I>,
+    digests: D,
+) -> Result<Prepared, PublishError>
+where
+    I: StatsInput + Clone + Send + 'static,
+    D: FnOnce(&[I]) -> Result<Vec<Digest>, PublishError> + Send + 'static,
+{
+    if paths.len() != found.files.len() {
+        return Err(bad("one input per file found is needed"));
+    }
     let splits = found
         .splits
         .iter()
@@ -168,7 +195,6 @@ pub async fn prepare(
         .map(|i| by_path.get(&i.path).map_or_else(Vec::new, |v| (*v).clone()))
         .collect();
     let columns = dry.summary.partitions.clone();
-    let paths: Vec<PathBuf> = found.files.iter().map(|f| f.path.clone()).collect();
     // Each split's files (indexes into `paths`), in the summary's order of splits.
     let split_files: Vec<Vec<usize>> = dry
         .summary
@@ -193,13 +219,12 @@ pub async fn prepare(
             .map(|f| f.name().clone())
             .collect();
         check_not_columns(&columns, &names).map_err(bad)?;
-        let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
         let partitions = Partitions {
             columns: &columns,
             values: &values,
         };
         let (stats, digests) = std::thread::scope(|scope| {
-            let digests = scope.spawn(|| digest_all(&paths, workers));
+            let digests = scope.spawn(|| digests(&paths));
             let stats = summarize_partitioned(&paths, partitions);
             (stats, digests.join())
         });
@@ -209,7 +234,7 @@ pub async fn prepare(
         // the version's; a version of several splits is read once more in all).
         let mut split_stats = Vec::with_capacity(split_files.len());
         for files in &split_files {
-            let paths: Vec<&PathBuf> = files.iter().map(|&n| &paths[n]).collect();
+            let paths: Vec<I> = files.iter().map(|&n| paths[n].clone()).collect();
             let values: Vec<Vec<PartitionValue>> =
                 files.iter().map(|&n| values[n].clone()).collect();
             let partitions = Partitions {
