@@ -20,6 +20,7 @@ pub mod discover;
 pub mod keys;
 pub mod many;
 pub mod prepare;
+pub mod staged;
 pub mod upload;
 
 pub use upload::PART_SIZE;

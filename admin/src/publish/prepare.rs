@@ -80,7 +80,7 @@ pub(crate) fn bad(e: impl std::fmt::Display) -> PublishError {
 }
 
 /// The files' digests, read `workers` at a time.
-fn digest_all(paths: &[PathBuf], workers: usize) -> Result<Vec<Digest>, PublishError> {
+pub(crate) fn digest_all(paths: &[PathBuf], workers: usize) -> Result<Vec<Digest>, PublishError> {
     let next = AtomicUsize::new(0);
     let digests: Mutex<Vec<Option<Digest>>> = Mutex::new(vec![None; paths.len()]);
     let failed: Mutex<Option<PublishError>> = Mutex::new(None);
