@@ -8,6 +8,7 @@
 
 pub mod cmd;
 pub mod download;
+pub mod ingest;
 pub mod publish;
 pub mod remove;
 pub mod stats;

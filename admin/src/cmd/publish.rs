@@ -5,10 +5,18 @@ use std::path::PathBuf;
 
 use super::{slug, CliError, Context};
 use crate::human_bytes;
+use crate::ingest::error::{IngestError, OnError};
+use crate::ingest::parquet::DEFAULT_TARGET;
+use crate::ingest::schema::Overrides;
+use crate::ingest::source::Format;
+use crate::ingest::{
+    convert_all, parse_delimiter, parse_size, text_inputs, Converted, Settings, WorkDir,
+    DEFAULT_INFER_ROWS,
+};
 use crate::publish::discover::{discover, Inputs, Layout};
 use crate::publish::many::{parse_partition_type, FilesOptions, PublishedFiles};
 use crate::publish::upload::DEFAULT_PARALLEL;
-use crate::publish::{MetaInput, Publisher};
+use crate::publish::{MetaInput, PublishError, Publisher};
 use catalog::records::Discussion;
 
 /// Publish Parquet files as the next version of a dataset, computing its column statistics.
@@ -23,6 +31,13 @@ use catalog::records::Discussion;
 ///
 /// Example: catalog-admin publish ./sales --slug sales --split train='train/**'
 ///   --split test='test/**'
+///
+/// CSV, TSV and JSON Lines (.csv, .tsv, .jsonl, .ndjson, each maybe .gz or .zst) are converted
+/// to Parquet first (zstd, a page index), then published the same way: one input that makes one
+/// file is a single-file version; several inputs, or one split into several files, a version of
+/// many files. Bad input publishes nothing and names the file, the line and the column.
+///
+/// Example: catalog-admin publish trips.csv.gz --slug trips --column fare=float64 --null NA
 #[derive(clap::Args)]
 pub struct Args {
     /// The Parquet file; or a directory, several files or globs (quoted, or expanded by the
@@ -77,6 +92,166 @@ pub struct Args {
     /// A short note on what the data shows.
     #[arg(long)]
     insights: Option<String>,
+    #[command(flatten)]
+    text: TextArgs,
+}
+
+/// How CSV, TSV and JSON Lines inputs are read and converted.
+#[derive(clap::Args)]
+struct TextArgs {
+    /// Read every input as this format, whatever its name: csv, tsv or jsonl (compression is
+    /// still read from a .gz or .zst ending).
+    #[arg(long, value_name = "csv|tsv|jsonl")]
+    format: Option<String>,
+    /// CSV's field delimiter: one ASCII character, or \t (default ',' for CSV, tab for TSV).
+    #[arg(long, value_name = "CHAR")]
+    delimiter: Option<String>,
+    /// Rows read to infer the columns' types (the first ones of each input).
+    #[arg(long, default_value_t = DEFAULT_INFER_ROWS as u64, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    infer_rows: u64,
+    /// Columns' types from a JSON or YAML file: {"column": "type"}, the types int64, float64,
+    /// bool, string, date, timestamp, timestamp_tz. Columns it does not name are inferred.
+    #[arg(long, value_name = "FILE")]
+    schema: Option<PathBuf>,
+    /// A column's type, over the schema file and inference (repeat for several).
+    #[arg(long = "column", value_name = "NAME=TYPE")]
+    columns: Vec<String>,
+    /// A CSV value read as null, besides the empty field (repeat for several), e.g. NA.
+    #[arg(long = "null", value_name = "TEXT")]
+    nulls: Vec<String>,
+    /// What a bad row does: fail (nothing is published) or skip (left out, counted, and the
+    /// first 10 named; recorded on the version).
+    #[arg(long, value_name = "fail|skip", default_value = "fail")]
+    on_error: String,
+    /// About the size of each Parquet file an input is split into, e.g. 256M or 1G.
+    #[arg(long, value_name = "SIZE")]
+    target_file_size: Option<String>,
+    /// Where the Parquet is written before it is uploaded (a directory of its own is made
+    /// there and removed afterwards); the system's temporary directory by default.
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<PathBuf>,
+}
+
+impl TextArgs {
+    /// The flags given that apply to text inputs only (for the refusal without any).
+    fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        let pairs = [
+            (self.delimiter.is_some(), "--delimiter"),
+            (self.infer_rows != DEFAULT_INFER_ROWS as u64, "--infer-rows"),
+            (self.schema.is_some(), "--schema"),
+            (!self.columns.is_empty(), "--column"),
+            (!self.nulls.is_empty(), "--null"),
+            (self.on_error != "fail", "--on-error"),
+            (self.target_file_size.is_some(), "--target-file-size"),
+            (self.work_dir.is_some(), "--work-dir"),
+        ];
+        for (set, flag) in pairs {
+            if set {
+                given.push(flag);
+            }
+        }
+        given
+    }
+
+    fn settings(&self) -> Result<Settings, IngestError> {
+        let mut overrides = match &self.schema {
+            Some(path) => Overrides::from_file(path)?,
+            None => Overrides::default(),
+        };
+        for raw in &self.columns {
+            overrides.add_flag(raw)?;
+        }
+        Ok(Settings {
+            format: self.format.as_deref().map(forced_format).transpose()?,
+            delimiter: self.delimiter.as_deref().map(parse_delimiter).transpose()?,
+            infer_rows: self.infer_rows as usize,
+            nulls: self.nulls.clone(),
+            on_error: match self.on_error.as_str() {
+                "fail" => OnError::Fail,
+                "skip" => OnError::Skip,
+                other => {
+                    return Err(IngestError::Usage(format!(
+                        "--on-error {other}: fail or skip"
+                    )))
+                }
+            },
+            target_file_size: match &self.target_file_size {
+                Some(raw) => parse_size(raw)?,
+                None => DEFAULT_TARGET,
+            },
+            overrides,
+        })
+    }
+}
+
+fn forced_format(raw: &str) -> Result<Format, IngestError> {
+    Format::parse(raw)
+        .ok_or_else(|| IngestError::Usage(format!("--format {raw}: csv, tsv or jsonl")))
+}
+
+/// An error of the conversion as the CLI reports it: bad input and unreadable files exit 2.
+fn ingest_error(e: IngestError) -> CliError {
+    match e {
+        IngestError::Usage(message) => CliError::Usage(message),
+        IngestError::Write(..) => CliError::Objects(e.to_string()),
+        IngestError::Bad(_) | IngestError::Io(..) => {
+            CliError::Publish(PublishError::BadInput(e.to_string()))
+        }
+    }
+}
+
+/// Converts the text inputs among `inputs.args`, if any, and points `inputs` at the Parquet
+/// made (a file, for a single-file version, or the work directory); the work directory lives
+/// as long as the value returned.
+async fn convert_text(
+    inputs: &mut Inputs,
+    text: &TextArgs,
+) -> Result<Option<(WorkDir, Converted)>, CliError> {
+    let forced = text
+        .format
+        .as_deref()
+        .map(forced_format)
+        .transpose()
+        .map_err(ingest_error)?;
+    let Some(found) = text_inputs(&inputs.args, forced).map_err(ingest_error)? else {
+        let given = text.given();
+        if !given.is_empty() {
+            return Err(CliError::Usage(format!(
+                "{} apply to CSV, TSV and JSON Lines inputs; none is given",
+                given.join(", ")
+            )));
+        }
+        return Ok(None);
+    };
+    let settings = text.settings().map_err(ingest_error)?;
+    let work = WorkDir::new(text.work_dir.as_deref()).map_err(ingest_error)?;
+    let single = inputs.single_file().is_some();
+    let path = work.path.clone();
+    let converted = tokio::task::spawn_blocking(move || convert_all(&found, &settings, &path))
+        .await
+        .map_err(|e| CliError::Objects(format!("the conversion failed: {e}")))?
+        .map_err(ingest_error)?;
+    let files: usize = converted.outputs.iter().map(|(_, f)| f.len()).sum();
+    eprintln!(
+        "converted {} input(s) to {files} Parquet file(s): {} rows",
+        converted.outputs.len(),
+        converted.rows
+    );
+    if converted.skipped.count > 0 {
+        eprintln!(
+            "skipped {} bad row(s) (--on-error skip):",
+            converted.skipped.count
+        );
+        for row in &converted.skipped.first {
+            eprintln!("  {row}");
+        }
+    }
+    inputs.args = match converted.single_file() {
+        Some(file) if single => vec![file.to_owned()],
+        _ => vec![work.path.clone()],
+    };
+    Ok(Some((work, converted)))
 }
 
 pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
@@ -98,11 +273,13 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
         discussions: None::<Vec<Discussion>>,
         access: None,
     };
-    let inputs = Inputs {
+    let mut inputs = Inputs {
         args: args.inputs,
         splits: args.splits,
         no_splits: args.no_splits,
     };
+    // CSV, TSV and JSON Lines become Parquet here, before anything is written.
+    let _converted = convert_text(&mut inputs, &args.text).await?;
     let publisher = Publisher {
         writer: aws.writer(),
         s3: aws.s3(),
