@@ -14,6 +14,7 @@ pub mod inspect;
 pub mod keyless;
 pub mod keys;
 pub mod publish;
+pub mod stage;
 pub mod versions;
 
 use aws_config::SdkConfig;
@@ -58,6 +59,8 @@ pub enum Command {
     #[command(subcommand)]
     Versions(versions::Command),
     Download(download::Args),
+    #[command(subcommand)]
+    Stage(stage::Command),
     Audit(audit::Args),
     CountDownloads(audit::CountArgs),
 }
@@ -75,6 +78,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Datasets(command) => datasets::run(command, &ctx).await,
         Command::Versions(command) => versions::run(command, &ctx).await,
         Command::Download(args) => download::run(args, &ctx).await,
+        Command::Stage(command) => stage::run(command, &ctx).await,
         Command::Audit(args) => audit::run(args, &ctx).await,
         Command::CountDownloads(args) => audit::count(args, &ctx).await,
     }
