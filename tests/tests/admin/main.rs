@@ -6,6 +6,7 @@
 //! - `many_files`: a version of many files (splits, partitions), a cut-off publish resumed,
 //!   and its bad input;
 //! - `reindex`: the filter lists repaired, and a publish whose list rewrite fails;
+//! - `staged`: files staged under `staging/` and published in place (server-side copies);
 //! - `operations`: keys, keyless windows, listings, pinned versions, `--help`;
 //! - `statistics`: `catalog-admin inspect` against a pandas/pyarrow reference.
 //! - `takedown`: unpublish, restore, delete a dataset, delete a version.
@@ -130,6 +131,7 @@ mod many_files;
 mod operations;
 mod publishing;
 mod reindex;
+mod staged;
 mod statistics;
 mod takedown;
 mod takedown_many;
