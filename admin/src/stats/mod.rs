@@ -54,6 +54,7 @@ pub mod histogram;
 pub mod input;
 mod listed;
 mod parallel;
+pub mod partial;
 pub mod partitions;
 pub mod ranges;
 pub mod remote;

@@ -29,6 +29,24 @@ impl HyperLogLog {
         }
     }
 
+    /// The registers, to write a sketch down ([`partial`](super::partial) keeps them in a
+    /// file's partial statistics).
+    pub(super) fn registers(&self) -> &[u8] {
+        &self.registers
+    }
+
+    /// A sketch from registers written down: `None` unless there are 2^14 of them.
+    pub(super) fn from_registers(registers: Vec<u8>) -> Option<Self> {
+        (registers.len() == 1 << Self::P).then_some(Self { registers })
+    }
+
+    /// The sketch of the union: the register-wise maximum.
+    pub(super) fn merge(&mut self, other: &Self) {
+        for (mine, theirs) in self.registers.iter_mut().zip(&other.registers) {
+            *mine = (*mine).max(*theirs);
+        }
+    }
+
     pub(super) fn estimate(&self) -> u64 {
         let m = self.registers.len() as f64;
         let alpha = 0.7213 / (1.0 + 1.079 / m);
