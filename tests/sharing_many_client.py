@@ -10,6 +10,10 @@ Reads a JSON list of operations on stdin and prints one JSON result per operatio
   pyarrow reading R as a Hive-partitioned dataset with the same filter (`part` read as int64, as
   the connector types it from the Delta schema's `long`). Without a limit: `equal`, and why
   not (both sorted by id); with one: `rows`, and `subset` (every row is one of pyarrow's);
+- {"op": "list", "profile": F, "table": T}: the connector's own listing of the whole table
+  (`DataSharingRestClient.list_files_in_table`, no predicate, no paging: the connector 1.4.2
+  never pages), without reading the files: how many file actions, how many distinct paths, and
+  the answer's Content-Encoding;
 - {"op": "fail", "profile": F, "table": T}: a load expected to be refused: its status and body.
 """
 
@@ -71,6 +75,19 @@ def load(op):
     return {"equal": why is None, "why": why, "rows": len(frame), "columns": list(frame.columns)}
 
 
+def listing(op):
+    from delta_sharing.protocol import DeltaSharingProfile, Table
+    from delta_sharing.rest_client import DataSharingRestClient
+    share, schema, name = op["table"].split(".")
+    client = DataSharingRestClient(DeltaSharingProfile.read_from_file(op["profile"]))
+    encodings = []
+    client._session.hooks["response"].append(
+        lambda r, *a, **k: encodings.append(r.headers.get("Content-Encoding")))
+    files = client.list_files_in_table(Table(name=name, share=share, schema=schema)).add_files
+    paths = {f.url.split("?")[0].split("/files/")[1] for f in files}
+    return {"files": len(files), "distinct": len(paths), "encodings": encodings}
+
+
 def run(op):
     kind = op["op"]
     try:
@@ -78,6 +95,8 @@ def run(op):
             return write(op)
         if kind == "load":
             return load(op)
+        if kind == "list":
+            return listing(op)
         if kind == "fail":
             delta_sharing.load_as_pandas(f"{op['profile']}#{op['table']}")
             return {"unexpected": "loaded"}

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeSet;
 
+use catalog_http::testing::V2Event;
 use catalog_tests::{start_local_api, tool, Wire};
 use serde_json::json;
 
@@ -188,6 +189,47 @@ async fn ten_thousand_files_are_skipped_by_partition_and_statistics_and_paged() 
     assert_eq!(resp.status(), 400);
     assert_eq!(json_body(&resp)["errorCode"], "INVALID_PARAMETER_VALUE");
 
+    // WHEN the whole table is asked for without paging, by a client that takes the answer as
+    // it is
+    let whole = json!({}).to_string();
+    let resp = ask(&catalog, &signer, "POST", &query, Some(READ_KEY), &whole).await;
+    // THEN it is refused: 10,000 file lines pass 4,000,000 bytes; the message says what to send
+    assert_eq!(resp.status(), 400);
+    let message = json_body(&resp)["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.contains("maxFiles") && message.contains("gzip"),
+        "{message}"
+    );
+    // WHEN a client that accepts gzip asks the same
+    let event = V2Event::new("POST", &format!("/api/v1/delta-sharing{query}"))
+        .body(&whole)
+        .header("authorization", &format!("Bearer {READ_KEY}"))
+        .header("accept-encoding", "gzip, deflate");
+    let resp = api::sharing(&event.request(), &catalog, &signer, Utc::now()).await;
+    // THEN the answer is gzip-compressed and holds every file once
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["content-encoding"], "gzip");
+    assert_eq!(resp.headers()["vary"], "Accept-Encoding");
+    let compressed = resp.body().to_vec();
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(compressed.as_slice()),
+        &mut text,
+    )
+    .unwrap();
+    assert!(text.len() > 4_000_000, "{} bytes", text.len());
+    assert!(
+        compressed.len() < text.len() / 4,
+        "{} bytes",
+        compressed.len()
+    );
+    let whole: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let paths: BTreeSet<String> = files(&whole).into_iter().map(path_of).collect();
+    assert_eq!(paths.len() as u64, PARTS * PER_PART);
+
     // WHEN the connector loads partition 7, ids below 30, and 10 rows of partition 7
     let (api, _guard) = start_local_api(&g.stack);
     let profiles = Profiles::new();
@@ -201,7 +243,7 @@ async fn ten_thousand_files_are_skipped_by_partition_and_statistics_and_paged() 
          "filter": ["id", "<", 30]},
         {"op": "load", "profile": profile, "table": t, "json": seven, "limit": 10,
          "root": root_str, "filter": ["part", "==", 7]},
-        {"op": "fail", "profile": profile, "table": t},
+        {"op": "list", "profile": profile, "table": t},
     ]));
     // THEN its frames equal pyarrow's reading of the files with the same filter
     assert_eq!(results[0]["equal"], true, "{}", results[0]["why"]);
@@ -215,16 +257,12 @@ async fn ten_thousand_files_are_skipped_by_partition_and_statistics_and_paged() 
     // AND the limit reads 10 of partition 7's rows
     assert_eq!(results[2]["rows"], 10, "{}", results[2]);
     assert_eq!(results[2]["subset"], true, "{}", results[2]);
-    // AND the whole table, which one answer cannot hold without paging (the connector does not
-    // page), is refused saying what to send instead
-    let refused = &results[3];
-    assert_eq!(refused["status"], 400, "{refused}");
-    assert_eq!(refused["body"]["errorCode"], "INVALID_PARAMETER_VALUE");
-    let message = refused["body"]["message"].as_str().unwrap();
-    assert!(
-        message.contains("maxFiles") && message.contains("part"),
-        "{message}"
-    );
+    // AND the connector lists the whole table, without paging (it never pages): its answer
+    // came gzip-compressed, every file once
+    let listed = &results[3];
+    assert_eq!(listed["files"], PARTS * PER_PART, "{listed}");
+    assert_eq!(listed["distinct"], PARTS * PER_PART, "{listed}");
+    assert_eq!(listed["encodings"], json!(["gzip"]), "{listed}");
     let _ = std::fs::remove_dir_all(&root);
 }
 

@@ -121,6 +121,27 @@ pub(super) fn single_param<'a>(req: &'a Request, name: &str) -> Result<Option<&'
     }
 }
 
+/// Whether the client takes a gzip-compressed answer: `Accept-Encoding` names `gzip` (or `*`)
+/// with a weight above zero.
+pub(super) fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(lambda_http::http::header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|coding| {
+            let mut parts = coding.split(';');
+            let name = parts.next().unwrap_or("").trim();
+            let refused = parts.any(|p| {
+                let p = p.trim();
+                p.strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
+        })
+}
+
 /// Every value of a repeatable query parameter, in order.
 pub(super) fn all_params(req: &Request, name: &str) -> Vec<String> {
     req.query_string_parameters_ref()
@@ -292,6 +313,32 @@ pub fn verified_claims(req: &Request) -> Option<&std::collections::HashMap<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gzip_is_accepted_when_named_or_starred_without_a_zero_weight() {
+        let accepts = |values: &[&str]| {
+            let mut headers = HeaderMap::new();
+            for v in values {
+                headers.append(
+                    lambda_http::http::header::ACCEPT_ENCODING,
+                    v.parse().unwrap(),
+                );
+            }
+            accepts_gzip(&headers)
+        };
+        // As Python's requests sends it, and as curl --compressed does
+        assert!(accepts(&["gzip, deflate"]));
+        assert!(accepts(&["deflate, gzip, br, zstd"]));
+        assert!(accepts(&["br;q=1.0, GZIP;q=0.5"]));
+        assert!(accepts(&["*"]));
+        assert!(accepts(&["identity", "gzip"]));
+        assert!(!accepts(&[]));
+        assert!(!accepts(&["identity"]));
+        assert!(!accepts(&["deflate, br"]));
+        assert!(!accepts(&["gzip;q=0"]));
+        assert!(!accepts(&["gzip; q=0.0, deflate"]));
+        assert!(!accepts(&["x-gzip-ish"]));
+    }
 
     #[test]
     fn routes_are_exact_paths() {

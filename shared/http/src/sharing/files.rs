@@ -13,10 +13,13 @@
 //!    the predicate (every row of a file the predicate is certainly true for; without a
 //!    predicate, every row), no more files are listed: the client's `LIMIT` is met by them.
 //!    Files whose rows may or may not pass do not count toward it.
-//! 4. **Bounds.** An answer holds at most [`MAX_BODY_BYTES`] of lines (Lambda answers at most
-//!    6 MB, the JSON envelope included). A paged query ([`Paging`]) stops there, or at
-//!    `maxFiles`, and points at the next file; a query without paging that would pass it is
-//!    refused, saying so, rather than cut.
+//! 4. **Bounds.** Lambda answers at most 6 MB, the JSON envelope included. An answer sent as
+//!    it is holds at most [`MAX_BODY_BYTES`] of lines; one sent gzip-compressed (the client
+//!    accepts gzip, as the Python connector's `requests` does) at most [`MAX_GZIP_BYTES`] of
+//!    compressed lines (base64 in the envelope: 4/3 of that) and [`MAX_RAW_BYTES`] before
+//!    compression ([`Budget`]). A paged query ([`Paging`]) stops there, or at `maxFiles`, and
+//!    points at the next file; a query without paging that would pass it is refused, saying
+//!    so, rather than cut.
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
@@ -29,8 +32,97 @@ use catalog::ports::{ManifestReader, UrlSigner};
 use catalog::records::ActiveVersion;
 use catalog::slug::Slug;
 
-/// The most bytes of file lines one answer holds.
+/// The most bytes of file lines one answer sent as it is holds.
 pub const MAX_BODY_BYTES: usize = 4_000_000;
+
+/// The most bytes of gzip-compressed file lines one compressed answer holds (base64-encoded in
+/// Lambda's answer: 4,000,000 bytes).
+pub const MAX_GZIP_BYTES: usize = 3_000_000;
+
+/// The most bytes of file lines, before compression, one compressed answer holds: a bound on
+/// the function's memory (the lines, then their compression).
+pub const MAX_RAW_BYTES: usize = 64_000_000;
+
+/// What one answer may still hold ([module docs](self), 4).
+pub enum Budget {
+    /// Sent as it is: the bytes of lines so far.
+    Plain { bytes: usize },
+    /// Sent gzip-compressed: the lines so far, compressed as the answer will be (at level 1),
+    /// into a sink that only counts.
+    Gzip {
+        raw: usize,
+        encoder: flate2::write::GzEncoder<Counter>,
+    },
+}
+
+/// A writer that keeps only the count of what it was given.
+#[derive(Default)]
+pub struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Budget {
+    pub fn new(gzip: bool) -> Self {
+        if gzip {
+            Budget::Gzip {
+                raw: 0,
+                encoder: flate2::write::GzEncoder::new(
+                    Counter::default(),
+                    flate2::Compression::fast(),
+                ),
+            }
+        } else {
+            Budget::Plain { bytes: 0 }
+        }
+    }
+
+    /// Takes `line` if the answer can still hold it. The compressed count lags by what the
+    /// encoder holds back (at most its 32 KB window and buffer), which the bound leaves room
+    /// for.
+    pub fn take(&mut self, line: &str) -> bool {
+        use std::io::Write;
+        match self {
+            Budget::Plain { bytes } => {
+                if *bytes + line.len() > MAX_BODY_BYTES {
+                    return false;
+                }
+                *bytes += line.len() + 1;
+                true
+            }
+            Budget::Gzip { raw, encoder } => {
+                if *raw + line.len() > MAX_RAW_BYTES || encoder.get_ref().0 > MAX_GZIP_BYTES {
+                    return false;
+                }
+                *raw += line.len() + 1;
+                // A write into a counter cannot fail.
+                let _ = encoder.write_all(line.as_bytes());
+                let _ = encoder.write_all(b"\n");
+                true
+            }
+        }
+    }
+
+    /// The bound it keeps, as an error message names it.
+    fn bound(&self) -> String {
+        match self {
+            Budget::Plain { .. } => format!(
+                "over {MAX_BODY_BYTES} bytes; a client that accepts gzip (Accept-Encoding: \
+                 gzip) gets about ten times as many files in one answer"
+            ),
+            Budget::Gzip { .. } => {
+                format!("over {MAX_GZIP_BYTES} bytes compressed or {MAX_RAW_BYTES} bytes")
+            }
+        }
+    }
+}
 
 /// Most stored items one read of chunks asks for: one BatchGetItem.
 const ITEMS_PER_READ: u32 = 100;
@@ -63,6 +155,8 @@ pub struct FilesQuery<'a> {
     pub paging: Option<Paging>,
     /// Time travel was asked for: each line names the version and its time.
     pub pinned: bool,
+    /// The answer will be sent gzip-compressed (its bound is then [`MAX_GZIP_BYTES`]).
+    pub gzip: bool,
     pub now: DateTime<Utc>,
 }
 
@@ -104,7 +198,7 @@ pub async fn list_files(
     });
     let mut out = Listed::default();
     let mut rows = from.rows;
-    let mut bytes = 0usize;
+    let mut budget = Budget::new(q.gzip);
     let mut start = 0;
     // A query that may stop early (a page, a limit) reads one page's worth of chunks first,
     // then twice as many each time; one that lists every match reads as many as one
@@ -166,14 +260,13 @@ pub async fn list_files(
                     }
                 }
                 let line = file_line(q, file, signer, &mut out.expires_at).await?;
-                if bytes + line.len() > MAX_BODY_BYTES && !out.lines.is_empty() {
+                if !budget.take(&line) && !out.lines.is_empty() {
                     if q.paging.is_some() {
                         out.next = Some(here);
                         return Ok(out);
                     }
-                    return Err(too_large(q, out.lines.len()));
+                    return Err(too_large(q, out.lines.len(), &budget));
                 }
-                bytes += line.len() + 1;
                 out.lines.push(line);
                 if out.first_paths.len() < LOGGED_PATHS {
                     out.first_paths.push(file.path.as_str().to_owned());
@@ -201,15 +294,16 @@ pub async fn list_files(
     Ok(out)
 }
 
-fn too_large(q: &FilesQuery<'_>, listed: usize) -> ApiError {
+fn too_large(q: &FilesQuery<'_>, listed: usize, budget: &Budget) -> ApiError {
     ApiError::BadRequest(format!(
         "this query matches more files of '{}' v{} than one answer holds without paging (more \
-         than {listed} of its {} files, over {MAX_BODY_BYTES} bytes): send maxFiles (the \
-         protocol's paging of query results), a predicate that selects fewer files \
-         (jsonPredicateHints on the partition columns {}), or a limitHint",
+         than {listed} of its {} files, {}): send maxFiles (the protocol's paging of query \
+         results), a predicate that selects fewer files (jsonPredicateHints on the partition \
+         columns {}), or a limitHint",
         q.slug,
         q.version.version,
         q.summary.files,
+        budget.bound(),
         partition_names(q.summary),
     ))
 }

@@ -48,6 +48,7 @@ fn version(summary: &Summary) -> ActiveVersion {
         sha256: summary.sha256.clone(),
         published_at: Utc::now(),
         files: None,
+        ingested: None,
     }
 }
 
@@ -74,6 +75,7 @@ async fn a_query_reads_only_the_chunks_it_needs_and_stops_at_its_page_or_limit()
         limit,
         paging,
         pinned: false,
+        gzip: false,
         now: Utc::now(),
     };
     let none: &'static Predicate = Box::leak(Box::new(Predicate::default()));
@@ -151,4 +153,71 @@ async fn a_query_reads_only_the_chunks_it_needs_and_stops_at_its_page_or_limit()
         .await
         .unwrap_err();
     assert_eq!(e.status().as_u16(), 500);
+}
+
+/// File lines as a deployed function writes them: a URL whose session token is the same in
+/// every line, a signature and an id of its own in each.
+fn file_line(i: u64, token: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let hex = |s: String| hex::encode(Sha256::digest(s.as_bytes()));
+    format!(
+        r#"{{"file":{{"url":"https://catalog-data.s3.us-east-1.amazonaws.com/datasets/d/v1/files/part%3D{:02}/f-{i:06}.parquet?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=ASIAEXAMPLE%2F20261129%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261129T010203Z&X-Amz-Expires=900&X-Amz-Security-Token={token}&X-Amz-Signature={}&X-Amz-SignedHeaders=host","id":"{}","partitionValues":{{"part":"{}"}},"size":{},"stats":"{{\"numRecords\":{}}}"}}}}"#,
+        i % 100,
+        hex(format!("signature {i}")),
+        hex(format!("id {i}")),
+        i % 100,
+        10_000 + i * 7 % 5_000,
+        1_000 + i % 17,
+    )
+}
+
+#[test]
+fn a_gzip_answer_holds_many_more_lines_than_a_plain_one_within_its_compressed_bound() {
+    use super::files::{Budget, MAX_BODY_BYTES, MAX_GZIP_BYTES};
+    use std::io::Write;
+    // A session token of about 1 KB, as an assumed role's.
+    let token: String = (0..16)
+        .map(|n| hex::encode(sha2::Sha256::digest(format!("token {n}").as_bytes())))
+        .collect::<String>();
+    use sha2::Digest;
+    let taken = |gzip: bool| {
+        let mut budget = Budget::new(gzip);
+        let mut lines = Vec::new();
+        for i in 0.. {
+            let line = file_line(i, &token);
+            if !budget.take(&line) {
+                break;
+            }
+            lines.push(line);
+        }
+        lines
+    };
+    let plain = taken(false);
+    let gzip = taken(true);
+    // Sent as it is: the lines stay within MAX_BODY_BYTES (about 2,000 such lines).
+    let plain_bytes: usize = plain.iter().map(|l| l.len() + 1).sum();
+    assert!(plain_bytes <= MAX_BODY_BYTES, "{plain_bytes}");
+    assert!(
+        plain_bytes + plain[0].len() > MAX_BODY_BYTES,
+        "it fills the answer"
+    );
+    // Compressed: about ten times as many lines, and compressed they stay within the bound,
+    // with the encoder's lag
+    assert!(
+        gzip.len() > 8 * plain.len(),
+        "{} vs {}",
+        gzip.len(),
+        plain.len()
+    );
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    for line in &gzip {
+        encoder.write_all(line.as_bytes()).unwrap();
+        encoder.write_all(b"\n").unwrap();
+    }
+    let compressed = encoder.finish().unwrap().len();
+    assert!(compressed <= MAX_GZIP_BYTES + 64 * 1024, "{compressed}");
+    assert!(
+        compressed > MAX_GZIP_BYTES / 2,
+        "it fills the answer: {compressed}"
+    );
 }

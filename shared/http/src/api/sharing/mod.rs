@@ -31,7 +31,7 @@ mod query;
 
 use super::gate::{authenticate, judge, Admitted};
 use super::http::{json_response, shell, Audience};
-use super::request::{presented_key, request_path, single_param};
+use super::request::{accepts_gzip, presented_key, request_path, single_param};
 use crate::error::{ApiError, Named, Refusal, SharingError, StoreError};
 use crate::sharing::hints::Hints;
 use crate::sharing::{
@@ -50,7 +50,7 @@ use catalog::query::{ListQuery, Sort, SortField};
 use catalog::records::{ActiveVersion, DatasetRecord};
 use catalog::sharing::Unsupported;
 use catalog::slug::Slug;
-use query::{query_files, query_one};
+use query::{query_files, query_one, Files};
 
 /// Everything the Delta Sharing routes read.
 pub trait SharingStore:
@@ -152,7 +152,14 @@ async fn answer(
             match opened.version.files.clone() {
                 Some(summary) => {
                     hints.check_token(opened.version.version)?;
-                    query_files(&opened, &summary, &hints, pinned, store, signer, now).await
+                    let gzip = accepts_gzip(req.headers());
+                    let files = Files {
+                        summary: &summary,
+                        hints: &hints,
+                        pinned,
+                        gzip,
+                    };
+                    query_files(&opened, files, store, signer, now).await
                 }
                 None => query_one(&opened, &hints, pinned, signer, now).await,
             }
@@ -431,6 +438,22 @@ fn ndjson(opened: &Opened, lines: &[String]) -> Result<Response<Body>, ApiError>
     );
     set_version(&mut response, opened.version.version);
     Ok(response)
+}
+
+/// `response` gzip-compressed (`Content-Encoding: gzip`), for a client that accepts it.
+fn gzipped(mut response: Response<Body>) -> Response<Body> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    // Writes into a Vec cannot fail.
+    let _ = encoder.write_all(response.body().as_ref());
+    let Ok(compressed) = encoder.finish() else {
+        return response;
+    };
+    *response.body_mut() = Body::Binary(compressed);
+    response
+        .headers_mut()
+        .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    response
 }
 
 fn set_version(response: &mut Response<Body>, version: u64) {

@@ -4,10 +4,11 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use lambda_http::http::{header, HeaderValue};
 use lambda_http::{Body, Response};
 use serde_json::json;
 
-use super::{metadata_line, ndjson, stored_columns, Opened};
+use super::{gzipped, metadata_line, ndjson, stored_columns, Opened};
 use crate::error::ApiError;
 use crate::routes::download_name;
 use crate::sharing::files::{list_files, FilesQuery};
@@ -66,15 +67,29 @@ pub(super) async fn query_one(
 
 /// A query of a version of many files ([`crate::sharing::files`]): the files the hints leave,
 /// a page of them when the client pages.
+/// What a query of a version of many files asks, besides the table.
+pub(super) struct Files<'a> {
+    pub summary: &'a Summary,
+    pub hints: &'a Hints,
+    /// Time travel was asked for.
+    pub pinned: bool,
+    /// The client accepts a gzip-compressed answer ([`crate::sharing::files::Budget`]).
+    pub gzip: bool,
+}
+
 pub(super) async fn query_files(
     opened: &Opened,
-    summary: &Summary,
-    hints: &Hints,
-    pinned: bool,
+    files: Files<'_>,
     manifests: &impl ManifestReader,
     signer: &impl UrlSigner,
     now: DateTime<Utc>,
 ) -> Result<Response<Body>, ApiError> {
+    let Files {
+        summary,
+        hints,
+        pinned,
+        gzip,
+    } = files;
     let dtypes: HashMap<String, String> = stored_columns(opened)?
         .into_iter()
         .map(|c| (c.name, c.dtype))
@@ -90,6 +105,7 @@ pub(super) async fn query_files(
         limit: hints.limit,
         paging,
         pinned,
+        gzip,
         now,
     };
     let listed = list_files(&query, manifests, signer).await?;
@@ -122,7 +138,11 @@ pub(super) async fn query_files(
             .map(|next| PageToken::encode(opened.version.version, next, hints.digest));
         lines.push(end_stream(token, listed.expires_at));
     }
-    ndjson(opened, &lines)
+    let mut response = ndjson(opened, &lines)?;
+    response
+        .headers_mut()
+        .insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+    Ok(if gzip { gzipped(response) } else { response })
 }
 
 /// The protocol's last line of a paged query: the next page's token (none on the last page) and
