@@ -125,6 +125,7 @@ pub async fn seed_dataset(
                     sha256: sample.sha256.clone(),
                     published_at: now,
                     files: None,
+                    ingested: None,
                 },
                 schema_json: sample.schema.to_string(),
             };

@@ -279,7 +279,10 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
         no_splits: args.no_splits,
     };
     // CSV, TSV and JSON Lines become Parquet here, before anything is written.
-    let _converted = convert_text(&mut inputs, &args.text).await?;
+    let converted = convert_text(&mut inputs, &args.text).await?;
+    let ingested = converted
+        .as_ref()
+        .map(|(_, converted)| std::sync::Arc::new(converted.record()));
     let publisher = Publisher {
         writer: aws.writer(),
         s3: aws.s3(),
@@ -307,13 +310,14 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
                 .collect::<Result<_, _>>()?,
         };
         let published = publisher
-            .publish_files(
+            .publish_files_ingested(
                 &found,
                 &slug,
                 flags.over(from_file),
                 args.new,
                 &options,
                 ctx.now,
+                ingested,
             )
             .await;
         println!("{}", files_line(&published?));
@@ -332,7 +336,14 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
         eprintln!("warning: {warning}");
     }
     let p = publisher
-        .publish(&file, &slug, flags.over(from_file), args.new, ctx.now)
+        .publish_ingested(
+            &file,
+            &slug,
+            flags.over(from_file),
+            args.new,
+            ctx.now,
+            ingested,
+        )
         .await?;
     let approximate = p.stats.columns.iter().filter(|c| c.approximate).count();
     println!(

@@ -247,6 +247,8 @@ fn check<R: BufRead>(
             line,
             column: column.map(str::to_owned),
             reason,
+            value: None,
+            detail: None,
         })
     };
     if records.unterminated_quote() {
@@ -372,7 +374,9 @@ fn bad_row(
                 file: file.to_owned(),
                 line,
                 column: Some(name.clone()),
-                reason: format!("'{}' is not a valid {kind}", super::clip(&value)),
+                reason: format!("not a valid {kind}"),
+                value: Some(format!("'{}'", super::clip(&value))),
+                detail: None,
             };
         }
     }
@@ -380,6 +384,8 @@ fn bad_row(
         file: file.to_owned(),
         line,
         column: None,
-        reason: error.to_string(),
+        reason: "the row does not decode".into(),
+        value: None,
+        detail: Some(error.to_string()),
     }
 }

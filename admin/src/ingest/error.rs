@@ -16,7 +16,12 @@ pub struct BadRow {
     pub line: u64,
     /// The column, when one is to blame.
     pub column: Option<String>,
+    /// What is wrong, without the data (a version records it as it is).
     pub reason: String,
+    /// The value at fault, quoted, for the operator: shown as "VALUE is REASON".
+    pub value: Option<String>,
+    /// More for the operator (a parser's own message), shown after the reason.
+    pub detail: Option<String>,
 }
 
 impl fmt::Display for BadRow {
@@ -28,7 +33,14 @@ impl fmt::Display for BadRow {
         if let Some(column) = &self.column {
             write!(f, ", column '{column}'")?;
         }
-        write!(f, ": {}", self.reason)
+        match &self.value {
+            Some(value) => write!(f, ": {value} is {}", self.reason)?,
+            None => write!(f, ": {}", self.reason)?,
+        }
+        match &self.detail {
+            Some(detail) => write!(f, " ({detail})"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -55,6 +67,8 @@ impl IngestError {
             line,
             column: column.map(str::to_owned),
             reason: reason.into(),
+            value: None,
+            detail: None,
         }))
     }
 }

@@ -102,25 +102,23 @@ pub fn convert<R: BufRead>(
             continue;
         }
         rows += 1;
-        let bad = |reason: String| BadRow {
+        let bad = |reason: &str, detail: Option<String>| BadRow {
             file: file.to_owned(),
             line,
             column: None,
-            reason,
+            reason: reason.to_owned(),
+            value: None,
+            detail,
         };
         let Ok(text) = std::str::from_utf8(&buf) else {
-            skipped.take(settings.on_error, bad("the line is not valid UTF-8".into()))?;
+            skipped.take(settings.on_error, bad("the line is not valid UTF-8", None))?;
             continue;
         };
         let trimmed = text.trim_start();
         if !trimmed.starts_with('{') {
-            let start: String = trimmed.chars().take(20).collect();
             skipped.take(
                 settings.on_error,
-                bad(format!(
-                    "the line is not a JSON object (it starts '{}')",
-                    start.trim_end()
-                )),
+                bad("the line is not a JSON object", None),
             )?;
             continue;
         }
@@ -128,7 +126,10 @@ pub fn convert<R: BufRead>(
             match serde_json::from_str::<Value>(text) {
                 Ok(value) => sample.push((line, value)),
                 Err(e) => {
-                    skipped.take(settings.on_error, bad(format!("not valid JSON: {e}")))?;
+                    skipped.take(
+                        settings.on_error,
+                        bad("not valid JSON", Some(e.to_string())),
+                    )?;
                     continue;
                 }
             }
@@ -257,11 +258,18 @@ fn bad_line(schema: &SchemaRef, raw: &[u8], file: &str, line: u64, error: ArrowE
         line,
         column: column.map(str::to_owned),
         reason,
+        value: None,
+        detail: None,
     };
     let object = match serde_json::from_slice::<Value>(raw) {
         Ok(Value::Object(object)) => object,
         Ok(_) => return bad(None, "the line is not a JSON object".into()),
-        Err(e) => return bad(None, format!("not valid JSON: {e}")),
+        Err(e) => {
+            return BadRow {
+                detail: Some(e.to_string()),
+                ..bad(None, "not valid JSON".into())
+            }
+        }
     };
     for (key, value) in &object {
         let Ok(field) = schema.field_with_name(key) else {
@@ -278,11 +286,14 @@ fn bad_line(schema: &SchemaRef, raw: &[u8], file: &str, line: u64, error: ArrowE
         let single = Arc::new(Schema::new(vec![field.clone()]));
         if decode(&single, raw, 1, false).is_err() {
             let kind = ColumnType::name_of(field.data_type());
-            return bad(
-                Some(key),
-                format!("{} is not a valid {kind}", super::clip(&value.to_string())),
-            );
+            return BadRow {
+                value: Some(super::clip(&value.to_string())),
+                ..bad(Some(key), format!("not a valid {kind}"))
+            };
         }
     }
-    bad(None, error.to_string())
+    BadRow {
+        detail: Some(error.to_string()),
+        ..bad(None, "the line does not decode".into())
+    }
 }

@@ -95,6 +95,46 @@ impl Converted {
     }
 }
 
+impl Converted {
+    /// What the version records of the conversion: the formats and compressions, the inputs,
+    /// the rows skipped and the first of them, without their values.
+    pub fn record(&self) -> catalog::ingested::Ingested {
+        let mut formats: Vec<String> = self
+            .outputs
+            .iter()
+            .map(|(i, _)| i.format.name().to_owned())
+            .collect();
+        formats.sort();
+        formats.dedup();
+        let mut compressions: Vec<String> = self
+            .outputs
+            .iter()
+            .map(|(i, _)| i.compression.name().to_owned())
+            .collect();
+        compressions.sort();
+        compressions.dedup();
+        catalog::ingested::Ingested {
+            formats,
+            compressions,
+            inputs: self.outputs.len() as u64,
+            rows_skipped: self.skipped.count,
+            skipped: self
+                .skipped
+                .first
+                .iter()
+                .map(|row| catalog::ingested::SkippedLine {
+                    file: row.file.clone(),
+                    line: row.line,
+                    column: row.column.clone(),
+                    reason: row.reason.clone(),
+                })
+                .collect(),
+            originals: Vec::new(),
+        }
+        .capped()
+    }
+}
+
 /// A value shortened for a message: at most 60 characters.
 pub fn clip(value: &str) -> String {
     if value.chars().count() <= 60 {

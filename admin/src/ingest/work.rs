@@ -112,7 +112,11 @@ pub fn convert_all(
         skipped: Skipped::default(),
     };
     for input in inputs {
-        let (files, rows, skipped) = convert_one(input, settings, work)?;
+        let (files, rows, mut skipped) = convert_one(input, settings, work)?;
+        // Skipped rows are named by the input's path as published, as the version records them.
+        for row in &mut skipped.first {
+            row.file.clone_from(&input.rel);
+        }
         converted.rows += rows;
         converted.skipped.merge(skipped);
         converted.outputs.push((input.clone(), files));

@@ -95,10 +95,28 @@ impl Publisher {
         options: &FilesOptions,
         now: DateTime<Utc>,
     ) -> Result<PublishedFiles, PublishError> {
+        self.publish_files_ingested(found, slug, input, new_only, options, now, None)
+            .await
+    }
+
+    /// [`Publisher::publish_files`] of files converted from text inputs, the version recording
+    /// `ingested` (what the conversion read, skipped and kept).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn publish_files_ingested(
+        &self,
+        found: &Discovered,
+        slug: &Slug,
+        input: MetaInput,
+        new_only: bool,
+        options: &FilesOptions,
+        now: DateTime<Utc>,
+        ingested: Option<Arc<catalog::ingested::Ingested>>,
+    ) -> Result<PublishedFiles, PublishError> {
         let provisional = input
             .clone()
             .resolve(self.writer.dataset_meta(slug).await?)?;
-        let prepared = prepare(found, &options.partition_types).await?;
+        let mut prepared = prepare(found, &options.partition_types).await?;
+        prepared.ingested = ingested;
         let parallel = options.parallel;
         self.publish_prepared(
             prepared,
@@ -161,6 +179,7 @@ impl Publisher {
             .iter()
             .map(|c| c.name.clone())
             .collect();
+        let ingested = prepared.ingested.clone();
         let version_of = |number: u64, schema_json: String| NewVersion {
             active: ActiveVersion {
                 version: number,
@@ -171,6 +190,7 @@ impl Publisher {
                 sha256: plan.manifest_sha256.clone(),
                 published_at: now,
                 files: None,
+                ingested: ingested.clone(),
             },
             schema_json,
         };

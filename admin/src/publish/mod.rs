@@ -261,6 +261,21 @@ impl Publisher {
         new_only: bool,
         now: DateTime<Utc>,
     ) -> Result<Published, PublishError> {
+        self.publish_ingested(path, slug, input, new_only, now, None)
+            .await
+    }
+
+    /// [`Publisher::publish`] of a file converted from text inputs, the version recording
+    /// `ingested` (what the conversion read, skipped and kept).
+    pub async fn publish_ingested(
+        &self,
+        path: &Path,
+        slug: &Slug,
+        input: MetaInput,
+        new_only: bool,
+        now: DateTime<Utc>,
+        ingested: Option<std::sync::Arc<catalog::ingested::Ingested>>,
+    ) -> Result<Published, PublishError> {
         // Check what can be checked before the (long) statistics and before writing anything.
         let provisional = input
             .clone()
@@ -284,6 +299,7 @@ impl Publisher {
                 sha256: sha256.clone(),
                 published_at: now,
                 files: None,
+                ingested: ingested.clone(),
             },
             schema_json,
         };

@@ -42,6 +42,9 @@ pub struct Prepared {
     /// Each split's statistics, in the order of the manifest summary's splits (empty when the
     /// files have no split): the split's files read again, with the same conventions.
     pub split_stats: Vec<FileStats>,
+    /// What the version records of the text inputs these files were converted from
+    /// ([`crate::ingest`]); `None` for files published as they are.
+    pub ingested: Option<std::sync::Arc<catalog::ingested::Ingested>>,
 }
 
 impl Prepared {
@@ -285,6 +288,7 @@ where
         manifest,
         stats,
         split_stats,
+        ingested: None,
     })
 }
 

@@ -78,6 +78,7 @@ fn record(i: usize) -> DatasetRecord {
             sha256: "0".repeat(64),
             published_at: now,
             files: None,
+            ingested: None,
         }),
     }
 }

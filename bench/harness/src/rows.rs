@@ -224,6 +224,7 @@ pub async fn read(args: &[String]) -> Result<(), String> {
         sha256: String::new(),
         published_at: chrono::Utc::now(),
         files: None,
+        ingested: None,
     };
     let pid = std::process::id();
     let baseline = proc_status_kb(pid, "VmHWM:")?;

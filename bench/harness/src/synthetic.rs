@@ -127,6 +127,7 @@ where
                         sha256: manifest.sha256().to_owned(),
                         published_at: now,
                         files: None,
+                        ingested: None,
                     };
                     Ok(StagedFiles {
                         version: NewVersion {

@@ -32,6 +32,7 @@ pub mod audit;
 pub mod error;
 pub mod files;
 pub mod grants;
+pub mod ingested;
 pub mod input;
 pub mod keys;
 pub mod logging;

@@ -29,6 +29,9 @@ pub struct ActiveVersion {
     /// (a file's key is the prefix and its path), `sha256` the manifest hash and `size` and
     /// `row_count` the sums. `None` for a version of one file.
     pub files: Option<Arc<Summary>>,
+    /// A version converted from CSV, TSV or JSON Lines ([`crate::ingested`]): the inputs'
+    /// formats, the rows skipped, the originals kept. `None` for a version published as Parquet.
+    pub ingested: Option<Arc<crate::ingested::Ingested>>,
 }
 
 /// What a list entry shows of a dataset's description: the fields listing, filtering and

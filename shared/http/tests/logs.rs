@@ -82,6 +82,7 @@ fn catalog() -> MemoryCatalog {
             sha256: "0".repeat(64),
             published_at: Utc::now(),
             files: None,
+            ingested: None,
         }),
     });
     c.insert_key(

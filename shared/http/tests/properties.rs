@@ -69,6 +69,7 @@ fn record(slug: &str, keyless: bool) -> DatasetRecord {
             sha256: "00".repeat(32),
             published_at: now(),
             files: None,
+            ingested: None,
         }),
     }
 }

@@ -399,6 +399,7 @@ mod tests {
             sha256: "00".repeat(32),
             published_at: chrono::Utc::now(),
             files: None,
+            ingested: None,
         }
     }
 

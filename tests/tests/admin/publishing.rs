@@ -232,6 +232,7 @@ async fn losing_a_publish_race_changes_nothing() {
             sha256: "0".repeat(64),
             published_at: now,
             files: None,
+            ingested: None,
         },
         schema_json: "[]".into(),
     };

@@ -381,6 +381,7 @@ async fn a_publish_still_uploading_when_its_version_is_swept_can_never_record_it
                                 sha256: built.sha256().to_owned(),
                                 published_at: Utc::now(),
                                 files: None,
+                                ingested: None,
                             },
                             schema_json: "[]".into(),
                         },

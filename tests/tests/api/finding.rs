@@ -101,6 +101,7 @@ fn version_record(slug: &str, version: u64, at: chrono::DateTime<Utc>) -> NewVer
             sha256: "0".repeat(64),
             published_at: at,
             files: None,
+            ingested: None,
         },
         schema_json: "[]".into(),
     }

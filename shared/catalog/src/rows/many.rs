@@ -211,6 +211,7 @@ async fn read_file(
         sha256: read.file.sha256.clone(),
         published_at: active.published_at,
         files: None,
+        ingested: None,
     };
     let window = RowWindow::new(read.rows.start, read.rows.end - read.rows.start);
     reader.read_rows(&file, window).await

@@ -60,6 +60,53 @@ struct DatasetResponse<'a> {
     /// `size` are.
     #[serde(skip_serializing_if = "Option::is_none")]
     split: Option<&'a str>,
+    /// A version converted from CSV, TSV or JSON Lines: the inputs' formats and compressions,
+    /// the rows skipped and the first of them, the originals kept. Absent for Parquet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ingested: Option<IngestedShown<'a>>,
+}
+
+/// The `ingested` object ([docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)):
+/// the record as stored, each original without its object key.
+#[derive(Debug, Serialize)]
+struct IngestedShown<'a> {
+    formats: &'a [String],
+    compressions: &'a [String],
+    inputs: u64,
+    rows_skipped: u64,
+    skipped: &'a [catalog::ingested::SkippedLine],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    originals: Vec<OriginalShown<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct OriginalShown<'a> {
+    name: &'a str,
+    size: u64,
+    sha256: &'a str,
+    media_type: &'a str,
+}
+
+impl<'a> IngestedShown<'a> {
+    fn of(ingested: &'a catalog::ingested::Ingested) -> Self {
+        Self {
+            formats: &ingested.formats,
+            compressions: &ingested.compressions,
+            inputs: ingested.inputs,
+            rows_skipped: ingested.rows_skipped,
+            skipped: &ingested.skipped,
+            originals: ingested
+                .originals
+                .iter()
+                .map(|o| OriginalShown {
+                    name: &o.name,
+                    size: o.size,
+                    sha256: &o.sha256,
+                    media_type: &o.media_type,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// The `files` object of a many-file version ([docs/api.md, Metadata](../../../docs/api.md#metadata-get-datasetsslug)).
@@ -325,6 +372,7 @@ async fn metadata_inner(
             values_withheld: shown.withheld,
             files: active.files.as_deref().map(FilesShown::of),
             split,
+            ingested: active.ingested.as_deref().map(IngestedShown::of),
         },
         last_modified,
         max_age,

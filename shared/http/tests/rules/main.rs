@@ -66,6 +66,7 @@ fn record(slug: &str, keyless_until: Option<DateTime<Utc>>, active: bool) -> Dat
             sha256: "00".repeat(32),
             published_at: now() - Duration::days(1),
             files: None,
+            ingested: None,
         }),
     }
 }

@@ -15,6 +15,7 @@ use super::attr::{
     opt_time, s, strings, time,
 };
 pub mod files;
+pub mod ingested;
 mod keys;
 mod served;
 mod summary;
@@ -88,6 +89,7 @@ impl ActiveVersionItem for ActiveVersion {
             sha256: get_s(m, SHA256)?,
             published_at: get_time(m, PUBLISHED_AT)?,
             files: files::summary_from(m)?.map(Arc::new),
+            ingested: ingested::ingested_from(m)?.map(Arc::new),
         }))
     }
 
@@ -107,6 +109,12 @@ impl ActiveVersionItem for ActiveVersion {
         ]);
         if let Some(files) = &self.files {
             m.insert(name::FILES.to_owned(), files::summary_value(files));
+        }
+        if let Some(ingested) = &self.ingested {
+            m.insert(
+                ingested::INGESTED.to_owned(),
+                ingested::ingested_value(ingested),
+            );
         }
         AttributeValue::M(m)
     }

@@ -176,6 +176,7 @@ mod tests {
             sha256: "ab".repeat(32),
             published_at: chrono::DateTime::UNIX_EPOCH,
             files: None,
+            ingested: None,
         };
         item.insert(ACTIVE.to_owned(), active.to_value());
         assert_eq!(ServedVersions::of_item(&item).unwrap().to_string(), "3");

@@ -238,6 +238,7 @@ fn the_active_map_carries_a_many_file_versions_summary_and_a_single_file_version
         sha256: summary.sha256.clone(),
         published_at: chrono::DateTime::UNIX_EPOCH,
         files,
+        ingested: None,
     };
     for files in [Some(Arc::new(summary.clone())), None] {
         let stored = version(files);

@@ -50,6 +50,7 @@ fn version(v: u64) -> ActiveVersion {
         sha256: "ab".repeat(32),
         published_at: DateTime::UNIX_EPOCH,
         files: None,
+        ingested: None,
     }
 }
 

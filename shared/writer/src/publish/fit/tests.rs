@@ -87,6 +87,7 @@ fn version(files: Option<Arc<Summary>>) -> NewVersion {
             sha256: "0".repeat(64),
             published_at: Utc::now(),
             files,
+            ingested: None,
         },
         schema_json: "[]".into(),
     }
