@@ -49,6 +49,25 @@ pub async fn put_file(
     sha256: &str,
     bar: Option<&indicatif::ProgressBar>,
 ) -> Result<(), PublishError> {
+    put_file_with(s3, bucket, path, key, size, sha256, &Metadata::new(), bar).await
+}
+
+/// User metadata of an object (`x-amz-meta-<name>`), by name.
+pub type Metadata = std::collections::HashMap<String, String>;
+
+/// [`put_file`], with user metadata on the object.
+#[allow(clippy::too_many_arguments)]
+pub async fn put_file_with(
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    path: &Path,
+    key: &str,
+    size: u64,
+    sha256: &str,
+    metadata: &Metadata,
+    bar: Option<&indicatif::ProgressBar>,
+) -> Result<(), PublishError> {
+    let metadata = (!metadata.is_empty()).then(|| metadata.clone());
     if size <= PART_SIZE as u64 {
         let body = ByteStream::from_path(path)
             .await
@@ -58,13 +77,14 @@ pub async fn put_file(
             .key(key)
             .content_type("application/vnd.apache.parquet")
             .set_checksum_sha256(catalog_aws::s3::checksum_sha256(sha256))
+            .set_metadata(metadata)
             .body(body)
             .send()
             .await
             .map(|_| ())
             .map_err(|e| PublishError::Upload(s3_error(e)))
     } else {
-        multipart(s3, bucket, path, key, bar).await
+        multipart(s3, bucket, path, key, metadata, bar).await
     }
 }
 
@@ -73,6 +93,7 @@ async fn multipart(
     bucket: &str,
     path: &Path,
     key: &str,
+    metadata: Option<Metadata>,
     bar: Option<&indicatif::ProgressBar>,
 ) -> Result<(), PublishError> {
     use tokio::io::AsyncReadExt;
@@ -82,6 +103,7 @@ async fn multipart(
         .bucket(bucket)
         .key(key)
         .content_type("application/vnd.apache.parquet")
+        .set_metadata(metadata)
         // Each part carries its SHA-256, which S3 checks on receipt (and the completion
         // lists them, which S3 checks against what it received).
         .checksum_algorithm(ChecksumAlgorithm::Sha256)
@@ -337,6 +359,7 @@ async fn upload_one(
     bucket: String,
     file: FileUpload,
     present: Option<u64>,
+    metadata: Metadata,
     bar: Option<indicatif::ProgressBar>,
 ) -> Result<Outcome, PublishError> {
     if let Some(size) = present {
@@ -358,13 +381,14 @@ async fn upload_one(
         }
     }
     let size = file.digest.size;
-    put_file(
+    put_file_with(
         &s3,
         &bucket,
         &file.path,
         &file.key,
         size,
         &file.digest.sha256,
+        &metadata,
         bar.as_ref(),
     )
     .await
@@ -394,6 +418,28 @@ pub async fn upload_all(
     parallel: usize,
     bar: Option<&indicatif::ProgressBar>,
 ) -> Result<Uploaded, PublishError> {
+    upload_all_with(
+        s3,
+        bucket,
+        files,
+        present,
+        parallel,
+        |_| Metadata::new(),
+        bar,
+    )
+    .await
+}
+
+/// [`upload_all`], each object put with the user metadata `metadata` gives for its file.
+pub async fn upload_all_with(
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    files: &[FileUpload],
+    present: &BTreeMap<String, u64>,
+    parallel: usize,
+    metadata: impl Fn(&FileUpload) -> Metadata,
+    bar: Option<&indicatif::ProgressBar>,
+) -> Result<Uploaded, PublishError> {
     let mut running = tokio::task::JoinSet::new();
     let mut next = files.iter();
     let mut done = Uploaded::default();
@@ -406,6 +452,7 @@ pub async fn upload_all(
                 bucket.to_owned(),
                 file.clone(),
                 present.get(&file.key).copied(),
+                metadata(file),
                 bar.cloned(),
             ));
         }

@@ -226,20 +226,22 @@ async fn staged_files_publish_in_place_with_the_statistics_of_a_publish_from_dis
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_large_object_is_copied_in_parts_and_one_staged_without_a_checksum_is_read_to_hash_it() {
+async fn a_large_object_is_copied_in_parts_and_only_one_staged_without_a_sha256_is_read_to_hash_it()
+{
     let stack = Stack::start().await;
     let root = temp_root("staged-parts");
-    // About 12 MiB: over an 8 MiB threshold, copied in parts of 5 MiB (S3's smallest).
+    // About 17.5 MiB: staged in parts (over 16 MiB, so with its SHA-256 in its metadata), and
+    // over an 8 MiB threshold, copied in parts of 5 MiB (S3's smallest).
     write_files(
         &root,
         &[
-            ("big.parquet", 0, 12 * 1024, "big"),
+            ("big.parquet", 0, 17 * 1024, "big"),
             ("small.parquet", 5, 100, ""),
         ],
     );
     let bucket = stack.target.bucket.clone();
     let big_size = std::fs::metadata(root.join("big.parquet")).unwrap().len();
-    assert!(big_size > 10 << 20, "{big_size}");
+    assert!(big_size > 16 << 20 && big_size <= 20 << 20, "{big_size}");
     ok(&admin(
         &stack,
         &[
@@ -272,7 +274,7 @@ async fn a_large_object_is_copied_in_parts_and_one_staged_without_a_checksum_is_
         stdout.contains("2 file(s) copied server-side (1 in parts), 1 hashed by reading them"),
         "{stdout}"
     );
-    // The large one went in three parts (UploadPartCopy): its copy's ETag is a multipart one.
+    // The large one went in four parts (UploadPartCopy): its copy's ETag is a multipart one.
     let head = stack
         .s3
         .head_object()
@@ -283,7 +285,7 @@ async fn a_large_object_is_copied_in_parts_and_one_staged_without_a_checksum_is_
         .unwrap();
     assert!(
         head.e_tag()
-            .is_some_and(|e| e.trim_matches('"').ends_with("-3")),
+            .is_some_and(|e| e.trim_matches('"').ends_with("-4")),
         "{:?}",
         head.e_tag()
     );
@@ -298,7 +300,7 @@ async fn a_large_object_is_copied_in_parts_and_one_staged_without_a_checksum_is_
         .list_versions(&Slug::parse("parts").unwrap())
         .await
         .unwrap();
-    assert_eq!(versions[0].version.row_count, 12 * 1024 + 100);
+    assert_eq!(versions[0].version.row_count, 17 * 1024 + 100);
 }
 
 #[tokio::test(flavor = "multi_thread")]

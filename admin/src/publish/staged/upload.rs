@@ -2,16 +2,20 @@
 //! uploads a version's files ([`upload_all`]): several at once, each with its SHA-256 for S3
 //! to verify (one PUT up to 16 MiB, parts above, each part with its own), and resumable: a file
 //! whose object is already there with the same size and checksum is skipped, so a second run
-//! of a finished upload puts nothing.
+//! of a finished upload puts nothing. A file uploaded in parts carries its SHA-256 in the
+//! object's metadata ([`SHA256_METADATA`]), which publishing in place reads instead of the
+//! object.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use super::super::discover::{discover, Discovered, Inputs};
 use super::super::prepare::{bad, digest_all};
-use super::super::upload::{bytes_bar, list_present, upload_all, FileUpload, Uploaded};
+use super::super::upload::{
+    bytes_bar, list_present, upload_all_with, FileUpload, Metadata, Uploaded, PART_SIZE,
+};
 use super::super::PublishError;
-use super::StagedPrefix;
+use super::{StagedPrefix, SHA256_METADATA};
 
 /// What `stage upload` did.
 #[derive(Debug, Clone)]
@@ -54,12 +58,22 @@ pub async fn stage_upload(
     let bar = std::io::stdout()
         .is_terminal()
         .then(|| bytes_bar(bytes, "staging"));
-    let uploaded = upload_all(
+    // A file uploaded in parts has no full-object checksum in S3: its SHA-256 rides in the
+    // object's metadata, so that publishing it in place need not read it whole.
+    let metadata = |file: &FileUpload| {
+        let mut metadata = Metadata::new();
+        if file.digest.size > PART_SIZE as u64 {
+            metadata.insert(SHA256_METADATA.to_owned(), file.digest.sha256.clone());
+        }
+        metadata
+    };
+    let uploaded = upload_all_with(
         s3,
         &staged.bucket,
         &uploads,
         &present,
         parallel,
+        metadata,
         bar.as_ref(),
     )
     .await;
