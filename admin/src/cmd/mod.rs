@@ -15,6 +15,7 @@ pub mod keyless;
 pub mod keys;
 pub mod publish;
 pub mod stage;
+pub mod stats;
 pub mod versions;
 
 use aws_config::SdkConfig;
@@ -61,6 +62,8 @@ pub enum Command {
     Download(download::Args),
     #[command(subcommand)]
     Stage(stage::Command),
+    #[command(subcommand)]
+    Stats(stats::Command),
     Audit(audit::Args),
     CountDownloads(audit::CountArgs),
 }
@@ -79,6 +82,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Versions(command) => versions::run(command, &ctx).await,
         Command::Download(args) => download::run(args, &ctx).await,
         Command::Stage(command) => stage::run(command, &ctx).await,
+        Command::Stats(command) => stats::run(command, &ctx).await,
         Command::Audit(args) => audit::run(args, &ctx).await,
         Command::CountDownloads(args) => audit::count(args, &ctx).await,
     }

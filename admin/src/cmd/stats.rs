@@ -1,0 +1,197 @@
+//! `catalog-admin stats edges|file|merge`: a version's statistics computed per file and merged
+//! (docs/scaling.md), the same code a per-file worker (a Lambda function under Step Functions'
+//! Distributed Map, a shell loop, AWS Batch) runs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::{CliError, Context};
+use crate::stats::partial::{self, Edges, FilePartial, PartialError};
+use crate::stats::remote::{ReadCounts, RemoteObject};
+
+/// Statistics computed per file and merged: how a version's statistics fan out past one
+/// machine (docs/scaling.md). Three steps: `edges` over every file (footers only), `file` for
+/// each file (anywhere, in parallel), `merge` of every file's partial in the version's order.
+///
+/// Example: catalog-admin stats edges data/*.parquet --out edges.json
+#[derive(clap::Subcommand)]
+pub enum Command {
+    Edges(EdgesArgs),
+    File(FileArgs),
+    Merge(MergeArgs),
+}
+
+/// Phase 1: each column's minimum and maximum over every file, which fix the histograms' bins.
+/// Read from the footers (a column's data only where a footer lacks exact bounds). FILES are
+/// local paths or s3://bucket/key objects (not both), the version's files.
+///
+/// Example: catalog-admin stats edges data/*.parquet --out edges.json
+#[derive(clap::Args)]
+pub struct EdgesArgs {
+    #[arg(required = true)]
+    files: Vec<String>,
+    /// Where to write the edges (JSON); printed otherwise.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Phase 2: one file's partial statistics (JSON, a few KiB to tens of KiB per column whatever
+/// the file's size), its histograms counted into the bins of EDGES.
+///
+/// Example: catalog-admin stats file data/part-0007.parquet --edges edges.json --out partials/0007.json
+#[derive(clap::Args)]
+pub struct FileArgs {
+    /// A local path or s3://bucket/key.
+    file: String,
+    /// What `catalog-admin stats edges` wrote over every file of the version.
+    #[arg(long)]
+    edges: PathBuf,
+    /// Where to write the partial (JSON); printed otherwise.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Merges files' partials, given in the version's file order (sample values come from the
+/// first files), into the version's column statistics, as publish writes them, with the
+/// bounds of what is an estimate (`estimates`).
+///
+/// Example: catalog-admin stats merge partials/*.json --out stats.json
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    #[arg(required = true)]
+    partials: Vec<PathBuf>,
+    /// Where to write the statistics (JSON); printed otherwise.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+pub async fn run(command: Command, _ctx: &Context) -> Result<(), CliError> {
+    match command {
+        Command::Edges(args) => {
+            let inputs = Inputs::of(&args.files).await?;
+            let edges = blocking(move || inputs.edges()).await?;
+            write(args.out.as_deref(), &edges)
+        }
+        Command::File(args) => {
+            let edges: Edges = read_json(&args.edges, "edges")?;
+            let inputs = Inputs::of(std::slice::from_ref(&args.file)).await?;
+            let partial = blocking(move || inputs.partial(&edges)).await?;
+            write(args.out.as_deref(), &partial)
+        }
+        Command::Merge(args) => {
+            let partials = args
+                .partials
+                .iter()
+                .map(|p| read_json::<FilePartial>(p, "partial statistics"))
+                .collect::<Result<Vec<_>, _>>()?;
+            let merged = partial::merge(&partials).map_err(usage)?;
+            write(args.out.as_deref(), &merged)
+        }
+    }
+}
+
+fn usage(e: PartialError) -> CliError {
+    CliError::Usage(e.to_string())
+}
+
+/// The files, local or in S3.
+enum Inputs {
+    Local(Vec<PathBuf>),
+    Remote(Vec<RemoteObject>),
+}
+
+impl Inputs {
+    async fn of(names: &[String]) -> Result<Self, CliError> {
+        let remote = names.iter().filter(|n| n.starts_with("s3://")).count();
+        if remote == 0 {
+            return Ok(Self::Local(names.iter().map(PathBuf::from).collect()));
+        }
+        if remote < names.len() {
+            return Err(CliError::Usage(
+                "give local paths or s3://bucket/key objects, not both".into(),
+            ));
+        }
+        let sdk = crate::load_sdk_config().await;
+        let path_style =
+            std::env::var("S3_FORCE_PATH_STYLE").is_ok_and(|v| matches!(v.trim(), "true" | "1"));
+        let s3 = aws_sdk_s3::Client::from_conf(catalog_aws::aws::s3_config(&sdk, path_style));
+        let counts = Arc::new(ReadCounts::default());
+        let handle = tokio::runtime::Handle::current();
+        let mut objects = Vec::with_capacity(names.len());
+        for name in names {
+            let (bucket, key) = name
+                .strip_prefix("s3://")
+                .and_then(|rest| rest.split_once('/'))
+                .filter(|(b, k)| !b.is_empty() && !k.is_empty())
+                .ok_or_else(|| CliError::Usage(format!("{name}: not s3://bucket/key")))?;
+            let head = s3
+                .head_object()
+                .bucket(bucket)
+                .key(key)
+                .send()
+                .await
+                .map_err(|e| {
+                    CliError::Usage(format!(
+                        "{name}: {}",
+                        aws_sdk_s3::error::DisplayErrorContext(e)
+                    ))
+                })?;
+            objects.push(RemoteObject {
+                s3: s3.clone(),
+                bucket: bucket.to_owned(),
+                key: key.to_owned(),
+                size: u64::try_from(head.content_length().unwrap_or(0)).unwrap_or(0),
+                etag: head.e_tag().map(str::to_owned),
+                handle: handle.clone(),
+                counts: counts.clone(),
+            });
+        }
+        Ok(Self::Remote(objects))
+    }
+
+    fn edges(&self) -> Result<Edges, PartialError> {
+        match self {
+            Self::Local(paths) => partial::edges(paths),
+            Self::Remote(objects) => partial::edges(objects),
+        }
+    }
+
+    fn partial(&self, edges: &Edges) -> Result<FilePartial, PartialError> {
+        match self {
+            Self::Local(paths) => partial::file_partial(&paths[0], edges),
+            Self::Remote(objects) => partial::file_partial(&objects[0], edges),
+        }
+    }
+}
+
+/// Runs the statistics off the runtime's worker threads (the S3 reader blocks on the runtime).
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, PartialError> + Send + 'static,
+) -> Result<T, CliError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| CliError::Usage(format!("the statistics failed: {e}")))?
+        .map_err(usage)
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<T, CliError> {
+    let text = std::fs::read(path)
+        .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?;
+    serde_json::from_slice(&text)
+        .map_err(|e| CliError::Usage(format!("{}: not {what}: {e}", path.display())))
+}
+
+fn write(out: Option<&Path>, value: &impl Serialize) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| CliError::Usage(format!("cannot write the JSON: {e}")))?;
+    match out {
+        Some(path) => std::fs::write(path, text + "\n")
+            .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", path.display()))),
+        None => {
+            println!("{text}");
+            Ok(())
+        }
+    }
+}
