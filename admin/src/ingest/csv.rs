@@ -178,6 +178,23 @@ pub fn convert<R: BufRead>(
     while let Some(line) = read(&mut records)? {
         seen_rows += 1;
         if let Some(bad) = check(&records, &names, file, line) {
+            if settings.on_error == OnError::Fail && !chunk.rows.is_empty() {
+                // A bad value on an earlier line is the one to name.
+                let schema = match &schema {
+                    Some(schema) => schema.clone(),
+                    None => infer(&dialect, &chunk, &names, &zoned, overrides, file)?,
+                };
+                flush(
+                    &dialect,
+                    &schema,
+                    &chunk,
+                    &names,
+                    file,
+                    settings.on_error,
+                    &mut skipped,
+                    sink,
+                )?;
+            }
             skipped.take(settings.on_error, bad)?;
             continue;
         }

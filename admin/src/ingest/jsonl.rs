@@ -102,6 +102,14 @@ pub fn convert<R: BufRead>(
             continue;
         }
         rows += 1;
+        if settings.on_error == OnError::Fail && !chunk.rows.is_empty() && bad_line_ahead(&buf) {
+            // A bad value on an earlier line is the one to name.
+            let schema = match &schema {
+                Some(schema) => schema.clone(),
+                None => infer(&sample, overrides, file)?,
+            };
+            flush(&schema, &chunk, file, settings.on_error, &mut skipped, sink)?;
+        }
         let bad = |reason: &str, detail: Option<String>| BadRow {
             file: file.to_owned(),
             line,
@@ -156,6 +164,14 @@ pub fn convert<R: BufRead>(
         flush(schema, &chunk, file, settings.on_error, &mut skipped, sink)?;
     }
     Ok(skipped)
+}
+
+/// Whether a line is refused before decoding: not UTF-8, not an object.
+fn bad_line_ahead(line: &[u8]) -> bool {
+    match std::str::from_utf8(line) {
+        Ok(text) => !text.trim_start().starts_with('{'),
+        Err(_) => true,
+    }
 }
 
 /// arrow-json's schema of the sampled lines: a column only ever null is a string; a string

@@ -3,6 +3,7 @@
 //!
 //! - `publishing`, `wide`: publish, re-publish, rollback, bad input, races, large and wide files;
 //! - `failed_publishes`: a publish that fails on the way leaves the previous version serving;
+//! - `ingest`: CSV and JSON Lines converted to Parquet, bad input, skipped rows recorded;
 //! - `many_files`: a version of many files (splits, partitions), a cut-off publish resumed,
 //!   and its bad input;
 //! - `reindex`: the filter lists repaired, and a publish whose list rewrite fails;
@@ -127,12 +128,14 @@ fn inspect(file: &Path) -> Value {
 
 mod downloads;
 mod failed_publishes;
+mod ingest;
 mod many_files;
 mod operations;
 mod publishing;
 mod reindex;
 mod staged;
 mod statistics;
+mod stats_scale;
 mod takedown;
 mod takedown_many;
 mod time_travel;
