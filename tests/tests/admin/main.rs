@@ -135,7 +135,6 @@ mod publishing;
 mod reindex;
 mod staged;
 mod statistics;
-mod stats_scale;
 mod takedown;
 mod takedown_many;
 mod time_travel;
