@@ -78,7 +78,10 @@ pub async fn run(command: Command, _ctx: &Context) -> Result<(), CliError> {
             let edges: Edges = read_json(&args.edges, "edges")?;
             let inputs = Inputs::of(std::slice::from_ref(&args.file)).await?;
             let partial = blocking(move || inputs.partial(&edges)).await?;
-            write(args.out.as_deref(), &partial)
+            // Compact: a fan-out writes thousands of them.
+            let text = serde_json::to_string(&partial)
+                .map_err(|e| CliError::Usage(format!("cannot write the JSON: {e}")))?;
+            write_text(args.out.as_deref(), text)
         }
         Command::Merge(args) => {
             let partials = args
@@ -186,6 +189,10 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<
 fn write(out: Option<&Path>, value: &impl Serialize) -> Result<(), CliError> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|e| CliError::Usage(format!("cannot write the JSON: {e}")))?;
+    write_text(out, text)
+}
+
+fn write_text(out: Option<&Path>, text: String) -> Result<(), CliError> {
     match out {
         Some(path) => std::fs::write(path, text + "\n")
             .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", path.display()))),

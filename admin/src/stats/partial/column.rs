@@ -372,14 +372,12 @@ fn quantiles(mut kept: Vec<f64>, count: u64, seen: u64) -> Quantiles {
     let points: Vec<Point> = (0..m)
         .filter_map(|j| {
             let at = (u128::from(j) * u128::from(s) / u128::from(m)) as usize;
-            kept.get(at).map(|value| Point {
-                value: *value,
-                weight: block(j + 1) - block(j),
-            })
+            kept.get(at)
+                .map(|value| Point(*value, block(j + 1) - block(j)))
         })
         .collect();
     Quantiles {
-        rank_error: points.iter().map(|p| p.weight).max().unwrap_or(0),
+        rank_error: points.iter().map(|p| p.1).max().unwrap_or(0),
         points,
         sampled: seen > SAMPLE_LIMIT as u64,
     }

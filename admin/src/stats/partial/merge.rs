@@ -225,7 +225,7 @@ fn merge_column(
                     (None, Some(q)) => {
                         rank_error += q.rank_error;
                         sampled |= q.sampled;
-                        points.extend(q.points.iter().map(|p| (p.value, p.weight)));
+                        points.extend(q.points.iter().map(|p| (p.0, p.1)));
                     }
                     (None, None) if c.count == 0 => {}
                     (None, None) => return Err(damaged(c, "numbers without quantile points")),

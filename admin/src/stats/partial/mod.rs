@@ -152,11 +152,24 @@ pub struct ColumnPartial {
     pub histogram: Option<BinCounts>,
 }
 
-/// A value and how many rows hold it.
+/// A value and how many rows hold it, written `[value, count]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "(Key, u64)", from = "(Key, u64)")]
 pub struct Counted {
     pub(in crate::stats) value: Key,
     pub count: u64,
+}
+
+impl From<Counted> for (Key, u64) {
+    fn from(c: Counted) -> Self {
+        (c.value, c.count)
+    }
+}
+
+impl From<(Key, u64)> for Counted {
+    fn from((value, count): (Key, u64)) -> Self {
+        Self { value, count }
+    }
 }
 
 /// Points of a file's sorted numbers: each the first of a block of `weight` values.
@@ -169,12 +182,9 @@ pub struct Quantiles {
     pub sampled: bool,
 }
 
+/// Written `["value", weight]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Point {
-    #[serde(with = "exact::f64")]
-    pub value: f64,
-    pub weight: u64,
-}
+pub struct Point(#[serde(with = "exact::f64")] pub f64, pub u64);
 
 /// A histogram's counts, and the minimum and maximum that fixed its bins.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
