@@ -10,6 +10,8 @@
 //! - `staged`: files staged under `staging/` and published in place (server-side copies);
 //! - `operations`: keys, keyless windows, listings, pinned versions, `--help`;
 //! - `statistics`: `catalog-admin inspect` against a pandas/pyarrow reference.
+//! - `stats_scale`: statistics per file (`stats edges`, `stats file`, from disk and S3) merged
+//!   (`stats merge`) against `inspect` of one file of every row.
 //! - `takedown`: unpublish, restore, delete a dataset, delete a version.
 //! - `takedown_many`: the same of versions of many files, and sweeping unrecorded versions.
 //! - `time_travel`: the versions Delta Sharing reads by number after rollbacks and failed publishes.
@@ -135,6 +137,7 @@ mod publishing;
 mod reindex;
 mod staged;
 mod statistics;
+mod stats_scale;
 mod takedown;
 mod takedown_many;
 mod time_travel;

@@ -1,0 +1,256 @@
+//! Statistics computed per file and merged (docs/scaling.md): `catalog-admin stats edges`, one
+//! `stats file` process per file (run side by side, as a fan-out's workers would), `stats
+//! merge`, against `catalog-admin inspect` of one file holding every row; and the same per-file
+//! work over the files staged in S3 (s3s-fs), read by ranged GETs. What only a deployed stack
+//! shows (Step Functions' Distributed Map, the Lambda function's limits) is not tested here.
+
+use serde_json::Value;
+
+use super::*;
+
+/// Writes `whole.parquet` (3,000 rows: int64, double with NaN, ±infinity and nulls, text with
+/// some values past 200 characters and nulls, bool, date32, timestamp with a zone,
+/// decimal128(12, 3)) and `part-0..6.parquet`, the same rows in 7 files of 500 rows (one
+/// empty, one with another row group size), under `dir`.
+fn write_table(dir: &Path) -> Vec<PathBuf> {
+    let script = r#"
+import datetime, decimal, sys
+import pyarrow as pa, pyarrow.parquet as pq
+root = sys.argv[1]
+n = 3000
+r = lambda i: (i * 2654435761) % 1000003
+def x(i):
+    if i % 97 == 5: return None
+    if i % 97 == 6: return float("nan")
+    if i % 211 == 7: return float("inf")
+    return (r(i) - 500000) / 1000
+table = pa.table({
+    "id": pa.array([i * 3 - 500 for i in range(n)], pa.int64()),
+    "few": pa.array([None if i % 7 == 3 else r(i) % 11 for i in range(n)], pa.int32()),
+    "x": pa.array([x(i) for i in range(n)], pa.float64()),
+    "name": pa.array([None if i % 13 == 0 else ("z" * 230 + str(i % 3) if i % 50 == 1 else "name-%d" % (r(i) % 400)) for i in range(n)], pa.string()),
+    "flag": pa.array([None if i % 5 == 0 else r(i) % 3 == 0 for i in range(n)], pa.bool_()),
+    "day": pa.array([datetime.date(2022, 1, 1) + datetime.timedelta(days=r(i) % 400) for i in range(n)], pa.date32()),
+    "ts": pa.array([datetime.datetime(2023, 11, 14, tzinfo=datetime.timezone.utc) + datetime.timedelta(microseconds=r(i) * 1000003) for i in range(n)], pa.timestamp("us", tz="UTC")),
+    "price": pa.array([decimal.Decimal(r(i) - 400000).scaleb(-3) for i in range(n)], pa.decimal128(12, 3)),
+})
+pq.write_table(table, root + "/whole.parquet")
+cuts = [0, 0, 500, 1000, 1500, 2000, 2500, 3000]
+for p in range(7):
+    part = table.slice(cuts[p], cuts[p + 1] - cuts[p])
+    pq.write_table(part, root + "/part-%d.parquet" % p, row_group_size=(128 if p == 3 else None))
+"#;
+    let out = Command::new(tool("PYTHON", ".venv/bin/python"))
+        .args(["-c", script, dir.to_str().unwrap()])
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "writing the files failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (0..7)
+        .map(|p| dir.join(format!("part-{p}.parquet")))
+        .collect()
+}
+
+fn run(args: &[&str], env: &[(String, String)]) -> String {
+    ok(&run_admin(
+        admin_command()
+            .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v))),
+    ))
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Equal, but for `mean` and `std`, which agree to 1e-12 (a merge against one pass).
+fn assert_same_columns(got: &[Value], expected: &[Value]) {
+    assert_eq!(got.len(), expected.len());
+    for (g, e) in got.iter().zip(expected) {
+        for field in ["mean", "std"] {
+            match (g[field].as_f64(), e[field].as_f64()) {
+                (Some(a), Some(b)) => {
+                    assert!(
+                        (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0),
+                        "{g}"
+                    )
+                }
+                (a, b) => assert_eq!(a, b, "{}: {field}", g["name"]),
+            }
+        }
+        let strip = |c: &Value| {
+            let mut c = c.clone();
+            c["mean"] = Value::Null;
+            c["std"] = Value::Null;
+            c
+        };
+        assert_eq!(strip(g), strip(e));
+    }
+}
+
+/// `stats edges`, then a `stats file` process per file, all at once, then `stats merge` give
+/// the column statistics `inspect` prints for one file of every row: histograms, medians,
+/// top values and the first file's sample values included, none approximate.
+#[test]
+fn per_file_statistics_merged_are_those_of_one_file() {
+    let dir = std::env::temp_dir().join(format!("catalog-scale-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let parts = write_table(&dir);
+    let names: Vec<&str> = parts.iter().map(|p| p.to_str().unwrap()).collect();
+    let edges = dir.join("edges.json");
+    let mut args = vec!["stats", "edges"];
+    args.extend(&names);
+    args.extend(["--out", edges.to_str().unwrap()]);
+    run(&args, &[]);
+
+    // One worker per file, side by side.
+    let workers: Vec<(std::process::Child, PathBuf)> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, part)| {
+            let out = dir.join(format!("partial-{i}.json"));
+            let child = admin_command()
+                .args(["stats", "file", part.to_str().unwrap(), "--edges"])
+                .arg(&edges)
+                .arg("--out")
+                .arg(&out)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            (child, out)
+        })
+        .collect();
+    let mut partials = Vec::new();
+    for (child, out) in workers {
+        let done = child.wait_with_output().unwrap();
+        ok(&done);
+        assert!(std::fs::metadata(&out).unwrap().len() < 64 << 10);
+        partials.push(out);
+    }
+    let merged_path = dir.join("stats.json");
+    let mut args = vec!["stats", "merge"];
+    let partial_names: Vec<&str> = partials.iter().map(|p| p.to_str().unwrap()).collect();
+    args.extend(&partial_names);
+    args.extend(["--out", merged_path.to_str().unwrap()]);
+    run(&args, &[]);
+    let merged = read(&merged_path);
+
+    let inspected: Value = serde_json::from_str(&run(
+        &["inspect", dir.join("whole.parquet").to_str().unwrap()],
+        &[],
+    ))
+    .unwrap();
+    assert_eq!(merged["row_count"], 3_000);
+    assert_eq!(merged["row_count"], inspected["row_count"]);
+    let columns = merged["columns"].as_array().unwrap();
+    assert_same_columns(columns, inspected["schema"].as_array().unwrap());
+    assert_eq!(merged["estimates"], Value::Array(vec![]));
+    // Not vacuous.
+    let id = &columns[0];
+    assert_eq!(
+        id["sample_values"],
+        serde_json::json!([-500, -497, -494, -491, -488])
+    );
+    for c in columns {
+        assert_eq!(c["approximate"], false, "{c}");
+    }
+    for name in ["id", "few", "x", "day", "ts", "price"] {
+        let c = columns.iter().find(|c| c["name"] == name).unwrap();
+        assert!(c["histogram"]["counts"].is_array(), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The same per-file work over the files staged in the bucket (s3s-fs), read by ranged GETs:
+/// the same edges, partials and merged statistics as from disk.
+#[tokio::test(flavor = "multi_thread")]
+async fn per_file_statistics_read_staged_objects() {
+    let stack = Stack::start().await;
+    let dir = std::env::temp_dir().join(format!("catalog-scale-s3-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let parts = write_table(&dir);
+    let bucket = stack.target.bucket.clone();
+    let mut urls = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        let key = format!("staging/scale/part-{i}.parquet");
+        stack
+            .s3
+            .put_object()
+            .bucket(&bucket)
+            .key(&key)
+            .body(std::fs::read(part).unwrap().into())
+            .send()
+            .await
+            .unwrap();
+        urls.push(format!("s3://{bucket}/{key}"));
+    }
+    let env = stack.function_env();
+    let file = |name: &str| dir.join(name).to_str().unwrap().to_owned();
+    let (local_edges, s3_edges) = (file("edges.json"), file("edges-s3.json"));
+    let mut args: Vec<&str> = vec!["stats", "edges"];
+    args.extend(parts.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["--out", &local_edges]);
+    run(&args, &[]);
+    let mut args: Vec<&str> = vec!["stats", "edges"];
+    args.extend(urls.iter().map(String::as_str));
+    args.extend(["--out", &s3_edges]);
+    run(&args, &env);
+    let (mut a, b) = (read(Path::new(&local_edges)), read(Path::new(&s3_edges)));
+    assert_eq!(b["files"][0], urls[0].as_str());
+    a["files"] = b["files"].clone();
+    assert_eq!(a, b);
+
+    let (mut local, mut remote) = (Vec::new(), Vec::new());
+    for (i, (part, url)) in parts.iter().zip(&urls).enumerate() {
+        let (l, r) = (
+            file(&format!("local-{i}.json")),
+            file(&format!("s3-{i}.json")),
+        );
+        run(
+            &[
+                "stats",
+                "file",
+                part.to_str().unwrap(),
+                "--edges",
+                &local_edges,
+                "--out",
+                &l,
+            ],
+            &[],
+        );
+        run(
+            &["stats", "file", url, "--edges", &s3_edges, "--out", &r],
+            &env,
+        );
+        let (mut a, b) = (read(Path::new(&l)), read(Path::new(&r)));
+        assert_eq!(b["file"], url.as_str());
+        a["file"] = b["file"].clone();
+        assert_eq!(a, b, "{url}");
+        local.push(l);
+        remote.push(r);
+    }
+    let merged = |partials: &[String], out: &str| {
+        let mut args: Vec<&str> = vec!["stats", "merge"];
+        args.extend(partials.iter().map(String::as_str));
+        args.extend(["--out", out]);
+        run(&args, &[]);
+        read(Path::new(out))
+    };
+    let from_disk = merged(&local, &file("merged.json"));
+    let from_s3 = merged(&remote, &file("merged-s3.json"));
+    assert_eq!(from_disk, from_s3);
+    assert_eq!(from_s3["row_count"], 3_000);
+    // A bad address is refused by name.
+    let out = run_admin(
+        admin_command()
+            .args(["stats", "file", "s3://no-key", "--edges", &s3_edges])
+            .envs(env.iter().map(|(k, v)| (k, v))),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("s3://no-key: not s3://bucket/key"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
