@@ -483,3 +483,31 @@ fn text_and_parquet_are_not_mixed_and_paths_keep_their_directories() {
         "{message}"
     );
 }
+
+#[test]
+fn the_parquet_draws_no_preview_warning() {
+    // Mixed columns, one of them of many distinct strings (its dictionary fills up).
+    let mut text = String::from("id,name,price,day,ok,note\n");
+    for i in 0..400_000u64 {
+        let h = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        text.push_str(&format!(
+            "{i},w-{},{}.{:03},2024-{:02}-{:02},{},\"some text, quoted {i}\"\n",
+            h % 600_000,
+            (h >> 20) % 1000,
+            (h >> 40) % 1000,
+            h % 12 + 1,
+            h % 28 + 1,
+            h % 2 == 0
+        ));
+    }
+    let run = convert("mixed.csv", text.as_bytes(), &Settings::default()).unwrap();
+    assert_eq!(run.files.len(), 1);
+    let file = std::fs::File::open(&run.files[0]).unwrap();
+    let size = file.metadata().unwrap().len();
+    let meta = ::parquet::file::metadata::ParquetMetaDataReader::new()
+        .with_page_index_policy(::parquet::file::metadata::PageIndexPolicy::Required)
+        .parse_and_finish(&file)
+        .unwrap();
+    assert!(meta.num_row_groups() > 1);
+    assert_eq!(catalog_preview::plan::preview_warning(&meta, size), None);
+}
