@@ -15,6 +15,9 @@ use super::StatsError;
 pub trait StatsInput: Sync {
     /// What reads the bytes: each call of [`StatsInput::open`] gives a new one.
     type Reader: ChunkReader + 'static;
+    /// Files read at once per core: more than one for inputs whose reads wait on the network
+    /// rather than on the disk or the CPU.
+    const THREADS_PER_CORE: usize = 1;
     /// How errors name it (a path, or `s3://bucket/key`).
     fn name(&self) -> String;
     fn open(&self) -> Result<Self::Reader, StatsError>;

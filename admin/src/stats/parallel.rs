@@ -4,25 +4,36 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::StatsError;
 
-/// Threads for work over `items` independent items: the available cores, at most `items`.
-pub(super) fn threads_for(items: usize) -> usize {
+/// Threads for work over `items` independent items: `per_core` threads a core (more than one
+/// for work that waits on the network), at most `items`.
+pub(super) fn threads_per_core_for(items: usize, per_core: usize) -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
+        .saturating_mul(per_core.max(1))
         .min(items)
         .max(1)
 }
 
-/// `work(i)` for every `i` in `0..n`, on [`threads_for`]`(n)` threads each taking the next index
+/// `work(i)` for every `i` in `0..n`, on [`threads_per_core_for`]`(n, 1)` threads each taking the next index
 /// in turn; the results in index order. Each thread holds one item's work at a time.
 pub(super) fn map_indices<R: Send>(
     n: usize,
     work: impl Fn(usize) -> R + Sync,
 ) -> Result<Vec<R>, StatsError> {
+    map_indices_per_core(n, 1, work)
+}
+
+/// [`map_indices`] on [`threads_per_core_for`]`(n, per_core)` threads.
+pub(super) fn map_indices_per_core<R: Send>(
+    n: usize,
+    per_core: usize,
+    work: impl Fn(usize) -> R + Sync,
+) -> Result<Vec<R>, StatsError> {
     let next = AtomicUsize::new(0);
     let (next, work) = (&next, &work);
     let done: Vec<Vec<(usize, R)>> = std::thread::scope(|scope| {
-        let jobs: Vec<_> = (0..threads_for(n))
+        let jobs: Vec<_> = (0..threads_per_core_for(n, per_core))
             .map(|_| {
                 scope.spawn(move || {
                     let mut done = Vec::new();

@@ -33,7 +33,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::input::StatsInput;
-use super::parallel::map_indices;
+use super::parallel::map_indices_per_core;
 use super::schemas::{duplicates, Disagreements, SchemaCheck};
 use super::source::in_file;
 use super::values::*;
@@ -130,7 +130,7 @@ pub fn scan_files<P: StatsInput>(paths: &[P]) -> Result<ScannedFiles, StatsError
         .clone();
     let first_name = first_path.name();
     let check = SchemaCheck::new(&first_name, &schema);
-    let scanned = map_indices(paths.len(), |i| {
+    let scanned = map_indices_per_core(paths.len(), P::THREADS_PER_CORE, |i| {
         let path = &paths[i];
         let metadata = footer(path).map_err(in_file(path))?;
         let name = path.name();

@@ -11,8 +11,9 @@
 //! is fetched as it is and not kept.
 //!
 //! **Memory.** Each open reader keeps at most [`CACHE_BYTES`] of blocks (the least recently
-//! used dropped first); the statistics open one reader per thread at a time, so the bytes held
-//! are bounded by the number of cores, whatever the objects' sizes.
+//! used dropped first); the statistics open one reader per thread at a time, on four threads a
+//! core for objects ([`StatsInput::THREADS_PER_CORE`]), so the bytes held are bounded by the
+//! number of cores (about 2 × 4 × 8 MiB on two), whatever the objects' sizes and number.
 //!
 //! **Threads.** The readers are synchronous (parquet's [`ChunkReader`]): each GET runs on the
 //! tokio runtime given ([`RemoteObject::handle`]) and the reading thread waits for it. They
@@ -35,7 +36,7 @@ pub const BLOCK: u64 = 1 << 20;
 /// A read ending at the object's end fetches at least this many of its last bytes.
 pub const TAIL: u64 = 64 << 10;
 /// The most bytes of blocks one open reader keeps.
-pub const CACHE_BYTES: u64 = 16 << 20;
+pub const CACHE_BYTES: u64 = 8 << 20;
 
 /// Requests and bytes of the ranged GETs made, shared by every reader of the objects that
 /// share it.
@@ -110,6 +111,8 @@ impl RemoteObject {
 
 impl StatsInput for RemoteObject {
     type Reader = RemoteReader;
+    /// A ranged GET mostly waits: four objects are read at once per core.
+    const THREADS_PER_CORE: usize = 4;
 
     fn name(&self) -> String {
         self.url()

@@ -18,7 +18,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 
 use super::input::StatsInput;
-use super::parallel::{map_indices, threads_for};
+use super::parallel::{map_indices_per_core, threads_per_core_for};
 use super::partitions::Partitions;
 use super::schemas::{duplicates, Disagreements, SchemaCheck};
 use super::{StatsError, BATCH_BYTES, BATCH_ROWS, MIN_BATCH_ROWS};
@@ -134,15 +134,16 @@ impl<'a, P: StatsInput> Source<'a, P> {
         let mut found = Disagreements::default();
         found.extend(duplicates(&first_name, &schema));
         let check = SchemaCheck::new(&first_name, &schema);
-        let scanned = map_indices(paths.len().saturating_sub(1), |i| {
-            let path = &paths[i + 1];
-            let footer = Footer::load(path).map_err(in_file(path))?;
-            let name = path.name();
-            Ok::<_, StatsError>((
-                footer.rows(),
-                check.disagreements(&name, footer.metadata.schema()),
-            ))
-        })?;
+        let scanned =
+            map_indices_per_core(paths.len().saturating_sub(1), P::THREADS_PER_CORE, |i| {
+                let path = &paths[i + 1];
+                let footer = Footer::load(path).map_err(in_file(path))?;
+                let name = path.name();
+                Ok::<_, StatsError>((
+                    footer.rows(),
+                    check.disagreements(&name, footer.metadata.schema()),
+                ))
+            })?;
         let mut rows = first.rows();
         for file in scanned {
             let (file_rows, disagreements) = file?;
@@ -194,7 +195,7 @@ impl<'a, P: StatsInput> Source<'a, P> {
         if let (Some(footer), Some(path)) = (&self.single, self.paths.first()) {
             return footer.read(path, indices, BATCH_BYTES, each);
         }
-        let readers = threads_for(self.paths.len());
+        let readers = threads_per_core_for(self.paths.len(), P::THREADS_PER_CORE);
         let batch_bytes = (BATCH_BYTES / readers as u64).max(1 << 20);
         std::thread::scope(|scope| {
             let mut queues: Vec<Receiver<Read>> = Vec::with_capacity(readers);
