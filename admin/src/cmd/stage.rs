@@ -19,7 +19,7 @@ use crate::publish::{MetaInput, Publisher};
 #[derive(clap::Subcommand)]
 pub enum Command {
     Upload(UploadArgs),
-    Publish(PublishArgs),
+    Publish(Box<PublishArgs>),
 }
 
 /// Upload Parquet files to a prefix under staging/ in the catalog's bucket: several at once,
@@ -109,7 +109,7 @@ pub struct PublishArgs {
 pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
     match command {
         Command::Upload(args) => upload(args, ctx).await,
-        Command::Publish(args) => publish(args, ctx).await,
+        Command::Publish(args) => publish(*args, ctx).await,
     }
 }
 

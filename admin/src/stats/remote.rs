@@ -245,7 +245,7 @@ impl Read for RangeRead {
         let bytes = match self.inner.cached_from(self.at, len) {
             Some(bytes) => bytes,
             None => {
-                let want = len.min(BLOCK - 1).max(1);
+                let want = len.clamp(1, BLOCK - 1);
                 self.inner
                     .bytes(self.at, want)
                     .map_err(std::io::Error::other)?

@@ -52,7 +52,7 @@ impl CopyOptions {
                 "the copy threshold is at most {COPY_MAX} bytes (S3's limit of one CopyObject)"
             )));
         }
-        if part_size < COPY_PART_MIN || part_size > COPY_MAX {
+        if !(COPY_PART_MIN..=COPY_MAX).contains(&part_size) {
             return Err(bad(format!(
                 "the copy part size is {COPY_PART_MIN} to {COPY_MAX} bytes (S3's part limits)"
             )));
