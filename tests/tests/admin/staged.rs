@@ -167,7 +167,7 @@ async fn staged_files_publish_in_place_with_the_statistics_of_a_publish_from_dis
     // GIVEN the directory staged with `stage upload`
     let out = ok(&admin(&stack, &["stage", "upload", dir, &staged], &[]));
     assert!(
-        out.contains(&format!("staged 5 file(s)"))
+        out.contains("staged 5 file(s)")
             && out.contains(&format!("under {staged}: 5 uploaded, 0 already there")),
         "{out}"
     );
