@@ -377,3 +377,122 @@ async fn bad_staged_input_is_refused_and_nothing_is_published() {
         );
     }
 }
+
+/// A proxy in front of S3 that refuses (403 AccessDenied, which the SDK does not retry) every
+/// copy (a request with `x-amz-copy-source`) and forwards the rest; its URL.
+async fn refusing_copies(upstream: String) -> String {
+    use http_body_util::{BodyExt, Full};
+    use hyper::body::{Bytes, Incoming};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (client, upstream) = (client.clone(), upstream.clone());
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+                    let (client, upstream) = (client.clone(), upstream.clone());
+                    async move {
+                        let (parts, body) = req.into_parts();
+                        if parts.headers.contains_key("x-amz-copy-source") {
+                            let refusal = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
+                                <Error><Code>AccessDenied</Code>\
+                                <Message>injected refusal</Message></Error>";
+                            return Ok::<_, String>(
+                                hyper::Response::builder()
+                                    .status(403)
+                                    .header("content-type", "application/xml")
+                                    .body(Full::new(Bytes::from(refusal)))
+                                    .unwrap(),
+                            );
+                        }
+                        let body = body
+                            .collect()
+                            .await
+                            .map(|b| b.to_bytes())
+                            .unwrap_or_default();
+                        let resp = client
+                            .request(parts.method.clone(), format!("{upstream}{}", parts.uri))
+                            .headers(parts.headers.clone())
+                            .body(body)
+                            .send()
+                            .await
+                            .map_err(|e| e.to_string())?;
+                        let status = resp.status();
+                        let headers = resp.headers().clone();
+                        let bytes = resp.bytes().await.map_err(|e| e.to_string())?;
+                        let mut answer = hyper::Response::new(Full::new(bytes));
+                        *answer.status_mut() = status;
+                        *answer.headers_mut() = headers;
+                        Ok(answer)
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_publish_in_place_whose_copies_fail_leaves_the_previous_version_serving() {
+    let stack = Stack::start().await;
+    let root = temp_root("staged-fail");
+    write_files(
+        &root,
+        &[
+            ("first/a.parquet", 0, 30, ""),
+            ("second/a.parquet", 100, 40, ""),
+            ("second/b.parquet", 200, 40, ""),
+        ],
+    );
+    let bucket = stack.target.bucket.clone();
+    for name in ["first", "second"] {
+        ok(&admin(
+            &stack,
+            &[
+                "stage",
+                "upload",
+                root.join(name).to_str().unwrap(),
+                &format!("s3://{bucket}/staging/{name}/"),
+            ],
+            &[],
+        ));
+    }
+    // GIVEN version 1 published in place
+    ok(&stage_publish(&stack, "staging/first/", "kept", &[]));
+
+    // WHEN a second publish in place has its copies refused by S3
+    let proxy = refusing_copies(stack.s3_url.clone()).await;
+    let mut args = vec!["stage", "publish", "staging/second/", "--slug", "kept"];
+    args.extend_from_slice(&META);
+    let out = admin(&stack, &args, &[("AWS_ENDPOINT_URL_S3", &proxy)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+
+    // THEN it fails saying so, and version 1 still serves, its files as they were
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("injected refusal") && stderr.contains("nothing is published"),
+        "{stderr}"
+    );
+    let versions = stack
+        .writer()
+        .list_versions(&Slug::parse("kept").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(versions.len(), 1, "no second version recorded");
+    assert!(versions[0].active && versions[0].version.version == 1);
+    assert_eq!(versions[0].version.row_count, 30);
+    let key = create_key(&stack);
+    assert!(
+        downloaded(&stack, "kept", &key).await == local_files(&root.join("first"), &["a.parquet"]),
+        "version 1's file still serves"
+    );
+    assert!(objects(&stack, "datasets/kept/v2/files/").await.is_empty());
+}
