@@ -51,7 +51,7 @@ pub enum Budget {
     /// into a sink that only counts.
     Gzip {
         raw: usize,
-        encoder: flate2::write::GzEncoder<Counter>,
+        encoder: Box<flate2::write::GzEncoder<Counter>>,
     },
 }
 
@@ -74,10 +74,10 @@ impl Budget {
         if gzip {
             Budget::Gzip {
                 raw: 0,
-                encoder: flate2::write::GzEncoder::new(
+                encoder: Box::new(flate2::write::GzEncoder::new(
                     Counter::default(),
                     flate2::Compression::fast(),
-                ),
+                )),
             }
         } else {
             Budget::Plain { bytes: 0 }
