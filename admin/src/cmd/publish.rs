@@ -130,6 +130,10 @@ struct TextArgs {
     /// there and removed afterwards); the system's temporary directory by default.
     #[arg(long, value_name = "DIR")]
     work_dir: Option<PathBuf>,
+    /// Keep the inputs as they came beside the Parquet: the data endpoint then serves them
+    /// with format=original, each with its SHA-256 (at most 100 inputs).
+    #[arg(long)]
+    keep_original: bool,
 }
 
 impl TextArgs {
@@ -145,6 +149,7 @@ impl TextArgs {
             (self.on_error != "fail", "--on-error"),
             (self.target_file_size.is_some(), "--target-file-size"),
             (self.work_dir.is_some(), "--work-dir"),
+            (self.keep_original, "--keep-original"),
         ];
         for (set, flag) in pairs {
             if set {
@@ -280,9 +285,14 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
     };
     // CSV, TSV and JSON Lines become Parquet here, before anything is written.
     let converted = convert_text(&mut inputs, &args.text).await?;
-    let ingested = converted
-        .as_ref()
-        .map(|(_, converted)| std::sync::Arc::new(converted.record()));
+    let ingested = match &converted {
+        Some((_, converted)) => Some(std::sync::Arc::new(
+            converted
+                .record(args.text.keep_original)
+                .map_err(ingest_error)?,
+        )),
+        None => None,
+    };
     let publisher = Publisher {
         writer: aws.writer(),
         s3: aws.s3(),

@@ -24,6 +24,7 @@ pub mod csv;
 pub mod error;
 pub mod jsonl;
 pub mod parquet;
+pub mod record;
 pub mod records;
 pub mod schema;
 pub mod source;
@@ -96,9 +97,23 @@ impl Converted {
 }
 
 impl Converted {
+    /// What the version records of the conversion ([`Converted::ingested`]), with each input
+    /// kept as it came when `keep_original` (hashed here).
+    pub fn record(&self, keep_original: bool) -> Result<record::Record, IngestError> {
+        let ingested = self.ingested();
+        if !keep_original {
+            return Ok(record::Record {
+                ingested,
+                local: Vec::new(),
+            });
+        }
+        let inputs: Vec<Input> = self.outputs.iter().map(|(i, _)| i.clone()).collect();
+        record::Record::keeping(ingested, &inputs)
+    }
+
     /// What the version records of the conversion: the formats and compressions, the inputs,
     /// the rows skipped and the first of them, without their values.
-    pub fn record(&self) -> catalog::ingested::Ingested {
+    pub fn ingested(&self) -> catalog::ingested::Ingested {
         let mut formats: Vec<String> = self
             .outputs
             .iter()

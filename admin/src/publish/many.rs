@@ -110,13 +110,13 @@ impl Publisher {
         new_only: bool,
         options: &FilesOptions,
         now: DateTime<Utc>,
-        ingested: Option<Arc<catalog::ingested::Ingested>>,
+        ingested: Option<Arc<crate::ingest::record::Record>>,
     ) -> Result<PublishedFiles, PublishError> {
         let provisional = input
             .clone()
             .resolve(self.writer.dataset_meta(slug).await?)?;
         let mut prepared = prepare(found, &options.partition_types).await?;
-        prepared.ingested = ingested;
+        prepared.ingested = ingested.clone();
         let parallel = options.parallel;
         self.publish_prepared(
             prepared,
@@ -143,7 +143,12 @@ impl Publisher {
                 if let Some(bar) = bar {
                     bar.finish_and_clear();
                 }
-                result
+                let uploaded = result?;
+                // The inputs kept as they came (--keep-original), beside the files.
+                if let Some(record) = &ingested {
+                    self.put_originals(record, slug, version).await?;
+                }
+                Ok(uploaded)
             },
         )
         .await
@@ -190,7 +195,7 @@ impl Publisher {
                 sha256: plan.manifest_sha256.clone(),
                 published_at: now,
                 files: None,
-                ingested: ingested.clone(),
+                ingested: ingested.as_ref().map(|r| r.at(slug, number)),
             },
             schema_json,
         };

@@ -274,7 +274,7 @@ impl Publisher {
         input: MetaInput,
         new_only: bool,
         now: DateTime<Utc>,
-        ingested: Option<std::sync::Arc<catalog::ingested::Ingested>>,
+        ingested: Option<std::sync::Arc<crate::ingest::record::Record>>,
     ) -> Result<Published, PublishError> {
         // Check what can be checked before the (long) statistics and before writing anything.
         let provisional = input
@@ -299,7 +299,7 @@ impl Publisher {
                 sha256: sha256.clone(),
                 published_at: now,
                 files: None,
-                ingested: ingested.clone(),
+                ingested: ingested.as_ref().map(|r| r.at(slug, number)),
             },
             schema_json,
         };
@@ -317,13 +317,17 @@ impl Publisher {
         let published = self
             .writer
             .publish(publication, |reserved| {
-                let (sha256, version_of) = (&sha256, &version_of);
+                let (sha256, version_of, ingested) = (&sha256, &version_of, &ingested);
                 async move {
                     // Fields not given keep what is stored *now*, so that a concurrent publish's
                     // metadata is never silently reverted.
                     let meta = input.resolve(Some(reserved.stored.clone()))?;
                     let key = object_key(slug, reserved.version, sha256);
                     self.upload(path, &key, size, sha256).await?;
+                    // The inputs kept as they came (--keep-original), beside the Parquet.
+                    if let Some(record) = ingested {
+                        self.put_originals(record, slug, reserved.version).await?;
+                    }
                     let version = version_of(reserved.version, key, schema_json);
                     Ok(Staged { version, meta })
                 }
@@ -343,6 +347,20 @@ impl Publisher {
             stats,
             histograms_left_out,
         })
+    }
+
+    /// Uploads the inputs a conversion kept as they came (`--keep-original`) to version
+    /// `version`'s keys, one after the other, each with its SHA-256 (S3 checks it).
+    pub(crate) async fn put_originals(
+        &self,
+        record: &crate::ingest::record::Record,
+        slug: &Slug,
+        version: u64,
+    ) -> Result<(), PublishError> {
+        for (path, key, size, sha256) in record.uploads(slug, version) {
+            upload::put_file(&self.s3, &self.bucket, path, &key, size, sha256, None).await?;
+        }
+        Ok(())
     }
 
     /// Uploads one file to `key` ([`upload::put_file`]), with a progress bar for a large

@@ -44,7 +44,7 @@ pub struct Prepared {
     pub split_stats: Vec<FileStats>,
     /// What the version records of the text inputs these files were converted from
     /// ([`crate::ingest`]); `None` for files published as they are.
-    pub ingested: Option<std::sync::Arc<catalog::ingested::Ingested>>,
+    pub ingested: Option<std::sync::Arc<crate::ingest::record::Record>>,
 }
 
 impl Prepared {

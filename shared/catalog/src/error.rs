@@ -52,6 +52,13 @@ pub enum ApiError {
     /// name as the client sent it, echoed).
     #[error("dataset '{slug}' has no split '{split}' with statistics in its active version")]
     SplitNotFound { slug: Slug, split: String },
+    /// `format=original` of a version that kept no original files (published without
+    /// `--keep-original`, or from Parquet).
+    #[error(
+        "version {version} of '{slug}' kept no original files: only its Parquet is served \
+         (an operator keeps CSV or JSON Lines inputs with publish --keep-original)"
+    )]
+    OriginalNotFound { slug: Slug, version: u64 },
     /// No route for the path (as the client sent it, echoed).
     #[error("no route for {0}")]
     RouteNotFound(String),
@@ -194,6 +201,7 @@ impl ApiError {
             Self::DatasetNotFound(_)
             | Self::VersionNotActive { .. }
             | Self::SplitNotFound { .. }
+            | Self::OriginalNotFound { .. }
             | Self::RouteNotFound(_) => "not_found",
             Self::NoActiveVersion(_) => "no_active_version",
             Self::Unpublished(_) => "unpublished",

@@ -22,7 +22,7 @@ pub enum ParseError {
     /// The rows API's `offset` (`name`) that is not a non-negative integer.
     #[error("{name} must be a non-negative integer, got '{raw}'")]
     NotNonNegative { name: &'static str, raw: String },
-    #[error("unsupported format '{0}': the only allowed value is 'parquet'")]
+    #[error("unsupported format '{0}': the allowed values are 'parquet' and 'original'")]
     Format(String),
     /// `version`, as received up to its 40th character.
     #[error("version must be a positive integer (a version number from the metadata), got '{0}'")]
@@ -216,22 +216,29 @@ fn positive_integer(name: &'static str, raw: &str) -> Result<u64, ParseError> {
     Ok(value)
 }
 
-/// The only download format.
+/// What the data endpoint hands out: the version's Parquet (the default), or the files a
+/// version converted from CSV or JSON Lines kept as they came (`original`,
+/// [`crate::ingested::Original`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Parquet,
+    Original,
 }
 
 impl Format {
     pub fn parse(raw: Option<&str>) -> Result<Self, ParseError> {
         match raw {
             None | Some("parquet") => Ok(Self::Parquet),
+            Some("original") => Ok(Self::Original),
             Some(other) => Err(ParseError::Format(echo(other))),
         }
     }
 
     pub fn as_str(&self) -> &'static str {
-        "parquet"
+        match self {
+            Self::Parquet => "parquet",
+            Self::Original => "original",
+        }
     }
 }
 
@@ -444,6 +451,7 @@ mod tests {
     fn format_defaults_to_parquet_and_rejects_others() {
         assert_eq!(Format::parse(None).unwrap(), Format::Parquet);
         assert_eq!(Format::parse(Some("parquet")).unwrap(), Format::Parquet);
+        assert_eq!(Format::parse(Some("original")).unwrap(), Format::Original);
         match Format::parse(Some("csv")) {
             Err(e @ ParseError::Format(_)) => assert!(e.to_string().contains("parquet")),
             other => panic!("{other:?}"),

@@ -27,6 +27,7 @@ impl ToHttp for ApiError {
             | Self::NoActiveVersion(_)
             | Self::VersionNotActive { .. }
             | Self::SplitNotFound { .. }
+            | Self::OriginalNotFound { .. }
             | Self::RouteNotFound(_) => StatusCode::NOT_FOUND,
             Self::Unpublished(_) => StatusCode::GONE,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
@@ -164,7 +165,7 @@ mod tests {
         );
         assert_eq!(
             bad_request(Format::parse(Some("csv")).unwrap_err()),
-            "unsupported format 'csv': the only allowed value is 'parquet'"
+            "unsupported format 'csv': the allowed values are 'parquet' and 'original'"
         );
         assert_eq!(
             bad_request(VersionPin::parse(Some(&"v".repeat(50))).unwrap_err()),

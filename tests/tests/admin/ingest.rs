@@ -7,6 +7,7 @@ use std::io::Write;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use serde_json::json;
+use sha2::Digest;
 
 use super::*;
 
@@ -271,4 +272,89 @@ async fn a_large_input_and_a_directory_of_inputs_make_versions_of_many_files() {
         .collect();
     assert_eq!(splits, [("test".to_owned(), 1), ("train".to_owned(), 2)]);
     assert_eq!(meta["ingested"]["inputs"], 2);
+}
+
+async fn originals(stack: &Stack, slug: &str, key: Option<&str>) -> (u16, Value) {
+    let headers: Vec<(&str, &str)> = key.map(|k| ("x-api-key", k)).into_iter().collect();
+    let resp = api::data(
+        &v2_request(
+            &format!("/api/v1/datasets/{slug}/data?format=original"),
+            &headers,
+        ),
+        &stack.catalog(),
+        &stack.signer(Duration::from_secs(900)),
+        Utc::now(),
+    )
+    .await;
+    (resp.status().as_u16(), json_body(&resp))
+}
+
+#[tokio::test]
+async fn kept_originals_download_byte_for_byte_under_the_data_rule() {
+    let stack = Stack::start().await;
+    let dir = dir("original");
+    let csv = dir.join("trips.csv.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(TRIPS_CSV.as_bytes()).unwrap();
+    let bytes = gz.finish().unwrap();
+    std::fs::write(&csv, &bytes).unwrap();
+    let sha256 = hex::encode(sha2::Sha256::digest(&bytes));
+    ok(&publish_text(&stack, &[&csv], "kept", &["--keep-original"]));
+    let key = create_key(&stack);
+    // The Parquet is served as ever.
+    assert_eq!(served_rows(&stack, "kept", &key).await, trips_expected());
+    let (status, answer) = originals(&stack, "kept", Some(&key)).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["format"], "original");
+    assert_eq!(answer["version"], 1);
+    let original = &answer["originals"][0];
+    assert_eq!(answer["originals"].as_array().unwrap().len(), 1);
+    assert_eq!(original["name"], "trips.csv.gz");
+    assert_eq!(original["media_type"], "application/gzip");
+    assert_eq!(original["size_bytes"], bytes.len());
+    assert_eq!(original["sha256"], sha256.as_str());
+    let (code, downloaded) = http_get(original["url"].as_str().unwrap()).await;
+    assert_eq!(code, 200);
+    assert_eq!(downloaded.as_ref(), bytes.as_slice(), "byte for byte");
+    assert_eq!(hex::encode(sha2::Sha256::digest(&downloaded)), sha256);
+    let meta = json_body(&metadata(&stack, "kept").await);
+    assert_eq!(
+        meta["ingested"]["originals"],
+        json!([{"name": "trips.csv.gz", "size": bytes.len(), "sha256": sha256,
+                "media_type": "application/gzip"}]),
+        "no object key shown"
+    );
+    // The data route's rule: no key, no original.
+    let (status, answer) = originals(&stack, "kept", None).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (401, Some("missing_key")),
+        "{answer}"
+    );
+    // A version that kept none: 404, saying so.
+    let plain = dir.join("plain.csv");
+    std::fs::write(&plain, TRIPS_CSV).unwrap();
+    ok(&publish_text(&stack, &[&plain], "plain", &[]));
+    let (status, answer) = originals(&stack, "plain", Some(&key)).await;
+    assert_eq!(status, 404, "{answer}");
+    assert_eq!(answer["code"], "not_found");
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap()
+            .contains("kept no original files"),
+        "{answer}"
+    );
+    // And format=original takes no listing parameter.
+    let resp = api::data(
+        &v2_request(
+            "/api/v1/datasets/kept/data?format=original&page_size=5",
+            &[("x-api-key", &key)],
+        ),
+        &stack.catalog(),
+        &stack.signer(Duration::from_secs(900)),
+        Utc::now(),
+    )
+    .await;
+    assert_eq!(resp.status(), 400);
 }

@@ -104,6 +104,25 @@ async fn outcome(g: &Given, dataset: &str, key: Option<&str>) -> String {
     } else {
         status_and_code(&listed, &listed_body)
     };
+    // The originals a conversion kept (`format=original`): the same rule first; these samples,
+    // published as Parquet, kept none, so whoever may read the data is told so (404).
+    let original = g
+        .data(
+            &format!("/api/v1/datasets/{dataset}/data?format=original"),
+            &headers,
+        )
+        .await;
+    let original_body = json_body(&original);
+    let data_says = status_and_code_or_ok(&resp, &body);
+    assert_eq!(
+        status_and_code(&original, &original_body),
+        if data_says == "ok" {
+            "404 not_found".to_owned()
+        } else {
+            data_says
+        },
+        "format=original and data disagree on {dataset} with {key:?}"
+    );
     // One rule for every route: the listing and the rows route answer as the data route does.
     assert_eq!(
         listed_outcome,

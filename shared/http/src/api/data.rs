@@ -79,14 +79,27 @@ async fn data_inner(
         (None, Some(t)) => VersionPin::parse(Some(&t.version.to_string()))?,
         (pin, _) => pin,
     };
+    if format == Format::Original && query.is_some() {
+        return Err(ApiError::BadRequest(
+            "format=original lists the files kept as they came: it takes no split, partition \
+             or page parameter"
+                .into(),
+        ));
+    }
     if req.method() == Method::HEAD {
         // The GET answer's status and headers, without a URL: nothing is signed that would
         // never be delivered, and nothing is counted as issued.
-        admit(&dataset, pin, key, reader, now).await?;
+        let admitted = admit(&dataset, pin, key, reader, now).await?;
+        if format == Format::Original {
+            super::data_original::kept(&admitted)?;
+        }
         return Ok(json_response(StatusCode::OK, &()));
     }
     let client = source_address(req);
     let admitted = admit(&dataset, pin, key, reader, now).await?;
+    if format == Format::Original {
+        return super::data_original::originals(&admitted, client, signer, now).await;
+    }
     if query.is_some() || admitted.active.files.is_some() {
         let query = query.unwrap_or_else(FileQuery::first_page);
         return super::data_files::listing(

@@ -24,6 +24,7 @@ pub mod account;
 mod croissant;
 mod data;
 mod data_files;
+mod data_original;
 mod dcat;
 mod file_list;
 pub mod gate;
