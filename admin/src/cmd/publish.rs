@@ -93,7 +93,7 @@ pub struct Args {
     #[arg(long)]
     insights: Option<String>,
     #[command(flatten)]
-    text: TextArgs,
+    text: Box<TextArgs>,
 }
 
 /// How CSV, TSV and JSON Lines inputs are read and converted.

@@ -157,8 +157,8 @@ pub fn convert<R: BufRead>(
             "unterminated quote",
         ));
     }
-    let mut names = Vec::with_capacity(records.len());
-    for i in 0..records.len() {
+    let mut names = Vec::with_capacity(records.fields());
+    for i in 0..records.fields() {
         let name = std::str::from_utf8(records.field(i)).map_err(|_| {
             IngestError::bad(
                 file,
@@ -274,7 +274,7 @@ fn check<R: BufRead>(
             "unterminated quote (a quoted field runs to the end of the file)".into(),
         );
     }
-    let n = records.len();
+    let n = records.fields();
     if n != names.len() {
         let (more, by) = if n > names.len() {
             ("many", n - names.len())
@@ -381,7 +381,7 @@ fn bad_row(
         if dialect.decode(schema, raw, 1, Some(vec![i])).is_err() {
             let mut records = Records::new(raw, dialect.delimiter, dialect.quote);
             let value = match records.next_record() {
-                Ok(Some(_)) if i < records.len() => {
+                Ok(Some(_)) if i < records.fields() => {
                     String::from_utf8_lossy(records.field(i)).into_owned()
                 }
                 _ => String::new(),

@@ -97,7 +97,7 @@ impl<R: BufRead> Records<R> {
     }
 
     /// How many fields the current record has.
-    pub fn len(&self) -> usize {
+    pub fn fields(&self) -> usize {
         self.fields
     }
 

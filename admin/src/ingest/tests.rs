@@ -460,12 +460,16 @@ fn text_and_parquet_are_not_mixed_and_paths_keep_their_directories() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, b"x").unwrap();
     }
-    let found = text_inputs(&[root.clone()], None).unwrap().unwrap();
+    let found = text_inputs(std::slice::from_ref(&root), None)
+        .unwrap()
+        .unwrap();
     let rels: Vec<&str> = found.iter().map(|i| i.rel.as_str()).collect();
     assert_eq!(rels, ["test/b.jsonl.gz", "train/a.csv"]);
     assert_eq!(found[0].compression, Compression::Gzip);
     std::fs::write(root.join("train/c.parquet"), b"PAR1").unwrap();
-    let message = text_inputs(&[root.clone()], None).unwrap_err().to_string();
+    let message = text_inputs(std::slice::from_ref(&root), None)
+        .unwrap_err()
+        .to_string();
     assert!(
         message.contains("c.parquet is not CSV, TSV or JSON Lines"),
         "{message}"
