@@ -260,7 +260,8 @@ impl Counter {
             }
             V::Text(t) => {
                 self.count += 1;
-                self.sample(|| Key::Text(t.to_owned()));
+                // Cut as shown: a sample is only ever shown.
+                self.sample(|| Key::Text(shown(t).into_owned()));
                 self.hll.add(mixed_hash(t));
                 self.count_text(t);
             }
@@ -294,8 +295,21 @@ impl Counter {
             (Some(all), Vec::new(), 0, None, None)
         } else {
             all.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.cmp(&b.value)));
-            let unlisted = all.get(TOP_KEPT).map_or(0, |c| c.count);
-            all.truncate(TOP_KEPT);
+            // The most frequent, at most TOP_KEPT of them holding at most PARTIAL_TEXT_BYTES.
+            let mut text = 0;
+            let kept = all
+                .iter()
+                .take(TOP_KEPT)
+                .take_while(|c| {
+                    text += match &c.value {
+                        Key::Text(t) => t.len(),
+                        _ => 0,
+                    };
+                    text <= PARTIAL_TEXT_BYTES
+                })
+                .count();
+            let unlisted = all.get(kept).map_or(0, |c| c.count);
+            all.truncate(kept);
             let quantiles = numeric.then(|| quantiles(self.values, self.count, self.seen));
             (
                 None,

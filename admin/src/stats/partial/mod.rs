@@ -22,7 +22,8 @@
 //!   [`DISTINCT_LIMIT`](super::DISTINCT_LIMIT) distinct values); or
 //! - **estimates**: a HyperLogLog sketch of the values (2^14 registers, the one the statistics
 //!   of a whole version use, merged register by register: about 0.8 % standard error); the
-//!   [`TOP_KEPT`] most frequent values from a Misra–Gries summary of [`COUNTERS`] counters,
+//!   [`TOP_KEPT`] most frequent values (at most [`PARTIAL_TEXT_BYTES`] of their text) from a
+//!   Misra–Gries summary of [`COUNTERS`] counters,
 //!   with `top_error`, the most any value's true count can exceed its listed count (0 when
 //!   unlisted); and, for numbers, [`QUANTILE_POINTS`] points of the file's sorted values, each
 //!   standing for the block of values from it to the next (`rank_error`: the largest block).
@@ -131,7 +132,7 @@ pub struct ColumnPartial {
     pub min_int: i128,
     #[serde(with = "exact::i128")]
     pub max_int: i128,
-    /// The first values, in file order.
+    /// The first values, in file order (text cut as it is shown).
     pub(in crate::stats) samples: Vec<Key>,
     /// Every distinct value and its count, when the file has few enough (see the module).
     #[serde(default, skip_serializing_if = "Option::is_none")]
