@@ -112,6 +112,11 @@ pub fn text_inputs(
                 base
             };
             bases.push(absolute(&base)?);
+        } else if is_text(arg) {
+            return Err(IngestError::Io(
+                format!("cannot read {text}"),
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            ));
         } else {
             // Not there: publish says so as it always has.
             return Ok(None);

@@ -478,6 +478,13 @@ fn text_and_parquet_are_not_mixed_and_paths_keep_their_directories() {
         text_inputs(&[root.join("train/c.parquet")], None).unwrap(),
         None
     );
+    let message = text_inputs(&[root.join("missing.csv")], None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("cannot read") && message.contains("missing.csv"),
+        "{message}"
+    );
     std::fs::write(root.join("test/b.csv"), b"x").unwrap();
     let message = text_inputs(&[root.join("test")], None)
         .unwrap_err()
