@@ -526,3 +526,29 @@ fn the_parquet_draws_no_preview_warning() {
     let cost = catalog_preview::plan::preview_cost(&meta, 100, &Default::default());
     assert!(cost.worst_bytes < 512 * 1024, "{}", cost.worst_bytes);
 }
+
+#[test]
+fn a_forced_format_reads_any_name_and_its_compression() {
+    let work = WorkDir::new(None).unwrap();
+    let file = work.path.join("export.txt.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(b"{\"a\": 1}\n").unwrap();
+    std::fs::write(&file, gz.finish().unwrap()).unwrap();
+    // Without --format the name says nothing: not a text input.
+    assert_eq!(
+        text_inputs(std::slice::from_ref(&file), None).unwrap(),
+        None
+    );
+    let found = text_inputs(std::slice::from_ref(&file), Some(Format::JsonLines))
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        (found[0].format, found[0].compression),
+        (Format::JsonLines, Compression::Gzip)
+    );
+    let (files, rows, _) =
+        convert_one(&found[0], &Settings::default(), &work.path.join("out")).unwrap();
+    assert_eq!(rows, 1);
+    assert!(files[0].ends_with("out/export.parquet"), "{:?}", files[0]);
+}
