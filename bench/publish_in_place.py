@@ -16,7 +16,9 @@ rows, snappy, a page index), then:
   link with the sidecar files s3s-fs keeps an object's metadata in
   (`.bucket-<b64 bucket>.object-<b64 key>.internal.json` holding its ETag, the file's MD5, and
   its full-object SHA-256, as a single PUT with a SHA-256 checksum leaves them; `….metadata.json`
-  its content type), so that N objects take the disk of one;
+  its content type), so that N objects take the disk of one (without the ETag there, s3s-fs
+  hashes the whole file to answer each request: a 1 MiB GET of a 1 GiB object takes over half
+  a second here);
 - disk: hard-linked N times into a directory given to `publish`.
 
 Per run: wall time; catalog-admin's peak memory (its VmHWM, sampled every second, the peak of
@@ -25,14 +27,12 @@ process's RSS at the fork, and the sampled resident peaks before and from the fi
 written under the version's keys); the bytes catalog-admin read from S3 (the content-length of
 every GET response body s3s-fs logged, with the number of GETs and of ranged ones), beside what
 catalog-admin itself says it read; S3 requests by operation from s3s-fs's log; DynamoDB
-requests by operation
-through a counting proxy. The bucket's version (and the staged links) are removed after each
-run. Without --admin, builds `cargo build --release -p catalog-admin` first. Figures, not a
-test: run it on a quiet machine.
+requests by operation through a counting proxy. The bucket's version (and the staged links) are
+removed after each run. Without --admin, builds `cargo build --release -p catalog-admin` first.
+Figures, not a test: run it on a quiet machine.
 """
 import argparse
 import base64
-import collections
 import hashlib
 import json
 import os
