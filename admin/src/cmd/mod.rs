@@ -8,6 +8,7 @@
 pub mod access;
 pub mod accounts;
 pub mod audit;
+pub mod convert;
 pub mod datasets;
 pub mod download;
 pub mod inspect;
@@ -46,6 +47,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     Publish(publish::Args),
+    Convert(convert::Args),
     Inspect(inspect::Args),
     #[command(subcommand)]
     Keys(keys::Command),
@@ -73,6 +75,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     let ctx = Context { now: Utc::now() };
     match cli.command {
         Command::Publish(args) => publish::run(args, &ctx).await,
+        Command::Convert(args) => convert::run(args).await,
         Command::Inspect(args) => inspect::run(args, &ctx).await,
         Command::Keys(command) => keys::run(command, &ctx).await,
         Command::Keyless(command) => keyless::run(command, &ctx).await,

@@ -98,11 +98,11 @@ pub struct Args {
 
 /// How CSV, TSV and JSON Lines inputs are read and converted.
 #[derive(clap::Args)]
-struct TextArgs {
+pub(super) struct TextArgs {
     /// Read every input as this format, whatever its name: csv, tsv or jsonl (compression is
     /// still read from a .gz or .zst ending).
     #[arg(long, value_name = "csv|tsv|jsonl")]
-    format: Option<String>,
+    pub(super) format: Option<String>,
     /// CSV's field delimiter: one ASCII character, or \t (default ',' for CSV, tab for TSV).
     #[arg(long, value_name = "CHAR")]
     delimiter: Option<String>,
@@ -129,11 +129,11 @@ struct TextArgs {
     /// Where the Parquet is written before it is uploaded (a directory of its own is made
     /// there and removed afterwards); the system's temporary directory by default.
     #[arg(long, value_name = "DIR")]
-    work_dir: Option<PathBuf>,
+    pub(super) work_dir: Option<PathBuf>,
     /// Keep the inputs as they came beside the Parquet: the data endpoint then serves them
     /// with format=original, each with its SHA-256 (at most 100 inputs).
     #[arg(long)]
-    keep_original: bool,
+    pub(super) keep_original: bool,
 }
 
 impl TextArgs {
@@ -159,7 +159,7 @@ impl TextArgs {
         given
     }
 
-    fn settings(&self) -> Result<Settings, IngestError> {
+    pub(super) fn settings(&self) -> Result<Settings, IngestError> {
         let mut overrides = match &self.schema {
             Some(path) => Overrides::from_file(path)?,
             None => Overrides::default(),
@@ -190,13 +190,13 @@ impl TextArgs {
     }
 }
 
-fn forced_format(raw: &str) -> Result<Format, IngestError> {
+pub(super) fn forced_format(raw: &str) -> Result<Format, IngestError> {
     Format::parse(raw)
         .ok_or_else(|| IngestError::Usage(format!("--format {raw}: csv, tsv or jsonl")))
 }
 
 /// An error of the conversion as the CLI reports it: bad input and unreadable files exit 2.
-fn ingest_error(e: IngestError) -> CliError {
+pub(super) fn ingest_error(e: IngestError) -> CliError {
     match e {
         IngestError::Usage(message) => CliError::Usage(message),
         IngestError::Write(..) => CliError::Objects(e.to_string()),

@@ -358,3 +358,86 @@ async fn kept_originals_download_byte_for_byte_under_the_data_rule() {
     .await;
     assert_eq!(resp.status(), 400);
 }
+
+#[tokio::test]
+async fn convert_writes_the_parquet_publish_would_and_publishes_nothing() {
+    let stack = Stack::start().await;
+    let dir = dir("convert");
+    let csv = dir.join("trips.csv");
+    std::fs::write(&csv, TRIPS_CSV).unwrap();
+    let out = dir.join("out");
+    // WHEN a CSV is converted
+    let printed = ok(&admin(
+        &stack,
+        &[
+            "convert",
+            csv.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    ));
+    // THEN its Parquet is in --out, named as publish would publish it, with the CSV's values
+    assert!(
+        printed.contains("converted 1 input(s) to 1 Parquet file(s)") && printed.contains("3 rows"),
+        "{printed}"
+    );
+    let written = std::fs::read(out.join("trips.parquet")).unwrap();
+    assert_eq!(rows(written.into()), trips_expected());
+    // AND a directory that is not empty is refused, as is a flag of publish only
+    let again = admin(
+        &stack,
+        &[
+            "convert",
+            csv.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not empty"));
+    let kept = admin(
+        &stack,
+        &[
+            "convert",
+            csv.to_str().unwrap(),
+            "--out",
+            dir.join("other").to_str().unwrap(),
+            "--keep-original",
+        ],
+        &[],
+    );
+    assert_eq!(kept.status.code(), Some(2));
+    // AND a bad CSV is named by file, line and column, as publish names it
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "id,name\n1,a\n2,b\nabc,c\n").unwrap();
+    let failed = admin(
+        &stack,
+        &[
+            "convert",
+            bad.to_str().unwrap(),
+            "--out",
+            dir.join("bad-out").to_str().unwrap(),
+            "--infer-rows",
+            "2",
+        ],
+        &[],
+    );
+    assert_eq!(failed.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&failed.stderr);
+    assert!(
+        err.contains("bad.csv, line 4, column 'id': 'abc' is not a valid int64"),
+        "{err}"
+    );
+    // AND nothing reached the catalog
+    let listed = stack
+        .s3
+        .list_objects_v2()
+        .bucket(&stack.target.bucket)
+        .prefix("datasets/")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.key_count(), Some(0));
+}
