@@ -25,7 +25,8 @@ pub enum Command {
 
 /// Phase 1: each column's minimum and maximum over every file, which fix the histograms' bins.
 /// Read from the footers (a column's data only where a footer lacks exact bounds). FILES are
-/// local paths or s3://bucket/key objects (not both), the version's files.
+/// local paths or s3://bucket/key objects (not both), the version's files; s3://bucket/prefix/
+/// (ending in /) stands for the .parquet objects under it, in key order.
 ///
 /// Example: catalog-admin stats edges data/*.parquet --out edges.json
 #[derive(clap::Args)]
@@ -77,6 +78,12 @@ pub async fn run(command: Command, _ctx: &Context) -> Result<(), CliError> {
         Command::File(args) => {
             let edges: Edges = read_json(&args.edges, "edges")?;
             let inputs = Inputs::of(std::slice::from_ref(&args.file)).await?;
+            if inputs.len() != 1 {
+                return Err(CliError::Usage(format!(
+                    "{}: stats file takes one file, not a prefix",
+                    args.file
+                )));
+            }
             let partial = blocking(move || inputs.partial(&edges)).await?;
             // Compact: a fan-out writes thousands of them.
             let text = serde_json::to_string(&partial)
@@ -123,7 +130,50 @@ impl Inputs {
         let counts = Arc::new(ReadCounts::default());
         let handle = tokio::runtime::Handle::current();
         let mut objects = Vec::with_capacity(names.len());
+        let object =
+            |bucket: &str, key: &str, size: Option<i64>, etag: Option<&str>| RemoteObject {
+                s3: s3.clone(),
+                bucket: bucket.to_owned(),
+                key: key.to_owned(),
+                size: u64::try_from(size.unwrap_or(0)).unwrap_or(0),
+                etag: etag.map(str::to_owned),
+                handle: handle.clone(),
+                counts: counts.clone(),
+            };
         for name in names {
+            // A prefix: its Parquet objects, by key.
+            if let Some((bucket, prefix)) = name
+                .strip_prefix("s3://")
+                .filter(|rest| rest.ends_with('/'))
+                .and_then(|rest| rest.split_once('/'))
+            {
+                let mut pages = s3
+                    .list_objects_v2()
+                    .bucket(bucket)
+                    .prefix(prefix)
+                    .into_paginator()
+                    .send();
+                let mut found = Vec::new();
+                while let Some(page) = pages.next().await {
+                    let page = page.map_err(|e| {
+                        CliError::Usage(format!(
+                            "listing {name}: {}",
+                            aws_sdk_s3::error::DisplayErrorContext(e)
+                        ))
+                    })?;
+                    for o in page.contents() {
+                        if let Some(key) = o.key().filter(|k| k.ends_with(".parquet")) {
+                            found.push(object(bucket, key, o.size(), o.e_tag()));
+                        }
+                    }
+                }
+                if found.is_empty() {
+                    return Err(CliError::Usage(format!("no .parquet objects under {name}")));
+                }
+                found.sort_by(|a, b| a.key.cmp(&b.key));
+                objects.extend(found);
+                continue;
+            }
             let (bucket, key) = name
                 .strip_prefix("s3://")
                 .and_then(|rest| rest.split_once('/'))
@@ -141,17 +191,16 @@ impl Inputs {
                         aws_sdk_s3::error::DisplayErrorContext(e)
                     ))
                 })?;
-            objects.push(RemoteObject {
-                s3: s3.clone(),
-                bucket: bucket.to_owned(),
-                key: key.to_owned(),
-                size: u64::try_from(head.content_length().unwrap_or(0)).unwrap_or(0),
-                etag: head.e_tag().map(str::to_owned),
-                handle: handle.clone(),
-                counts: counts.clone(),
-            });
+            objects.push(object(bucket, key, head.content_length(), head.e_tag()));
         }
         Ok(Self::Remote(objects))
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Self::Local(paths) => paths.len(),
+            Self::Remote(objects) => objects.len(),
+        }
     }
 
     fn edges(&self) -> Result<Edges, PartialError> {

@@ -201,6 +201,11 @@ async fn per_file_statistics_read_staged_objects() {
     run(&args, &env);
     let (mut a, b) = (read(Path::new(&local_edges)), read(Path::new(&s3_edges)));
     assert_eq!(b["files"][0], urls[0].as_str());
+    // The prefix stands for its .parquet objects, in key order.
+    let by_prefix = file("edges-prefix.json");
+    let prefix = format!("s3://{bucket}/staging/scale/");
+    run(&["stats", "edges", &prefix, "--out", &by_prefix], &env);
+    assert_eq!(read(Path::new(&by_prefix)), b);
     a["files"] = b["files"].clone();
     assert_eq!(a, b);
 
