@@ -360,3 +360,48 @@ fn long_text_keeps_a_partial_small() {
     assert!(t.sample_values[0].as_str().unwrap().ends_with('…'));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Past [`SAMPLE_LIMIT`] numbers a file's quantile points come from a uniform sample: the
+/// merged median is flagged `median_sampled`, and its true rank is within `median_rank_error`
+/// plus 5 standard deviations of the sample's rank error (0.5 / √SAMPLE_LIMIT of each file's
+/// values), though each file's values come in ascending order.
+#[test]
+fn a_sampled_median_stays_within_its_statistical_bound() {
+    let dir = temp_dir("partial-sampled");
+    let mut rng = Rng(11);
+    let mut files = Vec::new();
+    let mut all = Vec::new();
+    for f in 0..2 {
+        let mut numbers: Vec<f64> = (0..150_000)
+            .map(|_| (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * (1.0 + f as f64))
+            .collect();
+        // Ascending in the file: a sample that favoured early values would be far off.
+        numbers.sort_by(f64::total_cmp);
+        all.extend_from_slice(&numbers);
+        let path = one_column(
+            &dir,
+            "x",
+            &format!("{f}.parquet"),
+            Arc::new(Float64Array::from(numbers)),
+        );
+        files.push(path);
+    }
+    let edges = edges(&files).unwrap();
+    let partials: Vec<FilePartial> = files
+        .iter()
+        .map(|f| file_partial(f, &edges).unwrap())
+        .collect();
+    let merged = merge(&partials).unwrap();
+    let estimate = &merged.estimates[0];
+    assert!(estimate.median_sampled);
+    let median = merged.stats.columns[0].median.unwrap();
+    let n = all.len() as f64;
+    let slack = estimate.median_rank_error as f64
+        + 5.0 * 0.5 * 150_000.0 / (SAMPLE_LIMIT as f64).sqrt() * 2.0;
+    let below = all.iter().filter(|v| **v < median).count() as f64;
+    assert!(
+        (below - n / 2.0).abs() <= slack,
+        "{below} below of {n}, slack {slack}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
