@@ -10,7 +10,7 @@ use arrow_csv::reader::{Format as CsvFormat, ReaderBuilder};
 use arrow_schema::{ArrowError, Field, Schema, SchemaRef};
 use regex::Regex;
 
-use super::error::{BadRow, IngestError, OnError, Skipped};
+use super::error::{BadRow, IngestError, OnError, Skipped, FIRST_SKIPPED};
 use super::records::{RecordError, Records};
 use super::schema::{check_names, has_zone, settle, ColumnType, Overrides};
 use super::Settings;
@@ -26,6 +26,10 @@ struct Chunk {
     bytes: Vec<u8>,
     /// (line, start in `bytes`)
     rows: Vec<(u64, usize)>,
+    /// Records among these lines that failed their checks (`--on-error skip`), taken with the
+    /// rows' own bad values in line order: the first [`FIRST_SKIPPED`], and how many more.
+    bad: Vec<BadRow>,
+    bad_more: u64,
 }
 
 impl Chunk {
@@ -47,11 +51,6 @@ impl Chunk {
 
     fn full(&self) -> bool {
         self.rows.len() >= CHUNK_ROWS || self.bytes.len() >= CHUNK_BYTES
-    }
-
-    fn clear(&mut self) {
-        self.bytes.clear();
-        self.rows.clear();
     }
 }
 
@@ -115,10 +114,31 @@ pub fn null_regex(nulls: &[String]) -> Result<Option<Regex>, IngestError> {
         .map_err(|e| IngestError::Usage(format!("--null: {e}")))
 }
 
+/// What the splitter hands on, in the input's order: a chunk of checked rows to decode with
+/// the schema, or a record that failed its checks.
+enum Work {
+    Chunk(Chunk, SchemaRef),
+    Bad(BadRow),
+}
+
+/// A piece of work done: the batch of a chunk's good rows and its bad rows (in line order),
+/// or the bad record as it came.
+enum Done {
+    /// The batch, the bad rows named, and how many more were bad.
+    Decoded(Option<RecordBatch>, Vec<BadRow>, u64),
+    Bad(BadRow),
+}
+
 /// Converts one CSV input: the header, the schema (inferred from the first
 /// `settings.infer_rows` rows, then overridden), every row checked and decoded; each batch
-/// handed to `sink`, which is first given the schema.
-pub fn convert<R: BufRead>(
+/// handed to `sink`, in the input's order.
+///
+/// Three stages run at once: this input's records are split and checked on one thread (csv-core
+/// is fast), chunks are decoded by arrow-csv on as many threads as there are cores (the most
+/// work), and batches reach `sink` on the caller's thread, in order, with the bad rows taken
+/// in line order (so `OnError::Fail` names the first bad line, as one thread would). At most
+/// two chunks per decoding thread are in flight.
+pub fn convert<R: BufRead + Send>(
     src: R,
     file: &str,
     delimiter: u8,
@@ -131,7 +151,98 @@ pub fn convert<R: BufRead>(
         quote: b'"',
         nulls: null_regex(&settings.nulls)?,
     };
-    let mut records = Records::new(src, delimiter, dialect.quote);
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let on_error = settings.on_error;
+    let (work_tx, work_rx) = std::sync::mpsc::sync_channel::<(u64, Work)>(2 * threads);
+    // Held by the decoders only: once they all stopped (the collector stopped), the receiver
+    // is dropped and a splitter waiting to send stops too.
+    let work_rx = std::sync::Arc::new(std::sync::Mutex::new(work_rx));
+    let (done_tx, done_rx) =
+        std::sync::mpsc::sync_channel::<(u64, Result<Done, IngestError>)>(2 * threads);
+    // The header's names, once the splitter read them.
+    let names_slot = std::sync::OnceLock::<Vec<String>>::new();
+    let (dialect, names_slot) = (&dialect, &names_slot);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let done_tx = done_tx.clone();
+            let work_rx = std::sync::Arc::clone(&work_rx);
+            scope.spawn(move || loop {
+                let next = match work_rx.lock() {
+                    Ok(rx) => rx.recv(),
+                    Err(_) => return,
+                };
+                let Ok((seq, work)) = next else { return };
+                let done = match work {
+                    Work::Bad(bad) => Ok(Done::Bad(bad)),
+                    Work::Chunk(chunk, schema) => {
+                        let names = names_slot.get().map_or(&[][..], Vec::as_slice);
+                        decode_chunk(dialect, &schema, &chunk, names, file, on_error)
+                            .map(|(batch, bad, more)| Done::Decoded(batch, bad, more))
+                    }
+                };
+                if done_tx.send((seq, done)).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(done_tx);
+        drop(work_rx);
+        let splitter = scope
+            .spawn(move || split(src, file, dialect, settings, overrides, names_slot, work_tx));
+        // The collector: results in order, whatever order the decoders finish in.
+        let mut skipped = Skipped::default();
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut next = 0u64;
+        let mut collected: Result<(), IngestError> = Ok(());
+        for (seq, done) in done_rx.iter() {
+            waiting.insert(seq, done);
+            while let Some(done) = waiting.remove(&next) {
+                next += 1;
+                let step = done.and_then(|done| match done {
+                    Done::Bad(bad) => skipped.take(on_error, bad),
+                    Done::Decoded(batch, bad, more) => {
+                        for row in bad {
+                            skipped.take(on_error, row)?;
+                        }
+                        skipped.count += more;
+                        batch.map_or(Ok(()), |batch| sink(&batch))
+                    }
+                });
+                if let Err(e) = step {
+                    collected = Err(e);
+                    break;
+                }
+            }
+            if collected.is_err() {
+                break;
+            }
+        }
+        // Stopping here drops the results' receiver: the decoders, then the splitter, stop at
+        // their next send.
+        drop(done_rx);
+        let split = splitter
+            .join()
+            .map_err(|_| IngestError::bad(file, 0, None, "the CSV reader panicked"))?;
+        // An error met in order (an earlier line) wins over one the splitter met further on.
+        collected?;
+        split?;
+        Ok(skipped)
+    })
+}
+
+/// The splitting stage of [`convert`]: the header, then every record checked and gathered into
+/// chunks, sent in order with the schema once it is inferred; a record that fails its checks
+/// is sent as it is, in its place. Stops when the other stages stopped.
+fn split<R: BufRead>(
+    src: R,
+    file: &str,
+    dialect: &Dialect,
+    settings: &Settings,
+    overrides: &Overrides,
+    names_slot: &std::sync::OnceLock<Vec<String>>,
+    work: std::sync::mpsc::SyncSender<(u64, Work)>,
+) -> Result<(), IngestError> {
+    let mut records = Records::new(src, dialect.delimiter, dialect.quote);
     let read = |records: &mut Records<R>| {
         records.next_record().map_err(|e| match e {
             RecordError::Io(e) => IngestError::Io(format!("reading {file}"), e),
@@ -170,32 +281,41 @@ pub fn convert<R: BufRead>(
         names.push(name.to_owned());
     }
     check_names(&names, file)?;
-    let mut skipped = Skipped::default();
+    let names = names_slot.get_or_init(|| names);
+    let mut seq = 0u64;
+    // Sends the next piece of work; false once the other stages stopped.
+    let mut send = |item: Work| {
+        let sent = work.send((seq, item)).is_ok();
+        seq += 1;
+        sent
+    };
     let mut chunk = Chunk::default();
     let mut zoned = vec![true; names.len()];
     let mut schema: Option<SchemaRef> = None;
     let mut seen_rows = 0u64;
     while let Some(line) = read(&mut records)? {
         seen_rows += 1;
-        if let Some(bad) = check(&records, &names, file, line) {
-            if settings.on_error == OnError::Fail && !chunk.rows.is_empty() {
-                // A bad value on an earlier line is the one to name.
-                let schema = match &schema {
-                    Some(schema) => schema.clone(),
-                    None => infer(&dialect, &chunk, &names, &zoned, overrides, file)?,
-                };
-                flush(
-                    &dialect,
-                    &schema,
-                    &chunk,
-                    &names,
-                    file,
-                    settings.on_error,
-                    &mut skipped,
-                    sink,
-                )?;
+        if let Some(bad) = check(&records, names, file, line) {
+            if settings.on_error == OnError::Fail {
+                // The rows before it go first, so that an earlier bad value is named first;
+                // the bad record then stops the conversion, and nothing more is read.
+                if !chunk.rows.is_empty() {
+                    let schema = match &schema {
+                        Some(schema) => schema.clone(),
+                        None => infer(dialect, &chunk, names, &zoned, overrides, file)?,
+                    };
+                    if !send(Work::Chunk(std::mem::take(&mut chunk), schema)) {
+                        return Ok(());
+                    }
+                }
+                send(Work::Bad(bad));
+                return Ok(());
             }
-            skipped.take(settings.on_error, bad)?;
+            if chunk.bad.len() < FIRST_SKIPPED {
+                chunk.bad.push(bad);
+            } else {
+                chunk.bad_more += 1;
+            }
             continue;
         }
         if schema.is_none() {
@@ -207,21 +327,13 @@ pub fn convert<R: BufRead>(
         }
         chunk.push(line, &records.raw);
         if schema.is_none() && chunk.rows.len() >= settings.infer_rows.max(1) {
-            schema = Some(infer(&dialect, &chunk, &names, &zoned, overrides, file)?);
+            schema = Some(infer(dialect, &chunk, names, &zoned, overrides, file)?);
         }
         if chunk.full() {
             if let Some(schema) = &schema {
-                flush(
-                    &dialect,
-                    schema,
-                    &chunk,
-                    &names,
-                    file,
-                    settings.on_error,
-                    &mut skipped,
-                    sink,
-                )?;
-                chunk.clear();
+                if !send(Work::Chunk(std::mem::take(&mut chunk), schema.clone())) {
+                    return Ok(());
+                }
             }
         }
     }
@@ -234,21 +346,12 @@ pub fn convert<R: BufRead>(
         ));
     }
     if schema.is_none() && !chunk.rows.is_empty() {
-        schema = Some(infer(&dialect, &chunk, &names, &zoned, overrides, file)?);
+        schema = Some(infer(dialect, &chunk, names, &zoned, overrides, file)?);
     }
-    if let Some(schema) = &schema {
-        flush(
-            &dialect,
-            schema,
-            &chunk,
-            &names,
-            file,
-            settings.on_error,
-            &mut skipped,
-            sink,
-        )?;
-    }
-    Ok(skipped)
+    // Every row failed its checks: no schema, nothing to decode, only bad rows to count.
+    let schema = schema.unwrap_or_else(|| std::sync::Arc::new(Schema::empty()));
+    send(Work::Chunk(chunk, schema));
+    Ok(())
 }
 
 /// A record's number of fields, its UTF-8, and a quote left open at the end of the input.
@@ -328,43 +431,45 @@ fn infer(
     overrides.apply(Schema::new(fields), file)
 }
 
-/// Decodes a chunk into one batch for `sink`; a chunk that fails is decoded row by row, and the
-/// bad rows named (the first an error under [`OnError::Fail`]).
-#[allow(clippy::too_many_arguments)]
-fn flush(
+/// Decodes a chunk into one batch of its good rows, and its bad rows in line order; a chunk
+/// that fails is decoded row by row, and the bad rows named (under [`OnError::Fail`], up to
+/// the first, which is the error to report), with the count of bad rows not named.
+fn decode_chunk(
     dialect: &Dialect,
     schema: &SchemaRef,
     chunk: &Chunk,
     names: &[String],
     file: &str,
     on_error: OnError,
-    skipped: &mut Skipped,
-    sink: &mut dyn FnMut(&RecordBatch) -> Result<(), IngestError>,
-) -> Result<(), IngestError> {
+) -> Result<(Option<RecordBatch>, Vec<BadRow>, u64), IngestError> {
+    let mut bad = chunk.bad.clone();
     if chunk.rows.is_empty() {
-        return Ok(());
+        return Ok((None, bad, chunk.bad_more));
     }
     if let Ok(batch) = dialect.decode(schema, &chunk.bytes, chunk.rows.len(), None) {
-        return sink(&batch);
+        return Ok((Some(batch), bad, chunk.bad_more));
     }
     let mut good = Chunk::default();
     for (i, (line, _)) in chunk.rows.iter().enumerate() {
         let raw = chunk.row(i);
         match dialect.decode(schema, raw, 1, None) {
             Ok(_) => good.push(*line, raw),
-            Err(e) => skipped.take(
-                on_error,
-                bad_row(dialect, schema, raw, names, file, *line, e),
-            )?,
+            Err(e) => {
+                bad.push(bad_row(dialect, schema, raw, names, file, *line, e));
+                if on_error == OnError::Fail {
+                    return Ok((None, bad, 0));
+                }
+            }
         }
     }
+    bad.sort_by_key(|row| row.line);
     if good.rows.is_empty() {
-        return Ok(());
+        return Ok((None, bad, chunk.bad_more));
     }
     let batch = dialect
         .decode(schema, &good.bytes, good.rows.len(), None)
         .map_err(|e| IngestError::bad(file, good.rows[0].0, None, e.to_string()))?;
-    sink(&batch)
+    Ok((Some(batch), bad, chunk.bad_more))
 }
 
 /// Names the column of a row that does not decode, and its value.

@@ -552,3 +552,42 @@ fn a_forced_format_reads_any_name_and_its_compression() {
     assert_eq!(rows, 1);
     assert!(files[0].ends_with("out/export.parquet"), "{:?}", files[0]);
 }
+
+#[test]
+fn many_chunks_decode_in_order_and_a_bad_row_far_in_stops_at_its_line() {
+    // 100,000 rows: about a dozen chunks, decoded on several threads.
+    let mut text = String::from("id,name\n");
+    for i in 0..100_000u64 {
+        text.push_str(&format!("{i},n{i}\n"));
+    }
+    let run = csv(&text).unwrap();
+    assert_eq!(run.rows, 100_000);
+    let batch = run.batch();
+    let ids = batch.column(0).as_primitive::<Int64Type>();
+    assert!(
+        (0..100_000).all(|i| ids.value(i) == i as i64),
+        "the rows keep the input's order"
+    );
+    // A bad value in the ninth chunk, and a bad record further on: the value's line is named
+    // (rows before it decoded in order), and the conversion stops rather than reading on.
+    let mut bad = text.clone();
+    bad.push_str("x,late\n");
+    let at = bad.find("\n70000,").unwrap() + 1;
+    bad.replace_range(at..at + 5, "70k00");
+    bad.push_str("1,2,3\n");
+    let message = refusal(csv(&bad));
+    assert!(
+        message.contains("data.csv, line 70002, column 'id': '70k00' is not a valid int64"),
+        "{message}"
+    );
+    // Skipped: both, counted, in line order.
+    let settings = Settings {
+        on_error: OnError::Skip,
+        ..Settings::default()
+    };
+    let run = convert("data.csv", bad.as_bytes(), &settings).unwrap();
+    assert_eq!(run.rows, 99_999);
+    assert_eq!(run.skipped.count, 3);
+    let lines: Vec<u64> = run.skipped.first.iter().map(|r| r.line).collect();
+    assert_eq!(lines, [70_002, 100_002, 100_003]);
+}
