@@ -115,7 +115,7 @@ impl Budget {
         match self {
             Budget::Plain { .. } => format!(
                 "over {MAX_BODY_BYTES} bytes; a client that accepts gzip (Accept-Encoding: \
-                 gzip) gets about ten times as many files in one answer"
+                 gzip) gets about seven to nine times as many files in one answer"
             ),
             Budget::Gzip { .. } => {
                 format!("over {MAX_GZIP_BYTES} bytes compressed or {MAX_RAW_BYTES} bytes")

@@ -201,10 +201,12 @@ fn a_gzip_answer_holds_many_more_lines_than_a_plain_one_within_its_compressed_bo
         plain_bytes + plain[0].len() > MAX_BODY_BYTES,
         "it fills the answer"
     );
-    // Compressed: about ten times as many lines, and compressed they stay within the bound,
+    // Compressed: seven to nine times as many lines (by the deflate the build links: miniz_oxide
+    // alone, zlib-rs where the workspace's features unify), and compressed they stay within
+    // the bound,
     // with the encoder's lag
     assert!(
-        gzip.len() > 8 * plain.len(),
+        gzip.len() > 6 * plain.len(),
         "{} vs {}",
         gzip.len(),
         plain.len()
