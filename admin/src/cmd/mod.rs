@@ -14,6 +14,7 @@ pub mod download;
 pub mod inspect;
 pub mod keyless;
 pub mod keys;
+pub mod meta;
 pub mod publish;
 pub mod stage;
 pub mod stats;

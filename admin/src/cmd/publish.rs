@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use super::{slug, CliError, Context};
+use super::meta::{Meta, MetaArgs};
+use super::{CliError, Context};
 use crate::human_bytes;
 use crate::ingest::error::{IngestError, OnError};
 use crate::ingest::parquet::DEFAULT_TARGET;
@@ -16,8 +17,7 @@ use crate::ingest::{
 use crate::publish::discover::{discover, Inputs, Layout};
 use crate::publish::many::{parse_partition_type, FilesOptions, PublishedFiles};
 use crate::publish::upload::DEFAULT_PARALLEL;
-use crate::publish::{MetaInput, PublishError, Publisher};
-use catalog::records::Discussion;
+use crate::publish::{PublishError, Publisher};
 
 /// Publish Parquet files as the next version of a dataset, computing its column statistics.
 ///
@@ -60,38 +60,8 @@ pub struct Args {
     /// How many files to upload at once.
     #[arg(long, default_value_t = DEFAULT_PARALLEL as u64, value_parser = clap::value_parser!(u64).range(1..=64))]
     parallel: u64,
-    /// The dataset's slug: lowercase letters, digits and hyphens.
-    #[arg(long)]
-    slug: String,
-    /// Descriptive fields from a YAML (.yaml/.yml) or JSON file: name, description, license,
-    /// source, category, tags, insights, discussions ([{id, title, slug, path}]). Flags override
-    /// it. On re-publish, anything not given keeps its stored value.
-    #[arg(long, value_name = "FILE")]
-    metadata: Option<PathBuf>,
-    /// Refuse to publish if the slug already exists (guards against overwriting another dataset).
-    #[arg(long)]
-    new: bool,
-    /// Display name (required for a new dataset).
-    #[arg(long)]
-    name: Option<String>,
-    /// Free-text description, at most 4096 bytes.
-    #[arg(long)]
-    description: Option<String>,
-    /// License identifier, e.g. CC-BY-4.0 (required for a new dataset).
-    #[arg(long)]
-    license: Option<String>,
-    /// Who produced the data (required for a new dataset).
-    #[arg(long)]
-    source: Option<String>,
-    /// Category, e.g. environment (required for a new dataset).
-    #[arg(long)]
-    category: Option<String>,
-    /// A tag (repeat for several).
-    #[arg(long = "tag")]
-    tags: Vec<String>,
-    /// A short note on what the data shows.
-    #[arg(long)]
-    insights: Option<String>,
+    #[command(flatten)]
+    meta: MetaArgs,
     #[command(flatten)]
     text: Box<TextArgs>,
 }
@@ -261,23 +231,12 @@ async fn convert_text(
 
 pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
     let aws = ctx.aws().await?;
-    let slug = slug(&args.slug)?;
+    let Meta {
+        slug,
+        input: meta,
+        new_only,
+    } = args.meta.resolve()?;
     let bucket = aws.config.bucket()?.to_owned();
-    let from_file = match &args.metadata {
-        Some(path) => MetaInput::from_file(path)?,
-        None => MetaInput::default(),
-    };
-    let flags = MetaInput {
-        name: args.name,
-        description: args.description,
-        license: args.license,
-        source: args.source,
-        category: args.category,
-        tags: (!args.tags.is_empty()).then_some(args.tags),
-        insights: args.insights,
-        discussions: None::<Vec<Discussion>>,
-        access: None,
-    };
     let mut inputs = Inputs {
         args: args.inputs,
         splits: args.splits,
@@ -320,15 +279,7 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
                 .collect::<Result<_, _>>()?,
         };
         let published = publisher
-            .publish_files_ingested(
-                &found,
-                &slug,
-                flags.over(from_file),
-                args.new,
-                &options,
-                ctx.now,
-                ingested,
-            )
+            .publish_files_ingested(&found, &slug, meta, new_only, &options, ctx.now, ingested)
             .await;
         println!("{}", files_line(&published?));
         return Ok(());
@@ -346,14 +297,7 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
         eprintln!("warning: {warning}");
     }
     let p = publisher
-        .publish_ingested(
-            &file,
-            &slug,
-            flags.over(from_file),
-            args.new,
-            ctx.now,
-            ingested,
-        )
+        .publish_ingested(&file, &slug, meta, new_only, ctx.now, ingested)
         .await?;
     let approximate = p.stats.columns.iter().filter(|c| c.approximate).count();
     println!(

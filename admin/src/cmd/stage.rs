@@ -4,14 +4,15 @@
 
 use std::path::PathBuf;
 
-use super::{slug, CliError, Context};
+use super::meta::{Meta, MetaArgs};
+use super::{CliError, Context};
 use crate::human_bytes;
 use crate::publish::discover::Inputs;
 use crate::publish::many::{parse_partition_type, FilesOptions};
 use crate::publish::staged::upload::stage_upload;
 use crate::publish::staged::{CopyOptions, StagedPrefix, COPY_MAX};
 use crate::publish::upload::DEFAULT_PARALLEL;
-use crate::publish::{MetaInput, Publisher};
+use crate::publish::Publisher;
 
 /// Stage data in the catalog's bucket and publish it in place.
 ///
@@ -74,36 +75,8 @@ pub struct PublishArgs {
     /// The size of those parts, in bytes (5 MiB to 5 GiB).
     #[arg(long, default_value_t = CopyOptions::default().part_size)]
     copy_part_size: u64,
-    /// The dataset's slug: lowercase letters, digits and hyphens.
-    #[arg(long)]
-    slug: String,
-    /// Descriptive fields from a YAML (.yaml/.yml) or JSON file, as for `publish`.
-    #[arg(long, value_name = "FILE")]
-    metadata: Option<PathBuf>,
-    /// Refuse to publish if the slug already exists.
-    #[arg(long)]
-    new: bool,
-    /// Display name (required for a new dataset).
-    #[arg(long)]
-    name: Option<String>,
-    /// Free-text description, at most 4096 bytes.
-    #[arg(long)]
-    description: Option<String>,
-    /// License identifier, e.g. CC-BY-4.0 (required for a new dataset).
-    #[arg(long)]
-    license: Option<String>,
-    /// Who produced the data (required for a new dataset).
-    #[arg(long)]
-    source: Option<String>,
-    /// Category, e.g. environment (required for a new dataset).
-    #[arg(long)]
-    category: Option<String>,
-    /// A tag (repeat for several).
-    #[arg(long = "tag")]
-    tags: Vec<String>,
-    /// A short note on what the data shows.
-    #[arg(long)]
-    insights: Option<String>,
+    #[command(flatten)]
+    meta: MetaArgs,
 }
 
 pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
@@ -137,25 +110,14 @@ async fn upload(args: UploadArgs, ctx: &Context) -> Result<(), CliError> {
 
 async fn publish(args: PublishArgs, ctx: &Context) -> Result<(), CliError> {
     let aws = ctx.aws().await?;
-    let slug = slug(&args.slug)?;
+    let Meta {
+        slug,
+        input: meta,
+        new_only,
+    } = args.meta.resolve()?;
     let bucket = aws.config.bucket()?.to_owned();
     let staged = StagedPrefix::parse(&args.from, &bucket)?;
     let copy = CopyOptions::new(args.copy_threshold, args.copy_part_size)?;
-    let from_file = match &args.metadata {
-        Some(path) => MetaInput::from_file(path)?,
-        None => MetaInput::default(),
-    };
-    let flags = MetaInput {
-        name: args.name,
-        description: args.description,
-        license: args.license,
-        source: args.source,
-        category: args.category,
-        tags: (!args.tags.is_empty()).then_some(args.tags),
-        insights: args.insights,
-        discussions: None,
-        access: None,
-    };
     let options = FilesOptions {
         parallel: args.parallel as usize,
         partition_types: args
@@ -176,14 +138,7 @@ async fn publish(args: PublishArgs, ctx: &Context) -> Result<(), CliError> {
     };
     let done = publisher
         .publish_staged(
-            &staged,
-            &inputs,
-            &slug,
-            flags.over(from_file),
-            args.new,
-            &options,
-            &copy,
-            ctx.now,
+            &staged, &inputs, &slug, meta, new_only, &options, &copy, ctx.now,
         )
         .await?;
     if !done.ignored.is_empty() {
