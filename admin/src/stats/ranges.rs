@@ -232,6 +232,31 @@ fn ranges_of<I: StatsInput + ?Sized>(
     })
 }
 
+/// Each row group's minimum and maximum of a column, from the footer, when every row group
+/// holding a value has both and both are exact; `None` otherwise. `nulls`: the row groups' null
+/// counts (a row group of nulls only needs no bounds).
+pub(crate) fn exact_group_bounds(
+    converter: &StatisticsConverter,
+    groups: &[RowGroupMetaData],
+    nulls: &arrow_array::UInt64Array,
+) -> Option<(ArrayRef, ArrayRef)> {
+    let mins = converter.row_group_mins(groups).ok()?;
+    let maxes = converter.row_group_maxes(groups).ok()?;
+    let min_exact = converter.row_group_is_min_value_exact(groups).ok()?;
+    let max_exact = converter.row_group_is_max_value_exact(groups).ok()?;
+    for (g, group) in groups.iter().enumerate() {
+        let all_null = u64::try_from(group.num_rows()).is_ok_and(|n| nulls.value(g) >= n);
+        let exact = min_exact.is_valid(g)
+            && min_exact.value(g)
+            && max_exact.is_valid(g)
+            && max_exact.value(g);
+        if !all_null && (mins.is_null(g) || maxes.is_null(g) || !exact) {
+            return None;
+        }
+    }
+    Some((mins, maxes))
+}
+
 /// A column's range from the footer, when every row group holding a value has exact bounds and
 /// every row group a null count.
 fn from_footer(
@@ -258,20 +283,7 @@ fn from_footer(
             null_count: Some(null_count),
         });
     }
-    let mins = converter.row_group_mins(groups).ok()?;
-    let maxes = converter.row_group_maxes(groups).ok()?;
-    let min_exact = converter.row_group_is_min_value_exact(groups).ok()?;
-    let max_exact = converter.row_group_is_max_value_exact(groups).ok()?;
-    for (g, group) in groups.iter().enumerate() {
-        let all_null = u64::try_from(group.num_rows()).is_ok_and(|n| nulls.value(g) >= n);
-        let exact = min_exact.is_valid(g)
-            && min_exact.value(g)
-            && max_exact.is_valid(g)
-            && max_exact.value(g);
-        if !all_null && (mins.is_null(g) || maxes.is_null(g) || !exact) {
-            return None;
-        }
-    }
+    let (mins, maxes) = exact_group_bounds(&converter, groups, &nulls)?;
     let (mut low, mut high) = (Range::new(data_type), Range::new(data_type));
     low.add(&mins).ok()?;
     high.add(&maxes).ok()?;

@@ -19,6 +19,7 @@ use super::feed::{each, V};
 use super::{PartialError, FORMAT};
 use crate::stats::histogram::Binner;
 use crate::stats::parallel::map_indices;
+use crate::stats::ranges::exact_group_bounds;
 use crate::stats::schemas::{duplicates, Disagreements, SchemaCheck};
 use crate::stats::source::in_file;
 use crate::stats::values::*;
@@ -283,20 +284,7 @@ fn from_footer(
     if nulls.null_count() > 0 {
         return None;
     }
-    let mins = converter.row_group_mins(groups).ok()?;
-    let maxes = converter.row_group_maxes(groups).ok()?;
-    let min_exact = converter.row_group_is_min_value_exact(groups).ok()?;
-    let max_exact = converter.row_group_is_max_value_exact(groups).ok()?;
-    for (g, group) in groups.iter().enumerate() {
-        let all_null = u64::try_from(group.num_rows()).is_ok_and(|n| nulls.value(g) >= n);
-        let exact = min_exact.is_valid(g)
-            && min_exact.value(g)
-            && max_exact.is_valid(g)
-            && max_exact.value(g);
-        if !all_null && (mins.is_null(g) || maxes.is_null(g) || !exact) {
-            return None;
-        }
-    }
+    let (mins, maxes) = exact_group_bounds(&converter, groups, &nulls)?;
     let mut tracker = Tracker::default();
     each(&mins, &mut |v| tracker.add(v)).ok()?;
     each(&maxes, &mut |v| tracker.add(v)).ok()?;
