@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Times statistics over many files: `catalog_admin::stats::summarize_files` (every Column
+"""Times statistics over many files: `catalog_stats::summarize_files` (every Column
 statistic of a version, exact, the files read one after another through the same counts) and
 `scan_files` (each file's row count and per-column min, max and null count for the manifest,
 from the footers), with the process's peak memory (VmHWM).
@@ -14,7 +14,7 @@ high-cardinality strings, booleans, dates, timestamps):
 - `--large-files` files of `--large-rows` rows (about 100 MB each), and one file of the same
   rows.
 Each step runs in its own process (an ignored test of catalog-admin, release build:
-`stats::bench::figures`), which prints one JSON line: wall seconds, peak MiB, passes.
+`catalog_stats::bench::figures`), which prints one JSON line: wall seconds, peak MiB, passes.
 Figures, not a test: run it on a quiet machine.
 """
 import argparse
@@ -58,8 +58,8 @@ def size_mib(directory):
 def run(directory, step):
     env = dict(os.environ, CATALOG_STATS_BENCH_DIR=directory, CATALOG_STATS_BENCH_STEP=step)
     out = subprocess.run(
-        ["cargo", "test", "--release", "-q", "-p", "catalog-admin", "--lib",
-         "stats::bench::figures", "--", "--ignored", "--nocapture", "--exact"],
+        ["cargo", "test", "--release", "-q", "-p", "catalog-stats", "--lib",
+         "bench::figures", "--", "--ignored", "--nocapture", "--exact"],
         cwd=ROOT, env=env, check=True, capture_output=True, text=True,
     ).stdout
     line = next(l for l in out.splitlines() if l.startswith("{"))

@@ -2,9 +2,9 @@
 """Statistics of a version on one machine, two ways, over the same synthetic files
 (docs/scaling.md):
 
-1. `summarize`: `catalog_admin::stats::summarize_files`, the publish's statistics (every file
+1. `summarize`: `catalog_stats::summarize_files`, the publish's statistics (every file
    read one after another through the same counts, exact), in its own process
-   (`stats::bench::figures`, as bench/stats_many.py runs it);
+   (`catalog_stats::bench::figures`, as bench/stats_many.py runs it);
 2. `partial`: the per-file path a fan-out runs, with the release `catalog-admin`:
    `stats edges` over every file, then one `stats file` process per file, `--parallel` at a
    time (as a Distributed Map's workers would, here on one machine), then `stats merge`.
@@ -124,7 +124,7 @@ def main():
     args = parser.parse_args()
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "catalog-admin", "--bin",
                     "catalog-admin"], cwd=ROOT, check=True)
-    subprocess.run(["cargo", "test", "--release", "-q", "-p", "catalog-admin", "--lib",
+    subprocess.run(["cargo", "test", "--release", "-q", "-p", "catalog-stats", "--lib",
                     "--no-run"], cwd=ROOT, check=True)
     admin = os.path.join(target_dir(), "release", "catalog-admin")
     work = args.keep or tempfile.mkdtemp(prefix="catalog-stats-scale-")

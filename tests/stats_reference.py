@@ -20,7 +20,7 @@ Typical run:
         $PY tests/stats_reference.py compare "$f" "$f.json"; done
 
 The reference follows the conventions documented at the top of
-admin/src/stats/mod.rs:
+shared/stats/src/lib.rs:
 
 - dtype: str() of the pyarrow type; for dictionary types, of the value type.
 - null_count: nulls, plus NaN and +/-infinity in floating-point columns.  null_percent:

@@ -3,15 +3,15 @@
 //! bucket the functions read, through `catalog_writer::DynamoWriter`. The Lambda binaries never
 //! link this crate (nor arrow/parquet).
 //!
-//! [`cmd`] is the command line, one module per subcommand; [`publish`], [`stats`] and
-//! [`download`] do the work behind the commands of those names.
+//! [`cmd`] is the command line, one module per subcommand; [`publish`], [`ingest`] and
+//! [`download`] do the work behind the commands of those names; the statistics are the
+//! `catalog-stats` crate's (shared/stats).
 
 pub mod cmd;
 pub mod download;
 pub mod ingest;
 pub mod publish;
 pub mod remove;
-pub mod stats;
 
 use std::time::Duration;
 

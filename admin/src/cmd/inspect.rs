@@ -22,7 +22,7 @@ pub async fn run(args: Args, _ctx: &Context) -> Result<(), CliError> {
         column_count: usize,
         size: u64,
         sha256: String,
-        schema: &'a [crate::stats::ColumnStats],
+        schema: &'a [catalog_stats::ColumnStats],
     }
     let out = Out {
         row_count: stats.row_count,

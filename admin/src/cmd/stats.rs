@@ -8,8 +8,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::{CliError, Context};
-use crate::stats::partial::{self, Edges, FilePartial, PartialError};
-use crate::stats::remote::{ReadCounts, RemoteObject};
+use catalog_stats::partial::{self, Edges, FilePartial, PartialError};
+use catalog_stats::remote::{ReadCounts, RemoteObject};
 
 /// Statistics computed per file and merged: how a version's statistics fan out past one
 /// machine (docs/scaling.md). Three steps: `edges` over every file (footers only), `file` for

@@ -40,7 +40,7 @@ use super::keys::{files_prefix, plan_key, Plan};
 use super::prepare::{bad, check_keys, prepare, uploads, Prepared, PreparedFile};
 use super::upload::{bytes_bar, list_present, upload_all, Uploaded};
 use super::{fit, MetaInput, PublishError, Publisher, WIDEST};
-use crate::stats::FileStats;
+use catalog_stats::FileStats;
 
 /// How a publish of many files goes.
 #[derive(Debug, Clone)]

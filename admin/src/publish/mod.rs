@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::stats::{summarize, FileStats, StatsError};
+use catalog_stats::{summarize, FileStats, StatsError};
 
 pub mod discover;
 pub mod keys;

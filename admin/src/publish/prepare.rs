@@ -18,7 +18,7 @@ use super::discover::Discovered;
 use super::keys::{files_prefix, Plan, KEY_MAX_BYTES};
 use super::upload::{Digest, FileUpload};
 use super::PublishError;
-use crate::stats::{
+use catalog_stats::{
     scan_files, summarize_partitioned, FileStats, Partitions, StatsError, StatsInput,
 };
 

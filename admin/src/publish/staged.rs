@@ -12,7 +12,7 @@
 //!    message as a local publish; row counts; the per-file minimum, maximum and null counts,
 //!    computed from the data only for columns whose footer lacks them), then the version's and
 //!    each split's statistics by streaming the column chunks by ranged GETs, in parallel across
-//!    files, in bounded memory ([`crate::stats::remote`]): the same code as a local publish, so
+//!    files, in bounded memory ([`catalog_stats::remote`]): the same code as a local publish, so
 //!    the same statistics. Every GET is conditioned on the ETag the listing gave.
 //! 3. **SHA-256.** Each object's SHA-256, as the manifest records it: the full-object
 //!    `x-amz-checksum-sha256` S3 reports for an object put in one request with it (as
@@ -41,7 +41,7 @@ use super::many::{FilesOptions, PublishedFiles};
 use super::prepare::{bad, prepare_inputs};
 use super::upload::{Digest, Uploaded};
 use super::{MetaInput, PublishError, Publisher};
-use crate::stats::remote::{ReadCounts, RemoteObject};
+use catalog_stats::remote::{ReadCounts, RemoteObject};
 
 pub mod copy;
 pub mod upload;

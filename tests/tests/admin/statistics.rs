@@ -232,7 +232,7 @@ fn up_to_the_listed_values_every_statistic_is_exact() {
     distinct.dedup();
     let n = sorted.len();
     let median = (sorted[n / 2 - 1] + sorted[n / 2]) as f64 / 2.0;
-    let stats = catalog_admin::stats::summarize_within(&file, 1 << 30).unwrap();
+    let stats = catalog_stats::summarize_within(&file, 1 << 30).unwrap();
     let id = &stats.columns[0];
     assert!(!id.approximate);
     assert_eq!(id.unique_count, distinct.len() as u64);
@@ -248,7 +248,7 @@ fn up_to_the_listed_values_every_statistic_is_exact() {
 /// columns (more than one pass reads together), 100,000 rows, mixed cardinalities.
 #[test]
 fn statistics_are_the_same_within_any_memory_budget() {
-    use catalog_admin::stats::{summarize_within, MEMORY_BUDGET};
+    use catalog_stats::{summarize_within, MEMORY_BUDGET};
     let (dir, wide) = written_by_python(
         "budget",
         "wide.parquet",

@@ -14,7 +14,7 @@ use catalog::input::Slug;
 use super::super::keys::files_prefix;
 use super::super::prepare::{bad, PreparedFile};
 use super::super::PublishError;
-use crate::stats::remote::RemoteObject;
+use catalog_stats::remote::RemoteObject;
 
 /// S3's largest object one CopyObject copies.
 pub const COPY_MAX: u64 = 5 << 30;

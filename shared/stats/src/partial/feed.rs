@@ -8,8 +8,8 @@ use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, TimeUnit};
 
-use crate::stats::values::*;
-use crate::stats::StatsError;
+use crate::values::*;
+use crate::StatsError;
 
 /// One value.
 pub(super) enum V<'a> {

@@ -10,11 +10,11 @@ use rustc_hash::FxHashMap;
 
 use super::feed::{each, V};
 use super::*;
-use crate::stats::histogram::Binner;
-use crate::stats::sketch::{mixed_hash, HyperLogLog};
-use crate::stats::source::in_file;
-use crate::stats::values::*;
-use crate::stats::{in_parallel, SAMPLES};
+use crate::histogram::Binner;
+use crate::sketch::{mixed_hash, HyperLogLog};
+use crate::source::in_file;
+use crate::values::*;
+use crate::{in_parallel, SAMPLES};
 
 /// Rows decoded at a time.
 const BATCH_ROWS: usize = 16 * 1024;

@@ -9,8 +9,8 @@ use arrow_array::{ArrayRef, Float64Array, Int64Array, StringArray};
 use rustc_hash::FxHashMap;
 
 use super::*;
-use crate::stats::testdata::*;
-use crate::stats::{summarize_files, ColumnStats};
+use crate::testdata::*;
+use crate::{summarize_files, ColumnStats};
 
 /// Every file's partial, written to JSON and read back (as the CLI and a Lambda function
 /// hand them over), then merged.

@@ -3,18 +3,18 @@
 
 use serde_json::json;
 
-use crate::stats::histogram::Binner;
-use crate::stats::listed::*;
-use crate::stats::sketch::*;
-use crate::stats::values::*;
-use crate::stats::*;
+use crate::histogram::Binner;
+use crate::listed::*;
+use crate::sketch::*;
+use crate::values::*;
+use crate::*;
 
 use super::Accumulator;
 
 impl Accumulator {
     /// The bins of this column's histogram, once every value has been seen: none for a column
     /// of another type or without values.
-    pub(in crate::stats) fn binner(&self) -> Option<Binner> {
+    pub(crate) fn binner(&self) -> Option<Binner> {
         if self.count == 0 {
             return None;
         }
@@ -30,13 +30,13 @@ impl Accumulator {
 
     /// Whether its histogram comes from its listed values when it finishes (it has at most
     /// [`LIST_LIMIT`] values, all listed), with no pass of its own.
-    pub(in crate::stats) fn histogram_from_list(&self) -> bool {
+    pub(crate) fn histogram_from_list(&self) -> bool {
         self.listed.is_some() && usize::try_from(self.count).is_ok_and(|n| n <= LIST_LIMIT)
     }
 
     /// Its statistics; the histogram too when its values are listed, otherwise (`None`) it is
     /// counted in a later pass.
-    pub(in crate::stats) fn finish(mut self, rows: u64) -> Result<ColumnStats, StatsError> {
+    pub(crate) fn finish(mut self, rows: u64) -> Result<ColumnStats, StatsError> {
         let histogram = match (&self.listed, self.binner()) {
             (Some(list), Some(mut binner)) => {
                 list.bin(&self.kind, &mut binner)?;

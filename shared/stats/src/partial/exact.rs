@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::stats::values::{float_key, float_of, Key};
+use crate::values::{float_key, float_of, Key};
 
 pub(super) mod f64 {
     use super::*;

@@ -8,10 +8,10 @@ use serde_json::json;
 
 use super::column::{kind_from, reduce};
 use super::*;
-use crate::stats::histogram::Histogram;
-use crate::stats::sketch::{mixed_hash, weighted_median, HyperLogLog};
-use crate::stats::values::*;
-use crate::stats::{ColumnStats, DISTINCT_LIMIT, SAMPLES, TOP};
+use crate::histogram::Histogram;
+use crate::sketch::{mixed_hash, weighted_median, HyperLogLog};
+use crate::values::*;
+use crate::{ColumnStats, DISTINCT_LIMIT, SAMPLES, TOP};
 
 /// The merged statistics, and the bounds of the columns that are estimates.
 #[derive(Debug, Clone, PartialEq, Serialize)]

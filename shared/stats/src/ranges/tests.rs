@@ -7,7 +7,7 @@ use arrow_array::*;
 use serde_json::json;
 
 use super::*;
-use crate::stats::testdata::*;
+use crate::testdata::*;
 
 /// The footer path and the data path agree on every column of the test table: the same file
 /// written with statistics and without. With them, only the text column (whose long values

@@ -1,5 +1,5 @@
 //! Phase 1: each column's minimum and maximum over every file, which fix its histogram's bins
-//! as [`histogram`](crate::stats::histogram) fixes them. From the footers where every row
+//! as [`histogram`](crate::histogram) fixes them. From the footers where every row
 //! group holding a value has exact, finite bounds (no data read); from the column's data where
 //! not (a footer without statistics, text cut by the writer, an infinite or NaN bound: the
 //! statistics count ±infinity and NaN as nulls, so the bound of the finite values is needed).
@@ -17,13 +17,13 @@ use serde::{Deserialize, Serialize};
 use super::exact;
 use super::feed::{each, V};
 use super::{PartialError, FORMAT};
-use crate::stats::histogram::Binner;
-use crate::stats::parallel::map_indices;
-use crate::stats::ranges::exact_group_bounds;
-use crate::stats::schemas::{duplicates, Disagreements, SchemaCheck};
-use crate::stats::source::in_file;
-use crate::stats::values::*;
-use crate::stats::{StatsError, StatsInput};
+use crate::histogram::Binner;
+use crate::parallel::map_indices;
+use crate::ranges::exact_group_bounds;
+use crate::schemas::{duplicates, Disagreements, SchemaCheck};
+use crate::source::in_file;
+use crate::values::*;
+use crate::{StatsError, StatsInput};
 
 /// The minimum and maximum that fix a column's bins: integers (dates in days, timestamps in
 /// their unit), or numbers (floating point, decimals as doubles) without NaN and ±infinity.
@@ -47,7 +47,7 @@ pub enum Bounds {
 impl Bounds {
     /// The bins these bounds fix for a column of `kind` (none where numpy refuses the range,
     /// or for a kind without a histogram).
-    pub(in crate::stats) fn binner(&self, kind: &Kind) -> Option<Binner> {
+    pub(crate) fn binner(&self, kind: &Kind) -> Option<Binner> {
         match (self, kind) {
             (
                 Bounds::Int { min, max },

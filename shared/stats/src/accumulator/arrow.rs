@@ -6,13 +6,13 @@ use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, TimeUnit};
 
-use crate::stats::values::*;
-use crate::stats::*;
+use crate::values::*;
+use crate::*;
 
 use super::Accumulator;
 
 impl Accumulator {
-    pub(in crate::stats) fn add(&mut self, array: &ArrayRef) -> Result<(), StatsError> {
+    pub(crate) fn add(&mut self, array: &ArrayRef) -> Result<(), StatsError> {
         macro_rules! each {
             ($array:expr, $on:expr) => {{
                 for v in $array.iter() {

@@ -1,7 +1,7 @@
 //! Statistics over many files are those of one file holding all their rows.
 
-use crate::stats::testdata::*;
-use crate::stats::*;
+use crate::testdata::*;
+use crate::*;
 
 /// Every statistic (histograms, medians, top values, sample values in file order across the
 /// files) of 7 parts, one empty, their columns in three orders, equals the one file's: with

@@ -133,7 +133,7 @@ pub struct ColumnPartial {
     #[serde(with = "exact::i128")]
     pub max_int: i128,
     /// The first values, in file order (text cut as it is shown).
-    pub(in crate::stats) samples: Vec<Key>,
+    pub(crate) samples: Vec<Key>,
     /// Every distinct value and its count, when the file has few enough (see the module).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<Counted>>,
@@ -157,7 +157,7 @@ pub struct ColumnPartial {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(into = "(Key, u64)", from = "(Key, u64)")]
 pub struct Counted {
-    pub(in crate::stats) value: Key,
+    pub(crate) value: Key,
     pub count: u64,
 }
 
