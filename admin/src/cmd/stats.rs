@@ -56,13 +56,14 @@ pub struct FileArgs {
 
 /// Merges files' partials, given in the version's file order (sample values come from the
 /// first files), into the version's column statistics, as publish writes them, with the
-/// bounds of what is an estimate (`estimates`).
+/// bounds of what is an estimate (`estimates`). s3://bucket/prefix/ (ending in /) stands for
+/// the partials the per-file function wrote under it (`*.parquet.json`), in key order.
 ///
 /// Example: catalog-admin stats merge partials/*.json --out stats.json
 #[derive(clap::Args)]
 pub struct MergeArgs {
     #[arg(required = true)]
-    partials: Vec<PathBuf>,
+    partials: Vec<String>,
     /// Where to write the statistics (JSON); printed otherwise.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -91,11 +92,7 @@ pub async fn run(command: Command, _ctx: &Context) -> Result<(), CliError> {
             write_text(args.out.as_deref(), text)
         }
         Command::Merge(args) => {
-            let partials = args
-                .partials
-                .iter()
-                .map(|p| read_json::<FilePartial>(p, "partial statistics"))
-                .collect::<Result<Vec<_>, _>>()?;
+            let partials = read_partials(&args.partials).await?;
             let merged = partial::merge(&partials).map_err(usage)?;
             write(args.out.as_deref(), &merged)
         }
@@ -123,10 +120,7 @@ impl Inputs {
                 "give local paths or s3://bucket/key objects, not both".into(),
             ));
         }
-        let sdk = crate::load_sdk_config().await;
-        let path_style =
-            std::env::var("S3_FORCE_PATH_STYLE").is_ok_and(|v| matches!(v.trim(), "true" | "1"));
-        let s3 = aws_sdk_s3::Client::from_conf(catalog_aws::aws::s3_config(&sdk, path_style));
+        let s3 = s3_client().await;
         let counts = Arc::new(ReadCounts::default());
         let handle = tokio::runtime::Handle::current();
         let mut objects = Vec::with_capacity(names.len());
@@ -216,6 +210,88 @@ impl Inputs {
             Self::Remote(objects) => partial::file_partial(&objects[0], edges),
         }
     }
+}
+
+/// The S3 client of `s3://` names (`AWS_ENDPOINT_URL_S3` and `S3_FORCE_PATH_STYLE=true` for a
+/// local server).
+async fn s3_client() -> aws_sdk_s3::Client {
+    let sdk = crate::load_sdk_config().await;
+    let path_style =
+        std::env::var("S3_FORCE_PATH_STYLE").is_ok_and(|v| matches!(v.trim(), "true" | "1"));
+    aws_sdk_s3::Client::from_conf(catalog_aws::aws::s3_config(&sdk, path_style))
+}
+
+/// The partials named: local files, and for each `s3://bucket/prefix/` the `*.parquet.json`
+/// objects under it (what the per-file function writes), in key order.
+async fn read_partials(names: &[String]) -> Result<Vec<FilePartial>, CliError> {
+    let mut partials = Vec::with_capacity(names.len());
+    let mut client = None;
+    for name in names {
+        let Some(rest) = name.strip_prefix("s3://") else {
+            partials.push(read_json(Path::new(name), "partial statistics")?);
+            continue;
+        };
+        let (bucket, prefix) = rest
+            .split_once('/')
+            .filter(|(b, p)| !b.is_empty() && (p.is_empty() || p.ends_with('/')))
+            .ok_or_else(|| {
+                CliError::Usage(format!(
+                    "{name}: give s3://bucket/prefix/ (ending in /), the partials under it"
+                ))
+            })?;
+        let s3 = match &client {
+            Some(s3) => s3,
+            None => client.insert(s3_client().await),
+        };
+        let failed = |e: String| CliError::Usage(format!("{name}: {e}"));
+        let mut keys = Vec::new();
+        let mut pages = s3
+            .list_objects_v2()
+            .bucket(bucket)
+            .prefix(prefix)
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            let page =
+                page.map_err(|e| failed(aws_sdk_s3::error::DisplayErrorContext(e).to_string()))?;
+            keys.extend(
+                page.contents()
+                    .iter()
+                    .filter_map(|o| o.key())
+                    .filter(|k| k.ends_with(".parquet.json"))
+                    .map(str::to_owned),
+            );
+        }
+        if keys.is_empty() {
+            return Err(failed("no partials (*.parquet.json) under it".into()));
+        }
+        keys.sort();
+        for key in keys {
+            let object = s3
+                .get_object()
+                .bucket(bucket)
+                .key(&key)
+                .send()
+                .await
+                .map_err(|e| {
+                    failed(format!(
+                        "{key}: {}",
+                        aws_sdk_s3::error::DisplayErrorContext(e)
+                    ))
+                })?;
+            let bytes = object
+                .body
+                .collect()
+                .await
+                .map_err(|e| failed(format!("{key}: {e}")))?
+                .into_bytes();
+            partials.push(
+                serde_json::from_slice(&bytes)
+                    .map_err(|e| failed(format!("{key}: not partial statistics: {e}")))?,
+            );
+        }
+    }
+    Ok(partials)
 }
 
 /// Runs the statistics off the runtime's worker threads (the S3 reader blocks on the runtime).

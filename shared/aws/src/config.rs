@@ -171,6 +171,28 @@ impl RowsConfig {
     }
 }
 
+/// Configuration of the per-file statistics function (`catalog-file-stats`): the bucket whose
+/// staged files it reads and whose `stats/` prefix it writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStatsConfig {
+    pub bucket: String,
+    /// Path-style S3 requests (`http://host/bucket/key`), for local S3 servers.
+    pub s3_force_path_style: bool,
+}
+
+impl FileStatsConfig {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(&env_lookup)
+    }
+
+    pub fn from_lookup(lookup: Lookup) -> Result<Self, ConfigError> {
+        Ok(Self {
+            bucket: required(lookup, "DATA_BUCKET")?,
+            s3_force_path_style: flag(lookup, "S3_FORCE_PATH_STYLE")?,
+        })
+    }
+}
+
 /// Default signing session: 1 hour.
 pub const DEFAULT_SIGNING_SESSION_SECONDS: u64 = 3600;
 /// The longest signing session: the data function assumes the signing role with its own role's

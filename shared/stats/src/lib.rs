@@ -50,6 +50,7 @@
 //! the batches in flight stay about 2 × 8 MB); the counting itself is parallel over columns.
 
 mod accumulator;
+pub mod fanout;
 pub mod histogram;
 pub mod input;
 mod listed;

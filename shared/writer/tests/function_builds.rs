@@ -1,7 +1,8 @@
 //! The request path's Lambda functions never link the write side: their dependency trees (as
 //! Cargo resolves them for a build) contain the `catalog` crate and not `catalog-writer`; only
 //! the audit function, which writes the download log and counts off the request path, does.
-//! Only the rows function links Arrow and Parquet. The library crates are layers the compiler
+//! Only the rows function and the per-file statistics function (off the request path) link
+//! Arrow and Parquet. The library crates are layers the compiler
 //! keeps apart: `catalog` (the domain and the ports) links none of the others, no AWS SDK and no
 //! HTTP; `catalog-http` links no AWS SDK; each function links only the crates it uses.
 
@@ -29,7 +30,7 @@ fn dependency_tree(package: &str) -> Vec<String> {
 }
 
 /// Every Lambda function of the stack.
-const FUNCTIONS: [&str; 8] = [
+const FUNCTIONS: [&str; 9] = [
     "catalog-list",
     "catalog-metadata",
     "catalog-data",
@@ -38,6 +39,7 @@ const FUNCTIONS: [&str; 8] = [
     "catalog-rows",
     "catalog-sharing",
     "catalog-audit",
+    "catalog-file-stats",
 ];
 
 #[test]
@@ -93,11 +95,17 @@ fn no_function_links_a_regex_engine() {
     }
 }
 
-/// Arrow and Parquet stay out of every function but the rows function, whose reader needs them.
+/// Arrow and Parquet stay out of every function but the rows function, whose reader needs them,
+/// and the per-file statistics function, which counts a staged file's values (`catalog-stats`).
 #[test]
-fn only_the_rows_function_links_arrow_and_parquet() {
-    let heavy = |p: &String| p == "parquet" || p.starts_with("arrow-") || p == "catalog-preview";
-    for function in FUNCTIONS.iter().filter(|f| **f != "catalog-rows") {
+fn only_the_rows_and_file_stats_functions_link_arrow_and_parquet() {
+    let heavy = |p: &String| {
+        p == "parquet" || p.starts_with("arrow-") || p == "catalog-preview" || p == "catalog-stats"
+    };
+    for function in FUNCTIONS
+        .iter()
+        .filter(|f| !matches!(**f, "catalog-rows" | "catalog-file-stats"))
+    {
         let tree = dependency_tree(function);
         assert!(
             !tree.iter().any(heavy),
@@ -108,6 +116,9 @@ fn only_the_rows_function_links_arrow_and_parquet() {
     let rows = dependency_tree("catalog-rows");
     assert!(rows.iter().any(|p| p == "parquet"), "{rows:?}");
     assert!(rows.iter().any(|p| p == "catalog-preview"), "{rows:?}");
+    assert!(!rows.iter().any(|p| p == "catalog-stats"), "{rows:?}");
+    let stats = dependency_tree("catalog-file-stats");
+    assert!(stats.iter().any(|p| p == "catalog-stats"), "{stats:?}");
 }
 
 /// Only the list function, which searches it, and the writer's user among the functions (the
@@ -179,14 +190,17 @@ fn the_library_crates_link_only_the_layers_below_them() {
 }
 
 /// Each function links the crates it uses and no other: the HTTP side only where requests are
-/// answered (not the sign-up trigger, not the audit function), the listings' crate only in the
+/// answered (not the sign-up trigger, the audit or the file-stats function), the listings' crate only in the
 /// list function.
 #[test]
 fn each_function_links_only_the_crates_it_uses() {
     for function in FUNCTIONS {
         let tree = dependency_tree(function);
         let links = |c: &str| tree.iter().any(|p| p == c);
-        let http = !matches!(function, "catalog-signup" | "catalog-audit");
+        let http = !matches!(
+            function,
+            "catalog-signup" | "catalog-audit" | "catalog-file-stats"
+        );
         assert_eq!(links("catalog-http"), http, "{function} and catalog-http");
         assert_eq!(
             links("catalog-search"),

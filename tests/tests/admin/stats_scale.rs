@@ -249,6 +249,55 @@ async fn per_file_statistics_read_staged_objects() {
     let from_s3 = merged(&remote, &file("merged-s3.json"));
     assert_eq!(from_disk, from_s3);
     assert_eq!(from_s3["row_count"], 3_000);
+
+    // The per-file function's work (catalog_stats::fanout, as the Distributed Map's items run
+    // it): the edges put under stats/, one item per staged file (no size or ETag given: a
+    // HeadObject asks them), each partial written under the results prefix by its path...
+    stack
+        .s3
+        .put_object()
+        .bucket(&bucket)
+        .key("stats/scale/edges.json")
+        .body(std::fs::read(&s3_edges).unwrap().into())
+        .send()
+        .await
+        .unwrap();
+    for (i, url) in urls.iter().enumerate() {
+        let key = url.strip_prefix(&format!("s3://{bucket}/")).unwrap();
+        let task = catalog_stats::fanout::FileTask::parse(serde_json::json!({
+            "prefix": "staging/scale/", "key": key,
+            "edges": "stats/scale/edges.json", "results": "stats/scale/partials/",
+        }))
+        .unwrap();
+        let done = catalog_stats::fanout::run(&stack.s3, &bucket, &task)
+            .await
+            .unwrap();
+        assert_eq!(
+            done.partial,
+            format!("stats/scale/partials/part-{i}.parquet.json")
+        );
+        assert!(done.read_requests > 0 && done.read_bytes > 0, "{done:?}");
+    }
+    // ...which `stats merge s3://…/` reads back in key order: the statistics of the same
+    // partials merged from disk.
+    let from_prefix = file("merged-prefix.json");
+    let prefix = format!("s3://{bucket}/stats/scale/partials/");
+    run(&["stats", "merge", &prefix, "--out", &from_prefix], &env);
+    assert_eq!(read(Path::new(&from_prefix)), from_s3);
+    // Edges that are not there: refused, naming them, before the file is read.
+    let other = catalog_stats::fanout::FileTask::parse(serde_json::json!({
+        "prefix": "staging/", "key": "staging/scale/part-0.parquet",
+        "edges": "stats/scale/missing.json", "results": "stats/scale/partials/",
+    }))
+    .unwrap();
+    let refused = catalog_stats::fanout::run(&stack.s3, &bucket, &other)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("stats/scale/missing.json") && refused.contains("NoSuchKey"),
+        "{refused}"
+    );
     // A bad address is refused by name.
     let out = run_admin(
         admin_command()

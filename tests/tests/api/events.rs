@@ -98,9 +98,14 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     ("audit-logs.json", "catalog-audit", 200),
     ("audit-logs.json", "catalog-audit", 200),
     ("audit-daily.json", "catalog-audit", 200),
+    // One staged file's partial statistics, as the Distributed Map's item brings it (the map's
+    // listing gives size and ETag; without them, a HeadObject): 200 is "the partial written",
+    // 400 "refused" (an error Step Functions sees), here a file outside the staged prefix
+    ("file-stats.json", "catalog-file-stats", 200),
+    ("file-stats-outside-staging.json", "catalog-file-stats", 400),
 ];
 
-const FUNCTIONS: [&str; 8] = [
+const FUNCTIONS: [&str; 9] = [
     "catalog-list",
     "catalog-metadata",
     "catalog-data",
@@ -109,7 +114,40 @@ const FUNCTIONS: [&str; 8] = [
     "catalog-rows",
     "catalog-sharing",
     "catalog-audit",
+    "catalog-file-stats",
 ];
+
+/// What events/file-stats.json names: a sample's Parquet file staged as
+/// `staging/events/part-0.parquet`, and its edges under `stats/events/`. The file's partial
+/// statistics computed here, from disk, which the function's must equal.
+async fn stage_for_file_stats(stack: &Stack) -> Value {
+    let sample = &catalog_tests::manifest().datasets[0];
+    let path = catalog_tests::samples_dir().join(&sample.file);
+    let edges = catalog_stats::partial::edges(std::slice::from_ref(&path)).expect("edges");
+    let bucket = &stack.target.bucket;
+    for (key, body) in [
+        (
+            "staging/events/part-0.parquet",
+            std::fs::read(&path).unwrap(),
+        ),
+        (
+            "stats/events/edges.json",
+            serde_json::to_vec(&edges).unwrap(),
+        ),
+    ] {
+        stack
+            .s3
+            .put_object()
+            .bucket(bucket)
+            .key(key)
+            .body(body.into())
+            .send()
+            .await
+            .expect("staged");
+    }
+    let partial = catalog_stats::partial::file_partial(&path, &edges).expect("partial");
+    serde_json::to_value(partial).unwrap()
+}
 
 fn cargo_lambda() -> PathBuf {
     let path = std::env::var_os("CARGO_LAMBDA")
@@ -271,6 +309,7 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
         Value::String(format!("Bearer {}", signed_in.access_token));
     std::fs::write(&with_token, create.to_string()).unwrap();
     let mut batches = 0;
+    let from_disk = stage_for_file_stats(&stack).await;
     for (file, function, expected) in EXPECTED {
         let event = if *file == "account-create-key.json" {
             with_token.to_string_lossy().into_owned()
@@ -292,6 +331,47 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
                 assert!(
                     answer["checked"].is_u64() && answer["changed"].is_u64(),
                     "{file}: {answer}"
+                );
+            }
+            statuses.insert(*file, *expected);
+            continue;
+        }
+        if *function == "catalog-file-stats" {
+            if *expected == 200 {
+                // The partial, written where the answer says, is the file's from disk.
+                let answer = invoke(port, function, &event);
+                assert_eq!(
+                    answer["partial"], "stats/events/partials/part-0.parquet.json",
+                    "{file}: {answer}"
+                );
+                let written = stack
+                    .s3
+                    .get_object()
+                    .bucket(&stack.target.bucket)
+                    .key("stats/events/partials/part-0.parquet.json")
+                    .send()
+                    .await
+                    .expect("the partial")
+                    .body
+                    .collect()
+                    .await
+                    .unwrap()
+                    .into_bytes();
+                let mut written: Value = serde_json::from_slice(&written).unwrap();
+                assert_eq!(
+                    written["file"],
+                    format!("s3://{}/staging/events/part-0.parquet", stack.target.bucket)
+                );
+                written["file"] = from_disk["file"].clone();
+                assert_eq!(written, from_disk, "{file}");
+                assert_eq!(answer["row_count"], from_disk["row_count"], "{file}");
+            } else {
+                let refusal = invoke_refused(port, function, &event);
+                assert!(
+                    refusal.contains(
+                        "key: 'datasets/city-bikes/v1/data.parquet' is not under staging/events/"
+                    ),
+                    "{file}: {refusal}"
                 );
             }
             statuses.insert(*file, *expected);
