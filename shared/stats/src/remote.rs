@@ -1,24 +1,40 @@
 //! Statistics over objects in S3, read by ranged GETs ([`RemoteObject`], a [`StatsInput`]): the
-//! footer from the object's tail, then only the column chunks a pass reads, never the whole
-//! object at once.
+//! footer from the object's tail, then only the column chunks a pass reads, each byte once a
+//! pass, with several GETs in flight; never the whole object at once.
 //!
 //! **Reads.** Every read is a GET of a byte range, conditioned on the object's ETag
 //! (`If-Match`), so that an object replaced while its statistics are computed fails with S3's
-//! 412 rather than mixing two objects' bytes. A read ending at the object's end (the footer's
-//! length and magic) fetches the last [`TAIL`] bytes, which usually hold the whole footer too;
-//! a smaller read fetches the [`BLOCK`] from where it starts, kept for the reads that follow
-//! (a column chunk's page headers and pages lie one after another); a read of a block or more
-//! is fetched as it is and not kept.
+//! 412 rather than mixing two objects' bytes.
+//! - The footer: the last [`TAIL`] bytes (and the rest of the footer if it is longer), kept
+//!   for every footer read of the reader, and shared by the readers of the objects that share
+//!   one [`ReadCounts`] (up to [`FOOTER_CACHE_BYTES`] of footers): each pass over an object
+//!   opens a reader, and finds its footer there rather than by another GET.
+//! - The column chunks: the footer gives each one's exact bytes. A read within a column chunk
+//!   is served from that column's *pieces*: consecutive ranges of the chunk fetched by one GET
+//!   each, never past the chunk's end; then the pieces after it (the same column's next row
+//!   group's chunk after the last) are fetched ahead while the decoder reads, each column
+//!   ahead by up to [`READER_BYTES`] shared among the columns read (pieces of
+//!   [`PIECE_MIN`] to [`PIECE_MAX`]). A pass reads a column's pages one after another, so
+//!   each byte of a column chunk is fetched once, and a piece is dropped as soon as the
+//!   decoder is past it. A pass of one column keeps about four GETs in flight, a pass of
+//!   eight about two per column.
+//! - Anything else (a footer that does not decode, a read outside every column chunk, such as
+//!   a page index): the [`BLOCK`] from where a smaller read starts, kept for the reads that
+//!   follow (at most [`CACHE_BYTES`] of blocks, the least recently used dropped first); a
+//!   read of a block or more is fetched as it is.
 //!
-//! **Memory.** Each open reader keeps at most [`CACHE_BYTES`] of blocks (the least recently
-//! used dropped first); the statistics open one reader per thread at a time, on four threads a
-//! core for objects ([`StatsInput::THREADS_PER_CORE`]), so the bytes held are bounded by the
-//! number of cores (about 2 × 4 × 8 MiB on two), whatever the objects' sizes and number.
+//! **Memory.** Each open reader holds at most [`READER_BYTES`] of pieces, fetched or in
+//! flight, plus the one read the decoder waits on when it is larger (a page), plus
+//! [`CACHE_BYTES`] of blocks (none when every read falls in a column chunk) and its footer.
+//! The statistics open one reader per thread at a time, on four threads a core for objects
+//! ([`StatsInput::THREADS_PER_CORE`]), so the bytes held are bounded by the number of cores
+//! (about 2 × 4 × 16 MiB on two), whatever the objects' sizes and number; the footers shared
+//! add at most [`FOOTER_CACHE_BYTES`].
 //!
 //! **Threads.** The readers are synchronous (parquet's [`ChunkReader`]): each GET runs on the
-//! tokio runtime given ([`RemoteObject::handle`]) and the reading thread waits for it. They
-//! must not be called on one of the runtime's own worker threads: the statistics run on
-//! `spawn_blocking` threads and the threads they start.
+//! tokio runtime given ([`RemoteObject::handle`]) and the reading thread waits for the piece it
+//! needs. They must not be called on one of the runtime's own worker threads: the statistics
+//! run on `spawn_blocking` threads and the threads they start.
 
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,19 +47,37 @@ use parquet::file::reader::{ChunkReader, Length};
 use super::input::StatsInput;
 use super::StatsError;
 
-/// A read smaller than this fetches this much from where it starts, and keeps it.
+mod chunks;
+mod pieces;
+
+use chunks::{Footer, Footers};
+use pieces::State;
+
+/// A read outside every column chunk smaller than this fetches this much from where it
+/// starts, and keeps it.
 pub const BLOCK: u64 = 1 << 20;
-/// A read ending at the object's end fetches at least this many of its last bytes.
+/// The footer is read from the object's last bytes: at least this many.
 pub const TAIL: u64 = 64 << 10;
 /// The most bytes of blocks one open reader keeps.
 pub const CACHE_BYTES: u64 = 8 << 20;
+/// The most bytes of column-chunk pieces one open reader holds, fetched or in flight.
+pub const READER_BYTES: u64 = 16 << 20;
+/// The largest piece of a column chunk one GET fetches.
+pub const PIECE_MAX: u64 = 4 << 20;
+/// The smallest piece of a column chunk one GET fetches (but at a chunk's end).
+pub const PIECE_MIN: u64 = 256 << 10;
+/// The most bytes of footers kept for the readers of the objects that share a [`ReadCounts`].
+pub const FOOTER_CACHE_BYTES: u64 = 16 << 20;
 
 /// Requests and bytes of the ranged GETs made, shared by every reader of the objects that
-/// share it.
+/// share it; and the footers they read lately (module docs).
 #[derive(Debug, Default)]
 pub struct ReadCounts {
     pub requests: AtomicU64,
     pub bytes: AtomicU64,
+    in_flight: AtomicU64,
+    most_in_flight: AtomicU64,
+    footers: Mutex<Footers>,
 }
 
 impl ReadCounts {
@@ -53,6 +87,11 @@ impl ReadCounts {
 
     pub fn bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// The most GETs that were in flight at once.
+    pub fn most_in_flight(&self) -> u64 {
+        self.most_in_flight.load(Ordering::Relaxed)
     }
 }
 
@@ -77,9 +116,12 @@ impl RemoteObject {
     }
 
     /// Bytes `start..end` of the object: one ranged GET.
-    fn fetch(&self, start: u64, end: u64) -> Result<Bytes, String> {
-        self.counts.requests.fetch_add(1, Ordering::Relaxed);
-        let got = self.handle.block_on(async {
+    async fn get(&self, start: u64, end: u64) -> Result<Bytes, String> {
+        let counts = &self.counts;
+        counts.requests.fetch_add(1, Ordering::Relaxed);
+        let now = counts.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        counts.most_in_flight.fetch_max(now, Ordering::Relaxed);
+        let got = async {
             let out = self
                 .s3
                 .get_object()
@@ -95,17 +137,23 @@ impl RemoteObject {
                 .await
                 .map(|b| b.into_bytes())
                 .map_err(|e| e.to_string())
-        })?;
+        }
+        .await;
+        counts.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let got = got?;
         if got.len() as u64 != end - start {
             return Err(format!(
                 "asked for bytes {start} to {end}, got {} bytes: the object changed?",
                 got.len()
             ));
         }
-        self.counts
-            .bytes
-            .fetch_add(got.len() as u64, Ordering::Relaxed);
+        counts.bytes.fetch_add(got.len() as u64, Ordering::Relaxed);
         Ok(got)
+    }
+
+    /// Bytes `start..end`, the calling thread waiting for them.
+    fn fetch(&self, start: u64, end: u64) -> Result<Bytes, String> {
+        self.handle.block_on(self.get(start, end))
     }
 }
 
@@ -121,84 +169,120 @@ impl StatsInput for RemoteObject {
     fn open(&self) -> Result<RemoteReader, StatsError> {
         Ok(RemoteReader {
             inner: Arc::new(Inner {
-                object: self.clone(),
-                cache: Mutex::new(Vec::new()),
+                object: Arc::new(self.clone()),
+                state: Mutex::new(State::default()),
             }),
         })
     }
 }
 
 struct Inner {
-    object: RemoteObject,
-    /// Blocks kept, `(start, bytes)`, the most recently used last.
-    cache: Mutex<Vec<(u64, Bytes)>>,
+    object: Arc<RemoteObject>,
+    state: Mutex<State>,
 }
 
 impl Inner {
-    /// Bytes `start..start + len` if a kept block holds them.
-    fn cached(&self, start: u64, len: u64) -> Option<Bytes> {
-        self.cached_from(start, len)
-            .filter(|bytes| bytes.len() as u64 == len)
+    fn failed(&self, why: impl std::fmt::Display) -> ParquetError {
+        ParquetError::External(format!("reading {}: {why}", self.object.url()).into())
     }
 
-    /// Up to `len` bytes from `start` on, as far as the kept block that holds `start` goes.
-    fn cached_from(&self, start: u64, len: u64) -> Option<Bytes> {
-        let mut cache = self.cache.lock().ok()?;
-        let at = cache
-            .iter()
-            .position(|(s, b)| *s <= start && start < s + b.len() as u64)?;
-        let block = cache.remove(at);
-        let from = (start - block.0) as usize;
-        let to = (from + len as usize).min(block.1.len());
-        let bytes = block.1.slice(from..to);
-        cache.push(block);
-        Some(bytes)
-    }
-
-    fn keep(&self, start: u64, bytes: Bytes) {
-        let Ok(mut cache) = self.cache.lock() else {
-            return;
-        };
-        cache.push((start, bytes));
-        let mut total: u64 = cache.iter().map(|(_, b)| b.len() as u64).sum();
-        while total > CACHE_BYTES && cache.len() > 1 {
-            total -= cache.remove(0).1.len() as u64;
+    /// The object's footer: this reader's, the one the readers sharing its counts read, or
+    /// fetched now (module docs).
+    fn footer(&self, state: &mut State) -> Result<Arc<Footer>, ParquetError> {
+        if let Some(footer) = &state.footer {
+            return Ok(footer.clone());
         }
+        let object = &self.object;
+        let url = object.url();
+        let shared = object
+            .counts
+            .footers
+            .lock()
+            .ok()
+            .and_then(|footers| footers.get(&url, object.size, &object.etag));
+        let footer = match shared {
+            Some(footer) => footer,
+            None => {
+                let footer = Arc::new(self.fetch_footer(url)?);
+                if let Ok(mut footers) = object.counts.footers.lock() {
+                    footers.keep(footer.clone(), FOOTER_CACHE_BYTES);
+                }
+                footer
+            }
+        };
+        state.footer = Some(footer.clone());
+        Ok(footer)
     }
 
-    /// Bytes `start..start + len` (within the object): from a kept block, or fetched as the
-    /// module docs say.
-    fn bytes(&self, start: u64, len: u64) -> Result<Bytes, ParquetError> {
+    /// The object's last [`TAIL`] bytes, and the rest of its footer if it is longer.
+    fn fetch_footer(&self, url: String) -> Result<Footer, ParquetError> {
+        let object = &self.object;
+        let size = object.size;
+        let from = size.saturating_sub(TAIL);
+        let mut tail = object.fetch(from, size).map_err(|e| self.failed(e))?;
+        let mut start = from;
+        if let Some(needed) = chunks::needed_footer_len(&tail) {
+            let needed = needed as u64;
+            if needed > tail.len() as u64 && needed <= size {
+                let front = object
+                    .fetch(size - needed, from)
+                    .map_err(|e| self.failed(e))?;
+                let mut whole = Vec::with_capacity(needed as usize);
+                whole.extend_from_slice(&front);
+                whole.extend_from_slice(&tail);
+                tail = Bytes::from(whole);
+                start = size - needed;
+            }
+        }
+        let chunks = chunks::Chunks::from_tail(&tail, size);
+        // Only the footer is kept when the tail holds more than it.
+        if let Some(len) = chunks::footer_len(&tail) {
+            let at = tail.len() - len;
+            start += at as u64;
+            tail = Bytes::copy_from_slice(&tail[at..]);
+        }
+        Ok(Footer {
+            url,
+            size,
+            etag: object.etag.clone(),
+            start,
+            bytes: tail,
+            chunks,
+        })
+    }
+
+    /// Bytes `start..start + len` (within the object); with `whole` false, at least one and
+    /// at most `len` of them (as far as a piece or block goes).
+    fn read(&self, start: u64, len: u64, whole: bool) -> Result<Bytes, ParquetError> {
         let size = self.object.size;
         if len == 0 {
             return Ok(Bytes::new());
         }
-        if start + len > size {
+        let end = start.checked_add(len).filter(|end| *end <= size);
+        let Some(end) = end else {
             return Err(ParquetError::EOF(format!(
                 "{}: bytes {start} to {} asked of {size}",
                 self.object.url(),
-                start + len
+                start.saturating_add(len)
             )));
-        }
-        if let Some(bytes) = self.cached(start, len) {
-            return Ok(bytes);
-        }
-        let failed = |why: String| {
-            ParquetError::External(format!("reading {}: {why}", self.object.url()).into())
         };
-        if len >= BLOCK {
-            return self.object.fetch(start, start + len).map_err(failed);
+        let mut state = self
+            .state
+            .lock()
+            .map_err(|_| self.failed("a reader failed"))?;
+        let footer = self.footer(&mut state)?;
+        if start >= footer.start {
+            let at = (start - footer.start) as usize;
+            return Ok(footer.bytes.slice(at..at + len as usize));
         }
-        let (from, to) = if start + len == size {
-            (size.saturating_sub(TAIL.max(len)), size)
-        } else {
-            (start, (start + BLOCK).min(size))
-        };
-        let block = self.object.fetch(from, to).map_err(failed)?;
-        let at = (start - from) as usize;
-        let bytes = block.slice(at..at + len as usize);
-        self.keep(from, block);
-        Ok(bytes)
+        if let Some(chunks) = &footer.chunks {
+            if let Some(k) = chunks.find(start) {
+                if end <= chunks.list[k].end {
+                    return state.chunk_read(&self.object, chunks, k, start, end, whole);
+                }
+            }
+        }
+        state.block_read(&self.object, start, end, whole)
     }
 }
 
@@ -224,11 +308,11 @@ impl ChunkReader for RemoteReader {
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> Result<Bytes, ParquetError> {
-        self.inner.bytes(start, length as u64)
+        self.inner.read(start, length as u64, true)
     }
 }
 
-/// Reads an object from an offset on, a block at a time through the reader's kept blocks.
+/// Reads an object from an offset on, as far as a piece or block goes at a time.
 pub struct RangeRead {
     inner: Arc<Inner>,
     at: u64,
@@ -240,19 +324,16 @@ impl Read for RangeRead {
         if self.at >= size || buf.is_empty() {
             return Ok(0);
         }
-        // Within the block that holds `at`: a kept one, or the one fetched from `at`.
         let len = (buf.len() as u64).min(size - self.at);
-        let bytes = match self.inner.cached_from(self.at, len) {
-            Some(bytes) => bytes,
-            None => {
-                let want = len.clamp(1, BLOCK - 1);
-                self.inner
-                    .bytes(self.at, want)
-                    .map_err(std::io::Error::other)?
-            }
-        };
+        let bytes = self
+            .inner
+            .read(self.at, len, false)
+            .map_err(std::io::Error::other)?;
         buf[..bytes.len()].copy_from_slice(&bytes);
         self.at += bytes.len() as u64;
         Ok(bytes.len())
     }
 }
+
+#[cfg(test)]
+mod tests;
