@@ -1,8 +1,10 @@
 //! Statistics computed per file and merged (docs/scaling.md): `catalog-admin stats edges`, one
 //! `stats file` process per file (run side by side, as a fan-out's workers would), `stats
 //! merge`, against `catalog-admin inspect` of one file holding every row; and the same per-file
-//! work over the files staged in S3 (s3s-fs), read by ranged GETs. What only a deployed stack
-//! shows (Step Functions' Distributed Map, the Lambda function's limits) is not tested here.
+//! work over the files staged in S3 (s3s-fs), read by ranged GETs, as the per-file function
+//! (`catalog_stats::fanout`) runs it, merged from the bucket; and the state machine of
+//! template.yaml against the items that function reads. What only a deployed stack shows (Step
+//! Functions running the Distributed Map, the Lambda function's limits) is not tested here.
 
 use serde_json::Value;
 
@@ -307,4 +309,125 @@ async fn per_file_statistics_read_staged_objects() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("s3://no-key: not s3://bucket/key"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A JSONPath of the state machine's ItemSelector (`$.name` in the execution's input,
+/// `$$.Map.Item.Value.Name` in the listed object), resolved as Step Functions does.
+fn resolve(path: &str, input: &Value, listed: &Value) -> Value {
+    if let Some(field) = path.strip_prefix("$$.Map.Item.Value.") {
+        return listed[field].clone();
+    }
+    let field = path.strip_prefix("$.").expect("a path of the input");
+    input[field].clone()
+}
+
+/// The Distributed Map in template.yaml hands the per-file function the item it reads: each
+/// ItemSelector field, resolved against an execution's input and an object of the
+/// ListObjectsV2 listing, makes a `FileTask` the function accepts (the same key, size and ETag);
+/// only `.parquet` objects reach the function; the function is the `catalog-file-stats`
+/// binary, reads the staged files and writes only under `stats/`.
+#[test]
+fn the_state_machine_hands_each_file_the_item_the_function_reads() {
+    let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
+    let template: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let json = |v: &serde_norway::Value| serde_json::to_value(v).unwrap();
+    let machine = json(&template["Resources"]["FileStatsStateMachine"]["Properties"]);
+    let map = &machine["Definition"]["States"]["PerFile"];
+    assert_eq!(map["Type"], "Map");
+    assert_eq!(
+        map["ItemProcessor"]["ProcessorConfig"]["Mode"],
+        "DISTRIBUTED"
+    );
+    // The function may run up to 15 minutes: longer than an EXPRESS child execution's 5.
+    assert_eq!(
+        map["ItemProcessor"]["ProcessorConfig"]["ExecutionType"],
+        "STANDARD"
+    );
+    assert_eq!(
+        map["ItemReader"]["Resource"],
+        "arn:aws:states:::s3:listObjectsV2"
+    );
+    assert_eq!(map["ItemReader"]["Parameters"]["Prefix.$"], "$.prefix");
+
+    let input = serde_json::json!({
+        "prefix": "staging/sales/", "edges": "stats/sales/edges.json",
+        "results": "stats/sales/partials/",
+    });
+    let listed = serde_json::json!({
+        "Key": "staging/sales/year=2024/part-0.parquet", "Size": 1_073_741_824_u64,
+        "Etag": "\"9b2cf535f27731c974343645a3985328\"",
+        "LastModified": "2026-11-29T03:00:00Z", "StorageClass": "STANDARD",
+    });
+    let mut item = serde_json::Map::new();
+    for (field, path) in map["ItemSelector"].as_object().unwrap() {
+        let field = field.strip_suffix(".$").expect("every field a path");
+        item.insert(
+            field.to_owned(),
+            resolve(path.as_str().unwrap(), &input, &listed),
+        );
+    }
+    let task = catalog_stats::fanout::FileTask::parse(Value::Object(item.clone()))
+        .unwrap_or_else(|e| panic!("{e}: {item:?}"));
+    assert_eq!(task.key, "staging/sales/year=2024/part-0.parquet");
+    assert_eq!(task.size, Some(1_073_741_824));
+    assert_eq!(
+        task.etag.as_deref(),
+        Some("\"9b2cf535f27731c974343645a3985328\"")
+    );
+    assert_eq!(
+        task.partial_key(),
+        "stats/sales/partials/year=2024/part-0.parquet.json"
+    );
+
+    // Only .parquet objects reach the function; the item goes to it whole.
+    let processor = &map["ItemProcessor"]["States"];
+    let start = &processor[map["ItemProcessor"]["StartAt"].as_str().unwrap()];
+    assert_eq!(start["Type"], "Choice");
+    assert_eq!(start["Choices"][0]["Variable"], "$.key");
+    assert_eq!(start["Choices"][0]["StringMatches"], "*.parquet");
+    let partial = &processor[start["Choices"][0]["Next"].as_str().unwrap()];
+    assert_eq!(
+        partial["Parameters"]["FunctionName"],
+        "${FileStatsFunctionArn}"
+    );
+    assert_eq!(partial["Parameters"]["Payload.$"], "$");
+    assert_eq!(
+        machine["DefinitionSubstitutions"]["FileStatsFunctionArn"],
+        serde_json::json!({"!GetAtt": "CatalogFileStatsFunction.Arn"})
+    );
+
+    let function = json(&template["Resources"]["CatalogFileStatsFunction"]);
+    assert_eq!(
+        function["Metadata"]["BuildProperties"]["Binary"],
+        "catalog-file-stats"
+    );
+    assert_eq!(function["Properties"]["Timeout"], 900);
+    let statements = function["Properties"]["Policies"][0]["Statement"]
+        .as_array()
+        .unwrap();
+    let resources = |action: &str| -> Vec<String> {
+        statements
+            .iter()
+            .filter(|s| s["Action"] == action)
+            .flat_map(|s| match &s["Resource"] {
+                Value::Array(all) => all.clone(),
+                one => vec![one.clone()],
+            })
+            .map(|r| r["!Sub"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        resources("s3:PutObject"),
+        [format!(
+            "${{DataBucket.Arn}}/{}*",
+            catalog_stats::fanout::RESULTS
+        )]
+    );
+    assert_eq!(
+        resources("s3:GetObject"),
+        [
+            format!("${{DataBucket.Arn}}/{}*", catalog_stats::fanout::STAGING),
+            format!("${{DataBucket.Arn}}/{}*", catalog_stats::fanout::RESULTS),
+        ]
+    );
 }
