@@ -277,6 +277,7 @@ pub async fn run(args: Args, ctx: &Context) -> Result<(), CliError> {
                 .iter()
                 .map(|raw| parse_partition_type(raw))
                 .collect::<Result<_, _>>()?,
+            partials: None,
         };
         let published = publisher
             .publish_files_ingested(&found, &slug, meta, new_only, &options, ctx.now, ingested)

@@ -75,6 +75,12 @@ pub struct PublishArgs {
     /// The size of those parts, in bytes (5 MiB to 5 GiB).
     #[arg(long, default_value_t = CopyOptions::default().part_size)]
     copy_part_size: u64,
+    /// Take the statistics from the per-file partials under this prefix
+    /// (s3://BUCKET/stats/.../, as the stack's FileStatsStateMachine or `stats file` wrote
+    /// them; or local partial files) instead of reading every file here: merged, one per
+    /// staged file, each computed over the object as it is now (docs/scaling.md).
+    #[arg(long, value_name = "PARTIALS")]
+    partials: Vec<String>,
     #[command(flatten)]
     meta: MetaArgs,
 }
@@ -125,6 +131,11 @@ async fn publish(args: PublishArgs, ctx: &Context) -> Result<(), CliError> {
             .iter()
             .map(|raw| parse_partition_type(raw))
             .collect::<Result<_, _>>()?,
+        partials: if args.partials.is_empty() {
+            None
+        } else {
+            Some(super::stats::read_partials(&args.partials).await?)
+        },
     };
     let inputs = Inputs {
         args: Vec::new(),

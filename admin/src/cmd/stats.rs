@@ -207,7 +207,11 @@ impl Inputs {
     fn partial(&self, edges: &Edges) -> Result<FilePartial, PartialError> {
         match self {
             Self::Local(paths) => partial::file_partial(&paths[0], edges),
-            Self::Remote(objects) => partial::file_partial(&objects[0], edges),
+            Self::Remote(objects) => {
+                let mut partial = partial::file_partial(&objects[0], edges)?;
+                partial.etag.clone_from(&objects[0].etag);
+                Ok(partial)
+            }
         }
     }
 }
@@ -223,7 +227,7 @@ async fn s3_client() -> aws_sdk_s3::Client {
 
 /// The partials named: local files, and for each `s3://bucket/prefix/` the `*.parquet.json`
 /// objects under it (what the per-file function writes), in key order.
-async fn read_partials(names: &[String]) -> Result<Vec<FilePartial>, CliError> {
+pub(crate) async fn read_partials(names: &[String]) -> Result<Vec<FilePartial>, CliError> {
     let mut partials = Vec::with_capacity(names.len());
     let mut client = None;
     for name in names {

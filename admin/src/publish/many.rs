@@ -50,6 +50,9 @@ pub struct FilesOptions {
     /// Partition columns' types given by the publisher (`--partition-type KEY=TYPE`); the others
     /// are inferred from the values.
     pub partition_types: Vec<(String, PartitionType)>,
+    /// `stage publish --partials`: the statistics merged from these per-file partials
+    /// ([`super::partials`]) instead of read.
+    pub partials: Option<Vec<catalog_stats::partial::FilePartial>>,
 }
 
 impl Default for FilesOptions {
@@ -57,6 +60,7 @@ impl Default for FilesOptions {
         Self {
             parallel: super::upload::DEFAULT_PARALLEL,
             partition_types: Vec::new(),
+            partials: None,
         }
     }
 }

@@ -19,6 +19,7 @@ use catalog_stats::{summarize, FileStats, StatsError};
 pub mod discover;
 pub mod keys;
 pub mod many;
+pub mod partials;
 pub mod prepare;
 pub mod staged;
 pub mod upload;

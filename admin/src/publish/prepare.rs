@@ -19,7 +19,8 @@ use super::keys::{files_prefix, Plan, KEY_MAX_BYTES};
 use super::upload::{Digest, FileUpload};
 use super::PublishError;
 use catalog_stats::{
-    scan_files, summarize_partitioned, FileStats, Partitions, StatsError, StatsInput,
+    partial::FilePartial, scan_files, summarize_partitioned, FileStats, Partitions, StatsError,
+    StatsInput,
 };
 
 /// One file, ready to go.
@@ -135,9 +136,13 @@ pub async fn prepare(
 ) -> Result<Prepared, PublishError> {
     let paths: Vec<PathBuf> = found.files.iter().map(|f| f.path.clone()).collect();
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-    prepare_inputs(found, partition_types, paths, move |paths: &[PathBuf]| {
-        digest_all(paths, workers)
-    })
+    prepare_inputs(
+        found,
+        partition_types,
+        paths,
+        None,
+        move |paths: &[PathBuf]| digest_all(paths, workers),
+    )
     .await
 }
 
@@ -148,6 +153,7 @@ pub async fn prepare_inputs<I, D>(
     found: &Discovered,
     partition_types: &[(String, PartitionType)],
     paths: Vec<I>,
+    partials: Option<Vec<FilePartial>>,
     digests: D,
 ) -> Result<Prepared, PublishError>
 where
@@ -222,6 +228,33 @@ where
             .map(|f| f.name().clone())
             .collect();
         check_not_columns(&columns, &names).map_err(bad)?;
+        if let Some(partials) = partials {
+            // Statistics from the fan-out's partials (super::partials), in the files' order.
+            if !columns.is_empty() {
+                return Err(bad(
+                    "--partials: the partial statistics do not hold Hive partition columns; \
+                     publish this version without --partials",
+                ));
+            }
+            for (p, file) in partials.iter().zip(&scanned.files) {
+                if p.row_count != file.row_count {
+                    return Err(bad(format!(
+                        "{}: its partial statistics count {} rows, its footer {}",
+                        p.file, p.row_count, file.row_count
+                    )));
+                }
+            }
+            let digests = digests(&paths)?;
+            let stats = super::partials::merged(&partials)?;
+            let split_stats = split_files
+                .iter()
+                .map(|files| {
+                    let of: Vec<FilePartial> = files.iter().map(|&n| partials[n].clone()).collect();
+                    super::partials::merged(&of)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok::<_, PublishError>((scanned, stats, split_stats, digests));
+        }
         let partitions = Partitions {
             columns: &columns,
             values: &values,

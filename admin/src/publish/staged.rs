@@ -332,10 +332,15 @@ impl Publisher {
         let hashed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let hashed_in = hashed.clone();
         let digest_handle = handle.clone();
+        let partials = match options.partials.as_deref() {
+            Some(p) => Some(super::partials::arrange(p, &objects).await?),
+            None => None,
+        };
         let prepared = prepare_inputs(
             &found,
             &options.partition_types,
             objects.clone(),
+            partials,
             move |objects: &[RemoteObject]| {
                 let (digests, read) = digest_handle.block_on(digest_all(objects, parallel))?;
                 hashed_in.store(read, std::sync::atomic::Ordering::Relaxed);

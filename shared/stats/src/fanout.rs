@@ -138,15 +138,16 @@ pub async fn run(
         bucket: bucket.to_owned(),
         key: task.key.clone(),
         size,
-        etag: Some(etag),
+        etag: Some(etag.clone()),
         handle: tokio::runtime::Handle::current(),
         counts: counts.clone(),
     };
     // The reads block their thread on the runtime: off its workers.
-    let partial: FilePartial =
+    let mut partial: FilePartial =
         tokio::task::spawn_blocking(move || partial::file_partial(&object, &edges))
             .await
             .map_err(|e| FanOutError::S3(format!("the statistics' thread failed: {e}")))??;
+    partial.etag = Some(etag);
     let body = serde_json::to_vec(&partial)
         .map_err(|e| FanOutError::S3(format!("cannot write the partial: {e}")))?;
     let key = task.partial_key();

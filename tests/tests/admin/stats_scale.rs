@@ -235,7 +235,11 @@ async fn per_file_statistics_read_staged_objects() {
         );
         let (mut a, b) = (read(Path::new(&l)), read(Path::new(&r)));
         assert_eq!(b["file"], url.as_str());
+        // Read from S3, a partial carries the ETag its reads were conditioned on.
+        assert!(b["etag"].as_str().is_some_and(|e| e.len() > 2), "{b}");
+        assert!(a.get("etag").is_none(), "{a}");
         a["file"] = b["file"].clone();
+        a["etag"] = b["etag"].clone();
         assert_eq!(a, b, "{url}");
         local.push(l);
         remote.push(r);
@@ -286,6 +290,72 @@ async fn per_file_statistics_read_staged_objects() {
     let prefix = format!("s3://{bucket}/stats/scale/partials/");
     run(&["stats", "merge", &prefix, "--out", &from_prefix], &env);
     assert_eq!(read(Path::new(&from_prefix)), from_s3);
+
+    // `stage publish --partials` takes those partials as the version's statistics: the same
+    // schema statistics (mean and std to 1e-12), rows, files and manifest as the version
+    // published in place reading every file.
+    let meta = [
+        "--name",
+        "Scale",
+        "--license",
+        "CC0-1.0",
+        "--source",
+        "tests",
+        "--category",
+        "testing",
+    ];
+    let staged = format!("s3://{bucket}/staging/scale/");
+    let publish = |slug: &str, extra: &[&str]| {
+        let mut args = vec!["stage", "publish", staged.as_str(), "--slug", slug];
+        args.extend_from_slice(&meta);
+        args.extend_from_slice(extra);
+        admin(&stack, &args, &[])
+    };
+    ok(&publish("scale-read", &[]));
+    ok(&publish("scale-merged", &["--partials", &prefix]));
+    let (read_here, merged_there) = (
+        json_body(&metadata(&stack, "scale-read").await),
+        json_body(&metadata(&stack, "scale-merged").await),
+    );
+    assert_eq!(merged_there["row_count"], 3_000);
+    assert_same_columns(
+        merged_there["schema"].as_array().unwrap(),
+        read_here["schema"].as_array().unwrap(),
+    );
+    for field in ["row_count", "size", "sha256", "files"] {
+        assert_eq!(merged_there[field], read_here[field], "{field}");
+    }
+    // A staged object replaced since its partial was computed is refused by name, and so is a
+    // prefix of partials that lacks one of the files; nothing is published.
+    stack
+        .s3
+        .put_object()
+        .bucket(&bucket)
+        .key("staging/scale/part-1.parquet")
+        .body(std::fs::read(&parts[2]).unwrap().into())
+        .send()
+        .await
+        .unwrap();
+    let out = publish("scale-changed", &["--partials", &prefix]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "s3://{bucket}/staging/scale/part-1.parquet is not the object its partial \
+             statistics were computed over"
+        )),
+        "{stderr}"
+    );
+    let out = publish("scale-changed", &["--partials", &remote[0]]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "no partial statistics of s3://{bucket}/staging/scale/part-1.parquet"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(metadata(&stack, "scale-changed").await.status(), 404);
     // Edges that are not there: refused, naming them, before the file is read.
     let other = catalog_stats::fanout::FileTask::parse(serde_json::json!({
         "prefix": "staging/", "key": "staging/scale/part-0.parquet",

@@ -76,6 +76,7 @@ pub(super) fn file_partial<I: StatsInput + ?Sized>(
     Ok(FilePartial {
         format: FORMAT,
         file: name,
+        etag: None,
         row_count,
         columns,
     })

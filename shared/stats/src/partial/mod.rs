@@ -89,6 +89,10 @@ pub struct FilePartial {
     pub format: u32,
     /// The file's name as it was read (a path, or `s3://bucket/key`).
     pub file: String,
+    /// The object's ETag every read was conditioned on, for a file in S3: `stage publish
+    /// --partials` takes the partial only for that object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
     pub row_count: u64,
     pub columns: Vec<ColumnPartial>,
 }
