@@ -16,8 +16,11 @@ use catalog_stats::partial::{self, FilePartial};
 use catalog_stats::remote::RemoteObject;
 use catalog_stats::FileStats;
 
-use super::prepare::bad;
 use super::PublishError;
+
+fn bad(e: impl std::fmt::Display) -> PublishError {
+    PublishError::BadInput(e.to_string())
+}
 
 /// The partials in the order of `objects` (the version's files), each checked against its
 /// object: one per file, no other, under the object's current ETag (the listing's, or a
