@@ -113,6 +113,15 @@ impl Accumulator {
         own
     }
 
+    /// Stands for the first pass of a column read straight in a pass of its own, its `values`
+    /// foreseen from the footers ([`crate::once`]): what [`Self::own_pass`] and
+    /// [`Self::own_pass_bytes`] take from a first pass. Never finished.
+    pub(super) fn foreseen(name: &str, data_type: &DataType, values: u64) -> Self {
+        let mut column = Self::new(name, data_type, None);
+        column.count = values;
+        column
+    }
+
     /// Allocates the list for `values` values (at most [`LIST_LIMIT`]) now, when they fit the
     /// cap: it then never grows (a growing list holds its old and new buffers at once).
     pub(super) fn reserve_list(&mut self, values: usize) {

@@ -175,6 +175,19 @@ impl Binner {
         })
     }
 
+    /// Whether `other` has these bins, whatever either counted: bins made from bounds
+    /// foreseen count as those made from the exact minimum and maximum when the bounds are
+    /// the same numbers ([`crate::once`]).
+    pub(super) fn same_bins(&self, other: &Binner) -> bool {
+        match (&self.bins, &other.bins) {
+            (Bins::Int(a), Bins::Int(b)) => (a.min, a.max) == (b.min, b.max),
+            (Bins::Float(a), Bins::Float(b)) => {
+                (a.min.to_bits(), a.max.to_bits()) == (b.min.to_bits(), b.max.to_bits())
+            }
+            _ => false,
+        }
+    }
+
     fn each_int<T: ArrowPrimitiveType>(
         &mut self,
         array: &dyn Array,

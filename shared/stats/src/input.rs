@@ -18,6 +18,11 @@ pub trait StatsInput: Sync {
     /// Files read at once per core: more than one for inputs whose reads wait on the network
     /// rather than on the disk or the CPU.
     const THREADS_PER_CORE: usize = 1;
+    /// Whether every read fetches the bytes again (an object read by ranged GETs), rather
+    /// than finding them in the page cache: the statistics then plan their passes from the
+    /// footers so that a column is read once where the answer allows it
+    /// ([`once`](super::once)).
+    const READ_ONCE: bool = false;
     /// How errors name it (a path, or `s3://bucket/key`).
     fn name(&self) -> String;
     fn open(&self) -> Result<Self::Reader, StatsError>;

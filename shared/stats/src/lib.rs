@@ -54,6 +54,7 @@ pub mod fanout;
 pub mod histogram;
 pub mod input;
 mod listed;
+mod once;
 mod parallel;
 pub mod partial;
 pub mod partitions;
@@ -205,6 +206,8 @@ struct Job {
     index: usize,
     binner: Option<histogram::Binner>,
     own: Option<Accumulator>,
+    /// Read straight in this pass, its bins foreseen from the footers ([`once`]).
+    foreseen: bool,
 }
 
 /// Summarizes every column within [`MEMORY_BUDGET`], or the MiB that `CATALOG_STATS_MEMORY_MIB`
@@ -292,9 +295,18 @@ pub fn summarize_partitioned_within<P: StatsInput>(
     // read (its counts are dropped then); the others wait for a pass of their own.
     let mut done: Vec<Option<ColumnStats>> = vec![None; width];
     let mut waiting: Vec<Option<Accumulator>> = (0..width).map(|_| None).collect();
-    // (column, its histogram's bins, the bytes of a pass of its own if it needs one)
-    let mut jobs: Vec<(usize, Option<histogram::Binner>, usize)> = Vec::new();
-    let all: Vec<usize> = (0..width).collect();
+    // (column, its histogram's bins, the bytes of a pass of its own if it needs one, whether
+    // it goes straight to that pass with bins foreseen from the footers)
+    let mut jobs: Vec<(usize, Option<histogram::Binner>, usize, bool)> = Vec::new();
+    let file_width = width - partitions.columns.len();
+    let foreseen = once::foresee(paths, &schema, file_width)?;
+    for (index, column) in foreseen.into_iter().enumerate() {
+        if let Some(column) = column {
+            jobs.push((index, column.binner, column.first.own_pass_bytes(), true));
+            waiting[index] = Some(column.first);
+        }
+    }
+    let all: Vec<usize> = (0..width).filter(|i| waiting[*i].is_none()).collect();
     for indices in all.chunks(together) {
         passes += 1;
         let mut group: Vec<Accumulator> = indices
@@ -320,10 +332,11 @@ pub fn summarize_partitioned_within<P: StatsInput>(
                 None
             };
             if binner.is_some() || own.is_some() {
-                jobs.push((index, binner, own.unwrap_or(0)));
+                jobs.push((index, binner, own.unwrap_or(0), false));
             }
         }
     }
+    jobs.sort_by_key(|job| job.0);
 
     // Then the histograms (bins fixed by each column's exact minimum and maximum) and the
     // columns counted again, each finished as soon as its pass ends.
@@ -333,16 +346,21 @@ pub fn summarize_partitioned_within<P: StatsInput>(
         let mut pass = Vec::new();
         let mut used = 0usize;
         let mut rest = Vec::new();
-        for (index, binner, bytes) in jobs {
+        for (index, binner, bytes, foreseen) in jobs {
             if pass.len() < together && (pass.is_empty() || used + bytes <= budget) {
                 used += bytes;
                 let own = waiting[index].as_ref().map(|first| {
                     let field = &schema.fields()[index];
                     Accumulator::own_pass(field.name(), field.data_type(), first)
                 });
-                pass.push(Job { index, binner, own });
+                pass.push(Job {
+                    index,
+                    binner,
+                    own,
+                    foreseen,
+                });
             } else {
-                rest.push((index, binner, bytes));
+                rest.push((index, binner, bytes, foreseen));
             }
         }
         jobs = rest;
@@ -351,7 +369,11 @@ pub fn summarize_partitioned_within<P: StatsInput>(
         source.read_columns(&indices, |arrays| {
             in_parallel(&mut pass, arrays, |job, array| {
                 if let Some(b) = &mut job.binner {
-                    b.add(array)?;
+                    match (b.add(array), job.foreseen) {
+                        // A value outside the bins foreseen: counted in a later pass.
+                        (Err(_), true) => job.binner = None,
+                        (added, _) => added?,
+                    }
                 }
                 if let Some(own) = &mut job.own {
                     own.add(array)?;
@@ -360,6 +382,17 @@ pub fn summarize_partitioned_within<P: StatsInput>(
             })
         })?;
         for job in pass {
+            if job.foreseen {
+                waiting[job.index] = None;
+                if let Some(own) = job.own {
+                    let (stats, again) = once::finish(own, job.binner, row_count)?;
+                    if let Some(binner) = again {
+                        jobs.push((job.index, Some(binner), 0, false));
+                    }
+                    done[job.index] = Some(stats);
+                }
+                continue;
+            }
             if let (Some(own), Some(mut column)) = (job.own, waiting[job.index].take()) {
                 column.adopt(own);
                 done[job.index] = Some(column.finish(row_count)?);

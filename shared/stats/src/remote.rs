@@ -161,6 +161,8 @@ impl StatsInput for RemoteObject {
     type Reader = RemoteReader;
     /// A ranged GET mostly waits: four objects are read at once per core.
     const THREADS_PER_CORE: usize = 4;
+    /// A column read twice is fetched twice.
+    const READ_ONCE: bool = true;
 
     fn name(&self) -> String {
         self.url()
