@@ -42,6 +42,18 @@ fn admin(stack: &Stack, args: &[&str], env: &[(&str, &str)]) -> Output {
     )
 }
 
+/// The descriptive flags a publish needs, for tests about something else.
+const META: [&str; 8] = [
+    "--name",
+    "Staged",
+    "--license",
+    "CC0-1.0",
+    "--source",
+    "tests",
+    "--category",
+    "testing",
+];
+
 fn ok(out: &Output) -> String {
     assert!(
         out.status.success(),

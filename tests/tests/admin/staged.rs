@@ -57,17 +57,6 @@ fn temp_root(what: &str) -> PathBuf {
     root
 }
 
-const META: [&str; 8] = [
-    "--name",
-    "Staged",
-    "--license",
-    "CC0-1.0",
-    "--source",
-    "tests",
-    "--category",
-    "testing",
-];
-
 fn stage_publish(stack: &Stack, from: &str, slug: &str, extra: &[&str]) -> Output {
     let mut args = vec!["stage", "publish", from, "--slug", slug];
     args.extend_from_slice(&META);

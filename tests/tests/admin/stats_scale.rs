@@ -294,20 +294,10 @@ async fn per_file_statistics_read_staged_objects() {
     // `stage publish --partials` takes those partials as the version's statistics: the same
     // schema statistics (mean and std to 1e-12), rows, files and manifest as the version
     // published in place reading every file.
-    let meta = [
-        "--name",
-        "Scale",
-        "--license",
-        "CC0-1.0",
-        "--source",
-        "tests",
-        "--category",
-        "testing",
-    ];
     let staged = format!("s3://{bucket}/staging/scale/");
     let publish = |slug: &str, extra: &[&str]| {
         let mut args = vec!["stage", "publish", staged.as_str(), "--slug", slug];
-        args.extend_from_slice(&meta);
+        args.extend_from_slice(&META);
         args.extend_from_slice(extra);
         admin(&stack, &args, &[])
     };
