@@ -198,6 +198,8 @@ pub fn parse_size(raw: &str) -> Result<u64, IngestError> {
     }
 }
 
+mod csv_decode;
+mod csv_split;
 mod inputs;
 mod work;
 
@@ -206,5 +208,7 @@ pub use work::{convert_all, WorkDir};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_csv_blocks;
 #[cfg(test)]
 mod tests_jsonl;

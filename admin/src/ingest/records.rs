@@ -17,6 +17,14 @@ pub enum RecordError {
     TooLong(u64),
 }
 
+/// The line ends before a record's first byte (csv-core skips empty lines).
+pub fn blank_lines(raw: &[u8]) -> u64 {
+    raw.iter()
+        .take_while(|b| **b == b'\n' || **b == b'\r')
+        .filter(|b| **b == b'\n')
+        .count() as u64
+}
+
 /// The records of a CSV stream.
 pub struct Records<R> {
     src: R,
@@ -89,11 +97,13 @@ impl<R: BufRead> Records<R> {
 
     /// Empty lines before the record (csv-core skips them; they are in `raw`).
     fn blank_lines(&self) -> u64 {
-        self.raw
-            .iter()
-            .take_while(|b| **b == b'\n' || **b == b'\r')
-            .filter(|b| **b == b'\n')
-            .count() as u64
+        blank_lines(&self.raw)
+    }
+
+    /// The input, at the end of the last record read, and the parser, which goes on from there
+    /// (its line count with it).
+    pub fn into_parts(self) -> (R, Reader) {
+        (self.src, self.core)
     }
 
     /// How many fields the current record has.
