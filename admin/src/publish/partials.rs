@@ -6,9 +6,10 @@
 //! partial names it (`s3://bucket/key`) and carries the ETag it was read under, which must be
 //! the listed one (an object replaced since is refused, naming it); its row count must be the
 //! footer's. The version's statistics are the merge of every partial in the version's file
-//! order, and each split's the merge of its own files', by `catalog_stats::partial::merge`,
-//! estimates flagged `approximate` as that merge flags them. Partition columns are not in the
-//! partials: a partitioned version is refused (its statistics are read in place instead).
+//! order, by `catalog_stats::partial::merge`, estimates flagged `approximate` as that merge flags them. Refused (the statistics are then
+//! read in place, without `--partials`): a version with Hive partition columns, which the
+//! partials do not hold, and a version with splits, whose histograms have the bins of each
+//! split's own bounds, which partials counted into the version's bins cannot give exactly.
 
 use std::collections::BTreeMap;
 

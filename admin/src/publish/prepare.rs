@@ -236,6 +236,15 @@ where
                      publish this version without --partials",
                 ));
             }
+            if !split_files.is_empty() {
+                // A split's histograms have the bins of its own bounds: the version's
+                // partials, counted into the version's, cannot give them exactly.
+                return Err(bad(
+                    "--partials: a version with splits needs each split's histograms over its \
+                     own bounds, which partials counted into the version's bins do not give; \
+                     publish it without --partials",
+                ));
+            }
             for (p, file) in partials.iter().zip(&scanned.files) {
                 if p.row_count != file.row_count {
                     return Err(bad(format!(
@@ -246,14 +255,7 @@ where
             }
             let digests = digests(&paths)?;
             let stats = super::partials::merged(&partials)?;
-            let split_stats = split_files
-                .iter()
-                .map(|files| {
-                    let of: Vec<FilePartial> = files.iter().map(|&n| partials[n].clone()).collect();
-                    super::partials::merged(&of)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            return Ok::<_, PublishError>((scanned, stats, split_stats, digests));
+            return Ok::<_, PublishError>((scanned, stats, Vec::new(), digests));
         }
         let partitions = Partitions {
             columns: &columns,

@@ -491,3 +491,73 @@ fn the_state_machine_hands_each_file_the_item_the_function_reads() {
         ]
     );
 }
+
+/// `stage publish --partials` of a version with splits is refused, nothing published: a
+/// split's histograms have the bins of its own bounds, which the version's partials (counted
+/// into the version's bins) cannot give; the same version publishes without `--partials`.
+#[tokio::test(flavor = "multi_thread")]
+async fn partials_refuse_a_version_with_splits() {
+    let stack = Stack::start().await;
+    let dir = std::env::temp_dir().join(format!("catalog-scale-splits-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let parts = write_table(&dir);
+    let bucket = stack.target.bucket.clone();
+    let mut keys = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        let split = if i < 4 { "train" } else { "test" };
+        let key = format!("staging/splits/{split}/part-{i}.parquet");
+        stack
+            .s3
+            .put_object()
+            .bucket(&bucket)
+            .key(&key)
+            .body(std::fs::read(part).unwrap().into())
+            .send()
+            .await
+            .unwrap();
+        keys.push(key);
+    }
+    let env = stack.function_env();
+    let edges = dir.join("edges.json");
+    let staged = format!("s3://{bucket}/staging/splits/");
+    run(
+        &["stats", "edges", &staged, "--out", edges.to_str().unwrap()],
+        &env,
+    );
+    stack
+        .s3
+        .put_object()
+        .bucket(&bucket)
+        .key("stats/splits/edges.json")
+        .body(std::fs::read(&edges).unwrap().into())
+        .send()
+        .await
+        .unwrap();
+    for key in &keys {
+        let task = catalog_stats::fanout::FileTask::parse(serde_json::json!({
+            "prefix": "staging/splits/", "key": key,
+            "edges": "stats/splits/edges.json", "results": "stats/splits/partials/",
+        }))
+        .unwrap();
+        catalog_stats::fanout::run(&stack.s3, &bucket, &task)
+            .await
+            .unwrap();
+    }
+    let publish = |slug: &str, extra: &[&str]| {
+        let mut args = vec!["stage", "publish", staged.as_str(), "--slug", slug];
+        args.extend_from_slice(&META);
+        args.extend_from_slice(extra);
+        admin(&stack, &args, &[])
+    };
+    let partials = format!("s3://{bucket}/stats/splits/partials/");
+    let out = publish("splits-merged", &["--partials", &partials]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--partials: a version with splits needs each split's histograms"),
+        "{stderr}"
+    );
+    assert_eq!(metadata(&stack, "splits-merged").await.status(), 404);
+    ok(&publish("splits-read", &[]));
+    let _ = std::fs::remove_dir_all(&dir);
+}
