@@ -387,3 +387,5 @@ impl Publisher {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_reads;
