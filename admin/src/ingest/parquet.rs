@@ -31,10 +31,17 @@ pub const DICTIONARY_BYTES: usize = 128 * 1024;
 /// The default target size of one Parquet file (`--target-file-size`).
 pub const DEFAULT_TARGET: u64 = 256 << 20;
 
+/// zstd's level: 2, as small as level 3 on numbers written plain, for less of the writer's
+/// time (level 1 made 8-byte numbers written plain twice as large):
+/// `bench/results/2026-11-29-csv-to-parquet-2.md`.
+pub const ZSTD_LEVEL: i32 = 2;
+
 /// The writer's settings.
 pub fn properties() -> WriterProperties {
     WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).unwrap_or_default()))
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(ZSTD_LEVEL).unwrap_or_default(),
+        ))
         .set_statistics_enabled(EnabledStatistics::Page)
         .set_offset_index_disabled(false)
         .set_max_row_group_size(ROW_GROUP_ROWS)
