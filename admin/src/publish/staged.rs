@@ -12,8 +12,9 @@
 //!    message as a local publish; row counts; the per-file minimum, maximum and null counts,
 //!    computed from the data only for columns whose footer lacks them), then the version's and
 //!    each split's statistics by streaming the column chunks by ranged GETs, in parallel across
-//!    files, in bounded memory ([`catalog_stats::remote`]): the same code as a local publish, so
-//!    the same statistics. Every GET is conditioned on the ETag the listing gave.
+//!    files, in bounded memory ([`catalog_stats::remote`]: each chunk's bytes once a pass,
+//!    several GETs in flight; a numeric column past `LIST_LIMIT` values read in one pass, not
+//!    two): the same code as a local publish, so the same statistics. Every GET is conditioned on the ETag the listing gave.
 //! 3. **SHA-256.** Each object's SHA-256, as the manifest records it: the full-object
 //!    `x-amz-checksum-sha256` S3 reports for an object put in one request with it (as
 //!    `catalog-admin stage upload` puts files up to 16 MiB); else the `catalog-sha256` metadata
