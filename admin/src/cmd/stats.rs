@@ -26,7 +26,8 @@ pub enum Command {
 /// Phase 1: each column's minimum and maximum over every file, which fix the histograms' bins.
 /// Read from the footers (a column's data only where a footer lacks exact bounds). FILES are
 /// local paths or s3://bucket/key objects (not both), the version's files; s3://bucket/prefix/
-/// (ending in /) stands for the .parquet objects under it, in key order.
+/// (ending in /) stands for the .parquet objects under it that a version takes (none under a
+/// name starting with . or _), in key order.
 ///
 /// Example: catalog-admin stats edges data/*.parquet --out edges.json
 #[derive(clap::Args)]
@@ -156,7 +157,11 @@ impl Inputs {
                         ))
                     })?;
                     for o in page.contents() {
-                        if let Some(key) = o.key().filter(|k| k.ends_with(".parquet")) {
+                        // The files `stage publish` would take (catalog::files' one rule).
+                        if let Some(key) = o.key().filter(|k| {
+                            k.strip_prefix(prefix)
+                                .is_some_and(catalog::files::is_version_parquet)
+                        }) {
                             found.push(object(bucket, key, o.size(), o.e_tag()));
                         }
                     }

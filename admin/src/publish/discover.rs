@@ -157,14 +157,10 @@ fn common_ancestor(paths: &[PathBuf]) -> PathBuf {
     common
 }
 
-/// Whether a file's name marks it as skipped in a walked directory.
-fn hidden(name: &str) -> bool {
-    name.starts_with('.') || name.starts_with('_')
-}
-
-fn is_parquet_name(name: &str) -> bool {
-    name.len() > 8 && name[name.len() - 8..].eq_ignore_ascii_case(".parquet")
-}
+// Which names a version takes: the one rule of `catalog::files`, shared with a staged
+// prefix's fan-out (`catalog_stats::fanout`) and `stats edges`.
+pub(crate) use catalog::files::is_parquet_name;
+use catalog::files::is_hidden_name as hidden;
 
 /// Walks `dir`, sorted, adding its Parquet files to `files` and the others to `ignored`; stops
 /// once over [`MAX_FILES`].

@@ -49,7 +49,8 @@ pub async fn arrange(
             Some(etag) => Some(etag.clone()),
             None => current_etag(object).await?,
         };
-        if p.etag.is_none() || p.etag != now {
+        let unquoted = |e: &Option<String>| e.as_deref().map(|e| e.trim_matches('"').to_owned());
+        if p.etag.is_none() || unquoted(&p.etag) != unquoted(&now) {
             return Err(bad(format!(
                 "{url} is not the object its partial statistics were computed over (ETag {} \
                  then, {} now): compute them again",

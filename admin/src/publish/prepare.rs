@@ -245,6 +245,9 @@ where
                      publish it without --partials",
                 ));
             }
+            if partials.len() != scanned.files.len() {
+                return Err(bad("--partials: one partial per file is needed"));
+            }
             for (p, file) in partials.iter().zip(&scanned.files) {
                 if p.row_count != file.row_count {
                     return Err(bad(format!(

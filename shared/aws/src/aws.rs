@@ -69,24 +69,57 @@ pub fn tls_context(roots: RootCertificates) -> Option<tls::TlsContext> {
     }
 }
 
-/// Bounded retries and timeouts, so a request answers within the function's timeout even
-/// when DynamoDB is slow or unreachable: at most 3 attempts of 1 s each, 3 s in all.
+/// How long a function's AWS requests may take, and how often they are tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Patience {
+    pub attempts: u32,
+    pub connect: Duration,
+    pub attempt: Duration,
+    /// All attempts of one request together, if bounded.
+    pub total: Option<Duration>,
+}
+
+impl Patience {
+    /// The API functions': a request answers within the function's timeout even when DynamoDB
+    /// or S3 is slow or unreachable: at most 3 attempts of 1 s each, 3 s in all.
+    pub const REQUEST: Self = Self {
+        attempts: 3,
+        connect: Duration::from_millis(500),
+        attempt: Duration::from_secs(1),
+        total: Some(Duration::from_secs(3)),
+    };
+    /// Off the request path (the per-file statistics function, up to 15 minutes on one file):
+    /// one slow ranged GET among thousands must not fail the file; 5 attempts of up to 60 s.
+    pub const BATCH: Self = Self {
+        attempts: 5,
+        connect: Duration::from_secs(5),
+        attempt: Duration::from_secs(60),
+        total: None,
+    };
+}
+
+/// [`load_sdk_config_with`] the API functions' [`Patience::REQUEST`].
+pub async fn load_sdk_config() -> SdkConfig {
+    load_sdk_config_with(Patience::REQUEST).await
+}
+
+/// The SDK's configuration, with bounded retries and timeouts ([`Patience`]).
 ///
 /// Lambda puts the region and the function's credentials in the environment. When both are
 /// there they are given to the loader directly, which is what the default chains would pick
 /// first anyway, and skips building those chains: about 0.4 ms of every cold start
 /// (`bench/run`, start-up costs). Elsewhere (a laptop with profiles) the default chains apply.
-pub async fn load_sdk_config() -> SdkConfig {
+pub async fn load_sdk_config_with(patience: Patience) -> SdkConfig {
+    let mut timeouts = TimeoutConfig::builder()
+        .connect_timeout(patience.connect)
+        .operation_attempt_timeout(patience.attempt);
+    if let Some(total) = patience.total {
+        timeouts = timeouts.operation_timeout(total);
+    }
     let mut loader = aws_config::defaults(BehaviorVersion::latest())
         .http_client(http_client(RootCertificates::from_env()))
-        .retry_config(RetryConfig::standard().with_max_attempts(3))
-        .timeout_config(
-            TimeoutConfig::builder()
-                .connect_timeout(Duration::from_millis(500))
-                .operation_attempt_timeout(Duration::from_secs(1))
-                .operation_timeout(Duration::from_secs(3))
-                .build(),
-        );
+        .retry_config(RetryConfig::standard().with_max_attempts(patience.attempts))
+        .timeout_config(timeouts.build());
     let region = std::env::var("AWS_REGION").ok().filter(|r| !r.is_empty());
     let env_credentials = std::env::var_os("AWS_ACCESS_KEY_ID").is_some_and(|v| !v.is_empty());
     if let (Some(region), true) = (region, env_credentials) {

@@ -8,7 +8,9 @@
 //!
 //! Where things may be, in the catalog's bucket (the function's role allows no other): the
 //! files under `staging/` (where operators stage data to publish in place), the edges and the
-//! partials under `stats/`.
+//! partials under `stats/`. An object of the prefix that is not one of a version's files (not
+//! `*.parquet`, or under a name starting with `.` or `_`: `catalog::files::is_version_parquet`,
+//! the rule `stage publish` applies) is skipped, not read.
 
 use std::sync::Arc;
 
@@ -54,6 +56,8 @@ pub struct FileTaskDone {
     pub read_bytes: u64,
 }
 
+/// The error names Step Functions sees ([`FanOutError::kind`]): the state machine retries
+/// `FileStats.S3` and nothing else.
 #[derive(Debug, thiserror::Error)]
 pub enum FanOutError {
     /// The item itself is wrong: nothing was read.
@@ -65,13 +69,29 @@ pub enum FanOutError {
     Partial(#[from] PartialError),
 }
 
+impl FanOutError {
+    /// The error's name for Step Functions (`FileStats.Task`, `FileStats.S3`,
+    /// `FileStats.Partial`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Task(_) => "FileStats.Task",
+            Self::S3(_) => "FileStats.S3",
+            Self::Partial(_) => "FileStats.Partial",
+        }
+    }
+}
+
 impl FileTask {
     /// The item, checked: a staged Parquet file under its prefix, edges and results under
     /// `stats/`, no `..` anywhere.
     pub fn parse(value: serde_json::Value) -> Result<Self, FanOutError> {
-        let task: Self = serde_json::from_value(value)
+        let mut task: Self = serde_json::from_value(value)
             .map_err(|e| FanOutError::Task(format!("not a file-stats task: {e}")))?;
         task.check()?;
+        // S3 sends an ETag quoted; `If-Match` and the partial keep it so.
+        if let Some(etag) = task.etag.as_mut().filter(|e| !e.starts_with('"')) {
+            *etag = format!("\"{etag}\"");
+        }
         Ok(task)
     }
 
@@ -90,14 +110,11 @@ impl FileTask {
         if !self.prefix.starts_with(STAGING) || !self.prefix.ends_with('/') {
             return bad("prefix", &format!("'{}' is not staging/…/", self.prefix));
         }
-        let Some(relative) = self.key.strip_prefix(&self.prefix) else {
+        if !self.key.starts_with(&self.prefix) || self.key.len() == self.prefix.len() {
             return bad(
                 "key",
                 &format!("'{}' is not under {}", self.key, self.prefix),
             );
-        };
-        if relative.is_empty() || !relative.ends_with(".parquet") {
-            return bad("key", &format!("'{}' is not a .parquet file", self.key));
         }
         if !self.edges.starts_with(RESULTS) || self.edges.ends_with('/') {
             return bad(
@@ -111,6 +128,13 @@ impl FileTask {
         Ok(())
     }
 
+    /// Whether the object is one of the version's files (else it is skipped, not read).
+    pub fn is_version_file(&self) -> bool {
+        self.key
+            .strip_prefix(&self.prefix)
+            .is_some_and(catalog::files::is_version_parquet)
+    }
+
     /// Where this file's partial goes: `results` + its path under `prefix` + `.json` (sorted as
     /// the version's files are).
     pub fn partial_key(&self) -> String {
@@ -120,12 +144,16 @@ impl FileTask {
 }
 
 /// Runs one item: reads the edges, the file's partial (ranged GETs on blocking threads), and
-/// writes the partial. `bucket` is the catalog's bucket, from the function's configuration.
+/// writes the partial; `None` for an object that is not one of the version's files, skipped
+/// unread. `bucket` is the catalog's bucket, from the function's configuration.
 pub async fn run(
     s3: &aws_sdk_s3::Client,
     bucket: &str,
     task: &FileTask,
-) -> Result<FileTaskDone, FanOutError> {
+) -> Result<Option<FileTaskDone>, FanOutError> {
+    if !task.is_version_file() {
+        return Ok(None);
+    }
     let edges: Edges = serde_json::from_slice(&get_small(s3, bucket, &task.edges).await?)
         .map_err(|e| FanOutError::Task(format!("{}: not edges: {e}", task.edges)))?;
     let (size, etag) = match (task.size, &task.etag) {
@@ -146,7 +174,9 @@ pub async fn run(
     let mut partial: FilePartial =
         tokio::task::spawn_blocking(move || partial::file_partial(&object, &edges))
             .await
-            .map_err(|e| FanOutError::S3(format!("the statistics' thread failed: {e}")))??;
+            .map_err(|e| {
+                FanOutError::Task(format!("{}: the statistics' thread failed: {e}", task.key))
+            })??;
     partial.etag = Some(etag);
     let body = serde_json::to_vec(&partial)
         .map_err(|e| FanOutError::S3(format!("cannot write the partial: {e}")))?;
@@ -159,12 +189,12 @@ pub async fn run(
         .send()
         .await
         .map_err(|e| s3_error(&key, e))?;
-    Ok(FileTaskDone {
+    Ok(Some(FileTaskDone {
         partial: key,
         row_count: partial.row_count,
         read_requests: counts.requests(),
         read_bytes: counts.bytes(),
-    })
+    }))
 }
 
 async fn head(
@@ -198,20 +228,27 @@ async fn get_small(
         .send()
         .await
         .map_err(|e| s3_error(key, e))?;
+    let too_large = || {
+        FanOutError::Task(format!(
+            "{key}: larger than {EDGES_MAX_BYTES} bytes: not edges"
+        ))
+    };
     if out
         .content_length()
-        .is_some_and(|n| n as u64 > EDGES_MAX_BYTES)
+        .is_some_and(|n| u64::try_from(n).map_or(true, |n| n > EDGES_MAX_BYTES))
     {
-        return Err(FanOutError::Task(format!(
-            "{key}: larger than {EDGES_MAX_BYTES} bytes: not edges"
-        )));
+        return Err(too_large());
     }
     let bytes = out
         .body
         .collect()
         .await
-        .map_err(|e| FanOutError::S3(format!("{key}: {e}")))?;
-    Ok(bytes.into_bytes().to_vec())
+        .map_err(|e| FanOutError::S3(format!("{key}: {e}")))?
+        .into_bytes();
+    if bytes.len() as u64 > EDGES_MAX_BYTES {
+        return Err(too_large());
+    }
+    Ok(bytes.to_vec())
 }
 
 fn s3_error<E, R>(key: &str, e: aws_sdk_s3::error::SdkError<E, R>) -> FanOutError
@@ -250,6 +287,34 @@ mod tests {
     }
 
     #[test]
+    fn objects_that_are_not_a_versions_files_are_skipped() {
+        for (key, taken) in [
+            ("staging/sales/year=2024/part-0.parquet", true),
+            ("staging/sales/PART-1.PARQUET", true),
+            ("staging/sales/notes.csv", false),
+            ("staging/sales/_SUCCESS", false),
+            ("staging/sales/_temporary/0/part-0.parquet", false),
+            ("staging/sales/.part-0.parquet.crc", false),
+        ] {
+            let mut item = task();
+            item["key"] = json!(key);
+            let task = FileTask::parse(item).unwrap();
+            assert_eq!(task.is_version_file(), taken, "{key}");
+        }
+    }
+
+    #[test]
+    fn an_unquoted_etag_is_quoted_as_s3_sends_it() {
+        let mut item = task();
+        item["etag"] = json!("9b2cf535f27731c974343645a3985328");
+        let task = FileTask::parse(item).unwrap();
+        assert_eq!(
+            task.etag.as_deref(),
+            Some("\"9b2cf535f27731c974343645a3985328\"")
+        );
+    }
+
+    #[test]
     fn size_and_etag_may_be_left_to_a_head_request() {
         let mut value = task();
         value.as_object_mut().unwrap().remove("size");
@@ -266,7 +331,7 @@ mod tests {
                 "datasets/x/part-0.parquet",
                 "is not under staging/sales/",
             ),
-            ("key", "staging/sales/notes.csv", "is not a .parquet file"),
+            ("key", "staging/sales/", "is not under staging/sales/"),
             ("key", "staging/sales/../other/a.parquet", "'..' segment"),
             ("prefix", "datasets/", "is not staging/…/"),
             ("prefix", "staging/sales", "is not staging/…/"),

@@ -190,6 +190,22 @@ async fn per_file_statistics_read_staged_objects() {
             .unwrap();
         urls.push(format!("s3://{bucket}/{key}"));
     }
+    // What a Spark job leaves beside its files, which no version takes: `stats edges` of the
+    // prefix, the per-file work and `stage publish` all leave them out.
+    for (key, part) in [
+        ("staging/scale/_SUCCESS", &parts[0]),
+        ("staging/scale/_temporary/0/part-1.parquet", &parts[1]),
+    ] {
+        stack
+            .s3
+            .put_object()
+            .bucket(&bucket)
+            .key(key)
+            .body(std::fs::read(part).unwrap().into())
+            .send()
+            .await
+            .unwrap();
+    }
     let env = stack.function_env();
     let file = |name: &str| dir.join(name).to_str().unwrap().to_owned();
     let (local_edges, s3_edges) = (file("edges.json"), file("edges-s3.json"));
@@ -268,22 +284,60 @@ async fn per_file_statistics_read_staged_objects() {
         .send()
         .await
         .unwrap();
-    for (i, url) in urls.iter().enumerate() {
-        let key = url.strip_prefix(&format!("s3://{bucket}/")).unwrap();
-        let task = catalog_stats::fanout::FileTask::parse(serde_json::json!({
+    // One item per listed object, as the map's ItemReader lists them (ListObjectsV2: key, size
+    // and ETag, S3's quoted form); every other one without size and ETag, which a HeadObject
+    // then gives. The objects no version takes are skipped, unread.
+    let listed = stack
+        .s3
+        .list_objects_v2()
+        .bucket(&bucket)
+        .prefix("staging/scale/")
+        .send()
+        .await
+        .unwrap();
+    let mut written = Vec::new();
+    for (n, object) in listed.contents().iter().enumerate() {
+        let key = object.key().unwrap();
+        let mut item = serde_json::json!({
             "prefix": "staging/scale/", "key": key,
             "edges": "stats/scale/edges.json", "results": "stats/scale/partials/",
-        }))
-        .unwrap();
-        let done = catalog_stats::fanout::run(&stack.s3, &bucket, &task)
+        });
+        if n % 2 == 0 {
+            // s3s-fs lists no ETag (S3 does): the object's own, as S3 would list it.
+            let etag = match object.e_tag() {
+                Some(etag) => etag.to_owned(),
+                None => stack
+                    .s3
+                    .head_object()
+                    .bucket(&bucket)
+                    .key(key)
+                    .send()
+                    .await
+                    .unwrap()
+                    .e_tag()
+                    .unwrap()
+                    .to_owned(),
+            };
+            assert!(etag.starts_with('"'), "{etag}");
+            item["size"] = serde_json::json!(object.size().unwrap());
+            item["etag"] = serde_json::json!(etag);
+        }
+        let task = catalog_stats::fanout::FileTask::parse(item).unwrap();
+        match catalog_stats::fanout::run(&stack.s3, &bucket, &task)
             .await
-            .unwrap();
-        assert_eq!(
-            done.partial,
-            format!("stats/scale/partials/part-{i}.parquet.json")
-        );
-        assert!(done.read_requests > 0 && done.read_bytes > 0, "{done:?}");
+            .unwrap()
+        {
+            Some(done) => {
+                assert!(done.read_requests > 0 && done.read_bytes > 0, "{done:?}");
+                written.push(done.partial);
+            }
+            None => assert!(key.contains("/_"), "{key} skipped"),
+        }
     }
+    let expected: Vec<String> = (0..parts.len())
+        .map(|i| format!("stats/scale/partials/part-{i}.parquet.json"))
+        .collect();
+    assert_eq!(written, expected);
     // ...which `stats merge s3://…/` reads back in key order: the statistics of the same
     // partials merged from disk.
     let from_prefix = file("merged-prefix.json");
@@ -301,8 +355,24 @@ async fn per_file_statistics_read_staged_objects() {
         args.extend_from_slice(extra);
         admin(&stack, &args, &[])
     };
-    ok(&publish("scale-read", &[]));
-    ok(&publish("scale-merged", &["--partials", &prefix]));
+    // The number of ranged GETs each publish made, as it says.
+    let gets = |out: &Output| -> u64 {
+        let said = ok(out);
+        let before = said.split(" ranged GETs").next().unwrap_or_default();
+        before
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap_or_else(|_| panic!("{said}"))
+    };
+    let read_every_file = gets(&publish("scale-read", &[]));
+    let with_partials = gets(&publish("scale-merged", &["--partials", &prefix]));
+    // The footers alone, against the footers and every column's pages.
+    assert!(
+        with_partials * 2 < read_every_file,
+        "{with_partials} GETs with the partials, {read_every_file} reading every file"
+    );
     let (read_here, merged_there) = (
         json_body(&metadata(&stack, "scale-read").await),
         json_body(&metadata(&stack, "scale-merged").await),
@@ -439,18 +509,28 @@ fn the_state_machine_hands_each_file_the_item_the_function_reads() {
         "stats/sales/partials/year=2024/part-0.parquet.json"
     );
 
-    // Only .parquet objects reach the function; the item goes to it whole.
+    // Every listed object goes whole to the function (which skips those no version takes);
+    // S3's failures, by the name the function gives them, are tried again, nothing else of
+    // the function's.
     let processor = &map["ItemProcessor"]["States"];
-    let start = &processor[map["ItemProcessor"]["StartAt"].as_str().unwrap()];
-    assert_eq!(start["Type"], "Choice");
-    assert_eq!(start["Choices"][0]["Variable"], "$.key");
-    assert_eq!(start["Choices"][0]["StringMatches"], "*.parquet");
-    let partial = &processor[start["Choices"][0]["Next"].as_str().unwrap()];
+    let partial = &processor[map["ItemProcessor"]["StartAt"].as_str().unwrap()];
+    assert_eq!(partial["Type"], "Task");
+    assert_eq!(partial["Resource"], "arn:aws:states:::lambda:invoke");
     assert_eq!(
         partial["Parameters"]["FunctionName"],
         "${FileStatsFunctionArn}"
     );
     assert_eq!(partial["Parameters"]["Payload.$"], "$");
+    let retried: Vec<&str> = partial["Retry"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["ErrorEquals"].as_array().unwrap())
+        .filter_map(Value::as_str)
+        .filter(|e| e.starts_with("FileStats."))
+        .collect();
+    let s3_failure = catalog_stats::fanout::FanOutError::S3(String::new());
+    assert_eq!(retried, [s3_failure.kind()]);
     assert_eq!(
         machine["DefinitionSubstitutions"]["FileStatsFunctionArn"],
         serde_json::json!({"!GetAtt": "CatalogFileStatsFunction.Arn"})
@@ -462,34 +542,42 @@ fn the_state_machine_hands_each_file_the_item_the_function_reads() {
         "catalog-file-stats"
     );
     assert_eq!(function["Properties"]["Timeout"], 900);
-    let statements = function["Properties"]["Policies"][0]["Statement"]
-        .as_array()
-        .unwrap();
-    let resources = |action: &str| -> Vec<String> {
-        statements
-            .iter()
-            .filter(|s| s["Action"] == action)
-            .flat_map(|s| match &s["Resource"] {
-                Value::Array(all) => all.clone(),
-                one => vec![one.clone()],
-            })
-            .map(|r| r["!Sub"].as_str().unwrap_or_default().to_owned())
-            .collect()
+    // Every permission of the function's role, as (action, resource) pairs, over every policy
+    // and statement: reads of staging/ and stats/, writes of stats/ only, and nothing else.
+    let list = |v: &Value| match v {
+        Value::Array(all) => all.clone(),
+        one => vec![one.clone()],
     };
-    assert_eq!(
-        resources("s3:PutObject"),
-        [format!(
-            "${{DataBucket.Arn}}/{}*",
-            catalog_stats::fanout::RESULTS
-        )]
+    let mut granted = std::collections::BTreeSet::new();
+    for policy in function["Properties"]["Policies"].as_array().unwrap() {
+        for statement in policy["Statement"].as_array().expect("inline statements") {
+            assert_eq!(statement["Effect"], "Allow");
+            for action in list(&statement["Action"]) {
+                for resource in list(&statement["Resource"]) {
+                    granted.insert((action.as_str().unwrap().to_owned(), resource.to_string()));
+                }
+            }
+        }
+    }
+    let object =
+        |prefix: &str| serde_json::json!({ "!Sub": format!("${{DataBucket.Arn}}/{prefix}*") });
+    let (staging, results) = (
+        catalog_stats::fanout::STAGING,
+        catalog_stats::fanout::RESULTS,
     );
-    assert_eq!(
-        resources("s3:GetObject"),
-        [
-            format!("${{DataBucket.Arn}}/{}*", catalog_stats::fanout::STAGING),
-            format!("${{DataBucket.Arn}}/{}*", catalog_stats::fanout::RESULTS),
-        ]
-    );
+    let expected: std::collections::BTreeSet<(String, String)> = [
+        ("s3:GetObject", object(staging)),
+        ("s3:GetObject", object(results)),
+        (
+            "s3:ListBucket",
+            serde_json::json!({ "!GetAtt": "DataBucket.Arn" }),
+        ),
+        ("s3:PutObject", object(results)),
+    ]
+    .into_iter()
+    .map(|(a, r)| (a.to_owned(), r.to_string()))
+    .collect();
+    assert_eq!(granted, expected);
 }
 
 /// `stage publish --partials` of a version with splits is refused, nothing published: a

@@ -373,6 +373,8 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
                 assert_eq!(answer["row_count"], from_disk["row_count"], "{file}");
             } else {
                 let refusal = invoke_refused(port, function, &event);
+                // By the name Step Functions sees (and does not retry), with the reason.
+                assert!(refusal.contains("FileStats.Task"), "{file}: {refusal}");
                 assert!(
                     refusal.contains(
                         "key: 'datasets/city-bikes/v1/data.parquet' is not under staging/events/"

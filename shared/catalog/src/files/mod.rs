@@ -39,7 +39,7 @@ pub use manifest::{
 pub use partition::{
     PartitionColumn, PartitionFilter, PartitionType, PartitionValue, ResolvedFilter,
 };
-pub use path::{RelPath, SplitName};
+pub use path::{is_hidden_name, is_parquet_name, is_version_parquet, RelPath, SplitName};
 pub use stats::{ColumnRange, StatValue, MAX_STAT_TEXT_BYTES};
 
 /// Most files one version holds.

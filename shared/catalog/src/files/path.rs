@@ -7,6 +7,55 @@ use serde::{Deserialize, Serialize};
 use super::{FilesError, PathProblem};
 use crate::input::echo;
 
+/// Whether a file or directory name is left out of a version wherever its files are found (a
+/// directory walked, a staged prefix listed, a fan-out's items): names starting with `.` or `_`
+/// (Spark's `_SUCCESS` and `_temporary/`, editors' `.swp`).
+pub fn is_hidden_name(name: &str) -> bool {
+    name.starts_with('.') || name.starts_with('_')
+}
+
+/// Whether a file name is a Parquet file's: `.parquet` at the end, in any case, after a name.
+pub fn is_parquet_name(name: &str) -> bool {
+    name.len() > 8
+        && name.is_char_boundary(name.len() - 8)
+        && name[name.len() - 8..].eq_ignore_ascii_case(".parquet")
+}
+
+/// Whether a path relative to where a version's files are found (a directory, a staged
+/// prefix) names one of its Parquet files: no empty or hidden segment, a Parquet name.
+pub fn is_version_parquet(relative: &str) -> bool {
+    !relative.is_empty()
+        && relative
+            .split('/')
+            .all(|segment| !segment.is_empty() && !is_hidden_name(segment))
+        && relative.rsplit('/').next().is_some_and(is_parquet_name)
+}
+
+#[cfg(test)]
+mod names {
+    use super::*;
+
+    #[test]
+    fn hidden_and_non_parquet_files_are_not_a_versions() {
+        for taken in ["part-0.parquet", "train/year=2024/a.PARQUET", "x.Parquet"] {
+            assert!(is_version_parquet(taken), "{taken}");
+        }
+        for left in [
+            "",
+            ".parquet",
+            "_SUCCESS",
+            "_temporary/0/part-0.parquet",
+            "train/.part-0.parquet.crc",
+            "train/_meta/a.parquet",
+            "a//b.parquet",
+            "notes.csv",
+            "é.parquet.é",
+        ] {
+            assert!(!is_version_parquet(left), "{left}");
+        }
+    }
+}
+
 /// A file's path inside its version, as published: relative, `/`-separated, with no empty,
 /// `.` or `..` segment, no backslash, no control character, at most [`Self::MAX_BYTES`] bytes.
 /// It is appended to the version's S3 prefix as it stands, and is what clients see.
