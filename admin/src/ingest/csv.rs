@@ -7,7 +7,7 @@
 use std::io::BufRead;
 
 use arrow_array::RecordBatch;
-use arrow_csv::reader::ReaderBuilder;
+use arrow_csv::reader::{Decoder, ReaderBuilder};
 use arrow_schema::{ArrowError, SchemaRef};
 use regex::Regex;
 
@@ -32,14 +32,7 @@ impl Dialect {
         }
     }
 
-    /// The records of `bytes`, at most `rows` of them, in one batch.
-    pub fn decode(
-        &self,
-        schema: &SchemaRef,
-        bytes: &[u8],
-        rows: usize,
-        projection: Option<Vec<usize>>,
-    ) -> Result<RecordBatch, ArrowError> {
+    fn builder(&self, schema: &SchemaRef, rows: usize) -> ReaderBuilder {
         let mut builder = ReaderBuilder::new(schema.clone())
             .with_header(false)
             .with_delimiter(self.delimiter)
@@ -48,6 +41,18 @@ impl Dialect {
         if let Some(re) = &self.nulls {
             builder = builder.with_null_regex(re.clone());
         }
+        builder
+    }
+
+    /// The records of `bytes`, at most `rows` of them, in one batch.
+    pub fn decode(
+        &self,
+        schema: &SchemaRef,
+        bytes: &[u8],
+        rows: usize,
+        projection: Option<Vec<usize>>,
+    ) -> Result<RecordBatch, ArrowError> {
+        let mut builder = self.builder(schema, rows);
         if let Some(p) = projection {
             builder = builder.with_projection(p);
         }
@@ -64,6 +69,44 @@ impl Dialect {
         Ok(decoder
             .flush()?
             .unwrap_or_else(|| RecordBatch::new_empty(schema.clone())))
+    }
+
+    /// The `rows` records of `bytes`, which ends with a line end, in one batch, by a decoder
+    /// kept from one call to the next (its buffers are not allocated again for each block;
+    /// one that fails is dropped). An error when `bytes` holds more records.
+    pub fn decode_lines(
+        &self,
+        kept: &mut Option<(Decoder, usize)>,
+        schema: &SchemaRef,
+        bytes: &[u8],
+        rows: usize,
+    ) -> Result<RecordBatch, ArrowError> {
+        if kept.as_ref().is_none_or(|(_, capacity)| *capacity <= rows) {
+            let capacity = (rows + 1).next_power_of_two();
+            *kept = Some((self.builder(schema, capacity).build_decoder(), capacity));
+        }
+        let Some((decoder, _)) = kept.as_mut() else {
+            unreachable!("a decoder was just kept")
+        };
+        let decoded = (|| {
+            let mut offset = 0;
+            while offset < bytes.len() {
+                let n = decoder.decode(&bytes[offset..])?;
+                if n == 0 {
+                    return Err(ArrowError::CsvError("more records than counted".into()));
+                }
+                offset += n;
+            }
+            decoder.flush()
+        })();
+        match decoded {
+            Ok(Some(batch)) => Ok(batch),
+            Ok(None) => Ok(RecordBatch::new_empty(schema.clone())),
+            Err(e) => {
+                *kept = None;
+                Err(e)
+            }
+        }
     }
 }
 
@@ -131,27 +174,30 @@ pub fn convert<R: BufRead + Send>(
         for _ in 0..threads {
             let done_tx = done_tx.clone();
             let work_rx = std::sync::Arc::clone(&work_rx);
-            scope.spawn(move || loop {
-                let next = match work_rx.lock() {
-                    Ok(rx) => rx.recv(),
-                    Err(_) => return,
-                };
-                let Ok((seq, work)) = next else { return };
-                let done = match work {
-                    Work::Bad(bad) => Ok(Done::Bad(bad)),
-                    Work::Chunk(chunk, schema) => {
-                        let names = names_slot.get().map_or(&[][..], Vec::as_slice);
-                        decode_chunk(dialect, &schema, &chunk, names, file, on_error)
-                            .map(|(batch, bad, more)| Done::Decoded(batch, bad, more))
+            scope.spawn(move || {
+                let mut kept = None;
+                loop {
+                    let next = match work_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok((seq, work)) = next else { return };
+                    let done = match work {
+                        Work::Bad(bad) => Ok(Done::Bad(bad)),
+                        Work::Chunk(chunk, schema) => {
+                            let names = names_slot.get().map_or(&[][..], Vec::as_slice);
+                            decode_chunk(dialect, &schema, &chunk, names, file, on_error)
+                                .map(|(batch, bad, more)| Done::Decoded(batch, bad, more))
+                        }
+                        Work::Block(block, schema) => {
+                            let names = names_slot.get().map_or(&[][..], Vec::as_slice);
+                            decode_block(dialect, &schema, &block, names, file, on_error, &mut kept)
+                                .map(|(batch, bad, more)| Done::Decoded(batch, bad, more))
+                        }
+                    };
+                    if done_tx.send((seq, done)).is_err() {
+                        return;
                     }
-                    Work::Block(block, schema) => {
-                        let names = names_slot.get().map_or(&[][..], Vec::as_slice);
-                        decode_block(dialect, &schema, &block, names, file, on_error)
-                            .map(|(batch, bad, more)| Done::Decoded(batch, bad, more))
-                    }
-                };
-                if done_tx.send((seq, done)).is_err() {
-                    return;
                 }
             });
         }

@@ -53,7 +53,8 @@ impl Chunk {
 }
 
 /// Whole records as they are in the input, once the schema is known: the splitter found
-/// their bounds (csv-core) and checked nothing else.
+/// their bounds (csv-core) and checked nothing else. Ends with a line end (the last record of
+/// the input is given one).
 pub(super) struct Block {
     pub bytes: Vec<u8>,
     /// How many records `bytes` holds, as csv-core counted them.
@@ -111,8 +112,9 @@ pub(super) fn check<R: std::io::BufRead>(
     None
 }
 
-/// Decodes a block into one batch; a block arrow-csv refuses (or whose rows it counts
-/// otherwise) is read again record by record and decoded as a chunk ([`decode_chunk`]).
+/// Decodes a block into one batch, by the decoding thread's `kept` decoder; a block arrow-csv
+/// refuses (or whose rows it counts otherwise) is read again record by record and decoded as
+/// a chunk ([`decode_chunk`]).
 pub(super) fn decode_block(
     dialect: &Dialect,
     schema: &SchemaRef,
@@ -120,11 +122,12 @@ pub(super) fn decode_block(
     names: &[String],
     file: &str,
     on_error: OnError,
+    kept: &mut Option<(arrow_csv::reader::Decoder, usize)>,
 ) -> Result<(Option<RecordBatch>, Vec<BadRow>, u64), IngestError> {
     if block.rows == 0 {
         return Ok((None, Vec::new(), 0));
     }
-    if let Ok(batch) = dialect.decode(schema, &block.bytes, block.rows + 1, None) {
+    if let Ok(batch) = dialect.decode_lines(kept, schema, &block.bytes, block.rows) {
         if batch.num_rows() == block.rows {
             return Ok((Some(batch), Vec::new(), 0));
         }

@@ -17,7 +17,8 @@ use super::records::{blank_lines, RecordError, Records, MAX_RECORD};
 use super::schema::{check_names, has_zone, settle, Overrides};
 use super::Settings;
 
-/// Raw bytes of CSV in a block (its records end at or after it).
+/// Raw bytes of CSV in a block (its records end at or after it): 512 KiB to 4 MiB took the
+/// same CPU time; 4 MiB twice the memory.
 pub(super) const BLOCK_BYTES: usize = 1 << 20;
 
 fn too_long(file: &str, line: u64) -> IngestError {
@@ -195,6 +196,9 @@ fn blocks<R: BufRead>(
                     });
                 } else {
                     rows += 1;
+                    if !block.ends_with(b"\n") && !block.ends_with(b"\r") {
+                        block.push(b'\n');
+                    }
                     end = block.len();
                 }
             }
