@@ -318,10 +318,50 @@ pub fn summarize_partitioned_within<P: StatsInput>(
                 column
             })
             .collect();
-        source.read_columns(indices, |arrays| {
+        // Inputs read once: the first file alone, then the others without the columns that
+        // outgrew their share in it and need no histogram ([`once`]).
+        let first = match P::READ_ONCE {
+            true => source.files().min(1),
+            false => source.files(),
+        };
+        source.read_columns_of(0..first, indices, |arrays| {
             in_parallel(&mut group, arrays, Accumulator::add)
         })?;
-        for (index, column) in indices.iter().copied().zip(group) {
+        let early: Vec<bool> = indices
+            .iter()
+            .zip(&group)
+            .map(|(i, column)| {
+                first < source.files()
+                    && *i < file_width
+                    && column.deferred()
+                    && !once::binnable(schema.field(*i).data_type())
+            })
+            .collect();
+        let rest: Vec<usize> = indices
+            .iter()
+            .zip(&early)
+            .filter(|(_, early)| !**early)
+            .map(|(i, _)| *i)
+            .collect();
+        if !rest.is_empty() {
+            let mut kept: Vec<&mut Accumulator> = group
+                .iter_mut()
+                .zip(&early)
+                .filter(|(_, early)| !**early)
+                .map(|(column, _)| column)
+                .collect();
+            source.read_columns_of(first..source.files(), &rest, |arrays| {
+                in_parallel(&mut kept, arrays, |column, array| column.add(array))
+            })?;
+        }
+        for ((index, column), early) in indices.iter().copied().zip(group).zip(early) {
+            if early {
+                // Counted from the first file on in a pass of its own, which gives every
+                // statistic of it; planned as large as the budget (its first file says little).
+                jobs.push((index, None, budget.max(column.own_pass_bytes()), true));
+                waiting[index] = Some(column);
+                continue;
+            }
             let binner = column.binner().filter(|_| !column.histogram_from_list());
             let own = if column.deferred() {
                 let bytes = column.own_pass_bytes();

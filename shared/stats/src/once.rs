@@ -17,8 +17,13 @@
 //! bins and the values.
 //!
 //! Text and the other columns cannot be foreseen (their memory depends on their distinct
-//! values): they are read in shared passes as before, and a column that outgrows its share
-//! is read again in a pass of its own.
+//! values): they are read in shared passes as before. With many files, a shared pass reads
+//! the first file alone first: a text (or boolean, or other) column that outgrew its share
+//! there is left out of the pass's other files, and counted from the first file on in a pass
+//! of its own, which gives every statistic of it (it needs no histogram, so nothing of its
+//! first pass is kept). Such a column is read twice in the first file, once in the others;
+//! a column that outgrows its share only past the first file is read again in all of them,
+//! as before.
 
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::Schema;
@@ -55,17 +60,7 @@ pub(super) fn foresee<P: StatsInput>(
     schema: &Schema,
     width: usize,
 ) -> Result<Vec<Option<Foreseen>>, StatsError> {
-    let listed = |i: usize| {
-        matches!(
-            kind_of(schema.field(i).data_type()),
-            Kind::Int
-                | Kind::Date32
-                | Kind::Date64
-                | Kind::Timestamp(..)
-                | Kind::Float
-                | Kind::Decimal(_)
-        )
-    };
+    let listed = |i: usize| binnable(schema.field(i).data_type());
     let mut all: Vec<Option<Foreseen>> = (0..schema.fields().len()).map(|_| None).collect();
     if !P::READ_ONCE || !(0..width).any(listed) {
         return Ok(all);
@@ -109,6 +104,20 @@ pub(super) fn foresee<P: StatsInput>(
         }
     }
     Ok(all)
+}
+
+/// Whether a column of this type has a histogram (numbers, dates and timestamps): its values
+/// are listed, and its bins need its exact minimum and maximum.
+pub(super) fn binnable(data_type: &arrow_schema::DataType) -> bool {
+    matches!(
+        kind_of(data_type),
+        Kind::Int
+            | Kind::Date32
+            | Kind::Date64
+            | Kind::Timestamp(..)
+            | Kind::Float
+            | Kind::Decimal(_)
+    )
 }
 
 /// Column `c` of `schema` in one file's footer (matched by name): `None` without a null count

@@ -190,23 +190,46 @@ impl<'a, P: StatsInput> Source<'a, P> {
     pub(super) fn read_columns(
         &self,
         indices: &[usize],
+        each: impl FnMut(&[ArrayRef]) -> Result<(), StatsError>,
+    ) -> Result<(), StatsError> {
+        self.read_columns_of(0..self.paths.len(), indices, each)
+    }
+
+    /// How many files.
+    pub(super) fn files(&self) -> usize {
+        self.paths.len()
+    }
+
+    /// [`Source::read_columns`] over the files at `files` only.
+    pub(super) fn read_columns_of(
+        &self,
+        files: std::ops::Range<usize>,
+        indices: &[usize],
         mut each: impl FnMut(&[ArrayRef]) -> Result<(), StatsError>,
     ) -> Result<(), StatsError> {
+        let files = files.start..files.end.min(self.paths.len());
+        if files.is_empty() {
+            return Ok(());
+        }
         if let (Some(footer), Some(path)) = (&self.single, self.paths.first()) {
             return footer.read(path, indices, BATCH_BYTES, each);
         }
-        let readers = threads_per_core_for(self.paths.len(), P::THREADS_PER_CORE);
+        let readers = threads_per_core_for(files.len(), P::THREADS_PER_CORE);
         let batch_bytes = (BATCH_BYTES / readers as u64).max(1 << 20);
+        let end = files.end;
         std::thread::scope(|scope| {
             let mut queues: Vec<Receiver<Read>> = Vec::with_capacity(readers);
             for first in 0..readers {
                 let (send, receive) = sync_channel(1);
                 queues.push(receive);
-                scope.spawn(move || self.read_ahead(first, readers, indices, batch_bytes, send));
+                let first = files.start + first;
+                scope.spawn(move || {
+                    self.read_ahead(first..end, readers, indices, batch_bytes, send)
+                });
             }
-            for i in 0..self.paths.len() {
+            for i in files.clone() {
                 loop {
-                    match queues[i % readers].recv() {
+                    match queues[(i - files.start) % readers].recv() {
                         Ok(Read::Batch(arrays)) => each(&arrays)?,
                         Ok(Read::End) => break,
                         Ok(Read::Failed(e)) => return Err(e),
@@ -218,18 +241,26 @@ impl<'a, P: StatsInput> Source<'a, P> {
         })
     }
 
-    /// Reads files `first`, `first + step`, ... in turn, sending their batches (the columns at
-    /// `indices` in the first file's order), each file followed by [`Read::End`]. Stops when
-    /// the reader no longer listens.
+    /// Reads files `files.start`, `files.start + step`, ... before `files.end` in turn, sending their batches
+    /// (the columns at `indices` in the first file's order), each file followed by
+    /// [`Read::End`]. Stops when the reader no longer listens.
     fn read_ahead(
         &self,
-        first: usize,
+        files: std::ops::Range<usize>,
         step: usize,
         indices: &[usize],
         batch_bytes: u64,
         send: SyncSender<Read>,
     ) {
-        for (i, path) in self.paths.iter().enumerate().skip(first).step_by(step) {
+        let (first, end) = (files.start, files.end);
+        for (i, path) in self
+            .paths
+            .iter()
+            .enumerate()
+            .take(end)
+            .skip(first)
+            .step_by(step)
+        {
             let read = self
                 .read_file(i, path, indices, batch_bytes, &send)
                 .map_err(in_file(path));

@@ -185,3 +185,110 @@ fn columns_past_the_list_limit_are_read_once_for_inputs_read_once_with_the_same_
     assert_eq!(read(&once_passes, "few"), read(&twice_passes, "few"));
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// Bytes of each file's column chunks read, over their bytes, rounded: (file, column, passes).
+fn passes_by_file(paths: &[PathBuf], reads: &[(usize, u64, u64)]) -> Vec<(usize, String, u64)> {
+    let mut found = Vec::new();
+    for (file, path) in paths.iter().enumerate() {
+        let one = [path.clone()];
+        let of_file: Vec<(usize, u64, u64)> = reads
+            .iter()
+            .filter(|r| r.0 == file)
+            .map(|&(_, at, n)| (0, at, n))
+            .collect();
+        for (column, n) in passes(&one, &of_file) {
+            found.push((file, column, n));
+        }
+    }
+    found
+}
+
+#[test]
+fn text_that_outgrows_its_share_in_the_first_file_is_left_out_of_the_others_in_that_pass() {
+    let dir = temp_dir("once-text");
+    // Three files: `word` of 20,000 distinct words each (its counts outgrow a share of a
+    // 2 MiB budget within the first file), `tag` of three words, `n` small integers.
+    let paths: Vec<PathBuf> = (0..3)
+        .map(|f| {
+            let rows = 20_000usize;
+            let word = StringArray::from_iter_values(
+                (0..rows).map(|i| format!("word-{:08}-{f}", i * 7919 % rows)),
+            );
+            let tag = StringArray::from_iter_values((0..rows).map(|i| ["a", "b", "c"][i % 3]));
+            let n = Int64Array::from_iter_values((0..rows).map(|i| (i % 97) as i64));
+            let columns: Vec<(&str, ArrayRef)> = vec![
+                ("word", Arc::new(word)),
+                ("tag", Arc::new(tag)),
+                ("n", Arc::new(n)),
+            ];
+            let batch = RecordBatch::try_from_iter(columns).unwrap();
+            let path = dir.join(format!("part-{f}.parquet"));
+            let mut writer =
+                ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None)
+                    .unwrap();
+            writer.write(&batch).unwrap();
+            writer.close().unwrap();
+            path
+        })
+        .collect();
+    let budget = 2 << 20;
+    let reads: Reads = Arc::new(Mutex::new(Vec::new()));
+    let once_inputs: Vec<Logged<true>> = paths
+        .iter()
+        .enumerate()
+        .map(|(file, path)| Logged::<true> {
+            file,
+            path: path.clone(),
+            reads: reads.clone(),
+        })
+        .collect();
+    let once = summarize_files_within(&once_inputs, budget).unwrap();
+    let once_reads = std::mem::take(&mut *reads.lock().unwrap());
+    let twice_inputs: Vec<Logged<false>> = paths
+        .iter()
+        .enumerate()
+        .map(|(file, path)| Logged::<false> {
+            file,
+            path: path.clone(),
+            reads: reads.clone(),
+        })
+        .collect();
+    let twice = summarize_files_within(&twice_inputs, budget).unwrap();
+    let twice_reads = std::mem::take(&mut *reads.lock().unwrap());
+    let from_disk = summarize_files_within(&paths, budget).unwrap();
+    assert_eq!(once.columns, from_disk.columns);
+    assert_eq!(twice.columns, from_disk.columns);
+    let word = once.columns.iter().find(|c| c.name == "word").unwrap();
+    assert_eq!(
+        word.unique_count, 60_000,
+        "every word counted, from every file"
+    );
+    // `word` is read twice in the first file (its share outgrown there), once in the others;
+    // read twice in every file otherwise. `tag` and `n` once either way.
+    let of = |all: &[(usize, String, u64)], file: usize, name: &str| {
+        all.iter().find(|c| c.0 == file && c.1 == name).unwrap().2
+    };
+    let once_passes = passes_by_file(&paths, &once_reads);
+    let twice_passes = passes_by_file(&paths, &twice_reads);
+    assert_eq!(
+        (0..3)
+            .map(|f| of(&once_passes, f, "word"))
+            .collect::<Vec<_>>(),
+        [2, 1, 1],
+        "{once_passes:?}"
+    );
+    assert_eq!(
+        (0..3)
+            .map(|f| of(&twice_passes, f, "word"))
+            .collect::<Vec<_>>(),
+        [2, 2, 2],
+        "{twice_passes:?}"
+    );
+    for file in 0..3 {
+        for name in ["tag", "n"] {
+            assert_eq!(of(&once_passes, file, name), 1, "{once_passes:?}");
+            assert_eq!(of(&twice_passes, file, name), 1, "{twice_passes:?}");
+        }
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
