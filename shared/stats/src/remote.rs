@@ -279,7 +279,10 @@ impl Inner {
         }
         if let Some(chunks) = &footer.chunks {
             if let Some(k) = chunks.find(start) {
-                if end <= chunks.list[k].end {
+                // A read of what there is (a page header) stops at the chunk's end.
+                let chunk_end = chunks.list[k].end;
+                let end = if whole { end } else { end.min(chunk_end) };
+                if end <= chunk_end {
                     return state.chunk_read(&self.object, chunks, k, start, end, whole);
                 }
             }

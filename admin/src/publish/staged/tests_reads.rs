@@ -239,3 +239,59 @@ fn a_staged_objects_statistics_fetch_each_chunk_byte_once_a_pass_with_several_ge
     );
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+fn a_read_of_what_there_is_stops_at_its_column_chunks_end() {
+    use catalog_stats::StatsInput;
+    use parquet::file::reader::ChunkReader;
+    use std::io::Read;
+    let dir = std::env::temp_dir().join(format!("staged-reads-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("a.parquet");
+    let bytes = Arc::new(parquet_file(&path));
+    let server = serve(bytes.clone());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let object = RemoteObject {
+        s3: client(server.port),
+        bucket: "data".into(),
+        key: "staging/s/a.parquet".into(),
+        size: bytes.len() as u64,
+        etag: Some(ETAG.into()),
+        handle: runtime.handle().clone(),
+        counts: Arc::new(ReadCounts::default()),
+    };
+    let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+    let (start, len) = reader.metadata().row_group(0).column(0).byte_range();
+    let end = start + len;
+    // 4 KiB asked from 10 bytes before the first chunk's end: those 10 bytes, then the next
+    // chunk's from its start, each fetched within its chunk (a block from there, before).
+    let remote = object.open().unwrap();
+    let mut read = remote.get_read(end - 10).unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = read.read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], &bytes[(end - 10) as usize..end as usize]);
+    let n = read.read(&mut buf).unwrap();
+    assert!(n > 0);
+    assert_eq!(&buf[..n], &bytes[end as usize..end as usize + n]);
+    // Every GET but the tail's within one chunk (the column's next chunks fetched ahead).
+    let chunks: Vec<(u64, u64)> = (0..reader.metadata().num_row_groups())
+        .flat_map(|g| reader.metadata().row_group(g).columns().to_vec())
+        .map(|c| (c.byte_range().0, c.byte_range().0 + c.byte_range().1))
+        .collect();
+    let gets = server.gets.lock().unwrap().clone();
+    let data: Vec<&Get> = gets
+        .iter()
+        .filter(|g| g.end != bytes.len() as u64)
+        .collect();
+    assert!(
+        data.iter().any(|g| (g.start, g.end) == (end - 10, end)),
+        "{gets:?}"
+    );
+    for get in data {
+        assert!(
+            chunks.iter().any(|(s, e)| *s <= get.start && get.end <= *e),
+            "{get:?} crosses a chunk's bounds"
+        );
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
