@@ -12,7 +12,7 @@ The CSV (GB as 10^9 bytes, about 100 bytes a row) is generated once per size by 
 (`COPY (SELECT … FROM range(n)) TO … (HEADER)`): an int64 id, a timestamp with a zone, a date,
 a low-cardinality text (200 sensors), a float, a boolean, a text of 8 to 40 characters (empty,
 so null, in 1 row of 10), and an int64 with nulls. Without --admin, builds
-`cargo build --release -p catalog-admin` first. pyarrow's read_csv holds the whole table in
+`cargo build --profile cli -p catalog-admin` first. pyarrow's read_csv holds the whole table in
 memory: past --skip-pyarrow-over GB of CSV (default 12) it is not run, and the output says so.
 Figures, not a test: run it on a quiet machine.
 """
@@ -84,17 +84,17 @@ def size_of(path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1,10", help="GB of CSV, comma-separated")
-    parser.add_argument("--admin", help="a built catalog-admin (else a release build)")
+    parser.add_argument("--admin", help="a built catalog-admin (else the cli profile's build)")
     parser.add_argument("--keep", help="a directory for the CSV files, kept between runs")
     parser.add_argument("--skip-pyarrow-over", type=float, default=12.0)
     args = parser.parse_args()
 
     admin = args.admin
     if admin is None:
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "catalog-admin"],
+        subprocess.run(["cargo", "build", "--profile", "cli", "-q", "-p", "catalog-admin"],
                        cwd=ROOT, check=True)
         target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-        admin = os.path.join(target, "release", "catalog-admin")
+        admin = os.path.join(target, "cli", "catalog-admin")
     data = args.keep or tempfile.mkdtemp(prefix="catalog-bench-ingest-")
     os.makedirs(data, exist_ok=True)
     print(f"# CSV to Parquet, {time.strftime('%Y-%m-%d', time.gmtime())}, "

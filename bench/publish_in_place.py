@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Publishing in place against publishing from disk, with the release build of catalog-admin
+"""Publishing in place against publishing from disk, with the cli profile's build of catalog-admin
 (issue 39, §4): N staged Parquet objects of one size published by `catalog-admin stage publish`
 (footers and statistics by ranged GETs, copies server-side), and the same N files published by
 `catalog-admin publish DIR` (read, hashed and uploaded from disk), to s3s-fs (S3) and moto
@@ -28,7 +28,7 @@ written under the version's keys); the bytes catalog-admin read from S3 (the con
 every GET response body s3s-fs logged, with the number of GETs and of ranged ones), beside what
 catalog-admin itself says it read; S3 requests by operation from s3s-fs's log; DynamoDB
 requests by operation through a counting proxy. The bucket's version (and the staged links) are
-removed after each run. Without --admin, builds `cargo build --release -p catalog-admin` first.
+removed after each run. Without --admin, builds `cargo build --profile cli -p catalog-admin` first.
 Figures, not a test: run it on a quiet machine.
 """
 import argparse
@@ -170,7 +170,7 @@ def run(args, env, written):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="100x100,10x1024", help="NxMiB, comma-separated")
-    parser.add_argument("--admin", help="a catalog-admin binary (default: build the release one)")
+    parser.add_argument("--admin", help="a catalog-admin binary (default: build the cli profile's)")
     parser.add_argument("--parallel", type=int, default=0, help="--parallel of both commands")
     parser.add_argument("--keep", help="generate the Parquet files here and keep them")
     parser.add_argument("--only", choices=["staged", "disk"], help="run one way")
@@ -184,9 +184,9 @@ def main():
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
     admin = args.admin
     if not admin:
-        subprocess.run(["cargo", "build", "--release", "-p", "catalog-admin", "--bin",
+        subprocess.run(["cargo", "build", "--profile", "cli", "-p", "catalog-admin", "--bin",
                         "catalog-admin"], cwd=ROOT, check=True)
-        admin = os.path.join(target, "release", "catalog-admin")
+        admin = os.path.join(target, "cli", "catalog-admin")
     python = os.environ.get("PYTHON", os.path.join(ROOT, ".venv", "bin", "python"))
     s3s_fs = os.environ.get("S3S_FS", os.path.join(ROOT, ".tools", "bin", "s3s-fs"))
     init = os.path.join(target, "debug", "catalog-local-init")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Publishing a version of many files with the release build of catalog-admin (issue 38, §5):
+"""Publishing a version of many files with the cli profile's build of catalog-admin (issue 38, §5):
 10,000 files of about 100 KB, and 100 files of about 100 MB, each published as a new dataset to
 s3s-fs (S3) and moto (DynamoDB, through dev/moto_server.py), started on loopback ports as the
 tests start them. Prints, per run: wall time, the catalog-admin process's peak memory (its
@@ -17,7 +17,7 @@ The 100 large files are one file generated once and hard-linked under 100 paths 
 other keys: the publish reads, hashes and uploads each as its own file), so that the inputs take
 100 MB of disk, not 10 GB; the bucket still holds 10 GB while the run lasts. The small files are
 each generated, in ten Hive partitions (`part=0/` … `part=9/`). Without --admin, builds
-`cargo build --release -p catalog-admin` first. Figures, not a test: run it on a quiet machine.
+`cargo build --profile cli -p catalog-admin` first. Figures, not a test: run it on a quiet machine.
 """
 import argparse
 import collections
@@ -244,7 +244,7 @@ def main():
     parser.add_argument("--small-kib", type=int, default=100)
     parser.add_argument("--large-files", type=int, default=100)
     parser.add_argument("--large-mib", type=int, default=100)
-    parser.add_argument("--admin", help="a catalog-admin binary (default: build the release one)")
+    parser.add_argument("--admin", help="a catalog-admin binary (default: build the cli profile's)")
     parser.add_argument("--parallel", type=int, default=0, help="--parallel of the publish")
     parser.add_argument("--keep", help="generate the inputs here and keep them")
     parser.add_argument("--only", choices=["small", "large"], help="run one case")
@@ -253,9 +253,9 @@ def main():
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
     admin = args.admin
     if not admin:
-        subprocess.run(["cargo", "build", "--release", "-p", "catalog-admin", "--bin",
+        subprocess.run(["cargo", "build", "--profile", "cli", "-p", "catalog-admin", "--bin",
                         "catalog-admin"], cwd=ROOT, check=True)
-        admin = os.path.join(target, "release", "catalog-admin")
+        admin = os.path.join(target, "cli", "catalog-admin")
     python = os.environ.get("PYTHON", os.path.join(ROOT, ".venv", "bin", "python"))
     s3s_fs = os.environ.get("S3S_FS", os.path.join(ROOT, ".tools", "bin", "s3s-fs"))
     init = os.path.join(target, "debug", "catalog-local-init")

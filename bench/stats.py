@@ -10,7 +10,7 @@ could not hold 200 columns of 10 million rows in this machine's memory). Then it
 file three ways, each in its own process, and prints wall time and peak memory (max RSS) side
 by side:
 
-- catalog-admin inspect (release build): every statistic of the spec, exact here;
+- catalog-admin inspect (the cli profile's build): every statistic of the spec, exact here;
 - pandas: read_parquet + describe + nunique + value_counts per column (what the same statistics
   cost in pandas; exact);
 - DuckDB SUMMARIZE (approximate unique counts and quantiles).
@@ -114,14 +114,14 @@ def main():
     parser.add_argument("--widths", default="10,200", help="column counts, multiples of 10")
     parser.add_argument("--keep", help="directory to keep the generated files in")
     parser.add_argument("--admin", default=os.path.join(
-        os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "catalog-admin"))
+        os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "cli", "catalog-admin"))
     args = parser.parse_args()
     try:
         import duckdb  # noqa: F401
     except ImportError:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "duckdb==1.4.4"], check=True)
     if not os.path.exists(args.admin):
-        subprocess.run(["cargo", "build", "--release", "-p", "catalog-admin"], cwd=ROOT, check=True)
+        subprocess.run(["cargo", "build", "--profile", "cli", "-p", "catalog-admin"], cwd=ROOT, check=True)
 
     workdir = args.keep or tempfile.mkdtemp(prefix="catalog-bench-")
     os.makedirs(workdir, exist_ok=True)

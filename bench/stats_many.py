@@ -13,7 +13,7 @@ high-cardinality strings, booleans, dates, timestamps):
   rows;
 - `--large-files` files of `--large-rows` rows (about 100 MB each), and one file of the same
   rows.
-Each step runs in its own process (an ignored test of catalog-admin, release build:
+Each step runs in its own process (an ignored test of catalog-stats, release build:
 `catalog_stats::bench::figures`), which prints one JSON line: wall seconds, peak MiB, passes.
 Figures, not a test: run it on a quiet machine.
 """
@@ -75,7 +75,7 @@ def main():
     parser.add_argument("--keep", help="generate into this directory and keep it")
     args = parser.parse_args()
     # Build once, so that no step's time includes compiling.
-    subprocess.run(["cargo", "test", "--release", "-q", "-p", "catalog-admin", "--lib",
+    subprocess.run(["cargo", "test", "--release", "-q", "-p", "catalog-stats", "--lib",
                     "--no-run"], cwd=ROOT, check=True)
     base = args.keep or tempfile.mkdtemp(prefix="catalog-stats-many-")
     for label, files, rows, seed in [("small", args.small_files, args.small_rows, 1),

@@ -5,7 +5,7 @@
 1. `summarize`: `catalog_stats::summarize_files`, the publish's statistics (every file
    read one after another through the same counts, exact), in its own process
    (`catalog_stats::bench::figures`, as bench/stats_many.py runs it);
-2. `partial`: the per-file path a fan-out runs, with the release `catalog-admin`:
+2. `partial`: the per-file path a fan-out runs, with the cli profile's `catalog-admin`:
    `stats edges` over every file, then one `stats file` process per file, `--parallel` at a
    time (as a Distributed Map's workers would, here on one machine), then `stats merge`.
    From disk, then (unless `--no-s3`) from s3s-fs on a loopback port, read by ranged GETs.
@@ -122,11 +122,11 @@ def main():
     parser.add_argument("--no-s3", action="store_true")
     parser.add_argument("--keep", help="generate into this directory and keep it")
     args = parser.parse_args()
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "catalog-admin", "--bin",
+    subprocess.run(["cargo", "build", "--profile", "cli", "-q", "-p", "catalog-admin", "--bin",
                     "catalog-admin"], cwd=ROOT, check=True)
     subprocess.run(["cargo", "test", "--release", "-q", "-p", "catalog-stats", "--lib",
                     "--no-run"], cwd=ROOT, check=True)
-    admin = os.path.join(target_dir(), "release", "catalog-admin")
+    admin = os.path.join(target_dir(), "cli", "catalog-admin")
     work = args.keep or tempfile.mkdtemp(prefix="catalog-stats-scale-")
     parts = os.path.join(work, "s3", BUCKET, "parts")
     start = time.monotonic()
