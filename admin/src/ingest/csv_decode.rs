@@ -7,7 +7,7 @@
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
 
-use super::csv::Dialect;
+use super::csv_dialect::Dialect;
 use super::error::{BadRow, IngestError, OnError, FIRST_SKIPPED};
 use super::records::{RecordError, Records};
 use super::schema::ColumnType;
@@ -300,4 +300,12 @@ fn bad_row(
         value: None,
         detail: Some(error.to_string()),
     }
+}
+
+/// What the splitter hands on, in the input's order: a chunk of checked rows or a block of
+/// records to decode with the schema, or a record that failed its checks.
+pub(super) enum Work {
+    Chunk(Chunk, SchemaRef),
+    Block(Block, SchemaRef),
+    Bad(BadRow),
 }

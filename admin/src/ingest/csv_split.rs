@@ -10,8 +10,8 @@ use std::io::BufRead;
 use arrow_schema::{Field, Schema, SchemaRef};
 use csv_core::ReadRecordResult;
 
-use super::csv::{Dialect, Work};
-use super::csv_decode::{check, Block, Chunk};
+use super::csv_decode::{check, Block, Chunk, Work};
+use super::csv_dialect::Dialect;
 use super::error::{BadRow, IngestError, OnError};
 use super::records::{blank_lines, RecordError, Records, MAX_RECORD};
 use super::schema::{check_names, has_zone, settle, Overrides};

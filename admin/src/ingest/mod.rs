@@ -199,6 +199,7 @@ pub fn parse_size(raw: &str) -> Result<u64, IngestError> {
 }
 
 mod csv_decode;
+mod csv_dialect;
 mod csv_split;
 mod inputs;
 mod work;

@@ -159,8 +159,8 @@ fn common_ancestor(paths: &[PathBuf]) -> PathBuf {
 
 // Which names a version takes: the one rule of `catalog::files`, shared with a staged
 // prefix's fan-out (`catalog_stats::fanout`) and `stats edges`.
-pub(crate) use catalog::files::is_parquet_name;
 use catalog::files::is_hidden_name as hidden;
+pub(crate) use catalog::files::is_parquet_name;
 
 /// Walks `dir`, sorted, adding its Parquet files to `files` and the others to `ignored`; stops
 /// once over [`MAX_FILES`].
