@@ -92,3 +92,82 @@ pub fn merged(partials: &[FilePartial]) -> Result<FileStats, PublishError> {
         .map(|m| m.stats)
         .map_err(|e| bad(format!("the partial statistics: {e}")))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use catalog_stats::partial::FORMAT;
+    use catalog_stats::remote::ReadCounts;
+
+    use super::*;
+
+    /// Objects whose ETags are known (no request is made for them).
+    fn objects(keys: &[&str]) -> Vec<RemoteObject> {
+        let config = aws_sdk_s3::Config::builder()
+            .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
+            .build();
+        let s3 = aws_sdk_s3::Client::from_conf(config);
+        let runtime = tokio::runtime::Handle::current();
+        keys.iter()
+            .map(|key| RemoteObject {
+                s3: s3.clone(),
+                bucket: "b".into(),
+                key: (*key).into(),
+                size: 10,
+                etag: Some(format!("\"{key}\"")),
+                handle: runtime.clone(),
+                counts: Arc::new(ReadCounts::default()),
+            })
+            .collect()
+    }
+
+    fn partial(key: &str, etag: Option<&str>) -> FilePartial {
+        FilePartial {
+            format: FORMAT,
+            file: format!("s3://b/{key}"),
+            etag: etag.map(str::to_owned),
+            row_count: 1,
+            columns: Vec::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_partials_come_in_the_files_order_whatever_the_order_given() {
+        let objects = objects(&["s/a.parquet", "s/b.parquet"]);
+        let given = [
+            partial("s/b.parquet", Some("\"s/b.parquet\"")),
+            // S3's ETag with or without its quotes is the same ETag.
+            partial("s/a.parquet", Some("s/a.parquet")),
+        ];
+        let arranged = arrange(&given, &objects).await.unwrap();
+        let files: Vec<&str> = arranged.iter().map(|p| p.file.as_str()).collect();
+        assert_eq!(files, ["s3://b/s/a.parquet", "s3://b/s/b.parquet"]);
+    }
+
+    #[tokio::test]
+    async fn missing_extra_twice_given_or_unconditioned_partials_are_refused() {
+        let objects = objects(&["s/a.parquet", "s/b.parquet"]);
+        let a = || partial("s/a.parquet", Some("\"s/a.parquet\""));
+        let b = || partial("s/b.parquet", Some("\"s/b.parquet\""));
+        for (given, why) in [
+            (vec![a()], "no partial statistics of s3://b/s/b.parquet"),
+            (
+                vec![a(), b(), partial("s/c.parquet", Some("\"c\""))],
+                "partial statistics of s3://b/s/c.parquet, which is not one of the version's files",
+            ),
+            (vec![a(), a(), b()], "two partial statistics of s3://b/s/a.parquet"),
+            (
+                vec![a(), partial("s/b.parquet", None)],
+                "s3://b/s/b.parquet is not the object its partial statistics were computed over (ETag unknown then",
+            ),
+            (
+                vec![a(), partial("s/b.parquet", Some("\"older\""))],
+                "(ETag \"older\" then, \"s/b.parquet\" now)",
+            ),
+        ] {
+            let refused = arrange(&given, &objects).await.unwrap_err().to_string();
+            assert!(refused.contains(why), "{why}: {refused}");
+        }
+    }
+}

@@ -41,6 +41,22 @@ fn the_rows_function_needs_both_tables_and_the_bucket() {
 }
 
 #[test]
+fn the_file_stats_function_needs_the_bucket_alone() {
+    let c = FileStatsConfig::from_lookup(&lookup(&[("DATA_BUCKET", "b")])).unwrap();
+    assert_eq!((c.bucket.as_str(), c.s3_force_path_style), ("b", false));
+    let local = FileStatsConfig::from_lookup(&lookup(&[
+        ("DATA_BUCKET", "b"),
+        ("S3_FORCE_PATH_STYLE", "true"),
+    ]))
+    .unwrap();
+    assert!(local.s3_force_path_style);
+    assert_eq!(
+        FileStatsConfig::from_lookup(&lookup(&[("DATASETS_TABLE", "d")])),
+        Err(ConfigError::Missing("DATA_BUCKET"))
+    );
+}
+
+#[test]
 fn url_ttl_defaults_to_15_minutes() {
     let c = DataConfig::from_lookup(&lookup(&BASE)).unwrap();
     assert_eq!(c.url_ttl, Duration::from_secs(900));
