@@ -253,28 +253,16 @@ pub(crate) async fn read_partials(names: &[String]) -> Result<Vec<FilePartial>, 
             None => client.insert(s3_client().await),
         };
         let failed = |e: String| CliError::Usage(format!("{name}: {e}"));
-        let mut keys = Vec::new();
-        let mut pages = s3
-            .list_objects_v2()
-            .bucket(bucket)
-            .prefix(prefix)
-            .into_paginator()
-            .send();
-        while let Some(page) = pages.next().await {
-            let page =
-                page.map_err(|e| failed(aws_sdk_s3::error::DisplayErrorContext(e).to_string()))?;
-            keys.extend(
-                page.contents()
-                    .iter()
-                    .filter_map(|o| o.key())
-                    .filter(|k| k.ends_with(".parquet.json"))
-                    .map(str::to_owned),
-            );
-        }
+        // In key order (a sorted map).
+        let keys: Vec<String> = crate::publish::upload::list_present(s3, bucket, prefix)
+            .await
+            .map_err(|e| failed(e.to_string()))?
+            .into_keys()
+            .filter(|k| k.ends_with(".parquet.json"))
+            .collect();
         if keys.is_empty() {
             return Err(failed("no partials (*.parquet.json) under it".into()));
         }
-        keys.sort();
         for key in keys {
             let object = s3
                 .get_object()

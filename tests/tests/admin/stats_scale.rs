@@ -56,6 +56,19 @@ for p in range(7):
         .collect()
 }
 
+/// Puts the file at `path` as `key` in the stack's bucket.
+async fn put(stack: &Stack, key: &str, path: impl AsRef<Path>) {
+    stack
+        .s3
+        .put_object()
+        .bucket(&stack.target.bucket)
+        .key(key)
+        .body(std::fs::read(path).unwrap().into())
+        .send()
+        .await
+        .unwrap();
+}
+
 fn run(args: &[&str], env: &[(String, String)]) -> String {
     ok(&run_admin(
         admin_command()
@@ -179,15 +192,7 @@ async fn per_file_statistics_read_staged_objects() {
     let mut urls = Vec::new();
     for (i, part) in parts.iter().enumerate() {
         let key = format!("staging/scale/part-{i}.parquet");
-        stack
-            .s3
-            .put_object()
-            .bucket(&bucket)
-            .key(&key)
-            .body(std::fs::read(part).unwrap().into())
-            .send()
-            .await
-            .unwrap();
+        put(&stack, &key, part).await;
         urls.push(format!("s3://{bucket}/{key}"));
     }
     // What a Spark job leaves beside its files, which no version takes: `stats edges` of the
@@ -196,15 +201,7 @@ async fn per_file_statistics_read_staged_objects() {
         ("staging/scale/_SUCCESS", &parts[0]),
         ("staging/scale/_temporary/0/part-1.parquet", &parts[1]),
     ] {
-        stack
-            .s3
-            .put_object()
-            .bucket(&bucket)
-            .key(key)
-            .body(std::fs::read(part).unwrap().into())
-            .send()
-            .await
-            .unwrap();
+        put(&stack, key, part).await;
     }
     let env = stack.function_env();
     let file = |name: &str| dir.join(name).to_str().unwrap().to_owned();
@@ -275,15 +272,7 @@ async fn per_file_statistics_read_staged_objects() {
     // The per-file function's work (catalog_stats::fanout, as the Distributed Map's items run
     // it): the edges put under stats/, one item per staged file (no size or ETag given: a
     // HeadObject asks them), each partial written under the results prefix by its path...
-    stack
-        .s3
-        .put_object()
-        .bucket(&bucket)
-        .key("stats/scale/edges.json")
-        .body(std::fs::read(&s3_edges).unwrap().into())
-        .send()
-        .await
-        .unwrap();
+    put(&stack, "stats/scale/edges.json", &s3_edges).await;
     // One item per listed object, as the map's ItemReader lists them (ListObjectsV2: key, size
     // and ETag, S3's quoted form); every other one without size and ETag, which a HeadObject
     // then gives. The objects no version takes are skipped, unread.
@@ -387,15 +376,7 @@ async fn per_file_statistics_read_staged_objects() {
     }
     // A staged object replaced since its partial was computed is refused by name, and so is a
     // prefix of partials that lacks one of the files; nothing is published.
-    stack
-        .s3
-        .put_object()
-        .bucket(&bucket)
-        .key("staging/scale/part-1.parquet")
-        .body(std::fs::read(&parts[2]).unwrap().into())
-        .send()
-        .await
-        .unwrap();
+    put(&stack, "staging/scale/part-1.parquet", &parts[2]).await;
     let out = publish("scale-changed", &["--partials", &prefix]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -594,15 +575,7 @@ async fn partials_refuse_a_version_with_splits() {
     for (i, part) in parts.iter().enumerate() {
         let split = if i < 4 { "train" } else { "test" };
         let key = format!("staging/splits/{split}/part-{i}.parquet");
-        stack
-            .s3
-            .put_object()
-            .bucket(&bucket)
-            .key(&key)
-            .body(std::fs::read(part).unwrap().into())
-            .send()
-            .await
-            .unwrap();
+        put(&stack, &key, part).await;
         keys.push(key);
     }
     let env = stack.function_env();
@@ -612,15 +585,7 @@ async fn partials_refuse_a_version_with_splits() {
         &["stats", "edges", &staged, "--out", edges.to_str().unwrap()],
         &env,
     );
-    stack
-        .s3
-        .put_object()
-        .bucket(&bucket)
-        .key("stats/splits/edges.json")
-        .body(std::fs::read(&edges).unwrap().into())
-        .send()
-        .await
-        .unwrap();
+    put(&stack, "stats/splits/edges.json", &edges).await;
     for key in &keys {
         let task = catalog_stats::fanout::FileTask::parse(serde_json::json!({
             "prefix": "staging/splits/", "key": key,
