@@ -1,14 +1,15 @@
 //! Who may read a dataset's data, decided in one place ([`authorize`]) for every route and
 //! protocol that serves it: the key's own limits (scope, datasets), the keyless window, the
-//! dataset's access level and, for `approval` datasets, the account's grant. What is stored of
-//! each is in [`crate::policy`].
+//! dataset's access level and, for `approval` datasets, the account's grant; for an
+//! organisation's `private` and `approval` datasets, the account's membership
+//! (docs/organisations.md). What is stored of each is in [`crate::policy`].
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::keys::{KeyRecord, Scope};
 use crate::policy::{is_keyless, AccessLevel};
-use crate::ports::GrantReader;
+use crate::ports::{GrantReader, Standing};
 use crate::records::{DatasetRecord, DatasetSummary, DownloadTarget};
 use crate::slug::Slug;
 use crate::store::StoreError;
@@ -72,6 +73,10 @@ pub enum Refusal {
     KeyNotForDataset(Slug),
     #[error("dataset '{0}' is shared by approval, and this key's account holds no active grant for it: ask the catalog's operators for access")]
     AccessRequired(Slug),
+    /// A `private` dataset, to a request that may not know it exists: every route answers it
+    /// exactly as it answers a slug that names no dataset (the caller maps it so).
+    #[error("dataset '{0}' does not exist")]
+    Hidden(Slug),
 }
 
 impl Refusal {
@@ -83,6 +88,7 @@ impl Refusal {
             Self::InsufficientScope => "insufficient_scope",
             Self::KeyNotForDataset(_) => "key_not_for_dataset",
             Self::AccessRequired(_) => "access_required",
+            Self::Hidden(_) => "not_found",
         }
     }
 
@@ -115,6 +121,8 @@ pub enum Allowed {
     Key,
     /// A valid read key whose account holds an active grant.
     Grant,
+    /// A valid read key whose account is a member of the dataset's organisation.
+    Member,
 }
 
 impl Allowed {
@@ -123,6 +131,7 @@ impl Allowed {
             Self::Keyless => "keyless",
             Self::Key => "key",
             Self::Grant => "grant",
+            Self::Member => "member",
         }
     }
 }
@@ -145,19 +154,27 @@ pub fn verify_key(record: Option<KeyRecord>, now: DateTime<Utc>) -> Result<KeyRe
 /// The rule, for every route and protocol that serves a dataset's data. `key` is the caller's
 /// key, already verified ([`verify_key`]); `None` when none was sent.
 ///
-/// 1. A key limited to named datasets reads nothing else (403 `key_not_for_dataset`), keyless
+/// 1. A `private` dataset: an operator's key (it has no account), or a key whose account is a
+///    member of the dataset's organisation (one more strongly consistent read), goes on to the
+///    rules below without the keyless window; anyone else is refused as [`Refusal::Hidden`],
+///    which every route answers as an unknown slug.
+/// 2. A key limited to named datasets reads nothing else (403 `key_not_for_dataset`), keyless
 ///    window or not.
-/// 2. Inside the keyless window, anyone reads.
-/// 3. Outside it a key is needed (401 `missing_key`).
-/// 4. A `registered` dataset: any such key. An `approval` dataset: an operator's key (it has no
-///    account), or an account's key whose account holds an active grant (one more strongly
-///    consistent read, only here); else 403 `access_required`.
+/// 3. Inside the keyless window, anyone reads.
+/// 4. Outside it a key is needed (401 `missing_key`).
+/// 5. A `registered` dataset: any such key. An `approval` dataset: an operator's key, or an
+///    account's key whose account holds an active grant or, for an organisation's dataset, is
+///    its member (one more strongly consistent read, only here: the grant and the membership
+///    together); else 403 `access_required`.
 pub async fn authorize(
     dataset: &Guarded<'_>,
     key: Option<&KeyRecord>,
     grants: &impl GrantReader,
     now: DateTime<Utc>,
 ) -> Result<Allowed, Denied> {
+    if dataset.level == AccessLevel::Private {
+        return private(dataset, key, grants).await;
+    }
     if let Some(key) = key {
         if !key.may_read(dataset.slug) {
             return Err(Refusal::KeyNotForDataset(dataset.slug.clone()).into());
@@ -167,33 +184,73 @@ pub async fn authorize(
         return Ok(Allowed::Keyless);
     }
     let key = key.ok_or(Refusal::MissingKey)?;
-    match (dataset.level, &key.owner) {
-        (AccessLevel::Registered, _) | (AccessLevel::Approval, None) => Ok(Allowed::Key),
-        (AccessLevel::Approval, Some(owner)) => {
-            let grant = grants.grant(owner, &dataset.id).await?;
-            if grant.is_some_and(|g| g.is_active_at(now)) {
-                Ok(Allowed::Grant)
-            } else {
-                Err(Refusal::AccessRequired(dataset.slug.clone()).into())
-            }
-        }
+    let Some(owner) = &key.owner else {
+        return Ok(Allowed::Key);
+    };
+    if dataset.level == AccessLevel::Registered {
+        return Ok(Allowed::Key);
     }
+    let standing = match dataset.slug.org() {
+        Some(org) => grants.standing(owner, &dataset.id, &org).await?,
+        None => Standing {
+            grant: grants.grant(owner, &dataset.id).await?,
+            role: None,
+        },
+    };
+    if standing.role.is_some() {
+        Ok(Allowed::Member)
+    } else if standing.grant.is_some_and(|g| g.is_active_at(now)) {
+        Ok(Allowed::Grant)
+    } else {
+        Err(Refusal::AccessRequired(dataset.slug.clone()).into())
+    }
+}
+
+/// Rule 1: a `private` dataset shows itself to an operator's key and to its organisation's
+/// members' keys only; the key's own limits apply after that (so that a limit never tells a
+/// stranger that the dataset exists).
+async fn private(
+    dataset: &Guarded<'_>,
+    key: Option<&KeyRecord>,
+    grants: &impl GrantReader,
+) -> Result<Allowed, Denied> {
+    let hidden = || Denied::from(Refusal::Hidden(dataset.slug.clone()));
+    let key = key.ok_or_else(hidden)?;
+    let allowed = match (&key.owner, dataset.slug.org()) {
+        (None, _) => Allowed::Key,
+        (Some(owner), Some(org)) => {
+            let standing = grants.standing(owner, &dataset.id, &org).await?;
+            if standing.role.is_none() {
+                return Err(hidden());
+            }
+            Allowed::Member
+        }
+        // A catalog dataset has no members: only operators' keys read it.
+        (Some(_), None) => return Err(hidden()),
+    };
+    if !key.may_read(dataset.slug) {
+        return Err(Refusal::KeyNotForDataset(dataset.slug.clone()).into());
+    }
+    Ok(allowed)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::keys::Owner;
+    use crate::orgs::{OrgName, Role};
     use crate::policy::Grant;
     use crate::store::StoreError;
     use chrono::Duration;
     use std::collections::HashMap;
     use std::sync::Mutex;
 
-    /// Grants by (owner, dataset), counting reads.
+    /// Grants by (owner, dataset) and roles by (owner, organisation), counting reads (a
+    /// standing, grant and role together, is one read).
     #[derive(Default)]
     struct Grants {
         held: HashMap<(String, Uuid), Grant>,
+        roles: HashMap<(String, String), Role>,
         reads: Mutex<usize>,
     }
 
@@ -204,6 +261,20 @@ mod tests {
                 .held
                 .get(&(owner.as_str().to_owned(), *dataset))
                 .cloned())
+        }
+
+        async fn standing(
+            &self,
+            owner: &Owner,
+            dataset: &Uuid,
+            org: &OrgName,
+        ) -> Result<Standing, StoreError> {
+            let grant = self.grant(owner, dataset).await?;
+            let role = self
+                .roles
+                .get(&(owner.as_str().to_owned(), org.as_str().to_owned()))
+                .copied();
+            Ok(Standing { grant, role })
         }
     }
 
@@ -303,6 +374,111 @@ mod tests {
                 "{level:?}, window {keyless_until:?}, {key:?}"
             );
         }
+    }
+
+    /// The rule for an organisation's datasets, as one table: level, keyless window, key
+    /// (whose account is a member, a member holding a grant elsewhere, an editor of another
+    /// organisation, or nobody) -> outcome. A private dataset shows itself to members and
+    /// operators only, and to anyone else answers as an unknown slug (`not_found`),
+    /// whatever key, limit or window.
+    #[tokio::test]
+    async fn the_rule_for_an_organisations_datasets_as_one_matrix() {
+        let now = Utc::now();
+        let slug = Slug::parse("acme~ledger").unwrap();
+        let id = Uuid::new_v4();
+        let mut grants = Grants::default();
+        for (owner, org, role) in [
+            ("member", "acme", Role::Member),
+            ("editor", "acme", Role::Editor),
+            ("admin", "acme", Role::Admin),
+            ("outsider", "beta", Role::Admin),
+        ] {
+            grants.roles.insert((owner.into(), org.into()), role);
+        }
+        grants.held.insert(
+            ("granted".into(), id),
+            Grant {
+                granted: true,
+                expires_at: None,
+            },
+        );
+        let operator = key(None, None);
+        let operator_elsewhere = key(None, Some(&["other"]));
+        let member = key(Some("member"), None);
+        let editor = key(Some("editor"), None);
+        let admin = key(Some("admin"), None);
+        let member_elsewhere = key(Some("member"), Some(&["acme~other"]));
+        let outsider = key(Some("outsider"), None);
+        let granted = key(Some("granted"), None);
+        let nobody = key(Some("nobody"), None);
+        let window = Some(now + Duration::hours(1));
+        #[rustfmt::skip]
+        let cases: [Case; 24] = [
+            (AccessLevel::Private, None, None, "not_found"),
+            (AccessLevel::Private, window, None, "not_found"),
+            (AccessLevel::Private, None, Some(&nobody), "not_found"),
+            (AccessLevel::Private, window, Some(&nobody), "not_found"),
+            (AccessLevel::Private, None, Some(&outsider), "not_found"),
+            (AccessLevel::Private, None, Some(&granted), "not_found"),
+            (AccessLevel::Private, None, Some(&member), "member"),
+            (AccessLevel::Private, window, Some(&member), "member"),
+            (AccessLevel::Private, None, Some(&editor), "member"),
+            (AccessLevel::Private, None, Some(&admin), "member"),
+            (AccessLevel::Private, None, Some(&member_elsewhere), "key_not_for_dataset"),
+            (AccessLevel::Private, None, Some(&operator), "key"),
+            (AccessLevel::Private, None, Some(&operator_elsewhere), "key_not_for_dataset"),
+            (AccessLevel::Approval, None, None, "missing_key"),
+            (AccessLevel::Approval, window, None, "keyless"),
+            (AccessLevel::Approval, None, Some(&nobody), "access_required"),
+            (AccessLevel::Approval, None, Some(&outsider), "access_required"),
+            (AccessLevel::Approval, None, Some(&granted), "grant"),
+            (AccessLevel::Approval, None, Some(&member), "member"),
+            (AccessLevel::Approval, None, Some(&operator), "key"),
+            (AccessLevel::Approval, None, Some(&member_elsewhere), "key_not_for_dataset"),
+            (AccessLevel::Registered, None, None, "missing_key"),
+            (AccessLevel::Registered, None, Some(&outsider), "key"),
+            (AccessLevel::Registered, None, Some(&member), "key"),
+        ];
+        for (level, keyless_until, key, expected) in cases {
+            let dataset = Guarded {
+                slug: &slug,
+                id,
+                level,
+                keyless_until,
+            };
+            let got = code(authorize(&dataset, key, &grants, now).await);
+            assert_eq!(
+                got, expected,
+                "{level:?}, window {keyless_until:?}, {key:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_private_catalog_dataset_shows_itself_to_operators_keys_only() {
+        let now = Utc::now();
+        let slug = Slug::parse("ledger").unwrap();
+        let mut grants = Grants::default();
+        grants
+            .roles
+            .insert(("someone".into(), "acme".into()), Role::Admin);
+        let dataset = Guarded {
+            slug: &slug,
+            id: Uuid::new_v4(),
+            level: AccessLevel::Private,
+            keyless_until: None,
+        };
+        let operator = key(None, None);
+        let account = key(Some("someone"), None);
+        assert_eq!(
+            code(authorize(&dataset, Some(&operator), &grants, now).await),
+            "key"
+        );
+        assert_eq!(
+            code(authorize(&dataset, Some(&account), &grants, now).await),
+            "not_found"
+        );
+        assert_eq!(*grants.reads.lock().unwrap(), 0);
     }
 
     #[tokio::test]

@@ -9,6 +9,7 @@
 //! - [`files`]: a version of many files: paths, splits, Hive partitions, per-file statistics,
 //!   the manifest and its chunks.
 //! - [`rows`]: the rows API's window, page and reader port (the reader is `catalog-preview`).
+//! - [`orgs`]: organisations, their members' roles and limits (docs/organisations.md).
 //! - [`policy`]: a dataset's access policy as stored and shown (keyless window, level, grants).
 //! - [`grants`]: access requests and grants, from the request to its decisions.
 //! - [`access`]: who may read a dataset's data: the one rule every route applies.
@@ -37,6 +38,7 @@ pub mod input;
 pub mod keys;
 pub mod logging;
 pub mod metrics;
+pub mod orgs;
 pub mod policy;
 pub mod ports;
 pub mod query;

@@ -1,5 +1,5 @@
 //! A dataset's access policy as stored and shown: its keyless window, its access level
-//! (`registered` or `approval`) and an `approval` dataset's request policy, an account's grant,
+//! (`registered`, `approval` or `private`) and an `approval` dataset's request policy, an account's grant,
 //! and the metadata's `access` object. The rule that applies them is [`crate::access`].
 
 use chrono::{DateTime, Utc};
@@ -56,6 +56,9 @@ pub enum AccessLevel {
     /// A valid read key whose account holds an active grant for the dataset (or an
     /// operator's key: operators decide whom they give one to).
     Approval,
+    /// Only the dataset's organisation's members (and the operators): to anyone else it does
+    /// not exist (docs/organisations.md).
+    Private,
 }
 
 impl AccessLevel {
@@ -63,6 +66,7 @@ impl AccessLevel {
         match self {
             Self::Registered => "registered",
             Self::Approval => "approval",
+            Self::Private => "private",
         }
     }
 
@@ -70,6 +74,7 @@ impl AccessLevel {
         match raw {
             "registered" => Some(Self::Registered),
             "approval" => Some(Self::Approval),
+            "private" => Some(Self::Private),
             _ => None,
         }
     }

@@ -10,6 +10,7 @@ use uuid::Uuid;
 use crate::grants::{AccessRecord, AccessStatus, Decision};
 use crate::input::DatasetRef;
 use crate::keys::{KeyHash, KeyInfo, KeyRecord, NewKey, Owner};
+use crate::orgs::{OrgName, Role};
 use crate::policy::Grant;
 use crate::query::CatalogPage;
 use crate::query::ListQuery;
@@ -48,13 +49,31 @@ pub trait DownloadReader: Send + Sync {
 }
 
 /// Reads an account's grant for a dataset, strongly consistent (a revocation shows on the next
-/// request).
+/// request); for an organisation's dataset, its membership with it.
 pub trait GrantReader: Send + Sync {
     fn grant(
         &self,
         owner: &Owner,
         dataset: &Uuid,
     ) -> impl Future<Output = Result<Option<Grant>, StoreError>> + Send;
+
+    /// The account's grant for `dataset` and its role in `org` (the dataset's organisation),
+    /// both strongly consistent, in one round trip where the store allows it (a removal from
+    /// the organisation shows on the next request).
+    fn standing(
+        &self,
+        owner: &Owner,
+        dataset: &Uuid,
+        org: &OrgName,
+    ) -> impl Future<Output = Result<Standing, StoreError>> + Send;
+}
+
+/// What an account holds towards one dataset of an organisation ([`GrantReader::standing`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Standing {
+    pub grant: Option<Grant>,
+    /// Its role in the dataset's organisation (`None`: not a member).
+    pub role: Option<Role>,
 }
 
 /// Reads one dataset's full metadata together with a presented key's record (one round trip
@@ -104,6 +123,12 @@ pub trait GrantLister: Send + Sync {
         &self,
         owner: &Owner,
     ) -> impl Future<Output = Result<Vec<(Uuid, Grant)>, StoreError>> + Send;
+
+    /// Every organisation the account belongs to, with its role there.
+    fn roles_of(
+        &self,
+        owner: &Owner,
+    ) -> impl Future<Output = Result<Vec<(OrgName, Role)>, StoreError>> + Send;
 }
 
 /// A URL that grants a GET of one object until `expires_at`.

@@ -52,6 +52,8 @@ impl ToHttp for Refusal {
     fn status(&self) -> StatusCode {
         match self {
             Self::MissingKey | Self::InvalidKey => StatusCode::UNAUTHORIZED,
+            // Callers answer it as the unknown slug it stands for (the request's own wording).
+            Self::Hidden(_) => StatusCode::NOT_FOUND,
             // A key without the scope, or a good key this dataset refuses.
             _ => StatusCode::FORBIDDEN,
         }
@@ -153,7 +155,8 @@ mod tests {
         assert_eq!(
             bad_request(DatasetRef::parse("City").unwrap_err()),
             "invalid dataset slug: a slug is 1 to 64 lowercase letters, digits and hyphens, \
-             starting and ending with a letter or digit"
+             starting and ending with a letter or digit, optionally after an organisation's \
+             name and '~' (acme~sales)"
         );
         assert_eq!(
             bad_request(PageRequest::parse(Some("0"), None).unwrap_err()),

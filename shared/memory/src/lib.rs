@@ -15,6 +15,8 @@ use catalog::error::StoreError;
 use catalog::input::DatasetRef;
 use catalog::keys::{KeyHash, KeyInfo, KeyRecord, KeyStatus, NewKey, Owner};
 use catalog::lock;
+use catalog::orgs::{OrgName, Role};
+use catalog::ports::Standing;
 use catalog::ports::{
     AccountKeyStore, CatalogPager, Created, DatasetReader, DownloadReader, GrantLister,
     GrantReader, KeyReader, KeyUsage, MetadataReader, SignedUrl, TableReader, TargetsReader,
@@ -32,6 +34,7 @@ pub struct MemoryCatalog {
     datasets: Mutex<Vec<DatasetRecord>>,
     keys: Mutex<HashMap<KeyHash, KeyRecord>>,
     grants: Mutex<HashMap<(Owner, uuid::Uuid), Grant>>,
+    roles: Mutex<HashMap<(Owner, OrgName), Role>>,
     /// Set to make every read fail as the store would when throttled.
     pub unavailable: std::sync::atomic::AtomicBool,
     /// Set to make every read fail as it would on a malformed record.
@@ -51,6 +54,10 @@ impl MemoryCatalog {
 
     pub fn insert_grant(&self, owner: Owner, dataset: uuid::Uuid, grant: Grant) {
         lock(&self.grants).insert((owner, dataset), grant);
+    }
+
+    pub fn insert_member(&self, owner: Owner, org: OrgName, role: Role) {
+        lock(&self.roles).insert((owner, org), role);
     }
 
     /// A stored key's record (to see what the data endpoint wrote to it).
@@ -187,6 +194,21 @@ impl GrantReader for MemoryCatalog {
         self.check()?;
         Ok(lock(&self.grants).get(&(owner.clone(), *dataset)).cloned())
     }
+
+    async fn standing(
+        &self,
+        owner: &Owner,
+        dataset: &uuid::Uuid,
+        org: &OrgName,
+    ) -> Result<Standing, StoreError> {
+        self.check()?;
+        Ok(Standing {
+            grant: lock(&self.grants).get(&(owner.clone(), *dataset)).cloned(),
+            role: lock(&self.roles)
+                .get(&(owner.clone(), org.clone()))
+                .copied(),
+        })
+    }
 }
 
 impl KeyReader for MemoryCatalog {
@@ -268,6 +290,15 @@ impl GrantLister for MemoryCatalog {
             .iter()
             .filter(|((o, _), _)| o == owner)
             .map(|((_, dataset), grant)| (*dataset, grant.clone()))
+            .collect())
+    }
+
+    async fn roles_of(&self, owner: &Owner) -> Result<Vec<(OrgName, Role)>, StoreError> {
+        self.check()?;
+        Ok(lock(&self.roles)
+            .iter()
+            .filter(|((o, _), _)| o == owner)
+            .map(|((_, org), role)| (org.clone(), *role))
             .collect())
     }
 }

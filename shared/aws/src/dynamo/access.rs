@@ -46,6 +46,17 @@ pub(crate) fn owner_records_query(
     keys_table: &str,
     owner: &Owner,
 ) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
+    owner_items_query(client, keys_table, owner, ACCESS_ID_PREFIX)
+}
+
+/// An account's items in the owner index whose `id` begins with `prefix` (its access records,
+/// `access#`, or its memberships, `org#`).
+pub(crate) fn owner_items_query(
+    client: &Client,
+    keys_table: &str,
+    owner: &Owner,
+    prefix: &str,
+) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
     client
         .query()
         .table_name(keys_table)
@@ -54,7 +65,7 @@ pub(crate) fn owner_records_query(
         .expression_attribute_names("#owner", OWNER)
         .expression_attribute_names("#id", ID)
         .expression_attribute_values(":owner", s(owner.as_str()))
-        .expression_attribute_values(":access", s(ACCESS_ID_PREFIX))
+        .expression_attribute_values(":access", s(prefix))
 }
 
 /// Access records, in the keys table; datasets' policies, read from the datasets table.

@@ -1,19 +1,21 @@
 //! The keys table, read ([`KeysTable`]): keys, grants and the record of a key's use, for the
 //! functions that verify keys.
 
+use aws_sdk_dynamodb::types::KeysAndAttributes;
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::attr;
 use super::layout::name::{KEY_HASH, LAST_USED_AT};
-use super::layout::{api_key_key, grant_key};
+use super::layout::{api_key_key, grant_key, member_key, name::ROLE};
 use super::requests::{self, classify};
 use crate::dynamo::codec::prelude::*;
 use catalog::error::StoreError;
 use catalog::keys::{KeyHash, Owner};
+use catalog::orgs::{OrgName, Role};
 use catalog::policy::Grant;
-use catalog::ports::{GrantReader, KeyUsage};
+use catalog::ports::{GrantReader, KeyUsage, Standing};
 
 /// Reads the keys table (and records a key's use).
 #[derive(Clone, Debug)]
@@ -48,6 +50,39 @@ impl GrantReader for KeysTable {
             .as_ref()
             .map(Grant::from_item)
             .transpose()
+    }
+
+    /// One strongly consistent BatchGetItem of the grant and the membership: a revocation or a
+    /// removal from the organisation shows on the next request.
+    async fn standing(
+        &self,
+        owner: &Owner,
+        dataset: &Uuid,
+        org: &OrgName,
+    ) -> Result<Standing, StoreError> {
+        let grant = grant_key(owner.as_str(), dataset);
+        let member = member_key(org.as_str(), owner.as_str());
+        let wanted = KeysAndAttributes::builder()
+            .keys(grant.clone())
+            .keys(member.clone())
+            .consistent_read(true)
+            .build()
+            .map_err(|e| StoreError::Other(Box::new(e)))?;
+        let found = requests::batch_get_all(
+            &self.client,
+            std::collections::HashMap::from([(self.table.clone(), wanted)]),
+        )
+        .await?;
+        let mut standing = Standing::default();
+        for item in found.get(&self.table).into_iter().flatten() {
+            if item.get(KEY_HASH) == grant.get(KEY_HASH) {
+                standing.grant = Some(Grant::from_item(item)?);
+            } else if item.get(KEY_HASH) == member.get(KEY_HASH) {
+                let raw = attr::get_s(item, ROLE)?;
+                standing.role = Some(Role::parse(&raw).ok_or_else(|| attr::corrupt(ROLE))?);
+            }
+        }
+        Ok(standing)
     }
 }
 

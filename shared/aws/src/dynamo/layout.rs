@@ -175,6 +175,19 @@ pub mod name {
     /// fingerprint.
     pub const ISSUED: &str = "issued";
     pub const FINGERPRINT: &str = "fingerprint";
+    // Organisations and memberships, in the keys table (docs/organisations.md).
+    /// On an organisation's item and a membership: the organisation's name.
+    pub const ORG: &str = "org";
+    /// On an organisation's item: how the site titles it.
+    pub const DISPLAY_NAME: &str = "display_name";
+    /// On an organisation's item: how many members it has.
+    pub const MEMBERS: &str = "members";
+    /// On a membership: `member`, `editor` or `admin` ([`catalog::orgs::Role`]).
+    pub const ROLE: &str = "role";
+    /// Who made the organisation or the membership, and when.
+    pub const CREATED_BY: &str = "created_by";
+    pub const ADDED_BY: &str = "added_by";
+    pub const ADDED_AT: &str = "added_at";
 }
 
 pub const DATASET_SK: &str = "DATASET";
@@ -198,6 +211,8 @@ pub const KEYS_BY_OWNER_INDEX: &str = "by-owner";
 pub const ACCESS_BY_STATUS_INDEX: &str = "by-status";
 /// What an access record's `id` begins with in the owner index (a key's is `key_`).
 pub const ACCESS_ID_PREFIX: &str = "access#";
+/// What a membership's `id` begins with in the owner index.
+pub const MEMBERSHIP_ID_PREFIX: &str = "org#";
 
 /// An access record's `id`: its dataset, within the account's records.
 pub fn access_id(dataset: &Uuid) -> String {
@@ -312,6 +327,22 @@ pub fn idempotency_key(owner: &str, key_hash: &str) -> Item {
 /// leaves the table two days later (time to live).
 pub fn creations_key(owner: &str, day: &str) -> Item {
     api_key_key(&format!("CREATIONS#{owner}#{day}"))
+}
+
+/// The key of an organisation's item in the keys table.
+pub fn org_key(org: &str) -> Item {
+    api_key_key(&format!("ORG#{org}"))
+}
+
+/// The key of an account's membership of an organisation in the keys table: beside the
+/// account's grants, so that the data path reads both in one BatchGetItem.
+pub fn member_key(org: &str, owner: &str) -> Item {
+    api_key_key(&format!("MEMBER#{org}#{owner}"))
+}
+
+/// A membership's `id` in the owner index: the account's organisations in one Query.
+pub fn membership_id(org: &str) -> String {
+    format!("{MEMBERSHIP_ID_PREFIX}{org}")
 }
 
 /// The key of an account's access record for a dataset in the keys table (never a hash either).

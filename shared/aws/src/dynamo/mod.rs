@@ -209,6 +209,15 @@ impl<P: Send + Sync> GrantReader for DynamoCatalog<P> {
     async fn grant(&self, owner: &Owner, dataset: &Uuid) -> Result<Option<Grant>, StoreError> {
         self.keys.grant(owner, dataset).await
     }
+
+    async fn standing(
+        &self,
+        owner: &Owner,
+        dataset: &Uuid,
+        org: &catalog::orgs::OrgName,
+    ) -> Result<catalog::ports::Standing, StoreError> {
+        self.keys.standing(owner, dataset, org).await
+    }
 }
 
 impl<P: Send + Sync> KeyUsage for DynamoCatalog<P> {

@@ -7,16 +7,20 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::KeysAndAttributes;
 use uuid::Uuid;
 
-use super::access::owner_records_query;
+use super::access::{owner_items_query, owner_records_query};
 use super::attr::get_uuid;
+use super::attr::{corrupt, get_s};
 use super::codec::{download_projection_names, schema_from, ServedVersions, DOWNLOAD_PROJECTION};
 use super::layout::name::{DATASET, SK};
+use super::layout::name::{ORG, ROLE};
+use super::layout::MEMBERSHIP_ID_PREFIX;
 use super::layout::{api_key_key, dataset_pk, key_of, version_sk, Item, DATASET_SK};
 use super::requests::{batch_get_all, get_consistent, query_all};
 use super::{DatasetsTable, DynamoCatalog, KeysTable};
 use crate::dynamo::codec::prelude::*;
 use catalog::error::StoreError;
 use catalog::keys::{KeyHash, KeyRecord, Owner};
+use catalog::orgs::{OrgName, Role};
 use catalog::policy::Grant;
 use catalog::ports::{GrantLister, KeyReader, TableReader, TargetsReader};
 use catalog::records::{ActiveVersion, DatasetRecord, DownloadTarget, StoredVersion, TableRead};
@@ -128,6 +132,25 @@ impl GrantLister for KeysTable {
             .map(|item| Ok((get_uuid(item, DATASET)?, Grant::from_item(item)?)))
             .collect()
     }
+
+    /// One Query of the owner index (the account's `org#` items).
+    async fn roles_of(&self, owner: &Owner) -> Result<Vec<(OrgName, Role)>, StoreError> {
+        let items = query_all(owner_items_query(
+            self.client(),
+            self.name(),
+            owner,
+            MEMBERSHIP_ID_PREFIX,
+        ))
+        .await?;
+        items
+            .iter()
+            .map(|item| {
+                let org = OrgName::parse(&get_s(item, ORG)?).map_err(|_| corrupt(ORG))?;
+                let role = Role::parse(&get_s(item, ROLE)?).ok_or_else(|| corrupt(ROLE))?;
+                Ok((org, role))
+            })
+            .collect()
+    }
 }
 
 // The pair answers for each table.
@@ -147,6 +170,10 @@ impl<P: Send + Sync> TargetsReader for DynamoCatalog<P> {
 impl<P: Send + Sync> GrantLister for DynamoCatalog<P> {
     async fn grants_of(&self, owner: &Owner) -> Result<Vec<(Uuid, Grant)>, StoreError> {
         self.keys().grants_of(owner).await
+    }
+
+    async fn roles_of(&self, owner: &Owner) -> Result<Vec<(OrgName, Role)>, StoreError> {
+        self.keys().roles_of(owner).await
     }
 }
 

@@ -6,10 +6,11 @@
 use chrono::{DateTime, Utc};
 
 use crate::error::{ApiError, Named};
-use catalog::access::{authorize, verify_key, Allowed, Guarded};
+use catalog::access::{authorize, verify_key, Allowed, Denied, Guarded, Refusal};
 use catalog::audit::{Event, What};
 use catalog::input::{DatasetRef, VersionPin};
 use catalog::keys::{ApiKey, KeyHash, KeyRecord};
+use catalog::policy::AccessLevel;
 use catalog::ports::{DownloadReader, GrantReader, KeyUsage};
 use catalog::records::{ActiveVersion, DownloadTarget};
 use catalog::slug::Slug;
@@ -87,7 +88,9 @@ pub async fn admit(
 /// dataset (`None`: there is none called `named`) and, when a key was presented, its hash and
 /// stored record. A presented key is verified first, whatever the dataset's window says; then
 /// the dataset must exist (404), be published (410 once unpublished) and have an active version
-/// (404); then [`authorize`] decides.
+/// (404); then [`authorize`] decides. A `private` dataset is judged first, so that a request
+/// it does not show itself to gets the 404 of a slug that names no dataset, whatever else is
+/// true of it.
 pub async fn judge(
     named: Named,
     target: Option<DownloadTarget>,
@@ -99,14 +102,29 @@ pub async fn judge(
         Some((hash, record)) => Some(authenticate(hash, record, reader, now).await?),
         None => None,
     };
-    let target = target.ok_or_else(|| ApiError::DatasetNotFound(named))?;
+    let Some(target) = target else {
+        return Err(ApiError::DatasetNotFound(named));
+    };
+    let judged = if target.level == AccessLevel::Private {
+        match authorize(&Guarded::from(&target), key_record.as_ref(), reader, now).await {
+            Err(Denied::Refused(Refusal::Hidden(_))) => {
+                return Err(ApiError::DatasetNotFound(named))
+            }
+            other => Some(other?),
+        }
+    } else {
+        None
+    };
     if target.unpublished {
         return Err(ApiError::Unpublished(target.slug.clone()));
     }
     let Some(active) = target.active.clone() else {
         return Err(ApiError::NoActiveVersion(target.slug.clone()));
     };
-    let allowed = authorize(&Guarded::from(&target), key_record.as_ref(), reader, now).await?;
+    let allowed = match judged {
+        Some(allowed) => allowed,
+        None => authorize(&Guarded::from(&target), key_record.as_ref(), reader, now).await?,
+    };
     Ok(Admitted {
         slug: target.slug,
         active,

@@ -152,7 +152,7 @@ pub(super) async fn read_published(
     raw: &str,
 ) -> Result<(DatasetRecord, ActiveVersion), ApiError> {
     let dataset = DatasetRef::parse(raw)?;
-    published(reader.get_dataset(&dataset).await?, &dataset)
+    published(reader.get_dataset(&dataset).await?, &dataset, false)
 }
 
 /// One split of a version of many files, in place of the whole version: its statistics (one
@@ -193,13 +193,16 @@ async fn split_shown(
 }
 
 /// The dataset read for `dataset`, with its active version taken out: 404, 410 as
-/// [`read_published`] says.
+/// [`read_published`] says. A `private` dataset is no dataset unless `revealed` (the request's
+/// key is one [`authorize`] lets see it): the same 404, before anything else is said of it.
 fn published(
     record: Option<DatasetRecord>,
     dataset: &DatasetRef,
+    revealed: bool,
 ) -> Result<(DatasetRecord, ActiveVersion), ApiError> {
-    let mut record =
-        record.ok_or_else(|| ApiError::DatasetNotFound(Named::Dataset(dataset.clone())))?;
+    let mut record = record
+        .filter(|r| revealed || r.meta.card.access_level != AccessLevel::Private)
+        .ok_or_else(|| ApiError::DatasetNotFound(Named::Dataset(dataset.clone())))?;
     if record.unpublished_at.is_some() {
         return Err(ApiError::Unpublished(record.slug.clone()));
     }
@@ -246,9 +249,14 @@ impl Shown {
 /// a missing, malformed, unknown, revoked or ungranted key gets the answer without those values
 /// (200, never 401 or 403), and only storage failures fail it.
 ///
+/// A `private` dataset is answered only to a key [`authorize`] lets see it (an operator's, or
+/// its organisation's members'), whole and never cached; to any other request, exactly as a
+/// slug that names no dataset (404).
+///
 /// Round trips: no key, one GetItem (as ever); a key, one BatchGetItem of the dataset and the
-/// key instead; an account's key on an `approval` dataset outside its window, one more read,
-/// its grant. The key's use is not recorded (the metadata path writes nothing).
+/// key instead; an account's key on an `approval` dataset outside its window, or on a
+/// `private` one, one more read, its grant and membership. The key's use is not recorded (the
+/// metadata path writes nothing).
 pub(super) async fn read_shown(
     req: &Request,
     reader: &impl MetadataReader,
@@ -265,7 +273,26 @@ pub(super) async fn read_shown(
         Some(key) => {
             let dataset = DatasetRef::parse(raw)?;
             let (record, key_record) = reader.get_dataset_and_key(&dataset, &key.hash()).await?;
-            let (record, active) = published(record, &dataset)?;
+            let key_record = key_record.and_then(|k| verify_key(Some(k), now).ok());
+            let revealed = match (&record, &key_record) {
+                (Some(r), Some(k)) if r.meta.card.access_level == AccessLevel::Private => {
+                    match authorize(&Guarded::from(r), Some(k), reader, now).await {
+                        Ok(_) => true,
+                        Err(Denied::Refused(_)) => false,
+                        Err(Denied::Store(e)) => return Err(e.into()),
+                    }
+                }
+                _ => false,
+            };
+            let (record, active) = published(record, &dataset, revealed)?;
+            if revealed {
+                return Ok(Shown {
+                    record,
+                    active,
+                    withheld: false,
+                    keyed: true,
+                });
+            }
             (record, active, Some(key_record))
         }
     };
@@ -278,7 +305,7 @@ pub(super) async fn read_shown(
             keyed: false,
         });
     }
-    let admitted = match key_record.and_then(|k| verify_key(k, now).ok()) {
+    let admitted = match key_record.flatten() {
         None => false,
         Some(key) => {
             let guarded = Guarded::from(&record);

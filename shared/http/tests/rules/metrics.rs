@@ -134,6 +134,15 @@ impl GrantReader for UsageFails {
     ) -> Result<Option<catalog::policy::Grant>, catalog::error::StoreError> {
         self.0.grant(owner, dataset).await
     }
+
+    async fn standing(
+        &self,
+        owner: &catalog::keys::Owner,
+        dataset: &Uuid,
+        org: &catalog::orgs::OrgName,
+    ) -> Result<catalog::ports::Standing, catalog::error::StoreError> {
+        self.0.standing(owner, dataset, org).await
+    }
 }
 
 impl catalog::ports::ManifestReader for UsageFails {

@@ -41,10 +41,11 @@ use crate::sharing::{
 use catalog::access::{authorize, Denied, Guarded};
 use catalog::input::echo;
 use catalog::keys::{KeyHash, KeyRecord, Owner};
+use catalog::orgs::{OrgName, Role};
 use catalog::policy::Grant;
 use catalog::ports::{
-    CatalogPager, GrantLister, GrantReader, KeyReader, KeyUsage, ManifestReader, TableReader,
-    TargetsReader, UrlSigner,
+    CatalogPager, GrantLister, GrantReader, KeyReader, KeyUsage, ManifestReader, Standing,
+    TableReader, TargetsReader, UrlSigner,
 };
 use catalog::query::{ListQuery, Sort, SortField};
 use catalog::records::{ActiveVersion, DatasetRecord};
@@ -290,6 +291,7 @@ async fn readable(
 struct GrantSnapshot<'a, L> {
     lister: &'a L,
     grants: tokio::sync::OnceCell<HashMap<Uuid, Grant>>,
+    roles: tokio::sync::OnceCell<HashMap<OrgName, Role>>,
 }
 
 impl<'a, L: GrantLister> GrantSnapshot<'a, L> {
@@ -297,6 +299,7 @@ impl<'a, L: GrantLister> GrantSnapshot<'a, L> {
         Self {
             lister,
             grants: tokio::sync::OnceCell::new(),
+            roles: tokio::sync::OnceCell::new(),
         }
     }
 }
@@ -310,6 +313,26 @@ impl<L: GrantLister> GrantReader for GrantSnapshot<'_, L> {
             })
             .await?;
         Ok(grants.get(dataset).cloned())
+    }
+
+    /// The account's grants and its organisations, each read once per list request.
+    async fn standing(
+        &self,
+        owner: &Owner,
+        dataset: &Uuid,
+        org: &OrgName,
+    ) -> Result<Standing, StoreError> {
+        let grant = self.grant(owner, dataset).await?;
+        let roles = self
+            .roles
+            .get_or_try_init(|| async {
+                Ok::<_, StoreError>(self.lister.roles_of(owner).await?.into_iter().collect())
+            })
+            .await?;
+        Ok(Standing {
+            grant,
+            role: roles.get(org).copied(),
+        })
     }
 }
 

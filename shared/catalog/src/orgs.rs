@@ -1,0 +1,165 @@
+//! Organisations: their members' roles, what each role may do, and the limits
+//! (docs/organisations.md). Who may read what is decided in [`crate::access`]; this module says
+//! what a role is and what it allows.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+pub use crate::slug::{OrgName, OrgNameError};
+
+/// A member's role in an organisation, from the least to the most powerful.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Reads the organisation's datasets, private ones included.
+    Member,
+    /// And publishes, edits metadata and manages versions.
+    Editor,
+    /// And manages members, roles and invitations, and decides access requests.
+    Admin,
+}
+
+impl Role {
+    pub const ALL: [Role; 3] = [Role::Member, Role::Editor, Role::Admin];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Member => "member",
+            Self::Editor => "editor",
+            Self::Admin => "admin",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == raw)
+    }
+
+    /// Reads the organisation's datasets, private and `approval` ones included.
+    pub fn may_read(self) -> bool {
+        true
+    }
+
+    /// Publishes, edits metadata and manages versions of the organisation's datasets.
+    pub fn may_publish(self) -> bool {
+        self >= Self::Editor
+    }
+
+    /// Manages members and invitations, and decides access requests.
+    pub fn may_administer(self) -> bool {
+        self == Self::Admin
+    }
+}
+
+/// The limits an organisation is held to (docs/organisations.md#limits).
+pub struct Limits;
+
+impl Limits {
+    /// Members (and open invitations) of one organisation.
+    pub const MEMBERS_PER_ORG: u64 = 500;
+    /// Organisations one account belongs to.
+    pub const ORGS_PER_ACCOUNT: usize = 20;
+    /// The longest display name, in characters.
+    pub const DISPLAY_NAME: usize = 100;
+}
+
+/// An organisation as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Org {
+    pub name: OrgName,
+    /// How the site titles it (1 to [`Limits::DISPLAY_NAME`] characters).
+    pub display_name: String,
+    /// Members, all roles.
+    pub members: u64,
+    #[serde(serialize_with = "crate::time::rfc3339")]
+    pub created_at: DateTime<Utc>,
+    pub created_by: String,
+}
+
+/// An account's membership of an organisation, as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Membership {
+    pub org: OrgName,
+    /// The account (its Cognito `sub`).
+    pub account: String,
+    pub role: Role,
+    /// The address the membership was made for (the invitation's, or the operator's command).
+    pub email: Option<String>,
+    #[serde(serialize_with = "crate::time::rfc3339")]
+    pub added_at: DateTime<Utc>,
+    pub added_by: String,
+}
+
+/// Why a change to an organisation was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OrgError {
+    #[error(transparent)]
+    Name(#[from] OrgNameError),
+    #[error("organisation '{0}' already exists")]
+    Exists(OrgName),
+    #[error("organisation '{0}' does not exist")]
+    NotFound(String),
+    #[error("the display name is 1 to {} characters", Limits::DISPLAY_NAME)]
+    DisplayName,
+    #[error("role must be member, editor or admin, got '{0}'")]
+    Role(String),
+    #[error(
+        "organisation '{org}' has {} members, its limit",
+        Limits::MEMBERS_PER_ORG
+    )]
+    TooManyMembers { org: OrgName },
+    #[error(
+        "this account belongs to {} organisations, the limit",
+        Limits::ORGS_PER_ACCOUNT
+    )]
+    TooManyOrgs,
+    #[error("account '{account}' is already a member of '{org}'")]
+    AlreadyMember { org: OrgName, account: String },
+    #[error("account '{account}' is not a member of '{org}'")]
+    NotMember { org: OrgName, account: String },
+    #[error("'{org}' must keep at least one admin")]
+    LastAdmin { org: OrgName },
+}
+
+/// A display name as given: trimmed, 1 to [`Limits::DISPLAY_NAME`] characters, no control
+/// characters.
+pub fn display_name(raw: &str) -> Result<String, OrgError> {
+    let trimmed = raw.trim();
+    let chars = trimmed.chars().count();
+    if chars == 0 || chars > Limits::DISPLAY_NAME || trimmed.chars().any(char::is_control) {
+        return Err(OrgError::DisplayName);
+    }
+    Ok(trimmed.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_role_may_what_the_roles_below_it_may_and_more() {
+        assert!(Role::ALL.iter().all(|r| r.may_read()));
+        assert_eq!(
+            Role::ALL.map(|r| (r.may_publish(), r.may_administer())),
+            [(false, false), (true, false), (true, true)]
+        );
+    }
+
+    #[test]
+    fn roles_round_trip_by_name_and_nothing_else_parses() {
+        for role in Role::ALL {
+            assert_eq!(Role::parse(role.as_str()), Some(role));
+        }
+        for raw in ["", "Admin", "owner", "operator"] {
+            assert_eq!(Role::parse(raw), None);
+        }
+    }
+
+    #[test]
+    fn display_names_are_trimmed_and_bounded() {
+        assert_eq!(display_name("  Acme Labs ").unwrap(), "Acme Labs");
+        assert_eq!(display_name(&"é".repeat(100)).unwrap().chars().count(), 100);
+        for raw in ["", "   ", "a\nb", &"é".repeat(101)] {
+            assert_eq!(display_name(raw), Err(OrgError::DisplayName), "{raw:?}");
+        }
+    }
+}
