@@ -25,6 +25,8 @@
 //! - [`metrics`]: the functions' CloudWatch metrics, as embedded-metric-format log lines
 //!   (written by hand: a metrics library would add to every function's size).
 //! - [`logging`]: the functions' log output.
+//! - [`notices`]: the emails that tell people where their access requests stand (an outbox the
+//!   mailer function sends from).
 //! - [`signup`]: who may sign up in the `domains` mode (the sign-up function).
 
 pub mod access;
@@ -37,6 +39,7 @@ pub mod ingested;
 pub mod input;
 pub mod keys;
 pub mod logging;
+pub mod notices;
 pub mod metrics;
 pub mod orgs;
 pub mod policy;

@@ -70,6 +70,9 @@ pub enum Metric {
     /// A listing found the catalog's filter index not built or its facet summary full: an
     /// operator should run `catalog-admin datasets reindex` (docs/operations.md).
     IndexIncomplete,
+    /// The mailer set a notice aside after its sends kept failing (`catalog::notices`): an
+    /// email about someone's access was not sent.
+    NoticeFailed,
 }
 
 /// A CloudWatch unit, as EMF names it.
@@ -134,6 +137,12 @@ const INDEX_INCOMPLETE: Definition = Definition {
     dimension_sets: &[&[]],
 };
 
+const NOTICES_FAILED: Definition = Definition {
+    name: "NoticesFailed",
+    unit: Unit::Count,
+    dimension_sets: &[&[]],
+};
+
 /// Every metric the functions write.
 pub const DEFINITIONS: &[Definition] = &[
     URLS_ISSUED,
@@ -143,6 +152,7 @@ pub const DEFINITIONS: &[Definition] = &[
     KEY_USE_NOT_RECORDED,
     SIGNING_UNAVAILABLE,
     INDEX_INCOMPLETE,
+    NOTICES_FAILED,
 ];
 
 impl Metric {
@@ -155,6 +165,7 @@ impl Metric {
             Self::KeyUseNotRecorded => &KEY_USE_NOT_RECORDED,
             Self::SigningUnavailable => &SIGNING_UNAVAILABLE,
             Self::IndexIncomplete => &INDEX_INCOMPLETE,
+            Self::NoticeFailed => &NOTICES_FAILED,
         }
     }
 
@@ -306,6 +317,7 @@ mod tests {
             Metric::KeyUseNotRecorded,
             Metric::SigningUnavailable,
             Metric::IndexIncomplete,
+            Metric::NoticeFailed,
         ];
         let mut names: Vec<&str> = samples.iter().map(|m| m.definition().name).collect();
         names.dedup();

@@ -1,0 +1,91 @@
+//! The emails' words: a subject, a plain-text body and the link back to the page. Built from a
+//! notice alone, which holds no key, token or secret, so no email can carry one.
+
+use super::{told, Notice, NoticeKind};
+
+/// One email: to one address, a subject and a plain-text body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Email {
+    pub to: String,
+    pub subject: String,
+    pub text: String,
+}
+
+/// The site's page at `path` (`site` with or without its final `/`).
+fn page(site: &str, path: &str) -> String {
+    format!("{}/{path}", site.trim_end_matches('/'))
+}
+
+/// The email a decision's notice sends to the person (`None`: a request, which goes to the
+/// deciders, or no address to send to).
+pub fn personal_email(notice: &Notice, site: &str) -> Option<Email> {
+    let to = notice.email.clone().filter(|e| !e.trim().is_empty())?;
+    let slug = &notice.slug;
+    let link = page(site, "account.html");
+    let (subject, said) = match notice.kind {
+        NoticeKind::Requested => return None,
+        NoticeKind::Approved => (
+            format!("Access to {slug} approved"),
+            match &notice.expires_at {
+                Some(until) => format!(
+                    "Your request for access to the dataset {slug} was approved.\n\
+                     Your access lasts until {}.",
+                    told(until)
+                ),
+                None => format!(
+                    "Your request for access to the dataset {slug} was approved.\n\
+                     Your access lasts until revoked."
+                ),
+            },
+        ),
+        NoticeKind::Rejected => (
+            format!("Access to {slug} not approved"),
+            format!(
+                "Your request for access to the dataset {slug} was rejected.\n\
+                 The reason given: {}",
+                notice.reason.as_deref().unwrap_or("none given")
+            ),
+        ),
+        NoticeKind::Revoked => (
+            format!("Access to {slug} revoked"),
+            format!("Your access to the dataset {slug} was revoked: your keys no longer read it."),
+        ),
+    };
+    Some(Email {
+        to,
+        subject,
+        text: format!(
+            "{said}\n\nYour requests and keys: {link}\n\n\
+             You receive this email because you asked for access to a dataset. \
+             To stop these emails, turn them off on that page.\n"
+        ),
+    })
+}
+
+/// One email to a decider listing every request given (oldest first).
+pub fn digest_email(to: &str, requests: &[&Notice], site: &str) -> Email {
+    let link = page(site, "operators.html");
+    let subject = match requests {
+        [one] => format!("Access request for {}", one.slug),
+        many => format!("{} access requests waiting", many.len()),
+    };
+    let mut text = String::from("These access requests wait for a decision:\n\n");
+    for n in requests {
+        let who = n.email.as_deref().unwrap_or(&n.account);
+        text.push_str(&format!(
+            "- {}: {who}, asked {}\n",
+            n.slug,
+            told(&n.created_at)
+        ));
+    }
+    text.push_str(&format!(
+        "\nDecide them on the operators' page: {link}\n\n\
+         You receive this email as a decider of these datasets; \
+         docs/operations.md says how to stop it.\n"
+    ));
+    Email {
+        to: to.to_owned(),
+        subject,
+        text,
+    }
+}
