@@ -15,6 +15,7 @@ pub mod inspect;
 pub mod keyless;
 pub mod keys;
 pub mod meta;
+pub mod orgs;
 pub mod publish;
 pub mod stage;
 pub mod stats;
@@ -61,7 +62,11 @@ pub enum Command {
     #[command(subcommand)]
     Datasets(datasets::Command),
     #[command(subcommand)]
+    Orgs(orgs::Command),
+    #[command(subcommand)]
     Versions(versions::Command),
+    #[command(subcommand)]
+    Meta(meta::Command),
     Download(download::Args),
     #[command(subcommand)]
     Stage(stage::Command),
@@ -83,7 +88,9 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Accounts(command) => accounts::run(command, &ctx).await,
         Command::Access(command) => access::run(command, &ctx).await,
         Command::Datasets(command) => datasets::run(command, &ctx).await,
+        Command::Orgs(command) => orgs::run(command, &ctx).await,
         Command::Versions(command) => versions::run(command, &ctx).await,
+        Command::Meta(command) => meta::run(command, &ctx).await,
         Command::Download(args) => download::run(args, &ctx).await,
         Command::Stage(command) => stage::run(command, &ctx).await,
         Command::Stats(command) => stats::run(command, &ctx).await,

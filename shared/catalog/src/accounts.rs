@@ -121,6 +121,8 @@ pub enum Field {
     ExpiresAt,
     Rev,
     Status,
+    /// An organisation's name (a parameter of the operators' list).
+    Org,
     /// The body itself, when it is not the JSON object asked for.
     Body,
 }
@@ -139,6 +141,7 @@ impl Field {
             Self::Decision => "decision",
             Self::Reason => "reason",
             Self::ExpiresAt => "expires_at",
+            Self::Org => "org",
             Self::Rev => "rev",
             Self::Status => "status",
             Self::Body => "body",
@@ -157,6 +160,7 @@ impl Field {
             Self::AcceptTerms => "terms_not_accepted",
             Self::Decision | Self::Reason | Self::ExpiresAt | Self::Rev => "invalid_decision",
             Self::Status => "invalid_status",
+            Self::Org => "invalid_org",
             Self::Body => "invalid_body",
         }
     }

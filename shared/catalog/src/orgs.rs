@@ -120,6 +120,16 @@ pub enum OrgError {
     LastAdmin { org: OrgName },
 }
 
+/// What an organisation's store answers besides the thing asked: a refusal of the change, or a
+/// failure of the store itself.
+#[derive(Debug, thiserror::Error)]
+pub enum OrgStoreError {
+    #[error(transparent)]
+    Refused(#[from] OrgError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
 /// A display name as given: trimmed, 1 to [`Limits::DISPLAY_NAME`] characters, no control
 /// characters.
 pub fn display_name(raw: &str) -> Result<String, OrgError> {

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::grants::{AccessRecord, AccessStatus, Decision};
 use crate::input::DatasetRef;
 use crate::keys::{KeyHash, KeyInfo, KeyRecord, NewKey, Owner};
-use crate::orgs::{OrgName, Role};
+use crate::orgs::{Membership, Org, OrgName, OrgStoreError, Role};
 use crate::policy::Grant;
 use crate::query::CatalogPage;
 use crate::query::ListQuery;
@@ -261,6 +261,14 @@ pub trait AccessStore: Send + Sync {
         owner: &Owner,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
+    /// The account's role in an organisation (`None`: not a member), read strongly consistent,
+    /// so that a removal applies from the next request.
+    fn role(
+        &self,
+        org: &OrgName,
+        owner: &Owner,
+    ) -> impl Future<Output = Result<Option<Role>, StoreError>> + Send;
+
     /// A dataset's identity and policy, by slug (`None`: no such dataset).
     fn dataset_access(
         &self,
@@ -367,4 +375,60 @@ pub trait SplitStatsReader: Send + Sync {
         version: u64,
         split: usize,
     ) -> impl Future<Output = Result<Option<Box<serde_json::value::RawValue>>, StoreError>> + Send;
+}
+
+/// Organisations and their members (docs/organisations.md): every change keeps the limits and
+/// the rule that an organisation keeps at least one admin, checked by the store in the write
+/// itself, so that two changes at once cannot break them.
+pub trait OrgStore: Send + Sync {
+    /// A new organisation and its first admin, together.
+    fn create_org(
+        &self,
+        org: &Org,
+        admin: &Membership,
+    ) -> impl Future<Output = Result<(), OrgStoreError>> + Send;
+
+    fn org(&self, name: &OrgName) -> impl Future<Output = Result<Option<Org>, StoreError>> + Send;
+
+    /// Every organisation, by name.
+    fn orgs(&self) -> impl Future<Output = Result<Vec<Org>, StoreError>> + Send;
+
+    fn add_member(
+        &self,
+        membership: &Membership,
+    ) -> impl Future<Output = Result<(), OrgStoreError>> + Send;
+
+    /// Changes a member's role; the membership as it now is.
+    fn set_role(
+        &self,
+        org: &OrgName,
+        account: &Owner,
+        role: Role,
+    ) -> impl Future<Output = Result<Membership, OrgStoreError>> + Send;
+
+    /// Removes a member; the membership as it was.
+    fn remove_member(
+        &self,
+        org: &OrgName,
+        account: &Owner,
+    ) -> impl Future<Output = Result<Membership, OrgStoreError>> + Send;
+
+    /// An organisation's members, by account.
+    fn members(
+        &self,
+        org: &OrgName,
+    ) -> impl Future<Output = Result<Vec<Membership>, StoreError>> + Send;
+
+    /// One account's membership, strongly consistent.
+    fn membership(
+        &self,
+        org: &OrgName,
+        account: &Owner,
+    ) -> impl Future<Output = Result<Option<Membership>, StoreError>> + Send;
+
+    /// Every organisation one account belongs to.
+    fn memberships_of(
+        &self,
+        account: &Owner,
+    ) -> impl Future<Output = Result<Vec<Membership>, StoreError>> + Send;
 }

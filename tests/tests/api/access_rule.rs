@@ -47,7 +47,7 @@ async fn put_key(g: &Given, secret: &str, owner: Option<Owner>, datasets: Option
 /// The status and error code of a data request (`ok` for a 200, whose file is downloaded and
 /// checked against the descriptor's SHA-256), and the same for a rows request (`ok` for a 200
 /// that holds the first rows of the version the data route serves).
-async fn outcome(g: &Given, dataset: &str, key: Option<&str>) -> String {
+pub(super) async fn outcome(g: &Given, dataset: &str, key: Option<&str>) -> String {
     let headers: Vec<(&str, &str)> = key.iter().map(|k| ("x-api-key", *k)).collect();
     let resp = g
         .data(&format!("/api/v1/datasets/{dataset}/data"), &headers)

@@ -6,7 +6,8 @@
 //! - `many_files`: a version of many files: the metadata's `files`, the data listing (pages,
 //!   filters, bad parameters, access, cost), and `catalog-admin download` of every file;
 //! - `access_rule`: who may read what (levels, grants, dataset-limited keys) as one matrix over
-//!   the data and rows routes, its cost, and the operators' `access` commands;
+//!   the data and rows routes, its cost, and the operators' `access` commands; `access_orgs`:
+//!   the same for an organisation's private and approval datasets, members and strangers;
 //! - `row_values`: an `approval` dataset's statistics without its row values for the public,
 //!   with them for whom the rule admits, and their cost;
 //! - `sharing`: the Delta Sharing server with Delta Sharing's own Python connector, and its cost;
@@ -129,6 +130,7 @@ fn slugs(page: &Value) -> Vec<String> {
 
 const UNAVAILABLE: &str = "the catalog is temporarily unavailable, retry shortly";
 
+mod access_orgs;
 mod access_rule;
 mod captured_logs;
 mod clients;

@@ -5,28 +5,30 @@
 //! strongly consistent. Every write is conditional on the state it applies to, and bumps `rev`:
 //! - asking: one TransactWriteItems (the account is not disabled; no request pending and no grant
 //!   in force), so an account holds at most one open request per dataset;
-//! - deciding: one conditional UpdateItem (approve and reject apply to `pending`, revoke to
-//!   `granted`; and, given a revision, only at that revision), so two racing decisions never both
-//!   apply to one state;
+//! - deciding: one strongly consistent read, then one TransactWriteItems conditional on the
+//!   record as read (approve and reject apply to `pending`, revoke to `granted`; and, given a
+//!   revision, only at that revision), so two racing decisions never both apply to one state;
+//! - each request and decision writes its notice ([`notices`]) in the same transaction: the
+//!   mailer function sends it later;
 //! - lists: an account's records from the owner index, operators' from the status index.
 
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, ReturnValue, TransactWriteItem, Update,
+    AttributeValue, ConditionCheck, TransactWriteItem, Update,
 };
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::attr::{s, time};
+use super::attr::{corrupt, get_s, s, time};
 use super::codec::dataset_access;
 use super::layout::name::{
-    DATASET, DECIDED_AT, DECIDED_BY, DISABLED_AT, EXPIRES_AT, ID, KEY_HASH, OWNER, REASON, REV,
-    STATUS,
+    DATASET, DECIDED_AT, DECIDED_BY, DISABLED_AT, EXPIRES_AT, ID, KEY_HASH, OWNER, REV,
+    ROLE, STATUS,
 };
 use super::layout::{
-    account_key, dataset_pk, grant_key, key_of, ACCESS_BY_STATUS_INDEX, ACCESS_ID_PREFIX,
+    account_key, dataset_pk, grant_key, key_of, member_key, ACCESS_BY_STATUS_INDEX, ACCESS_ID_PREFIX,
     DATASET_SK, KEYS_BY_OWNER_INDEX,
 };
 use super::requests::{classify, get_consistent, query_all};
@@ -35,9 +37,13 @@ use crate::dynamo::codec::prelude::*;
 use catalog::error::StoreError;
 use catalog::grants::{AccessRecord, AccessStatus, Decision};
 use catalog::keys::Owner;
+use catalog::notices::Notice;
+use catalog::orgs::{OrgName, Role};
 use catalog::ports::{AccessStore, Asked, DatasetAccess, Decided};
 use catalog::slug::Slug;
 
+mod decide;
+pub mod notices;
 mod operators;
 
 /// An account's access records, from the owner index (one Query; eventually consistent).
@@ -198,6 +204,27 @@ impl AccessStore for DynamoAccess {
         Ok(out.item().is_some_and(|i| i.contains_key(DISABLED_AT)))
     }
 
+    /// One GetItem of the membership (strongly consistent; its `role` alone).
+    async fn role(&self, org: &OrgName, owner: &Owner) -> Result<Option<Role>, StoreError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.keys_table)
+            .set_key(Some(member_key(org.as_str(), owner.as_str())))
+            .projection_expression("#r")
+            .expression_attribute_names("#r", ROLE)
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?;
+        out.item()
+            .map(|item| {
+                let raw = get_s(item, ROLE)?;
+                Role::parse(&raw).ok_or_else(|| corrupt(ROLE))
+            })
+            .transpose()
+    }
+
     /// One GetItem of the dataset's item, strongly consistent (a level just set applies).
     async fn dataset_access(&self, slug: &Slug) -> Result<Option<DatasetAccess>, StoreError> {
         let item = get_consistent(
@@ -246,7 +273,7 @@ impl AccessStore for DynamoAccess {
             ))
             .set_expression_attribute_names(Some(e.names))
             .set_expression_attribute_values(Some(e.values));
-        let items = vec![
+        let mut items = vec![
             TransactWriteItem::builder()
                 .condition_check(build(enabled.build())?)
                 .build(),
@@ -254,6 +281,11 @@ impl AccessStore for DynamoAccess {
                 .update(build(put.build())?)
                 .build(),
         ];
+        // The notice that tells the deciders (or, granted at once, the person), in the same
+        // write: recorded first, sent later by the mailer.
+        if let Some(notice) = Notice::for_record(record, now) {
+            items.push(notices::notice_put(&self.keys_table, &notice)?);
+        }
         // Twice at most: a record that changed between the refusal and its reading (withdrawn,
         // say) may simply be asked for again.
         for _ in 0..2 {
@@ -344,8 +376,8 @@ impl AccessStore for DynamoAccess {
         Ok(records)
     }
 
-    /// One conditional UpdateItem returning the new record; on a refused condition, one
-    /// GetItem for the record as it stands.
+    /// One strongly consistent GetItem, then one TransactWriteItems: the record's update, on
+    /// the condition that it is still as read, and its notice ([`notices`]).
     async fn decide(
         &self,
         dataset: &Uuid,
@@ -355,64 +387,7 @@ impl AccessStore for DynamoAccess {
         by: &str,
         now: DateTime<Utc>,
     ) -> Result<Decided, StoreError> {
-        let to = match decision {
-            Decision::Approve { .. } => AccessStatus::Granted,
-            Decision::Reject { .. } => AccessStatus::Rejected,
-            Decision::Revoke => AccessStatus::Revoked,
-        };
-        let mut attributes = vec![
-            (STATUS, s(to.as_str())),
-            (DECIDED_BY, s(by)),
-            (DECIDED_AT, time(&now)),
-        ];
-        match decision {
-            Decision::Approve { expires_at } => attributes.push((
-                EXPIRES_AT,
-                expires_at.map_or(AttributeValue::Null(true), |t| time(&t)),
-            )),
-            Decision::Reject { reason } => attributes.push((REASON, s(reason))),
-            Decision::Revoke => {}
-        }
-        let mut e = Expression::setting(attributes);
-        e.name("#st", STATUS);
-        e.value(":from", s(decision.applies_to().as_str()));
-        let mut condition = "#st = :from".to_owned();
-        if let Some(rev) = rev {
-            e.value(":rev", AttributeValue::N(rev.to_string()));
-            condition.push_str(if rev == 0 {
-                " AND (attribute_not_exists(#rev) OR #rev = :rev)"
-            } else {
-                " AND #rev = :rev"
-            });
-        }
-        let result = self
-            .client
-            .update_item()
-            .table_name(&self.keys_table)
-            .set_key(Some(grant_key(grantee.as_str(), dataset)))
-            .update_expression(e.update())
-            .condition_expression(condition)
-            .set_expression_attribute_names(Some(e.names))
-            .set_expression_attribute_values(Some(e.values))
-            .return_values(ReturnValue::AllNew)
-            .send()
-            .await;
-        match result {
-            Ok(out) => Ok(match out.attributes() {
-                Some(item) => Decided::Done(AccessRecord::from_item(item)?),
-                None => Decided::NotFound,
-            }),
-            Err(err)
-                if err
-                    .as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Ok(match self.record(grantee, dataset).await? {
-                    Some(record) => Decided::Conflict(record),
-                    None => Decided::NotFound,
-                })
-            }
-            Err(err) => Err(classify(err)),
-        }
+        self.decide_noticed(dataset, grantee, decision, rev, by, now)
+            .await
     }
 }

@@ -19,6 +19,8 @@ pub mod layout;
 pub mod lists;
 pub use lists::facets_indexed;
 pub mod manifest;
+pub mod org_datasets;
+pub mod orgs;
 pub mod requests;
 pub mod retry;
 mod sharing;

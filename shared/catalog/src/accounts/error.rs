@@ -29,8 +29,9 @@ pub enum AccountError {
     /// No key of this account has the id (as the client sent it, echoed).
     #[error("no key {0} in this account")]
     KeyNotFound(String),
-    /// The operators' routes, to a caller outside the operators' group.
-    #[error("these routes are for members of the operators' group")]
+    /// The operators' routes, to a caller outside the operators' group who is not an admin of
+    /// the organisation whose datasets the request names.
+    #[error("these routes are for members of the operators' group, and for an organisation's admins on its own datasets")]
     NotAnOperator,
 }
 

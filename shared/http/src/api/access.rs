@@ -4,14 +4,18 @@
 //!   201 and the record (`pending`, or `granted` when the dataset approves automatically);
 //! - `GET /api/v1/account/access`: the caller's records, every dataset, newest first;
 //! - `DELETE /api/v1/account/access/{slug}`: withdraws the caller's pending request (204);
-//! - `GET /api/v1/operator/access?status=pending&dataset=slug&page=1&page_size=20`: records in
-//!   one status (default `pending`), of one dataset or all, newest first, a page at a time, for
-//!   members of the operators' group only;
+//! - `GET /api/v1/operator/access?status=pending&dataset=slug&org=acme&page=1&page_size=20`:
+//!   records in one status (default `pending`), of one dataset, of one organisation's datasets,
+//!   or all, newest first, a page at a time, for those who decide them;
 //! - `POST /api/v1/operator/access/{slug}/{account}` `{"decision": "approve"|"reject"|"revoke",
-//!   "expires_at": ..., "reason": ..., "rev": n}`: an operator's decision.
+//!   "expires_at": ..., "reason": ..., "rev": n}`: a decider's decision.
 //!
-//! The caller is the access token's `sub`; an operator is a caller whose `cognito:groups` claim
-//! names the configured group. Nobody else sees another account's record.
+//! The caller is the access token's `sub`. The deciders of a dataset's requests are the
+//! operators (callers whose `cognito:groups` claim names the configured group), who decide
+//! every dataset's, and an organisation's admins, who decide its datasets' (their membership
+//! read strongly consistent on each request: a removal applies at once). An admin's list must
+//! name their organisation (`org`, or a `dataset` of it) and shows only its records. Nobody
+//! else sees another account's record.
 
 use lambda_http::http::{header, HeaderValue, Method, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
@@ -24,6 +28,7 @@ use catalog::accounts::{Field, FieldError};
 use catalog::grants::{in_group, AccessAsk, AccessStatus, DecisionRequest};
 use catalog::input::{echo, DatasetRef, PageRequest};
 use catalog::keys::Owner;
+use catalog::orgs::OrgName;
 use catalog::policy::{AccessLevel, Approval};
 use catalog::ports::{AccessStore, Asked, DatasetAccess, Decided, Directory};
 use catalog::slug::Slug;
@@ -160,7 +165,6 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
                 Ok(response)
             }
             AccessRoute::Operator if method == Method::GET => {
-                self.operator(req, &owner).await?;
                 let status = match query(req, "status") {
                     None => AccessStatus::Pending,
                     Some(raw) => AccessStatus::parse(raw).ok_or_else(|| {
@@ -173,6 +177,15 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
                         })
                     })?,
                 };
+                let org = match query(req, "org") {
+                    None => None,
+                    Some(raw) => Some(OrgName::parse(raw).map_err(|e| {
+                        AccountError::InvalidField(FieldError {
+                            field: Field::Org,
+                            message: format!("org '{}': {e}", echo(raw)),
+                        })
+                    })?),
+                };
                 let dataset = match query(req, "dataset") {
                     None => None,
                     Some(raw) => Some(
@@ -180,14 +193,34 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
                             .await?,
                     ),
                 };
+                // The organisation whose records are asked for: the one named, or the dataset's.
+                let scope = org.or_else(|| dataset.as_ref().and_then(|d| d.slug.org()));
+                if let (Some(scope), Some(d)) = (&scope, &dataset) {
+                    if d.slug.org().as_ref() != Some(scope) {
+                        return Err(AccountError::InvalidField(FieldError {
+                            field: Field::Org,
+                            message: format!(
+                                "dataset '{}' is not organisation '{scope}''s",
+                                d.slug
+                            ),
+                        })
+                        .into());
+                    }
+                }
+                self.decider(req, &owner, scope.as_ref()).await?;
                 let page = PageRequest::parse(
                     single_param(req, "page")?,
                     single_param(req, "page_size")?,
                 )?;
-                let records = self
+                let mut records = self
                     .store
                     .access_by_status(status, dataset.as_ref().map(|d| &d.id))
                     .await?;
+                if let Some(scope) = &scope {
+                    records.retain(|r| {
+                        Slug::parse(&r.slug).is_ok_and(|s| s.org().as_ref() == Some(scope))
+                    });
+                }
                 let skip = page
                     .offset()
                     .and_then(|o| usize::try_from(o).ok())
@@ -212,7 +245,10 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
                 ))
             }
             AccessRoute::OperatorFor(raw, account) if method == Method::POST => {
-                self.operator(req, &owner).await?;
+                // Who decides is known from the path's slug alone: refused before anything is
+                // said of the dataset.
+                let org = Slug::parse(&raw).ok().and_then(|s| s.org());
+                self.decider(req, &owner, org.as_ref()).await?;
                 // What the path names comes first (a 404), then the body (a 400).
                 let not_found = || GrantError::RecordNotFound {
                     slug: echo(&raw),
@@ -331,14 +367,30 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
         self.store.dataset_access(&slug).await?.ok_or(missing)
     }
 
-    /// A member of the operators' group (the token's verified `cognito:groups`) whose account
-    /// is not disabled: `accounts disable` applies from the next request, not when the token
-    /// (valid up to 15 minutes) expires. One GetItem, on the operators' routes only.
-    async fn operator(&self, req: &Request, owner: &Owner) -> Result<(), ApiError> {
-        let member = match (self.operators, verified_claims(req)) {
+    /// Who decides `org`'s datasets' requests (`None`: every dataset's): a member of the
+    /// operators' group (the token's verified `cognito:groups`), or an admin of `org` (one
+    /// strongly consistent GetItem of the membership), whose account is not disabled:
+    /// `accounts disable` applies from the next request, not when the token (valid up to 15
+    /// minutes) expires. One GetItem more, on the operators' routes only.
+    async fn decider(
+        &self,
+        req: &Request,
+        owner: &Owner,
+        org: Option<&OrgName>,
+    ) -> Result<(), ApiError> {
+        let operator = match (self.operators, verified_claims(req)) {
             (Some(group), Some(claims)) => in_group(claims, group),
             _ => false,
         };
+        let member = operator
+            || match org {
+                Some(org) => self
+                    .store
+                    .role(org, owner)
+                    .await?
+                    .is_some_and(|r| r.may_administer()),
+                None => false,
+            };
         if !member {
             tracing::info!(caller = %owner, "refused an operators' route");
             return Err(AccountError::NotAnOperator.into());
