@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use catalog::input::{echo, is_site_path, Description, Slug, Tag, SITE_PATH_MAX};
 use catalog::policy::AccessSettings;
+use catalog::readme::Readme;
 use catalog::records::{ActiveVersion, Card, DatasetMeta, Discussion};
 use catalog_aws::s3::object_key;
 use catalog_writer::{DynamoWriter, NewVersion, Publication, Staged, WriteError};
@@ -44,6 +45,9 @@ pub struct MetaInput {
     /// requests are decided, the request form and the terms. Replaces the stored settings as a
     /// whole when given; kept when not.
     pub access: Option<AccessSettings>,
+    /// The dataset's card: Markdown, at most 32 KiB (`catalog::readme`). Kept when not given;
+    /// `catalog-admin meta readme SLUG --clear` removes it.
+    pub readme: Option<String>,
 }
 
 impl MetaInput {
@@ -59,6 +63,7 @@ impl MetaInput {
             insights: self.insights.or(base.insights),
             discussions: self.discussions.or(base.discussions),
             access: self.access.or(base.access),
+            readme: self.readme.or(base.readme),
         }
     }
 
@@ -89,6 +94,7 @@ impl MetaInput {
             insights: Some(m.insights),
             discussions: Some(m.discussions),
             access: Some(AccessSettings::new(m.card.access_level, m.access)),
+            readme: m.readme,
         });
         let merged = self.over(base.unwrap_or_default());
         let required = |v: Option<String>, flag: &str| {
@@ -118,6 +124,11 @@ impl MetaInput {
         let category = required(merged.category, "category")?;
         let access = merged.access.unwrap_or_default();
         access.policy().check().map_err(PublishError::BadInput)?;
+        let readme = merged
+            .readme
+            .map(|text| Readme::parse(&text).map(Readme::into_string))
+            .transpose()
+            .map_err(|e| PublishError::BadInput(e.to_string()))?;
         Ok(DatasetMeta {
             access: access.policy(),
             card: Card {
@@ -131,6 +142,7 @@ impl MetaInput {
             source,
             insights: merged.insights.unwrap_or_default(),
             discussions,
+            readme,
         })
     }
 }

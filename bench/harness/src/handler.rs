@@ -50,6 +50,7 @@ fn record(i: usize) -> DatasetRecord {
         id: Uuid::new_v4(),
         slug: Slug::parse(&format!("dataset-{i}")).expect("a slug"),
         meta: DatasetMeta {
+            readme: None,
             access: Default::default(),
             card: Card {
                 access_level: Default::default(),

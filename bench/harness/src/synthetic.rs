@@ -87,6 +87,7 @@ where
     let manifest = Manifest::build(input).map_err(|e| e.to_string())?;
     let now = Utc::now();
     let meta = DatasetMeta {
+        readme: None,
         access: Default::default(),
         card: Card {
             access_level: Default::default(),

@@ -6,6 +6,7 @@
 //! - [`keys`]: API keys, from the presented secret to the stored record.
 //! - [`accounts`]: accounts and the rules for the read keys they mint (the keys function).
 //! - [`records`]: datasets as the store holds them.
+//! - [`readme`]: a dataset's card, the Markdown README its page shows.
 //! - [`files`]: a version of many files: paths, splits, Hive partitions, per-file statistics,
 //!   the manifest and its chunks.
 //! - [`rows`]: the rows API's window, page and reader port (the reader is `catalog-preview`).
@@ -45,6 +46,7 @@ pub mod orgs;
 pub mod policy;
 pub mod ports;
 pub mod query;
+pub mod readme;
 pub mod records;
 pub mod rows;
 pub mod sharing;

@@ -60,6 +60,11 @@ pub struct DatasetMeta {
     /// At the `approval` level: how requests are decided, the form and the terms.
     #[serde(default)]
     pub access: ApprovalPolicy,
+    /// The dataset's card: Markdown ([`crate::readme::Readme`], at most 32 KiB), shown by the
+    /// metadata endpoint and rendered on the dataset page; `None`: no card. Never in a list
+    /// entry (it is not part of the [`Card`]) nor in the text index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readme: Option<String>,
 }
 
 /// A discussion ([API reference: Discussion](../../docs/api.md#discussion)).

@@ -54,6 +54,7 @@ fn catalog() -> MemoryCatalog {
         id: uuid::Uuid::new_v4(),
         slug: Slug::parse("d").unwrap(),
         meta: DatasetMeta {
+            readme: None,
             access: Default::default(),
             card: Card {
                 access_level: Default::default(),

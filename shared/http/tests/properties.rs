@@ -41,6 +41,7 @@ fn record(slug: &str, keyless: bool) -> DatasetRecord {
         id: Uuid::from_u128(0x6f1c2a9e_3b7d_4c5e_9a8f_0d1e2f3a4b5c),
         slug: Slug::parse(slug).unwrap(),
         meta: DatasetMeta {
+            readme: None,
             access: Default::default(),
             card: Card {
                 access_level: Default::default(),

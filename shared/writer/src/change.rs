@@ -1,6 +1,7 @@
-//! Changes to a published dataset's answers without a new version: its keyless window and its
-//! access level. The dataset item, its alias, its list entry and its facet list entries change
-//! together, in one transaction (facet entries whose position moved are put back by a rewrite).
+//! Changes to a published dataset's answers without a new version: its keyless window, its
+//! access level and its card (the card's own checks are in [`crate::readme`]). The dataset
+//! item, its alias, its list entry and its facet list entries change together, in one
+//! transaction (facet entries whose position moved are put back by a rewrite).
 
 use std::collections::HashMap;
 
@@ -8,9 +9,9 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use catalog::input::Slug;
 use catalog::policy::{AccessLevel, ApprovalPolicy};
 use catalog::query::Facet;
-use catalog_aws::dynamo::attr::{n, opt_time, s, time};
+use catalog_aws::dynamo::attr::{n, opt_s, opt_time, s, time};
 use catalog_aws::dynamo::layout::name::{
-    ACCESS_LEVEL, ACCESS_POLICY, DOWNLOADS, KEYLESS_UNTIL, REV, UPDATED_AT,
+    ACCESS_LEVEL, ACCESS_POLICY, DOWNLOADS, KEYLESS_UNTIL, README, REV, UPDATED_AT,
 };
 use catalog_aws::dynamo::layout::{
     alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, DATASET_SK, LIST_PK,
@@ -33,6 +34,9 @@ pub enum Change {
     Keyless(Option<DateTime<Utc>>),
     /// Who may read the data, and an `approval` dataset's policy.
     Access(AccessLevel, ApprovalPolicy),
+    /// The dataset's card (its Markdown README), or none: on the dataset item and its alias
+    /// only, never on its list entries (which get the new `updated_at`).
+    Readme(Option<String>),
     /// The downloads over the last 30 days (the daily count): not a change to the dataset's
     /// answers, so `updated_at` stays.
     Downloads(u64),
@@ -47,6 +51,7 @@ impl Change {
             Self::Access(level, policy) => {
                 stored.meta.card.access_level == *level && stored.meta.access == *policy
             }
+            Self::Readme(readme) => stored.meta.readme == *readme,
         }
     }
 
@@ -71,6 +76,10 @@ impl Change {
                     vec![level, updated],
                 )
             }
+            Self::Readme(readme) => (
+                vec![(README, opt_s(readme.as_deref())), updated.clone()],
+                vec![updated],
+            ),
         }
     }
 }
@@ -184,7 +193,7 @@ impl DynamoWriter {
     /// dataset first or moved an entry, or while another writer holds a facet list
     /// ([`crate::patience`]). Before a loss is reported, the dataset is read again: a change
     /// that it already shows (an earlier try committed it, its answer lost) is a success.
-    async fn change(
+    pub(crate) async fn change(
         &self,
         slug: &Slug,
         change: &Change,
@@ -246,6 +255,7 @@ mod tests {
             current: Some(1),
             seq,
             meta: DatasetMeta {
+                readme: None,
                 access: Default::default(),
                 card: Card {
                     access_level: Default::default(),

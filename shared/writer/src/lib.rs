@@ -12,6 +12,7 @@
 //! - [`publish`]: the publish sequence, what it checks first, and reading what is stored.
 //! - [`activate`]: activation, planned without I/O ([`activate::Activation::plan`]), then sent.
 //! - [`change`]: keyless windows and access levels, planned the same way.
+//! - [`readme`]: a dataset's card, set or removed through [`change`], measured first.
 //! - [`facets`]: rewrites of the per-category, per-tag and per-license lists, and `reindex`.
 //! - [`summary`]: the facet summary (every value's count and display form), and its budget.
 //! - [`takedown`]: unpublishing, restoring and deleting datasets, and deleting versions.
@@ -39,6 +40,7 @@ pub mod manifest;
 pub mod orders;
 mod patience;
 pub mod publish;
+pub mod readme;
 pub mod summary;
 pub mod tables;
 pub mod takedown;

@@ -43,6 +43,7 @@ fn spec(i: usize) -> Spec {
 
 fn meta(s: &Spec) -> DatasetMeta {
     DatasetMeta {
+        readme: None,
         access: Default::default(),
         card: Card {
             access_level: Default::default(),

@@ -239,6 +239,7 @@ pub(super) async fn must_fail(stack: &Stack, now: DateTime<Utc>) -> Result<(), S
         .await;
     stack.add_key(NO_READ, &["write"], now, None).await;
     let unpublished = catalog::records::DatasetMeta {
+        readme: None,
         access: Default::default(),
         card: catalog::records::Card {
             access_level: Default::default(),

@@ -90,6 +90,9 @@ pub mod name {
     pub const INSIGHTS: &str = "insights";
     /// Discussions, as JSON text.
     pub const DISCUSSIONS: &str = "discussions";
+    /// On a dataset item and its alias only (never a list entry): the dataset's card, its
+    /// Markdown README (`catalog::readme`, at most 32 KiB); absent or NULL: no card.
+    pub const README: &str = "readme";
     pub const SIZE: &str = "size";
     /// On a many-file version's item: its manifest's summary (deflated JSON,
     /// [`catalog::files::Summary`]; [`super::super::manifest::summary_value`]).

@@ -37,6 +37,9 @@ struct DatasetResponse<'a> {
     keyless_until: Option<DateTime<Utc>>,
     insights: &'a str,
     discussions: &'a [Discussion],
+    /// The dataset's card: its Markdown README as stored (the page renders it, sanitised), or
+    /// null when it has none.
+    readme: Option<&'a str>,
     #[serde(serialize_with = "catalog::time::rfc3339")]
     created_at: DateTime<Utc>,
     #[serde(serialize_with = "catalog::time::rfc3339")]
@@ -384,6 +387,7 @@ async fn metadata_inner(
             keyless_until: record.keyless_until,
             insights: &record.meta.insights,
             discussions: &record.meta.discussions,
+            readme: record.meta.readme.as_deref(),
             created_at: record.created_at,
             updated_at: record.updated_at,
             downloads: record.downloads,

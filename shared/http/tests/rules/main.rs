@@ -30,6 +30,7 @@ fn record(slug: &str, keyless_until: Option<DateTime<Utc>>, active: bool) -> Dat
         id: Uuid::new_v4(),
         slug: Slug::parse(slug).unwrap(),
         meta: DatasetMeta {
+            readme: None,
             access: Default::default(),
             card: Card {
                 access_level: Default::default(),

@@ -112,8 +112,8 @@ pub fn check_fits(
         return Err(WriteError::TooLarge(format!(
             "the dataset's record would be {} KB, over DynamoDB's {} KB item limit: its schema \
              ({} columns) takes {} KB stored (compressed), its column names {} KB, its \
-             description, insights and discussions {} KB{summary}; publish fewer or narrower \
-             columns{}, or shorten the insights and discussions",
+             description, insights, discussions and card {} KB{summary}; publish fewer or \
+             narrower columns{}, or shorten the insights, discussions and card",
             dataset_size.max(version_size) / 1024,
             limit / 1024,
             version.active.columns.len(),

@@ -187,6 +187,7 @@ impl FromItem for DatasetMeta {
             insights: get_s(item, name::INSIGHTS)?,
             discussions: stored_discussions(&get_s(item, name::DISCUSSIONS)?)?,
             access: get_policy(item)?,
+            readme: get_s_opt(item, name::README)?,
         })
     }
 }
@@ -234,6 +235,8 @@ impl MetaItem for DatasetMeta {
         // Plain enums, strings and numbers always serialize.
         let policy = serde_json::to_string(&self.access).unwrap_or_else(|_| "{}".into());
         attributes.push((name::ACCESS_POLICY, s(policy)));
+        // NULL when there is none, so that an update clears a card it no longer has.
+        attributes.push((name::README, opt_s(self.readme.as_deref())));
         attributes
     }
 }

@@ -112,3 +112,69 @@ fn a_list_entry_keeps_a_many_file_versions_brief_and_a_one_file_version_clears_i
         assert_eq!(DatasetSummary::from_item(&entry).unwrap(), written);
     }
 }
+
+/// The card is stored on the dataset item as `readme` (NULL without one, so that an update
+/// clears it) and read back as written; a list entry never carries it.
+#[test]
+fn a_card_round_trips_on_the_dataset_item_and_stays_out_of_list_entries() {
+    use catalog::records::{Card, DatasetMeta, DatasetSummary};
+    let card = Card {
+        name: "Sales".into(),
+        description: Some("Monthly".into()),
+        category: "c".into(),
+        tags: vec!["t".into()],
+        license: "l".into(),
+        access_level: Default::default(),
+    };
+    for readme in [
+        Some("# Sales\n\n| a | b |\n|---|---|\n| 1 | 2 |\n".to_owned()),
+        None,
+    ] {
+        let meta = DatasetMeta {
+            card: card.clone(),
+            source: "s".into(),
+            insights: String::new(),
+            discussions: Vec::new(),
+            access: Default::default(),
+            readme: readme.clone(),
+        };
+        let attributes = meta.to_attributes();
+        let (_, stored) = attributes
+            .iter()
+            .find(|(n, _)| *n == name::README)
+            .expect("set or cleared by every metadata write");
+        match &readme {
+            Some(text) => assert_eq!(stored, &s(text)),
+            None => assert_eq!(stored, &AttributeValue::Null(true)),
+        }
+        let item: Item = attributes
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        assert_eq!(DatasetMeta::from_item(&item).unwrap(), meta);
+        let mut absent = item.clone();
+        absent.remove(name::README);
+        assert_eq!(DatasetMeta::from_item(&absent).unwrap().readme, None);
+
+        let entry = DatasetSummary {
+            slug: Slug::parse("sales").unwrap(),
+            id: uuid::Uuid::nil(),
+            card: meta.card.clone(),
+            size: 1,
+            row_count: 1,
+            column_count: 1,
+            keyless_until: None,
+            updated_at: chrono::DateTime::UNIX_EPOCH,
+            keyless: false,
+            downloads: 0,
+            files: None,
+            seq: 1,
+        };
+        for (name, value) in entry.to_attributes() {
+            assert_ne!(name, name::README, "a list entry holds no card");
+            if let AttributeValue::S(text) = value {
+                assert!(!text.contains("| a | b |"), "{name} holds the card");
+            }
+        }
+    }
+}

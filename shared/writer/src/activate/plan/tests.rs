@@ -10,6 +10,7 @@ fn slug() -> Slug {
 
 fn meta(category: &str, tags: &[&str]) -> DatasetMeta {
     DatasetMeta {
+        readme: None,
         access: Default::default(),
         card: Card {
             access_level: Default::default(),

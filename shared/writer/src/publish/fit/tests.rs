@@ -8,6 +8,7 @@ use super::*;
 
 fn meta(insights_bytes: usize) -> DatasetMeta {
     DatasetMeta {
+        readme: None,
         card: Card {
             name: "Wide partitions".into(),
             description: None,
@@ -132,4 +133,32 @@ fn the_dataset_item_is_measured_with_its_files_summary_and_refused_when_it_does_
         fit.version_item,
         version_alone + super::super::files::PART_COUNTS_ROOM
     );
+}
+
+/// A publish measures the dataset item with its card: one that fits without it is refused with
+/// a 32 KiB card, the message naming the card among what to shorten.
+#[test]
+fn a_card_counts_in_the_dataset_item_a_publish_measures() {
+    let slug = Slug::parse("wide").unwrap();
+    let with = version(Some(Arc::new(wide_summary())));
+    let bare = check_fits(&slug, &meta(0), &with).unwrap().dataset_item;
+    // Insights that leave 16 KiB of room: the item fits, a 32 KiB card does not.
+    let insights = ITEM_LIMIT_BYTES - bare - 16 * 1024;
+    let fit = check_fits(&slug, &meta(insights), &with).unwrap();
+    assert!(fit.dataset_item <= ITEM_LIMIT_BYTES - 16 * 1024, "{fit:?}");
+    let mut carded = meta(insights);
+    carded.readme = Some("r".repeat(catalog::readme::Readme::MAX_BYTES));
+    let why = match check_fits(&slug, &carded, &with) {
+        Err(WriteError::TooLarge(why)) => why,
+        other => panic!("expected TooLarge, got {other:?}"),
+    };
+    assert!(
+        why.contains("over DynamoDB's 400 KB item limit")
+            && why.contains("its description, insights, discussions and card")
+            && why.ends_with("or shorten the insights, discussions and card"),
+        "{why}"
+    );
+    // A small card fits where the large one did not.
+    carded.readme = Some("# Wide\n".into());
+    assert!(check_fits(&slug, &carded, &with).is_ok());
 }
