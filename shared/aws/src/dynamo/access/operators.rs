@@ -1,25 +1,28 @@
 //! What operators' tools do beside the routes: grant directly, report a dataset's records, and
 //! close every record of an account that is disabled.
 
-use aws_sdk_dynamodb::types::ReturnValue;
-use chrono::{DateTime, Utc};
+use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
+use chrono::{DateTime, SubsecRound, Utc};
 use uuid::Uuid;
 
 use crate::dynamo::attr::s;
 use crate::dynamo::codec::prelude::*;
 use crate::dynamo::layout::name::{GRANTEE, STATUS};
-use crate::dynamo::requests::{classify, scan_all};
+use crate::dynamo::requests::scan_all;
+use crate::dynamo::tx::{build, transact_retrying};
 use catalog::error::StoreError;
 use catalog::grants::{AccessRecord, AccessStatus, Decision};
 use catalog::keys::Owner;
+use catalog::notices::Notice;
 use catalog::ports::{AccessStore, DatasetAccess, Decided};
 
+use super::notices::notice_put;
 use super::{newest_first, DynamoAccess, Expression};
 
 impl DynamoAccess {
     /// Grants an account access directly (an operator, by email): the record becomes a grant
     /// until `expires_at` whatever it was, keeping the request it holds. One GetItem, one
-    /// UpdateItem.
+    /// TransactWriteItems (the record and its notice to the person).
     pub async fn grant(
         &self,
         dataset: &DatasetAccess,
@@ -55,22 +58,28 @@ impl DynamoAccess {
         record.decided_at = Some(now);
         record.reason = None;
         let e = Expression::setting(record.attributes());
-        let out = self
-            .client
-            .update_item()
+        let update = Update::builder()
             .table_name(&self.keys_table)
             .set_key(Some(record.key()?))
             .update_expression(e.update())
             .set_expression_attribute_names(Some(e.names))
-            .set_expression_attribute_values(Some(e.values))
-            .return_values(ReturnValue::AllNew)
-            .send()
-            .await
-            .map_err(classify)?;
-        out.attributes()
-            .map(AccessRecord::from_item)
-            .transpose()?
-            .ok_or_else(|| StoreError::Corrupt("UpdateItem returned no record".into()))
+            .set_expression_attribute_values(Some(e.values));
+        // The record as written (times as stored: whole seconds) and its notice, in one write.
+        record.rev += 1;
+        record.decided_at = Some(now.trunc_subsecs(0));
+        record.expires_at = expires_at.map(|t| t.trunc_subsecs(0));
+        let mut items = vec![TransactWriteItem::builder()
+            .update(build(update.build())?)
+            .build()];
+        if let Some(notice) = Notice::for_record(&record, now) {
+            items.push(notice_put(&self.keys_table, &notice)?);
+        }
+        match transact_retrying(&self.client, items).await? {
+            Ok(()) => Ok(record),
+            Err(_) => Err(StoreError::Corrupt(
+                "a grant without a condition was refused".into(),
+            )),
+        }
     }
 
     /// Every record of the dataset in these statuses (operators' reports), newest first.
