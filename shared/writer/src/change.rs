@@ -56,7 +56,7 @@ impl Change {
     }
 
     /// The dataset item's (and alias's) new attributes, then its list entries'.
-    fn attributes(&self, now: DateTime<Utc>) -> (Attributes, Attributes) {
+    pub(crate) fn attributes(&self, now: DateTime<Utc>) -> (Attributes, Attributes) {
         let updated = (UPDATED_AT, time(&now));
         match self {
             Self::Keyless(until) => {
@@ -176,7 +176,9 @@ impl DynamoWriter {
     }
 
     /// Sets who may read the dataset's data (and an `approval` dataset's policy); the next
-    /// data request follows it.
+    /// data request follows it. A listed dataset made `private` leaves every list, and a
+    /// private one made `registered` or `approval` is listed again ([`crate::private`]);
+    /// `private` is refused on a catalog dataset and while a keyless window is open.
     pub async fn set_access(
         &self,
         slug: &Slug,
@@ -185,8 +187,7 @@ impl DynamoWriter {
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
         policy.check().map_err(WriteError::Invalid)?;
-        self.change(slug, &Change::Access(level, policy.clone()), now)
-            .await
+        self.set_level(slug, level, policy, now).await
     }
 
     /// Applies `change`. Tried again, with backoff, when a concurrent write changed the
@@ -223,6 +224,9 @@ impl DynamoWriter {
         now: DateTime<Utc>,
     ) -> Result<(), WriteError> {
         let stored = self.stored_dataset(slug).await?;
+        if let Change::Keyless(until) = change {
+            crate::private::check_window(slug, &stored, *until, now)?;
+        }
         let change = Changing {
             slug,
             stored: &stored,

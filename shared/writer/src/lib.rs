@@ -15,6 +15,7 @@
 //! - [`readme`]: a dataset's card, set or removed through [`change`], measured first.
 //! - [`facets`]: rewrites of the per-category, per-tag and per-license lists, and `reindex`.
 //! - [`summary`]: the facet summary (every value's count and display form), and its budget.
+//! - [`private`]: private datasets, in no public list, and their moves in and out of them.
 //! - [`takedown`]: unpublishing, restoring and deleting datasets, and deleting versions.
 //! - [`text`]: the listings' text index, kept with every change to a dataset's searched text,
 //!   and rebuilt by `reindex`.
@@ -39,6 +40,7 @@ pub mod keys;
 pub mod manifest;
 pub mod orders;
 mod patience;
+pub mod private;
 pub mod publish;
 pub mod readme;
 pub mod summary;

@@ -203,6 +203,8 @@ impl DynamoWriter {
         Fut: Future<Output = Result<Staged, E>>,
     {
         let (slug, now) = (publication.slug, publication.now);
+        // Refused before anything is reserved or uploaded (the activation checks it again).
+        crate::private::check_level(slug, publication.meta.card.access_level)?;
         let reserved = self.reserve_version(publication).await?;
         let staged = upload(reserved.clone()).await?;
         self.put_version(slug, &staged.version).await?;

@@ -354,7 +354,7 @@ impl DynamoWriter {
 
 /// An error after the dataset left the catalog (served as gone already): the lists lag until
 /// `reindex` (or the same command again) completes them.
-fn committed(e: WriteError) -> WriteError {
+pub(crate) fn committed(e: WriteError) -> WriteError {
     match e {
         WriteError::FacetLists(_) => e,
         e => WriteError::FacetLists(format!("the catalog list ({e})")),

@@ -118,6 +118,8 @@ impl DynamoWriter {
             restoring,
             now,
         };
+        activation.check()?;
+        let (private, leaves) = (activation.is_private(), activation.leaves_lists());
         let mut lists = Lists::default();
         for facet in activation.to_locate() {
             if let Some(pos) = self.facet_position(&facet, slug.as_str()).await? {
@@ -125,14 +127,16 @@ impl DynamoWriter {
             }
         }
         let to_count = activation.to_count();
-        if stored.seq.is_none() {
+        if stored.seq.is_none() && !private {
             lists.listed = self.counter_total(COUNTER_PK.to_owned()).await?;
             for facet in to_count {
                 let total = self.counter_total(facet_counter_pk(&facet)).await?;
                 lists.facet_totals.insert(facet, total);
             }
         }
-        lists.summary = StoredSummary::new(self.get(facet_summary_key()).await?);
+        if !private {
+            lists.summary = StoredSummary::new(self.get(facet_summary_key()).await?);
+        }
         let mut plan = activation.plan(&lists);
         // The dataset item names this attempt, so that an attempt whose answer was lost can
         // tell its own write from another's.
@@ -159,6 +163,18 @@ impl DynamoWriter {
                 tracing::info!(%slug, version, "the activation was committed by an earlier try");
             }
             Err(e) => return Err(e),
+        }
+        if leaves {
+            // Out of the catalog list: the lists renumbered and rebuilt without it.
+            return self
+                .reindex()
+                .await
+                .map(|_| ())
+                .map_err(crate::takedown::committed);
+        }
+        if private {
+            // In no list: nothing follows.
+            return Ok(());
         }
         let text = plan.terms_changed.then_some(slug);
         self.apply(plan.rewrites, text, slug, now).await

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use catalog::input::Slug;
+use catalog::policy::AccessLevel;
 use catalog::query::Facet;
 use catalog::records::{ActiveVersion, DatasetMeta, DatasetSummary};
 use catalog_aws::dynamo::attr::{n, s, time};
@@ -13,7 +14,7 @@ use catalog_aws::dynamo::codec::{
     schema_attributes, summary_count, summary_display, summary_entry, summary_mark, SummaryChange,
 };
 use catalog_aws::dynamo::layout::name::{
-    ACTIVE, COMPLETE, PK, REV, SEQ, SERVED_VERSIONS, SK, UNPUBLISHED_AT, UPDATED_AT,
+    ACTIVE, COMPLETE, PK, REV, SEQ, SERVED_VERSIONS, SK, UNPUBLISHED_AT, UPDATED_AT, WITHDRAWN,
 };
 use catalog_aws::dynamo::layout::{
     alias_pk, dataset_pk, facet_list_pk, key_of, list_sk, Item, DATASET_SK, LIST_PK,
@@ -60,9 +61,39 @@ impl Activation<'_> {
         self.meta.unwrap_or(&self.stored.meta)
     }
 
-    /// The facet lists the dataset will be in.
+    /// The facet lists the dataset will be in (none for a private dataset).
     fn new_facets(&self) -> Vec<Facet> {
-        self.effective_meta().card.facets()
+        match self.is_private() {
+            true => Vec::new(),
+            false => self.effective_meta().card.facets(),
+        }
+    }
+
+    /// Whether the dataset is private once activated: then it is in no list
+    /// ([`crate::private`]).
+    pub fn is_private(&self) -> bool {
+        self.effective_meta().card.access_level == AccessLevel::Private
+    }
+
+    /// Whether the activation takes a listed dataset out of the lists (its metadata makes it
+    /// private): `reindex` follows its transaction.
+    pub fn leaves_lists(&self) -> bool {
+        self.is_private() && self.stored.seq.is_some()
+    }
+
+    /// What a private dataset's activation refuses: a catalog dataset, or a keyless window
+    /// open.
+    pub fn check(&self) -> Result<(), crate::WriteError> {
+        if self.is_private() {
+            crate::private::check_level(self.slug, AccessLevel::Private)?;
+            crate::private::check_keyless(
+                self.slug,
+                AccessLevel::Private,
+                self.stored.keyless_until,
+                self.now,
+            )?;
+        }
+        Ok(())
     }
 
     /// The facet lists the dataset is in now (none before its first activation).
@@ -75,6 +106,9 @@ impl Activation<'_> {
 
     /// Facets whose list position the plan needs: those the dataset stays in.
     pub fn to_locate(&self) -> Vec<Facet> {
+        if self.is_private() {
+            return Vec::new();
+        }
         let listed = self.listed_facets();
         self.new_facets()
             .into_iter()
@@ -107,6 +141,9 @@ impl Activation<'_> {
         set.extend(schema_attributes(self.schema));
         if let Some(meta) = self.meta {
             set.extend(meta.to_attributes());
+        }
+        if self.is_private() {
+            return self.plan_unlisted(set);
         }
         // The list entry shows the new version's figures and the (possibly new) metadata.
         let mut entry = DatasetSummary::of(
@@ -200,6 +237,40 @@ impl Activation<'_> {
             summary: lists.summary.guard(summary, &joining),
             rewrites,
             terms_changed,
+        }
+    }
+
+    /// A private dataset's activation: its item and alias, no list entry. A listed one leaves
+    /// the catalog list as an unpublished one does (its entry marked `withdrawn`, its `seq`
+    /// cleared, under the list's unmarked condition), for `reindex` to renumber the lists.
+    fn plan_unlisted(&self, mut set: Vec<(&'static str, AttributeValue)>) -> Plan {
+        let mut writes = Vec::new();
+        if let Some(seq) = self.stored.seq {
+            set.push((SEQ, AttributeValue::Null(true)));
+            writes.push(Write::Set {
+                key: key_of(LIST_PK, &list_sk(seq)),
+                set: vec![(WITHDRAWN, AttributeValue::Bool(true))],
+                condition: Condition::Holds(self.slug.clone()),
+            });
+            writes.push(Write::ListUnmarked);
+        }
+        writes.push(Write::Set {
+            key: key_of(dataset_pk(self.slug.as_str()), DATASET_SK),
+            set: set.clone(),
+            condition: Condition::Dataset(
+                self.stored.guard(Some(Expected::from(self.stored.current))),
+            ),
+        });
+        writes.push(Write::Set {
+            key: key_of(alias_pk(&self.stored.id), DATASET_SK),
+            set,
+            condition: Condition::Exists,
+        });
+        Plan {
+            writes,
+            summary: Vec::new(),
+            rewrites: Vec::new(),
+            terms_changed: false,
         }
     }
 
