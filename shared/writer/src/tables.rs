@@ -9,6 +9,7 @@ use aws_sdk_dynamodb::Client;
 use catalog::error::StoreError;
 use catalog_aws::dynamo::layout::name::{DATASET, ID, KEY_HASH, OWNER, PK, PURGE_AT, SK, STATUS};
 use catalog_aws::dynamo::layout::{ACCESS_BY_STATUS_INDEX, KEYS_BY_ID_INDEX, KEYS_BY_OWNER_INDEX};
+use catalog_aws::dynamo::access::notices::{NOTICES_INDEX, QUEUE};
 use catalog_aws::dynamo::requests::classify;
 
 pub async fn create_tables(
@@ -62,6 +63,8 @@ pub async fn create_tables(
         Some(DATASET),
         ProjectionType::All,
     )?;
+    // The mailer's outbox: notices only (`queue`, then `key_hash`; no other item has a queue).
+    let by_notice = index(NOTICES_INDEX, QUEUE, Some(KEY_HASH), ProjectionType::All)?;
     client
         .create_table()
         .table_name(keys_table)
@@ -71,10 +74,12 @@ pub async fn create_tables(
         .attribute_definitions(attr(OWNER)?)
         .attribute_definitions(attr(STATUS)?)
         .attribute_definitions(attr(DATASET)?)
+        .attribute_definitions(attr(QUEUE)?)
         .key_schema(key(KEY_HASH, KeyType::Hash)?)
         .global_secondary_indexes(by_id)
         .global_secondary_indexes(by_owner)
         .global_secondary_indexes(by_status)
+        .global_secondary_indexes(by_notice)
         .send()
         .await
         .map_err(classify)?;

@@ -30,7 +30,7 @@ fn dependency_tree(package: &str) -> Vec<String> {
 }
 
 /// Every Lambda function of the stack.
-const FUNCTIONS: [&str; 9] = [
+const FUNCTIONS: [&str; 10] = [
     "catalog-list",
     "catalog-metadata",
     "catalog-data",
@@ -40,6 +40,7 @@ const FUNCTIONS: [&str; 9] = [
     "catalog-sharing",
     "catalog-audit",
     "catalog-file-stats",
+    "catalog-mailer",
 ];
 
 #[test]
@@ -190,7 +191,7 @@ fn the_library_crates_link_only_the_layers_below_them() {
 }
 
 /// Each function links the crates it uses and no other: the HTTP side only where requests are
-/// answered (not the sign-up trigger, the audit or the file-stats function), the listings' crate only in the
+/// answered (not the sign-up trigger, the audit, the file-stats or the mailer function), the listings' crate only in the
 /// list function.
 #[test]
 fn each_function_links_only_the_crates_it_uses() {
@@ -199,7 +200,7 @@ fn each_function_links_only_the_crates_it_uses() {
         let links = |c: &str| tree.iter().any(|p| p == c);
         let http = !matches!(
             function,
-            "catalog-signup" | "catalog-audit" | "catalog-file-stats"
+            "catalog-signup" | "catalog-audit" | "catalog-file-stats" | "catalog-mailer"
         );
         assert_eq!(links("catalog-http"), http, "{function} and catalog-http");
         assert_eq!(
@@ -210,6 +211,19 @@ fn each_function_links_only_the_crates_it_uses() {
         assert!(
             !links("catalog-memory"),
             "{function} links the in-memory adapters"
+        );
+    }
+}
+
+/// Only the mailer function, off the request path, links the SES SDK (catalog-aws's `ses`
+/// feature): the other functions never send email.
+#[test]
+fn only_the_mailer_links_ses() {
+    for function in FUNCTIONS {
+        assert_eq!(
+            dependency_tree(function).iter().any(|p| p == "aws-sdk-sesv2"),
+            function == "catalog-mailer",
+            "{function} and aws-sdk-sesv2"
         );
     }
 }

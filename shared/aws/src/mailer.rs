@@ -1,0 +1,182 @@
+//! The mailer function's adapters (feature `ses`): Amazon SES v2 behind `catalog`'s
+//! [`Mailer`] port, and [`Mailroom`], what one run needs (the outbox in the keys table, the
+//! deciders, SES and the configuration).
+
+use aws_config::SdkConfig;
+use aws_sdk_sesv2::types::{Body, Content, Destination, EmailContent, Message};
+use chrono::{DateTime, Duration, Utc};
+
+use crate::config::ConfigError;
+use crate::dynamo::access::notices::DynamoNotices;
+use catalog::error::StoreError;
+use catalog::notices::{run, Email, Mailer, MailerConfig, Operators, RunReport, SendError};
+
+/// Sends through SES v2's SendEmail, from one verified identity.
+#[derive(Clone, Debug)]
+pub struct SesMailer {
+    client: aws_sdk_sesv2::Client,
+    from: String,
+}
+
+impl SesMailer {
+    /// SES with the SDK's configuration; `endpoint`, when given, replaces SES's address (the
+    /// tests' moto).
+    pub fn new(sdk: &SdkConfig, from: impl Into<String>, endpoint: Option<&str>) -> Self {
+        let mut config = aws_sdk_sesv2::config::Builder::from(sdk);
+        if let Some(endpoint) = endpoint {
+            config = config.endpoint_url(endpoint);
+        }
+        Self {
+            client: aws_sdk_sesv2::Client::from_conf(config.build()),
+            from: from.into(),
+        }
+    }
+}
+
+fn content(text: &str) -> Result<Content, SendError> {
+    Content::builder()
+        .data(text)
+        .charset("UTF-8")
+        .build()
+        .map_err(|e| SendError(e.to_string()))
+}
+
+impl Mailer for SesMailer {
+    async fn send(&self, email: &Email) -> Result<(), SendError> {
+        let message = Message::builder()
+            .subject(content(&email.subject)?)
+            .body(Body::builder().text(content(&email.text)?).build())
+            .build();
+        self.client
+            .send_email()
+            .from_email_address(&self.from)
+            .destination(Destination::builder().to_addresses(&email.to).build())
+            .content(EmailContent::builder().simple(message).build())
+            .send()
+            .await
+            .map_err(|e| {
+                let e = aws_sdk_sesv2::error::DisplayErrorContext(e);
+                SendError(e.to_string())
+            })?;
+        Ok(())
+    }
+}
+
+/// The mailer function's configuration, from its environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailroomConfig {
+    pub keys_table: String,
+    /// `MAIL_SENDER`: the verified SES identity emails come from.
+    pub sender: String,
+    /// `OPERATORS_EMAIL`: the deciders' addresses, comma-separated (blank: no digests).
+    pub operators: String,
+    /// `SITE_URL`, `DIGEST_MINUTES` (default 15), `MAX_ATTEMPTS` (default 10).
+    pub run: MailerConfig,
+    /// `SES_ENDPOINT_URL`: another address for SES (local runs and tests).
+    pub ses_endpoint: Option<String>,
+}
+
+type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+fn optional(lookup: Lookup, name: &str) -> Option<String> {
+    lookup(name).filter(|v| !v.trim().is_empty())
+}
+
+fn required(lookup: Lookup, name: &'static str) -> Result<String, ConfigError> {
+    optional(lookup, name).ok_or(ConfigError::Missing(name))
+}
+
+fn number(lookup: Lookup, name: &'static str, default: i64) -> Result<i64, ConfigError> {
+    match optional(lookup, name) {
+        None => Ok(default),
+        Some(raw) => match raw.trim().parse::<i64>() {
+            Ok(v) if v >= 1 => Ok(v),
+            _ => Err(ConfigError::Invalid {
+                name,
+                reason: format!("a whole number of at least 1 is needed, got '{raw}'"),
+            }),
+        },
+    }
+}
+
+impl MailroomConfig {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(&|name| std::env::var(name).ok())
+    }
+
+    pub fn from_lookup(lookup: Lookup) -> Result<Self, ConfigError> {
+        let site = required(lookup, "SITE_URL")?;
+        if !(site.starts_with("https://") || site.starts_with("http://")) {
+            return Err(ConfigError::Invalid {
+                name: "SITE_URL",
+                reason: format!("an http(s):// address is needed, got '{site}'"),
+            });
+        }
+        let mut run = MailerConfig::new(site.trim());
+        run.digest = Duration::minutes(number(
+            lookup,
+            "DIGEST_MINUTES",
+            MailerConfig::DIGEST_MINUTES,
+        )?);
+        run.max_attempts = u32::try_from(number(
+            lookup,
+            "MAX_ATTEMPTS",
+            i64::from(MailerConfig::MAX_ATTEMPTS),
+        )?)
+        .unwrap_or(MailerConfig::MAX_ATTEMPTS);
+        Ok(Self {
+            keys_table: required(lookup, "KEYS_TABLE")?,
+            sender: required(lookup, "MAIL_SENDER")?,
+            operators: optional(lookup, "OPERATORS_EMAIL").unwrap_or_default(),
+            run,
+            ses_endpoint: optional(lookup, "SES_ENDPOINT_URL"),
+        })
+    }
+}
+
+/// What a run needs: the outbox, the deciders, SES, and how to run.
+pub struct Mailroom {
+    pub notices: DynamoNotices,
+    pub deciders: Operators,
+    pub ses: SesMailer,
+    pub config: MailerConfig,
+}
+
+impl Mailroom {
+    pub fn new(sdk: &SdkConfig, config: &MailroomConfig) -> Self {
+        Self {
+            notices: DynamoNotices::new(aws_sdk_dynamodb::Client::new(sdk), &config.keys_table),
+            deciders: Operators::parse(&config.operators),
+            ses: SesMailer::new(sdk, &config.sender, config.ses_endpoint.as_deref()),
+            config: config.run.clone(),
+        }
+    }
+
+    /// From the function's environment.
+    pub async fn from_env() -> Result<Self, ConfigError> {
+        let config = MailroomConfig::from_env()?;
+        Ok(Self::new(&crate::aws::load_sdk_config().await, &config))
+    }
+
+    /// One run at `now`.
+    pub async fn run_at(&self, now: DateTime<Utc>) -> Result<RunReport, StoreError> {
+        let report = run(&self.notices, &self.deciders, &self.ses, &self.config, now).await?;
+        tracing::info!(
+            read = report.read,
+            sent = report.sent,
+            digests = report.digests,
+            unwanted = report.unwanted,
+            held = report.held,
+            retried = report.retried,
+            failed = report.failed,
+            "mailer run"
+        );
+        Ok(report)
+    }
+
+    /// The schedule's event (its content is not read): one run now.
+    pub async fn handle<E>(&self, _event: E) -> Result<serde_json::Value, StoreError> {
+        let report = self.run_at(Utc::now()).await?;
+        serde_json::to_value(report).map_err(|e| StoreError::Other(Box::new(e)))
+    }
+}
