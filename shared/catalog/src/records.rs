@@ -203,3 +203,17 @@ impl DatasetSummary {
         }
     }
 }
+
+/// An organisation's dataset as its organisation's list shows it (the datasets table's
+/// `by-org` index, which holds private datasets too): what identifies it and a line about it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OrgDataset {
+    pub slug: Slug,
+    pub name: String,
+    pub description: Option<String>,
+    pub access_level: AccessLevel,
+    #[serde(serialize_with = "crate::time::rfc3339")]
+    pub updated_at: DateTime<Utc>,
+    /// Whether an operator unpublished it.
+    pub unpublished: bool,
+}

@@ -1,5 +1,5 @@
 //! Creating the two tables (the local stack and the tests; template.yaml declares them on AWS),
-//! with the keys table's time to live.
+//! with their indexes and the keys table's time to live.
 
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
@@ -7,9 +7,14 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use catalog::error::StoreError;
-use catalog_aws::dynamo::layout::name::{DATASET, ID, KEY_HASH, OWNER, PK, PURGE_AT, SK, STATUS};
-use catalog_aws::dynamo::layout::{ACCESS_BY_STATUS_INDEX, KEYS_BY_ID_INDEX, KEYS_BY_OWNER_INDEX};
 use catalog_aws::dynamo::access::notices::{NOTICES_INDEX, QUEUE};
+use catalog_aws::dynamo::layout::name::{
+    DATASET, ID, KEY_HASH, ORG, OWNER, PK, PURGE_AT, SK, SLUG, STATUS,
+};
+use catalog_aws::dynamo::layout::{
+    ACCESS_BY_STATUS_INDEX, DATASETS_BY_ORG_INDEX, KEYS_BY_ID_INDEX, KEYS_BY_OWNER_INDEX,
+};
+use catalog_aws::dynamo::org_datasets::ORG_INDEX_PROJECTION;
 use catalog_aws::dynamo::requests::classify;
 
 pub async fn create_tables(
@@ -31,14 +36,32 @@ pub async fn create_tables(
             .build()
             .map_err(|e| StoreError::Other(Box::new(e)))
     };
+    // An organisation's datasets (`org`, then `slug`), with what a short entry shows.
+    let by_org = GlobalSecondaryIndex::builder()
+        .index_name(DATASETS_BY_ORG_INDEX)
+        .key_schema(key(ORG, KeyType::Hash)?)
+        .key_schema(key(SLUG, KeyType::Range)?)
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::Include)
+                .set_non_key_attributes(Some(
+                    ORG_INDEX_PROJECTION.iter().map(|a| a.to_string()).collect(),
+                ))
+                .build(),
+        )
+        .build()
+        .map_err(|e| StoreError::Other(Box::new(e)))?;
     client
         .create_table()
         .table_name(datasets_table)
         .billing_mode(BillingMode::PayPerRequest)
         .attribute_definitions(attr(PK)?)
         .attribute_definitions(attr(SK)?)
+        .attribute_definitions(attr(ORG)?)
+        .attribute_definitions(attr(SLUG)?)
         .key_schema(key(PK, KeyType::Hash)?)
         .key_schema(key(SK, KeyType::Range)?)
+        .global_secondary_indexes(by_org)
         .send()
         .await
         .map_err(classify)?;

@@ -203,6 +203,11 @@ pub const COUNTER_SK: &str = "COUNTER";
 pub const LIST_MARK_SK: &str = "REBUILD";
 /// The facet summary's sort key, beside the catalog counter (pk [`COUNTER_PK`]).
 pub const FACETS_SK: &str = "FACETS";
+/// The datasets table's index of organisations' datasets (`org`, then `slug`), projecting
+/// what a short entry shows (`catalog::records::OrgDataset`): an organisation's datasets,
+/// private ones included, in one Query. Only a dataset item of an organisation's dataset has
+/// an `org` (not its alias, versions or list entries), so it holds nothing else.
+pub const DATASETS_BY_ORG_INDEX: &str = "by-org";
 /// The keys table's index by public key id (`id`), keys only: revocation by id reads it.
 pub const KEYS_BY_ID_INDEX: &str = "by-id";
 /// The keys table's index by owner (`owner`, then `id`), all attributes: an account's keys in

@@ -480,6 +480,11 @@ impl DatasetItem<'_> {
         if let Some(seq) = self.seq {
             attributes.push((name::SEQ, n(seq)));
         }
+        // An organisation's dataset is in its organisation's index (`by-org`); the alias is
+        // not (see `alias`).
+        if let Some(org) = self.slug.org() {
+            attributes.push((name::ORG, s(org.as_str())));
+        }
         match self.active {
             Some((version, schema)) => {
                 attributes.push((ACTIVE, version.to_value()));
@@ -492,10 +497,12 @@ impl DatasetItem<'_> {
         item
     }
 
-    /// The same item under its UUID alias, `ID#<uuid>`.
+    /// The same item under its UUID alias, `ID#<uuid>`, without `org`: the organisation's
+    /// index holds each dataset once, by its dataset item.
     pub fn alias(&self) -> Item {
         let mut item = self.to_item();
         item.insert(name::PK.to_owned(), s(alias_pk(&self.id)));
+        item.remove(name::ORG);
         item
     }
 }
