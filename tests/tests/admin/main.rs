@@ -12,10 +12,12 @@
 //! - `statistics`: `catalog-admin inspect` against a pandas/pyarrow reference.
 //! - `stats_scale`: statistics per file (`stats edges`, `stats file`, from disk and S3) merged
 //!   (`stats merge`) against `inspect` of one file of every row.
+//! - `private`: private datasets in no public list, moved in and out by their level.
 //! - `takedown`: unpublish, restore, delete a dataset, delete a version.
 //! - `takedown_many`: the same of versions of many files, and sweeping unrecorded versions.
 //! - `time_travel`: the versions Delta Sharing reads by number after rollbacks and failed publishes.
 //! - `downloads`: the download log and counts, and `catalog-admin audit`.
+//! - `card`: the dataset card (README): set, replaced, cleared, answered, refused by size.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -140,11 +142,13 @@ fn inspect(file: &Path) -> Value {
     serde_json::from_slice(&out.stdout).expect("inspect prints JSON")
 }
 
+mod card;
 mod downloads;
 mod failed_publishes;
 mod ingest;
 mod many_files;
 mod operations;
+mod private;
 mod publishing;
 mod reindex;
 mod staged;
