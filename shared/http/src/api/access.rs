@@ -316,6 +316,13 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
             .ok_or_else(|| {
                 ApiError::DatasetNotFound(Named::Dataset(DatasetRef::Slug(ask.dataset.clone())))
             })?;
+        // A private dataset is no dataset to whoever asks for it: its members read it without
+        // asking, and nobody else may learn that it exists.
+        if dataset.level == AccessLevel::Private {
+            return Err(ApiError::DatasetNotFound(Named::Dataset(DatasetRef::Slug(
+                ask.dataset,
+            ))));
+        }
         if dataset.level != AccessLevel::Approval {
             return Err(GrantError::RequestNotNeeded(ask.dataset).into());
         }

@@ -1,0 +1,316 @@
+//! Organisations through `catalog-admin orgs` and the access routes (moto's DynamoDB and
+//! Cognito, s3s-fs): made and managed from the command line within their limits, and an
+//! organisation's admins deciding its datasets' requests, and no other's.
+
+use catalog::policy::{AccessLevel, ApprovalPolicy};
+use catalog_tests::{manifest, samples_dir};
+
+use super::access_requests::{code, TRIALS};
+use super::*;
+
+/// The approval dataset of the organisation `acme` the journeys ask for.
+const ACME_TRIALS: &str = "acme~trials";
+/// Its private one.
+const ACME_LEDGER: &str = "acme~ledger";
+
+impl Site {
+    /// `catalog-admin` with these arguments: (exit code, stdout, stderr).
+    fn admin_exit(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        let out = run_admin(self.admin().args(args));
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// The command fails as the operator's mistake (exit 2), saying `says`.
+    fn admin_refused(&self, args: &[&str], says: &str) {
+        let (status, out, err) = self.admin_exit(args);
+        assert_eq!(status, Some(2), "catalog-admin {args:?}: {out} {err}");
+        assert!(err.contains(says), "catalog-admin {args:?}: {err}");
+    }
+
+    /// A copy of the river-levels sample published as `slug`, at `level`.
+    async fn seed_as(&self, slug: &str, level: AccessLevel, policy: ApprovalPolicy) {
+        let mut sample = manifest()
+            .datasets
+            .into_iter()
+            .find(|d| d.slug.as_str() == "river-levels")
+            .expect("the river-levels sample");
+        sample.slug = catalog::input::Slug::parse(slug).unwrap();
+        sample.keyless_offset_hours = None;
+        self.stack
+            .seed_one(&samples_dir(), &sample, Utc::now())
+            .await;
+        self.set_level(slug, level, policy).await;
+    }
+
+    /// Sets an attribute of a keys-table item, as a long history would have left it.
+    async fn set_count(&self, key_hash: &str, attribute: &str, value: u64) {
+        self.stack
+            .dynamo
+            .update_item()
+            .table_name(&self.stack.target.keys_table)
+            .key(
+                "key_hash",
+                aws_sdk_dynamodb::types::AttributeValue::S(key_hash.into()),
+            )
+            .update_expression("SET #a = :v")
+            .expression_attribute_names("#a", attribute)
+            .expression_attribute_values(
+                ":v",
+                aws_sdk_dynamodb::types::AttributeValue::N(value.to_string()),
+            )
+            .send()
+            .await
+            .expect("UpdateItem");
+    }
+}
+
+#[tokio::test]
+async fn organisations_are_made_and_managed_from_the_command_line_within_their_limits() {
+    let site = Site::start().await;
+    let (alice, _) = site.person("alice@example.com").await;
+    let (bob, _) = site.person("bob@example.com").await;
+    let (carol, _) = site.person("carol@example.com").await;
+
+    let said = site.admin_ok(&[
+        "orgs",
+        "create",
+        "acme",
+        "--admin",
+        "alice@example.com",
+        "--display-name",
+        "Acme Labs",
+    ]);
+    assert!(
+        said.contains("created acme") && said.contains(&alice),
+        "{said}"
+    );
+    site.admin_refused(
+        &["orgs", "create", "acme", "--admin", "bob@example.com"],
+        "organisation 'acme' already exists",
+    );
+    site.admin_refused(
+        &["orgs", "create", "Acme", "--admin", "bob@example.com"],
+        "invalid organisation 'Acme'",
+    );
+    site.admin_refused(
+        &["orgs", "create", "admin", "--admin", "bob@example.com"],
+        "'admin' is a reserved name",
+    );
+    site.admin_refused(
+        &["orgs", "add", "nobody-here", "bob@example.com"],
+        "organisation 'nobody-here' does not exist",
+    );
+    site.admin_refused(
+        &["orgs", "add", "acme", "bob@example.com", "--role", "owner"],
+        "role must be member, editor or admin, got 'owner'",
+    );
+
+    site.admin_ok(&["orgs", "add", "acme", "bob@example.com", "--role", "editor"]);
+    site.admin_refused(
+        &["orgs", "add", "acme", "bob@example.com"],
+        "is already a member of 'acme'",
+    );
+    // The last admin stays: neither removed nor demoted.
+    site.admin_refused(
+        &["orgs", "remove", "acme", "alice@example.com"],
+        "'acme' must keep at least one admin",
+    );
+    site.admin_refused(
+        &["orgs", "role", "acme", "alice@example.com", "member"],
+        "'acme' must keep at least one admin",
+    );
+    site.admin_ok(&["orgs", "role", "acme", "bob@example.com", "admin"]);
+    site.admin_ok(&["orgs", "role", "acme", "alice@example.com", "member"]);
+    let members = site.admin_ok(&["orgs", "members", "acme"]);
+    let line = |who: &str| {
+        members
+            .lines()
+            .find(|l| l.contains(who))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(line(&alice).ends_with("\tmember"), "{members}");
+    assert!(line(&bob).ends_with("\tadmin"), "{members}");
+    assert!(line(&bob).starts_with("bob@example.com\t"), "{members}");
+    let listed = site.admin_ok(&["orgs", "list"]);
+    assert!(listed.contains("acme\t2 members\tAcme Labs"), "{listed}");
+    site.admin_refused(
+        &["orgs", "remove", "acme", "carol@example.com"],
+        "is not a member of 'acme'",
+    );
+
+    // An organisation at its members' limit takes no one more.
+    site.set_count("ORG#acme", "members", 500).await;
+    site.admin_refused(
+        &["orgs", "add", "acme", "carol@example.com"],
+        "organisation 'acme' has 500 members, its limit",
+    );
+    site.set_count("ORG#acme", "members", 2).await;
+    // An account in 20 organisations joins no more.
+    site.set_count(&format!("ORGS#{carol}"), "members", 20)
+        .await;
+    site.admin_refused(
+        &["orgs", "add", "acme", "carol@example.com"],
+        "this account belongs to 20 organisations, the limit",
+    );
+    site.set_count(&format!("ORGS#{carol}"), "members", 1).await;
+    site.admin_ok(&["orgs", "add", "acme", "carol@example.com"]);
+    let said = site.admin_ok(&["orgs", "remove", "acme", "carol@example.com"]);
+    assert!(said.contains("removed carol@example.com"), "{said}");
+}
+
+#[tokio::test]
+async fn an_organisations_admins_decide_its_datasets_requests_and_no_others() {
+    let site = Site::start().await;
+    let gated = ApprovalPolicy::default();
+    site.seed_as(ACME_TRIALS, AccessLevel::Approval, gated.clone())
+        .await;
+    site.seed_as(ACME_LEDGER, AccessLevel::Private, gated.clone())
+        .await;
+    site.set_level(TRIALS, AccessLevel::Approval, gated).await;
+    let (_, alice) = site.person("alice@example.com").await;
+    let (_, bob) = site.person("bob@example.com").await;
+    let (carol_sub, carol, carol_key) = site.reader("carol@example.com").await;
+    site.admin_ok(&["orgs", "create", "acme", "--admin", "alice@example.com"]);
+    site.admin_ok(&["orgs", "add", "acme", "bob@example.com"]);
+
+    // Carol asks for both approval datasets; asking for the private one is asking for nothing.
+    for dataset in [ACME_TRIALS, TRIALS] {
+        let ask = json!({"dataset": dataset}).to_string();
+        let (status, body) = site
+            .call("POST", "/account/access", &carol.access_token, &ask)
+            .await;
+        assert_eq!(status, 201, "{dataset}: {body}");
+    }
+    let (status, body) = site
+        .call(
+            "POST",
+            "/account/access",
+            &carol.access_token,
+            &json!({"dataset": ACME_LEDGER}).to_string(),
+        )
+        .await;
+    assert_eq!((status, code(&body)), (404, "not_found"), "{body}");
+    let (status, nothing) = site
+        .call(
+            "POST",
+            "/account/access",
+            &carol.access_token,
+            &json!({"dataset": "acme~nothing"}).to_string(),
+        )
+        .await;
+    assert_eq!(
+        (
+            status,
+            body["message"]
+                .as_str()
+                .map(|m| m.replace(ACME_LEDGER, "acme~nothing"))
+        ),
+        (404, nothing["message"].as_str().map(str::to_owned)),
+        "a private dataset is asked for as one that does not exist"
+    );
+
+    // Alice, acme's admin, sees acme's requests only, and must say which organisation.
+    let mut listed = Value::Null;
+    for _ in 0..20 {
+        let (status, body) = site
+            .call("GET", "/operator/access?org=acme", &alice.access_token, "")
+            .await;
+        assert_eq!(status, 200, "{body}");
+        listed = body;
+        if listed["total"] == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(listed["total"], 1, "{listed}");
+    assert_eq!(listed["access"][0]["dataset"], ACME_TRIALS, "{listed}");
+    let (status, by_dataset) = site
+        .call(
+            "GET",
+            &format!("/operator/access?dataset={ACME_TRIALS}"),
+            &alice.access_token,
+            "",
+        )
+        .await;
+    assert_eq!(status, 200, "{by_dataset}");
+    for path in [
+        "/operator/access".to_owned(),
+        format!("/operator/access?dataset={TRIALS}"),
+        "/operator/access?org=beta".to_owned(),
+    ] {
+        let (status, body) = site.call("GET", &path, &alice.access_token, "").await;
+        assert_eq!(
+            (status, code(&body)),
+            (403, "not_an_operator"),
+            "{path}: {body}"
+        );
+    }
+    let (status, body) = site
+        .call(
+            "GET",
+            &format!("/operator/access?org=beta&dataset={ACME_TRIALS}"),
+            &alice.access_token,
+            "",
+        )
+        .await;
+    assert_eq!((status, code(&body)), (400, "invalid_org"), "{body}");
+
+    // Bob, a member, neither sees nor decides.
+    let (status, body) = site
+        .call("GET", "/operator/access?org=acme", &bob.access_token, "")
+        .await;
+    assert_eq!((status, code(&body)), (403, "not_an_operator"), "{body}");
+    let approve = json!({"decision": "approve"}).to_string();
+    let acme_path = format!("/operator/access/{ACME_TRIALS}/{carol_sub}");
+    let (status, body) = site
+        .call("POST", &acme_path, &bob.access_token, &approve)
+        .await;
+    assert_eq!((status, code(&body)), (403, "not_an_operator"), "{body}");
+    assert_eq!(site.fetch(ACME_TRIALS, &carol_key).await, 403);
+
+    // Alice decides acme's request, not the catalog's.
+    let (status, body) = site
+        .call(
+            "POST",
+            &format!("/operator/access/{TRIALS}/{carol_sub}"),
+            &alice.access_token,
+            &approve,
+        )
+        .await;
+    assert_eq!((status, code(&body)), (403, "not_an_operator"), "{body}");
+    let rev = listed["access"][0]["rev"]
+        .as_u64()
+        .expect("the request's revision");
+    let (status, body) = site
+        .call(
+            "POST",
+            &acme_path,
+            &alice.access_token,
+            &json!({"decision": "approve", "rev": rev}).to_string(),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["access"]["status"], "granted");
+    assert_eq!(body["access"]["decided_by"], "alice@example.com");
+    assert_eq!(site.fetch(ACME_TRIALS, &carol_key).await, 200);
+    assert_eq!(site.fetch(TRIALS, &carol_key).await, 403);
+
+    // Once no longer acme's admin, Alice decides nothing, from the next request.
+    site.admin_ok(&["orgs", "role", "acme", "bob@example.com", "admin"]);
+    site.admin_ok(&["orgs", "remove", "acme", "alice@example.com"]);
+    let revoke = json!({"decision": "revoke"}).to_string();
+    let (status, body) = site
+        .call("POST", &acme_path, &alice.access_token, &revoke)
+        .await;
+    assert_eq!((status, code(&body)), (403, "not_an_operator"), "{body}");
+    let (status, body) = site
+        .call("POST", &acme_path, &bob.access_token, &revoke)
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(site.fetch(ACME_TRIALS, &carol_key).await, 403);
+}
