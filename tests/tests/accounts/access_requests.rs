@@ -584,8 +584,9 @@ async fn an_approval_and_a_revocation_racing_leave_one_consistent_state() {
 }
 
 /// The DynamoDB requests behind each access route, counted on the wire (docs/data-model.md's
-/// table): the dataset's policy is one GetItem; asking is one transaction; listing one Query of
-/// an index; withdrawing and deciding one UpdateItem each. None grows with the catalog.
+/// table): the dataset's policy is one GetItem; asking is one transaction (with its notice);
+/// listing one Query of an index; withdrawing one UpdateItem; deciding reads the record, then
+/// writes it and its notice in one transaction. None grows with the catalog.
 #[tokio::test]
 async fn each_access_route_costs_the_requests_the_cost_table_states() {
     let stack = Stack::start().await;
@@ -644,7 +645,7 @@ async fn each_access_route_costs_the_requests_the_cost_table_states() {
         )
         .await
         .unwrap();
-    count("a decision", &["UpdateItem"]);
+    count("a decision", &["GetItem", "TransactWriteItems"]);
     access
         .decide(
             &dataset.id,
@@ -657,8 +658,8 @@ async fn each_access_route_costs_the_requests_the_cost_table_states() {
         .await
         .unwrap();
     count(
-        "a decision that does not apply: the record read to say why",
-        &["UpdateItem", "GetItem"],
+        "a decision that does not apply: the record read says so",
+        &["GetItem"],
     );
     assert!(!access.withdraw(&owner, &dataset.id, now).await.unwrap());
     count("withdraw", &["UpdateItem"]);
