@@ -19,14 +19,17 @@ use crate::parse_when;
 /// Example: catalog-admin access grant river-levels someone@example.com --expires +90d
 #[derive(clap::Subcommand)]
 pub enum Command {
-    /// Set who may read the data: `registered` (any valid read key) or `approval` (an
-    /// account's key whose account holds a grant, or an operator's key). Takes effect on the
-    /// next request. The request form and terms stay as published.
+    /// Set who may read the data: `registered` (any valid read key), `approval` (an
+    /// account's key whose account holds a grant, or an operator's key) or `private` (an
+    /// organisation's dataset, `org~name`: its members and the operators only; to anyone else
+    /// it does not exist, and it leaves every public list; back to `registered` or `approval`
+    /// it is listed again, as newest). Takes effect on the next request. The request form and
+    /// terms stay as published.
     ///
     /// Example: catalog-admin access level river-levels approval --approval manual
     Level {
         slug: String,
-        /// `registered` or `approval`.
+        /// `registered`, `approval` or `private`.
         level: String,
         /// How requests are decided at the `approval` level: `manual` or `automatic` (default:
         /// as stored).
@@ -118,7 +121,7 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
             let slug = slug(&raw)?;
             let level = AccessLevel::parse(&level).ok_or_else(|| {
                 CliError::Usage(format!(
-                    "unknown level '{level}': use 'registered' or 'approval'"
+                    "unknown level '{level}': use 'registered', 'approval' or 'private'"
                 ))
             })?;
             let mut policy = writer

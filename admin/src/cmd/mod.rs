@@ -162,8 +162,11 @@ impl CliError {
             | CliError::Publish(PublishError::BadInput(_) | PublishError::BadFile(_))
             | CliError::Download(crate::download::DownloadError::Usage(_)) => 2,
             CliError::Write(w) if fixable(w) => 2,
-            // Publishing to an unpublished dataset: restore it first.
-            CliError::Publish(PublishError::Write(WriteError::Unpublished(_))) => 2,
+            // Publishing to an unpublished dataset: restore it first; or what the writer
+            // refuses as given (a catalog dataset published `private`, say).
+            CliError::Publish(PublishError::Write(
+                WriteError::Unpublished(_) | WriteError::Invalid(_),
+            )) => 2,
             _ => 1,
         }
     }

@@ -12,6 +12,7 @@
 //! - `statistics`: `catalog-admin inspect` against a pandas/pyarrow reference.
 //! - `stats_scale`: statistics per file (`stats edges`, `stats file`, from disk and S3) merged
 //!   (`stats merge`) against `inspect` of one file of every row.
+//! - `private`: private datasets in no public list, moved in and out by their level.
 //! - `takedown`: unpublish, restore, delete a dataset, delete a version.
 //! - `takedown_many`: the same of versions of many files, and sweeping unrecorded versions.
 //! - `time_travel`: the versions Delta Sharing reads by number after rollbacks and failed publishes.
@@ -147,6 +148,7 @@ mod failed_publishes;
 mod ingest;
 mod many_files;
 mod operations;
+mod private;
 mod publishing;
 mod reindex;
 mod staged;
