@@ -9,7 +9,9 @@ use chrono::{DateTime, Duration, Utc};
 use crate::config::ConfigError;
 use crate::dynamo::access::notices::DynamoNotices;
 use catalog::error::StoreError;
-use catalog::notices::{run, Email, Mailer, MailerConfig, Operators, RunReport, SendError};
+use catalog::notices::{
+    run, Email, Mailer, MailerConfig, NoticeQueue, Operators, RunReport, SendError,
+};
 
 /// Sends through SES v2's SendEmail, from one verified identity.
 #[derive(Clone, Debug)]
@@ -66,8 +68,9 @@ impl Mailer for SesMailer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MailroomConfig {
     pub keys_table: String,
-    /// `MAIL_SENDER`: the verified SES identity emails come from.
-    pub sender: String,
+    /// `MAIL_SENDER`: the verified SES identity emails come from (unset or blank: no email is
+    /// sent, and the notices are dropped).
+    pub sender: Option<String>,
     /// `OPERATORS_EMAIL`: the deciders' addresses, comma-separated (blank: no digests).
     pub operators: String,
     /// `SITE_URL`, `DIGEST_MINUTES` (default 15), `MAX_ATTEMPTS` (default 10).
@@ -126,7 +129,7 @@ impl MailroomConfig {
         .unwrap_or(MailerConfig::MAX_ATTEMPTS);
         Ok(Self {
             keys_table: required(lookup, "KEYS_TABLE")?,
-            sender: required(lookup, "MAIL_SENDER")?,
+            sender: optional(lookup, "MAIL_SENDER").map(|s| s.trim().to_owned()),
             operators: optional(lookup, "OPERATORS_EMAIL").unwrap_or_default(),
             run,
             ses_endpoint: optional(lookup, "SES_ENDPOINT_URL"),
@@ -138,7 +141,8 @@ impl MailroomConfig {
 pub struct Mailroom {
     pub notices: DynamoNotices,
     pub deciders: Operators,
-    pub ses: SesMailer,
+    /// `None`: no sender configured, no email sent.
+    pub ses: Option<SesMailer>,
     pub config: MailerConfig,
 }
 
@@ -147,7 +151,10 @@ impl Mailroom {
         Self {
             notices: DynamoNotices::new(aws_sdk_dynamodb::Client::new(sdk), &config.keys_table),
             deciders: Operators::parse(&config.operators),
-            ses: SesMailer::new(sdk, &config.sender, config.ses_endpoint.as_deref()),
+            ses: config
+                .sender
+                .as_ref()
+                .map(|from| SesMailer::new(sdk, from, config.ses_endpoint.as_deref())),
             config: config.run.clone(),
         }
     }
@@ -160,7 +167,10 @@ impl Mailroom {
 
     /// One run at `now`.
     pub async fn run_at(&self, now: DateTime<Utc>) -> Result<RunReport, StoreError> {
-        let report = run(&self.notices, &self.deciders, &self.ses, &self.config, now).await?;
+        let Some(ses) = &self.ses else {
+            return self.drop_all().await;
+        };
+        let report = run(&self.notices, &self.deciders, ses, &self.config, now).await?;
         tracing::info!(
             read = report.read,
             sent = report.sent,
@@ -172,6 +182,24 @@ impl Mailroom {
             "mailer run"
         );
         Ok(report)
+    }
+
+    /// Without a sender: the pending notices are dropped unsent (a stack that sends no email
+    /// keeps no outbox).
+    async fn drop_all(&self) -> Result<RunReport, StoreError> {
+        let pending = self.notices.pending(self.config.batch).await?;
+        for notice in &pending {
+            self.notices.done(&notice.id).await?;
+        }
+        tracing::info!(
+            dropped = pending.len(),
+            "no MAIL_SENDER: notices dropped unsent"
+        );
+        Ok(RunReport {
+            read: pending.len(),
+            unwanted: pending.len(),
+            ..RunReport::default()
+        })
     }
 
     /// The schedule's event (its content is not read): one run now.

@@ -147,6 +147,8 @@ pub enum Allowed {
     OperatorCollection,
     /// `/operator/access/{slug}/{account}`.
     OperatorItem,
+    /// `/account/preferences`.
+    Preferences,
     /// Delta Sharing's GET routes (lists, version, metadata).
     SharingGet,
     /// Delta Sharing's query.
@@ -163,6 +165,7 @@ impl Allowed {
             Self::Key | Self::AccessItem => "DELETE",
             Self::OperatorCollection => "GET",
             Self::OperatorItem => "POST",
+            Self::Preferences => "GET, PUT",
             Self::SharingGet => "GET, HEAD",
             Self::SharingPost => "POST",
             Self::SharingHead => "HEAD",
@@ -176,6 +179,7 @@ impl Allowed {
             Self::Key | Self::AccessItem => "DELETE",
             Self::OperatorCollection => "GET",
             Self::OperatorItem => "POST",
+            Self::Preferences => "GET or PUT",
             Self::SharingGet => "GET or HEAD",
             Self::SharingPost => "POST",
             Self::SharingHead => "HEAD",

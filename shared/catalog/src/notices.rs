@@ -209,6 +209,22 @@ impl Deciders for Operators {
     }
 }
 
+/// A person's choice of emails about their access (`GET|PUT /api/v1/account/preferences`), on
+/// their account.
+pub trait EmailPreferences: Send + Sync {
+    /// Whether the account wants emails (`true` unless it said no).
+    fn emails(
+        &self,
+        owner: &crate::keys::Owner,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    fn set_emails(
+        &self,
+        owner: &crate::keys::Owner,
+        wanted: bool,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
 /// Sends one email (SES on AWS).
 pub trait Mailer: Send + Sync {
     fn send(&self, email: &Email) -> impl Future<Output = Result<(), SendError>> + Send;

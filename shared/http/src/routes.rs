@@ -116,6 +116,7 @@ pub const ROUTES: &[RouteEntry] = &[
     route("/api/v1/account/keys/{id}", Endpoint::Account),
     route("/api/v1/account/access", Endpoint::Account),
     route("/api/v1/account/access/{slug}", Endpoint::Account),
+    route("/api/v1/account/preferences", Endpoint::Account),
     route("/api/v1/operator/access", Endpoint::Account),
     route(
         "/api/v1/operator/access/{slug}/{account}",

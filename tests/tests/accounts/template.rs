@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// template.yaml against what the keys function does: its six routes are the ones its routers
+/// template.yaml against what the keys function does: its seven routes are the ones its routers
 /// accept, all behind the JWT authorizer (and no catalog route is); its policy allows every
 /// DynamoDB operation it sends, over the keys' create (a full account included), list and revoke
 /// and the access requests' ask, list, decide and withdraw; the data function may update
@@ -31,7 +31,9 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
             .replace("{slug}", "river-levels")
             .replace("{account}", "7a0c2e4f-1111-4222-8333-944455556666");
         assert!(
-            AccountRoute::parse(&concrete).is_some() || AccessRoute::parse(&concrete).is_some(),
+            AccountRoute::parse(&concrete).is_some()
+                || AccessRoute::parse(&concrete).is_some()
+                || catalog_http::api::preferences::is_preferences(&concrete),
             "{path}"
         );
         paths.push(path.to_owned());
@@ -44,6 +46,7 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
             "/api/v1/account/access/{slug}",
             "/api/v1/account/keys",
             "/api/v1/account/keys/{id}",
+            "/api/v1/account/preferences",
             "/api/v1/operator/access",
             "/api/v1/operator/access/{slug}/{account}",
         ]
@@ -144,6 +147,12 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
         .await
         .unwrap();
     access.withdraw(&owner, &dataset.id, now).await.unwrap();
+    // ...and the email preference, read and set.
+    {
+        use catalog::notices::EmailPreferences;
+        access.set_emails(&owner, false).await.unwrap();
+        assert!(!access.emails(&owner).await.unwrap());
+    }
     let mut sent: Vec<String> = wire
         .take_calls()
         .into_iter()

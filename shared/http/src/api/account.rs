@@ -16,12 +16,14 @@ use serde::Serialize;
 
 use super::access::{AccessRoute, AccessService};
 use super::http::{json_response, shell, Audience};
+use super::preferences;
 pub use super::request::verified_claims;
 use super::request::{request_path, single_param};
 use crate::error::{AccountError, Allowed, ApiError};
 use catalog::accounts::{caller, seconds_to_next_day, KeyRequest, Replay, MAX_ACTIVE_KEYS};
 use catalog::input::{echo, PageRequest};
 use catalog::keys::{generate_key, is_key_id, KeyInfo, KeyStatus, Owner};
+use catalog::notices::EmailPreferences;
 use catalog::ports::{AccessStore, AccountKeyStore, Created, Directory};
 
 /// The account routes.
@@ -77,7 +79,7 @@ struct ListBody<'a> {
 
 /// Answers a route behind the JWT authorizer: an account's keys, its access requests, and the
 /// operators' decisions (the accounts function, and the local API).
-pub async fn account_routes<S: AccessStore, D: Directory>(
+pub async fn account_routes<S: AccessStore + EmailPreferences, D: Directory>(
     req: &Request,
     keys: &impl AccountKeyStore,
     access: &AccessService<'_, S, D>,
@@ -94,6 +96,8 @@ pub async fn account_routes<S: AccessStore, D: Directory>(
             keys_route(req, route, owner, keys, now, known).await
         } else if let Some(route) = AccessRoute::parse(path) {
             access.answer(req, route, the_caller(req)?, now).await
+        } else if preferences::is_preferences(path) {
+            preferences::answer(req, access.store, &the_caller(req)?).await
         } else {
             Err(ApiError::RouteNotFound(echo(path)))
         }

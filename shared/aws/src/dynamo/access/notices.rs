@@ -24,7 +24,9 @@ use crate::dynamo::requests::classify;
 use crate::dynamo::tx::build;
 use catalog::error::StoreError;
 use catalog::keys::Owner;
-use catalog::notices::{Notice, NoticeKind, NoticeQueue};
+use catalog::notices::{EmailPreferences, Notice, NoticeKind, NoticeQueue};
+
+use super::DynamoAccess;
 
 /// The sparse index of notices: `queue`, then `key_hash`.
 pub const NOTICES_INDEX: &str = "by-notice";
@@ -286,6 +288,21 @@ impl NoticeQueue for DynamoNotices {
             .await
             .map_err(classify)?;
         Ok(())
+    }
+}
+
+/// The accounts function's side of the preference (the same item and attribute).
+impl EmailPreferences for DynamoAccess {
+    async fn emails(&self, owner: &Owner) -> Result<bool, StoreError> {
+        DynamoNotices::new(self.client.clone(), &self.keys_table)
+            .emails(owner)
+            .await
+    }
+
+    async fn set_emails(&self, owner: &Owner, wanted: bool) -> Result<(), StoreError> {
+        DynamoNotices::new(self.client.clone(), &self.keys_table)
+            .set_emails(owner, wanted)
+            .await
     }
 }
 
