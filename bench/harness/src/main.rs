@@ -3,7 +3,7 @@
 //! ```text
 //! catalog-bench lambda --bootstraps target/lambda [--rounds 20] [--warm 1000]
 //! catalog-bench init-costs [--rounds 15] [--no-jitter-bench PATH]
-//! catalog-bench roundtrips [--datasets 100000]
+//! catalog-bench roundtrips [--datasets 100000] [--private N]
 //! catalog-bench handler [--requests 20000]
 //! catalog-bench load --api PATH [--requests 20000] [--concurrency 32]
 //! catalog-bench cache-memory [--datasets 100000] [--unbounded]
@@ -51,7 +51,7 @@ fn usage() -> ExitCode {
     eprintln!(
         "usage: catalog-bench lambda --bootstraps DIR [--rounds N] [--warm N]\n\
          \x20      catalog-bench init-costs [--rounds N] [--no-jitter-bench PATH]\n\
-         \x20      catalog-bench roundtrips [--datasets N]\n\
+         \x20      catalog-bench roundtrips [--datasets N] [--private N]\n\
          \x20      catalog-bench handler [--requests N]\n\
          \x20      catalog-bench load --api PATH [--requests N] [--concurrency N]\n\
          \x20      catalog-bench cache-memory [--datasets N] [--unbounded]\n\
@@ -107,7 +107,16 @@ fn main() -> ExitCode {
                     .map(PathBuf::from)
                     .as_deref(),
             ),
-            "roundtrips" => rt.block_on(roundtrips::run(number(rest, "datasets", 100_000)? as u64)),
+            "roundtrips" => {
+                let private = match option(rest, "private") {
+                    Some(_) => number(rest, "private", 1)? as u64,
+                    None => 0,
+                };
+                rt.block_on(roundtrips::run(
+                    number(rest, "datasets", 100_000)? as u64,
+                    private,
+                ))
+            }
             "handler" => {
                 let requests = number(rest, "requests", 20_000)?;
                 tokio::runtime::Builder::new_current_thread()

@@ -12,12 +12,16 @@
 //! facet list entries and the facet counters are written the same way, at the positions the
 //! writer would give them.
 //!
+//! With `--private N`, N private datasets of an organisation join the catalog after it is
+//! seeded ([`private`]): the listings' rows should read exactly what they read without them.
+//!
 //! The steps, in order: [`seed::catalog`] (prints the `Seeded` line),
 //! [`seed::must_fail`] (what the refusals need), [`cases::measure`] (the API requests' table)
 //! and [`accounts::measure`] (the account routes' table).
 
 mod accounts;
 mod cases;
+mod private;
 mod seed;
 
 pub(crate) use seed::write_batch;
@@ -25,14 +29,18 @@ pub(crate) use seed::write_batch;
 use catalog_tests::{Stack, EVENTS_READ_KEY};
 use chrono::Utc;
 
-/// Seeds a catalog of `datasets` datasets on moto and s3s-fs, then prints the requests each API
-/// request and each account route sends; fails if any of them missed its target.
-pub async fn run(datasets: u64) -> Result<(), String> {
+/// Seeds a catalog of `datasets` datasets on moto and s3s-fs (and `private` private datasets
+/// besides, in no list: [`private`]), then prints the requests each API request and each
+/// account route sends; fails if any of them missed its target.
+pub async fn run(datasets: u64, private: u64) -> Result<(), String> {
     let stack = Stack::start().await;
     let now = Utc::now();
     let published = stack.seed_samples(now).await;
     stack.add_key(EVENTS_READ_KEY, &["read"], now, None).await;
     let bulk = seed::catalog(&stack, &published, datasets).await?;
+    if private > 0 {
+        private::seed(&stack, private).await?;
+    }
     seed::must_fail(&stack, now).await?;
     let mut misses = cases::measure(&stack, datasets, bulk).await?;
     println!();
