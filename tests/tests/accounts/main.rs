@@ -125,6 +125,7 @@ const GATED: &str = "air-quality-hourly";
 
 mod access_requests;
 mod deleted;
+mod notices;
 mod orgs;
 mod own_keys;
 mod template;
