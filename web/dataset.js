@@ -316,6 +316,19 @@ function columns(d) {
     choice, cards);
 }
 
+// The dataset card (its README): readme.js, marked and DOMPurify load only for a dataset that
+// has one. If they cannot, the card's Markdown shows as plain text.
+function card(d) {
+  const body = h("div", { class: "card-body", "aria-busy": "true" }, h("p", { class: "status" }, "Loading the card…"));
+  import("./readme.js").then((m) => m.showCard(body, d.readme))
+    .catch((error) => fill(body,
+      h("p", { class: "error" }, `The card could not be formatted (${error.message}); its text:`),
+      h("pre", { class: "card-source" }, d.readme)))
+    .finally(() => body.removeAttribute("aria-busy"));
+  return h("section", { class: "card", "aria-labelledby": "card-heading" },
+    h("h2", { id: "card-heading" }, "Dataset card"), body);
+}
+
 // The SQL console (console.js and DuckDB-WASM) loads only when opened.
 function sqlConsole(d) {
   const button = h("button", { type: "button", class: "secondary", id: "open-console" }, "Open the SQL console");
@@ -347,6 +360,7 @@ function render(d) {
   fill(article,
     h("h1", {}, d.name, " ", accessBadge(d.keyless_until, d.access?.level)),
     d.description ? h("p", { class: "description" }, d.description) : null,
+    d.readme ? card(d) : null,
     facts(d),
     h("h2", {}, "Insights"), h("p", {}, d.insights || "–"),
     // A dataset's discussions are left out: the site has no page for them yet (docs/site.md).

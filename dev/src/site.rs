@@ -31,15 +31,17 @@ const FILES: &[(&str, &str)] = &[
     ("csv.js", "text/javascript; charset=utf-8"),
     ("console-worker.js", "text/javascript; charset=utf-8"),
     ("apache-arrow.js", "text/javascript; charset=utf-8"),
+    ("readme.js", "text/javascript; charset=utf-8"),
     ("style.css", "text/css; charset=utf-8"),
     ("favicon.svg", "image/svg+xml"),
 ];
 
-/// The files the dataset page's SQL console takes from npm (`web/package.json`, installed into
+/// The files the dataset page takes from npm (`web/package.json`, installed into
 /// `web/node_modules` by dev/setup), served under `/vendor/` as published: the path served, the
-/// file under `web/node_modules`, its type. DuckDB-WASM's module, its worker for browsers with
-/// WebAssembly exceptions (the `eh` bundle) and that bundle's WebAssembly, and Apache Arrow's
-/// one-file build, which the module needs (`apache-arrow.js`). dev/deploy-site uploads the same.
+/// file under `web/node_modules`, its type. For the SQL console, DuckDB-WASM's module, its worker
+/// for browsers with WebAssembly exceptions (the `eh` bundle) and that bundle's WebAssembly, and
+/// Apache Arrow's one-file build, which the module needs (`apache-arrow.js`); for the dataset
+/// card (`readme.js`), marked's and DOMPurify's ES modules. dev/deploy-site uploads the same.
 pub const VENDOR: &[(&str, &str, &str)] = &[
     (
         "vendor/duckdb/duckdb-browser.mjs",
@@ -59,6 +61,17 @@ pub const VENDOR: &[(&str, &str, &str)] = &[
     (
         "vendor/apache-arrow/Arrow.esnext.min.js",
         "apache-arrow/Arrow.esnext.min.js",
+        "text/javascript; charset=utf-8",
+    ),
+    // The dataset card (readme.js): marked's module, and DOMPurify's.
+    (
+        "vendor/marked/marked.esm.js",
+        "marked/lib/marked.esm.js",
+        "text/javascript; charset=utf-8",
+    ),
+    (
+        "vendor/dompurify/purify.es.mjs",
+        "dompurify/dist/purify.es.mjs",
         "text/javascript; charset=utf-8",
     ),
 ];
