@@ -104,8 +104,17 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
         }
         Command::Restore { slug: raw } => {
             let slug = slug(&raw)?;
-            aws.writer().restore(&slug, now).await?;
-            println!("{slug}: listed again");
+            let writer = aws.writer();
+            writer.restore(&slug, now).await?;
+            // A private dataset is served again, to its members, and stays in no public list.
+            let private = writer
+                .dataset_meta(&slug)
+                .await?
+                .is_some_and(|m| m.card.access_level == catalog::policy::AccessLevel::Private);
+            match private {
+                true => println!("{slug}: served again (private: in no public list)"),
+                false => println!("{slug}: listed again"),
+            }
         }
         Command::Delete { slug: raw, yes } => {
             let slug = slug(&raw)?;

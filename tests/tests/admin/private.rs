@@ -290,6 +290,15 @@ async fn a_private_dataset_is_in_no_public_list_and_moves_in_and_out_with_its_le
     assert!(out.contains("* v2 "), "{out}");
     assert_public(&stack, &key, &["plain", "acme~open"], hidden).await;
 
+    // WHEN it is unpublished, then restored
+    ok(&admin(&stack, &["datasets", "unpublish", hidden], &[]));
+    assert_public(&stack, &key, &["plain", "acme~open"], hidden).await;
+    let out = ok(&admin(&stack, &["datasets", "restore", hidden], &[]));
+    // THEN it is served again, and still in no public list
+    assert!(out.contains("served again (private: in no public list)"), "{out}");
+    assert_eq!(served_to_operators(&stack, hidden, &key).await, 200);
+    assert_public(&stack, &key, &["plain", "acme~open"], hidden).await;
+
     // WHEN a listed dataset is re-published with metadata that makes it private
     ok(&publish_at(
         &stack,
