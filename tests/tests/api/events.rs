@@ -103,9 +103,12 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     // 400 "refused" (an error Step Functions sees), here a file outside the staged prefix
     ("file-stats.json", "catalog-file-stats", 200),
     ("file-stats-outside-staging.json", "catalog-file-stats", 400),
+    // The mailer's schedule: the pending notices sent through SES (moto's), here a request's
+    // digest to the deciders
+    ("mailer-schedule.json", "catalog-mailer", 200),
 ];
 
-const FUNCTIONS: [&str; 9] = [
+const FUNCTIONS: [&str; 10] = [
     "catalog-list",
     "catalog-metadata",
     "catalog-data",
@@ -115,7 +118,75 @@ const FUNCTIONS: [&str; 9] = [
     "catalog-sharing",
     "catalog-audit",
     "catalog-file-stats",
+    "catalog-mailer",
 ];
+
+/// The mailer's sender and deciders in this test.
+const MAIL_SENDER: &str = "catalog@example.org";
+const DESK: &str = "access-desk@example.org";
+
+/// A pending request's notice, as asking writes it, and SES's sender identity in moto: what
+/// events/mailer-schedule.json's run sends.
+async fn pending_request_for_the_mailer(stack: &Stack) {
+    let ses = aws_sdk_sesv2::Client::from_conf(
+        aws_sdk_sesv2::config::Builder::from(&stack.sdk)
+            .endpoint_url(&stack.dynamo_url)
+            .build(),
+    );
+    ses.create_email_identity()
+        .email_identity(MAIL_SENDER)
+        .send()
+        .await
+        .expect("the sender's identity");
+    let record = catalog::grants::AccessRecord {
+        slug: "river-levels".into(),
+        dataset: uuid::Uuid::new_v4(),
+        grantee: "7a0c2e4f-1111-4222-8333-944455556666".into(),
+        email: Some("asker@example.org".into()),
+        status: catalog::grants::AccessStatus::Pending,
+        requested_at: Some(Utc::now()),
+        answers: Default::default(),
+        terms_accepted: false,
+        expires_at: None,
+        decided_by: None,
+        decided_at: None,
+        reason: None,
+        rev: 1,
+    };
+    let notice = catalog::notices::Notice::for_record(&record, Utc::now()).unwrap();
+    stack
+        .dynamo
+        .put_item()
+        .table_name(&stack.target.keys_table)
+        .set_item(Some(catalog_aws::dynamo::access::notices::notice_item(
+            &notice,
+        )))
+        .send()
+        .await
+        .expect("a pending notice");
+}
+
+/// The emails moto's SES sent: (to, subject).
+async fn sent_emails(stack: &Stack) -> Vec<(String, String)> {
+    let (status, bytes) = http_get(&format!("{}/moto-api/data.json", stack.dynamo_url)).await;
+    assert_eq!(status, 200);
+    let data: Value = serde_json::from_slice(&bytes).unwrap();
+    data["ses"]["Message"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|m| {
+            (
+                m["destinations"]["ToAddresses"][0]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                m["subject"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
 
 /// What events/file-stats.json names: a sample's Parquet file staged as
 /// `staging/events/part-0.parquet`, and its edges under `stats/events/`. The file's partial
@@ -275,7 +346,12 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
             .env("RUST_LOG", "info")
             // As the template's LoggingConfig (LogFormat: JSON) has Lambda set it.
             .env("AWS_LAMBDA_LOG_FORMAT", "JSON")
-            .env("METRICS_NAMESPACE", METRICS_NAMESPACE);
+            .env("METRICS_NAMESPACE", METRICS_NAMESPACE)
+            // The mailer's configuration (the others read none of it).
+            .env("MAIL_SENDER", MAIL_SENDER)
+            .env("OPERATORS_EMAIL", DESK)
+            .env("SITE_URL", "https://data.example.org")
+            .env("SES_ENDPOINT_URL", &stack.dynamo_url);
         let (log, stdout, stderr) = catalog_tests::kept_log(name);
         logs.insert(name, log);
         cmd.stdout(stdout).stderr(stderr);
@@ -382,6 +458,22 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
                     "{file}: {refusal}"
                 );
             }
+            statuses.insert(*file, *expected);
+            continue;
+        }
+        if *function == "catalog-mailer" {
+            pending_request_for_the_mailer(&stack).await;
+            let answer = invoke(port, function, &event);
+            assert_eq!(answer["digests"], 1, "{file}: {answer}");
+            assert_eq!(answer["failed"], 0, "{file}: {answer}");
+            assert_eq!(
+                sent_emails(&stack).await,
+                [(
+                    DESK.to_owned(),
+                    "Access request for river-levels".to_owned()
+                )],
+                "{file}"
+            );
             statuses.insert(*file, *expected);
             continue;
         }
