@@ -255,6 +255,32 @@ async function listAccess() {
     ...(items.length ? items : [h("li", {}, "You have not asked for access to any dataset.")]));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Emails about access (GET|PUT /account/preferences)
+
+const emailsOn = document.getElementById("emails-on");
+
+async function showPreferences() {
+  const body = await api("/account/preferences", { token: await token() });
+  emailsOn.checked = body.emails !== false;
+}
+
+emailsOn.addEventListener("change", async () => {
+  const wanted = emailsOn.checked;
+  emailsOn.disabled = true;
+  try {
+    const body = await api("/account/preferences", { method: "PUT", token: await token(), body: { emails: wanted } });
+    emailsOn.checked = body.emails !== false;
+    say(body.emails ? "You will get emails about your access." : "You will get no more emails about your access.");
+  } catch (error) {
+    emailsOn.checked = !wanted;
+    if (refusedToken(error)) await sessionRefused(error);
+    else say(explain(error), true);
+  } finally {
+    emailsOn.disabled = false;
+  }
+});
+
 document.getElementById("older-keys").addEventListener("click", async () => {
   try {
     await list(true);
@@ -440,6 +466,7 @@ async function start() {
   try {
     await list();
     await listAccess();
+    await showPreferences();
     await showMfa();
   } catch (error) {
     if (refusedToken(error)) await sessionRefused(error);

@@ -1084,6 +1084,15 @@ def request_approve_download_revoke(page, ctx):
     expect(page.locator("#access-state")).to_contain_text("Your request is pending")
     page.goto(BASE + "/account.html")
     expect(page.locator("#access-list")).to_contain_text(f"{slug}: Your request is pending")
+    # Emails about their access can be turned off on the page, and stay off; then on again.
+    emails = page.get_by_label("Email me when a request of mine is approved or rejected, or my access is revoked")
+    expect(emails).to_be_checked()
+    emails.uncheck()
+    expect(page.locator("#status")).to_have_text("You will get no more emails about your access.")
+    page.reload()
+    expect(emails).not_to_be_checked()
+    emails.check()
+    expect(page.locator("#status")).to_have_text("You will get emails about your access.")
 
     # The operator: the header links the page; the request is listed with its answers.
     op = operator_page(ctx)
