@@ -31,6 +31,9 @@ pub enum ApiError {
     /// An access request's or decision's refusals ([`crate::grants`]).
     #[error(transparent)]
     Grant(#[from] GrantError),
+    /// An organisation's refusals ([`crate::orgs`]).
+    #[error(transparent)]
+    Org(#[from] crate::orgs::OrgError),
     /// Delta Sharing's refusals ([`crate::sharing`]).
     #[error(transparent)]
     Sharing(#[from] SharingError),
@@ -149,6 +152,18 @@ pub enum Allowed {
     OperatorItem,
     /// `/account/preferences`.
     Preferences,
+    /// `/orgs` (every organisation, a new one).
+    Orgs,
+    /// `/orgs/{org}`, `/account/orgs`, `/account/invitations`.
+    ReadOnly,
+    /// `/orgs/{org}/members/{account}`.
+    OrgMember,
+    /// `/orgs/{org}/invitations`.
+    OrgInvitations,
+    /// `/orgs/{org}/invitations/{id}`.
+    OrgInvitation,
+    /// `/account/invitations/{org}`.
+    MyInvitation,
     /// Delta Sharing's GET routes (lists, version, metadata).
     SharingGet,
     /// Delta Sharing's query.
@@ -166,6 +181,12 @@ impl Allowed {
             Self::OperatorCollection => "GET",
             Self::OperatorItem => "POST",
             Self::Preferences => "GET, PUT",
+            Self::Orgs => "GET, POST",
+            Self::ReadOnly => "GET",
+            Self::OrgMember => "PUT, DELETE",
+            Self::OrgInvitations => "POST",
+            Self::OrgInvitation => "DELETE",
+            Self::MyInvitation => "POST, DELETE",
             Self::SharingGet => "GET, HEAD",
             Self::SharingPost => "POST",
             Self::SharingHead => "HEAD",
@@ -180,6 +201,12 @@ impl Allowed {
             Self::OperatorCollection => "GET",
             Self::OperatorItem => "POST",
             Self::Preferences => "GET or PUT",
+            Self::Orgs => "GET or POST",
+            Self::ReadOnly => "GET",
+            Self::OrgMember => "PUT or DELETE",
+            Self::OrgInvitations => "POST",
+            Self::OrgInvitation => "DELETE",
+            Self::MyInvitation => "POST or DELETE",
             Self::SharingGet => "GET or HEAD",
             Self::SharingPost => "POST",
             Self::SharingHead => "HEAD",
@@ -201,6 +228,7 @@ impl ApiError {
             Self::Refused(refusal) => refusal.code(),
             Self::Account(e) => e.code(),
             Self::Grant(e) => e.code(),
+            Self::Org(e) => e.code(),
             Self::Sharing(e) => e.code(),
             Self::DatasetNotFound(_)
             | Self::VersionNotActive { .. }
@@ -214,6 +242,15 @@ impl ApiError {
             Self::RateLimited(_) => "rate_limited",
             Self::Unavailable(_) => "unavailable",
             Self::Internal(_) => "internal",
+        }
+    }
+}
+
+impl From<crate::orgs::OrgStoreError> for ApiError {
+    fn from(e: crate::orgs::OrgStoreError) -> Self {
+        match e {
+            crate::orgs::OrgStoreError::Refused(e) => Self::Org(e),
+            crate::orgs::OrgStoreError::Store(e) => e.into(),
         }
     }
 }

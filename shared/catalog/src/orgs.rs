@@ -60,6 +60,8 @@ impl Limits {
     pub const ORGS_PER_ACCOUNT: usize = 20;
     /// The longest display name, in characters.
     pub const DISPLAY_NAME: usize = 100;
+    /// How long an invitation may be accepted.
+    pub const INVITATION_DAYS: i64 = 14;
 }
 
 /// An organisation as stored.
@@ -87,6 +89,66 @@ pub struct Membership {
     #[serde(serialize_with = "crate::time::rfc3339")]
     pub added_at: DateTime<Utc>,
     pub added_by: String,
+}
+
+/// An invitation to join an organisation, made for an email address: the person who signs in
+/// with that (verified) address accepts or declines it. It holds no secret: the address is the
+/// credential, as Cognito verified it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Invitation {
+    pub org: OrgName,
+    /// [`invitation_id`] of the address.
+    pub id: String,
+    pub email: String,
+    pub role: Role,
+    pub invited_by: String,
+    #[serde(serialize_with = "crate::time::rfc3339")]
+    pub invited_at: DateTime<Utc>,
+    #[serde(serialize_with = "crate::time::rfc3339")]
+    pub expires_at: DateTime<Utc>,
+}
+
+impl Invitation {
+    /// An invitation of `email` (as [`email`] accepts it) to `org` as `role`, until
+    /// [`Limits::INVITATION_DAYS`] from `now`.
+    pub fn new(org: OrgName, email: String, role: Role, by: &str, now: DateTime<Utc>) -> Self {
+        Self {
+            org,
+            id: invitation_id(&email),
+            email,
+            role,
+            invited_by: by.to_owned(),
+            invited_at: now,
+            expires_at: now + chrono::Duration::days(Limits::INVITATION_DAYS),
+        }
+    }
+
+    pub fn is_open_at(&self, now: DateTime<Utc>) -> bool {
+        now < self.expires_at
+    }
+}
+
+/// An address as an invitation keeps it: trimmed and lowercased (Cognito's accounts are named
+/// in lowercase), at most 254 characters, one `@` with something on each side, no spaces or
+/// control characters.
+pub fn email(raw: &str) -> Result<String, OrgError> {
+    let email = raw.trim().to_lowercase();
+    let valid = email.chars().count() <= 254
+        && !email.chars().any(|c| c.is_whitespace() || c.is_control())
+        && matches!(email.split_once('@'), Some((local, domain))
+            if !local.is_empty() && !domain.is_empty() && !domain.contains('@'));
+    if valid {
+        Ok(email)
+    } else {
+        Err(OrgError::Email)
+    }
+}
+
+/// What names an invitation within its organisation: the first 32 hex digits of the SHA-256 of
+/// its address (so that paths and logs never carry the address).
+pub fn invitation_id(email: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(email.as_bytes()))[..32].to_owned()
 }
 
 /// Why a change to an organisation was refused.
@@ -118,6 +180,40 @@ pub enum OrgError {
     NotMember { org: OrgName, account: String },
     #[error("'{org}' must keep at least one admin")]
     LastAdmin { org: OrgName },
+    #[error("an email address is one '@' with text on each side, at most 254 characters, without spaces")]
+    Email,
+    #[error("'{email}' already belongs to a member of '{org}'")]
+    AddressIsMember { org: OrgName, email: String },
+    #[error("no open invitation to '{org}' for this account's email address")]
+    NoInvitation { org: OrgName },
+    /// A member who is not an admin, asking for what admins do.
+    #[error("only the admins of '{org}' (and the catalog's operators) may do this")]
+    NotAdmin { org: OrgName },
+    /// Creating an organisation, by anyone outside the operators' group.
+    #[error("organisations are created by the catalog's operators")]
+    NotOperator,
+}
+
+impl OrgError {
+    /// The stable code clients can match on.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Name(_) => "invalid_org",
+            Self::Exists(_) => "org_exists",
+            Self::NotFound(_) => "not_found",
+            Self::DisplayName => "invalid_display_name",
+            Self::Role(_) => "invalid_role",
+            Self::TooManyMembers { .. } => "too_many_members",
+            Self::TooManyOrgs => "too_many_orgs",
+            Self::AlreadyMember { .. } | Self::AddressIsMember { .. } => "already_member",
+            Self::NotMember { .. } => "not_member",
+            Self::LastAdmin { .. } => "last_admin",
+            Self::Email => "invalid_email",
+            Self::NoInvitation { .. } => "invitation_not_found",
+            Self::NotAdmin { .. } => "not_an_admin",
+            Self::NotOperator => "not_an_operator",
+        }
+    }
 }
 
 /// What an organisation's store answers besides the thing asked: a refusal of the change, or a
@@ -162,6 +258,36 @@ mod tests {
         for raw in ["", "Admin", "owner", "operator"] {
             assert_eq!(Role::parse(raw), None);
         }
+    }
+
+    #[test]
+    fn addresses_are_trimmed_lowercased_and_checked_and_named_by_a_hash() {
+        assert_eq!(email(" Bob@Example.COM ").unwrap(), "bob@example.com");
+        for raw in [
+            "",
+            "bob",
+            "@example.com",
+            "bob@",
+            "bob@@example.com",
+            "b ob@x.y",
+            &format!("{}@x.y", "b".repeat(251)),
+        ] {
+            assert_eq!(email(raw), Err(OrgError::Email), "{raw:?}");
+        }
+        let id = invitation_id("bob@example.com");
+        assert_eq!(id.len(), 32);
+        assert!(id.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(id, invitation_id("carol@example.com"));
+        assert!(!id.contains("bob"));
+    }
+
+    #[test]
+    fn an_invitation_is_open_for_its_days() {
+        let now = Utc::now();
+        let org = OrgName::parse("acme").unwrap();
+        let invitation = Invitation::new(org, "bob@example.com".into(), Role::Editor, "ops", now);
+        assert!(invitation.is_open_at(now + chrono::Duration::days(13)));
+        assert!(!invitation.is_open_at(now + chrono::Duration::days(14)));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::grants::{AccessRecord, AccessStatus, Decision};
 use crate::input::DatasetRef;
 use crate::keys::{KeyHash, KeyInfo, KeyRecord, NewKey, Owner};
-use crate::orgs::{Membership, Org, OrgName, OrgStoreError, Role};
+use crate::orgs::{Invitation, Membership, Org, OrgName, OrgStoreError, Role};
 use crate::policy::Grant;
 use crate::query::CatalogPage;
 use crate::query::ListQuery;
@@ -431,4 +431,37 @@ pub trait OrgStore: Send + Sync {
         &self,
         account: &Owner,
     ) -> impl Future<Output = Result<Vec<Membership>, StoreError>> + Send;
+
+    /// Records an invitation (replacing an earlier one for the same address).
+    fn invite(
+        &self,
+        invitation: &Invitation,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// An organisation's invitations, open or not.
+    fn invitations(
+        &self,
+        org: &OrgName,
+    ) -> impl Future<Output = Result<Vec<Invitation>, StoreError>> + Send;
+
+    /// Every invitation made for an address, open or not.
+    fn invitations_for(
+        &self,
+        email: &str,
+    ) -> impl Future<Output = Result<Vec<Invitation>, StoreError>> + Send;
+
+    /// Accepts the invitation as `membership` says (its role, account and address): the
+    /// membership made and the invitation gone together, within the limits.
+    fn accept(
+        &self,
+        invitation: &Invitation,
+        membership: &Membership,
+    ) -> impl Future<Output = Result<(), OrgStoreError>> + Send;
+
+    /// Removes an invitation: `false` when there was none.
+    fn drop_invitation(
+        &self,
+        org: &OrgName,
+        id: &str,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 }

@@ -22,6 +22,7 @@ impl ToHttp for ApiError {
             Self::Refused(refusal) => refusal.status(),
             Self::Account(e) => e.status(),
             Self::Grant(e) => e.status(),
+            Self::Org(e) => e.status(),
             Self::Sharing(e) => e.status(),
             Self::DatasetNotFound(_)
             | Self::NoActiveVersion(_)
@@ -109,6 +110,27 @@ impl ToHttp for GrantError {
             | Self::AlreadyGranted(_)
             | Self::AccessRevoked(_)
             | Self::DecisionConflict { .. } => StatusCode::CONFLICT,
+        }
+    }
+
+    fn challenge(&self) -> Option<String> {
+        None
+    }
+}
+
+impl ToHttp for catalog::orgs::OrgError {
+    fn status(&self) -> StatusCode {
+        use catalog::orgs::OrgError as E;
+        match self {
+            E::Name(_) | E::DisplayName | E::Role(_) | E::Email => StatusCode::BAD_REQUEST,
+            E::NotFound(_) | E::NotMember { .. } | E::NoInvitation { .. } => StatusCode::NOT_FOUND,
+            E::NotAdmin { .. } | E::NotOperator => StatusCode::FORBIDDEN,
+            E::Exists(_)
+            | E::TooManyMembers { .. }
+            | E::TooManyOrgs
+            | E::AlreadyMember { .. }
+            | E::AddressIsMember { .. }
+            | E::LastAdmin { .. } => StatusCode::CONFLICT,
         }
     }
 

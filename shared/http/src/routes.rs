@@ -122,6 +122,14 @@ pub const ROUTES: &[RouteEntry] = &[
         "/api/v1/operator/access/{slug}/{account}",
         Endpoint::Account,
     ),
+    route("/api/v1/account/orgs", Endpoint::Account),
+    route("/api/v1/account/invitations", Endpoint::Account),
+    route("/api/v1/account/invitations/{org}", Endpoint::Account),
+    route("/api/v1/orgs", Endpoint::Account),
+    route("/api/v1/orgs/{org}", Endpoint::Account),
+    route("/api/v1/orgs/{org}/members/{account}", Endpoint::Account),
+    route("/api/v1/orgs/{org}/invitations", Endpoint::Account),
+    route("/api/v1/orgs/{org}/invitations/{id}", Endpoint::Account),
 ];
 
 /// A path matched to its route.

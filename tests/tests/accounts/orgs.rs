@@ -314,3 +314,244 @@ async fn an_organisations_admins_decide_its_datasets_requests_and_no_others() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(site.fetch(ACME_TRIALS, &carol_key).await, 403);
 }
+
+/// Waits until the caller's organisations (the owner index, a moment behind) show `count`.
+async fn my_orgs(site: &Site, token: &str, count: usize) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..20 {
+        let (status, body) = site.call("GET", "/account/orgs", token, "").await;
+        assert_eq!(status, 200, "{body}");
+        if body["orgs"].as_array().map(Vec::len) == Some(count) {
+            return body;
+        }
+        last = body;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("expected {count} organisations: {last}");
+}
+
+#[tokio::test]
+async fn an_organisation_is_managed_on_its_routes_by_its_admins_and_the_operators() {
+    let site = Site::start().await;
+    let olga = site.operator("olga@example.com").await;
+    let (alice_sub, alice) = site.person("alice@example.com").await;
+    let (bob_sub, bob) = site.person("bob@example.com").await;
+    let (_, carol) = site.person("carol@example.com").await;
+    let (olga, alice, bob, carol) = (
+        olga.access_token.as_str(),
+        alice.access_token.as_str(),
+        bob.access_token.as_str(),
+        carol.access_token.as_str(),
+    );
+
+    // Operators create organisations; nobody else does.
+    let create = json!({"name": "acme", "display_name": "Acme Labs"}).to_string();
+    let (status, body) = site.call("POST", "/orgs", alice, &create).await;
+    assert_eq!((status, code(&body)), (403, "not_an_operator"), "{body}");
+    let (status, body) = site.call("POST", "/orgs", olga, &create).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["org"]["display_name"], "Acme Labs");
+    let (status, body) = site.call("POST", "/orgs", olga, &create).await;
+    assert_eq!((status, code(&body)), (409, "org_exists"), "{body}");
+    for (bad, expected) in [
+        (json!({"name": "Acme"}), "invalid_org"),
+        (json!({"name": "api"}), "invalid_org"),
+        (
+            json!({"name": "beta", "display_name": ""}),
+            "invalid_display_name",
+        ),
+        (json!({"name": "beta", "owner": "x"}), "bad_request"),
+    ] {
+        let (status, body) = site.call("POST", "/orgs", olga, &bad.to_string()).await;
+        assert_eq!((status, code(&body)), (400, expected), "{bad}: {body}");
+    }
+    let (status, listed) = site.call("GET", "/orgs", olga, "").await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(listed["orgs"][0]["name"], "acme", "{listed}");
+
+    // The operator invites Alice as an admin; only Alice's verified address sees and accepts it.
+    let invite = json!({"email": " Alice@Example.com ", "role": "admin"}).to_string();
+    let (status, invited) = site
+        .call("POST", "/orgs/acme/invitations", olga, &invite)
+        .await;
+    assert_eq!(status, 201, "{invited}");
+    assert_eq!(invited["invitation"]["email"], "alice@example.com");
+    let (_, none) = site.call("GET", "/account/invitations", bob, "").await;
+    assert_eq!(none["invitations"], json!([]), "{none}");
+    let (status, body) = site
+        .call("POST", "/account/invitations/acme", bob, "")
+        .await;
+    assert_eq!(
+        (status, code(&body)),
+        (404, "invitation_not_found"),
+        "{body}"
+    );
+    let (_, mine) = site.call("GET", "/account/invitations", alice, "").await;
+    assert_eq!(mine["invitations"][0]["org"], "acme", "{mine}");
+    assert_eq!(mine["invitations"][0]["role"], "admin", "{mine}");
+    let (status, joined) = site
+        .call("POST", "/account/invitations/acme", alice, "")
+        .await;
+    assert_eq!(status, 201, "{joined}");
+    assert_eq!(joined["membership"]["role"], "admin");
+    let (status, body) = site
+        .call("POST", "/account/invitations/acme", alice, "")
+        .await;
+    assert_eq!(
+        (status, code(&body)),
+        (404, "invitation_not_found"),
+        "{body}"
+    );
+    let orgs = my_orgs(&site, alice, 1).await;
+    assert_eq!(orgs["orgs"][0]["org"], "acme", "{orgs}");
+
+    // Alice invites Bob; an address that is a member's already is refused.
+    let (status, body) = site
+        .call(
+            "POST",
+            "/orgs/acme/invitations",
+            alice,
+            &json!({"email": "bob@example.com"}).to_string(),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["invitation"]["role"], "member");
+    let (status, body) = site
+        .call(
+            "POST",
+            "/orgs/acme/invitations",
+            alice,
+            &json!({"email": "ALICE@example.com"}).to_string(),
+        )
+        .await;
+    assert_eq!((status, code(&body)), (409, "already_member"), "{body}");
+    for bad in [
+        json!({"email": "not-an-address"}),
+        json!({"email": "x@y.z", "role": "owner"}),
+    ] {
+        let (status, body) = site
+            .call("POST", "/orgs/acme/invitations", alice, &bad.to_string())
+            .await;
+        assert_eq!(status, 400, "{bad}: {body}");
+    }
+    let (status, _) = site
+        .call("POST", "/account/invitations/acme", bob, "")
+        .await;
+    assert_eq!(status, 201);
+
+    // Bob, a member, sees the organisation and its members, not its invitations, and manages
+    // nothing.
+    let (status, page) = site.call("GET", "/orgs/acme", bob, "").await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page["role"], "member");
+    assert_eq!(page["members"].as_array().map(Vec::len), Some(3), "{page}");
+    assert!(page.get("invitations").is_none(), "{page}");
+    let (status, body) = site
+        .call(
+            "POST",
+            "/orgs/acme/invitations",
+            bob,
+            &json!({"email": "carol@example.com"}).to_string(),
+        )
+        .await;
+    assert_eq!((status, code(&body)), (403, "not_an_admin"), "{body}");
+    let alice_path = format!("/orgs/acme/members/{alice_sub}");
+    let bob_path = format!("/orgs/acme/members/{bob_sub}");
+    let (status, body) = site
+        .call(
+            "PUT",
+            &alice_path,
+            bob,
+            &json!({"role": "member"}).to_string(),
+        )
+        .await;
+    assert_eq!((status, code(&body)), (403, "not_an_admin"), "{body}");
+
+    // Carol, a stranger, cannot tell the organisation from one that does not exist.
+    let (status, acme) = site.call("GET", "/orgs/acme", carol, "").await;
+    let (_, nothing) = site.call("GET", "/orgs/nothing-here", carol, "").await;
+    assert_eq!((status, code(&acme)), (404, "not_found"), "{acme}");
+    assert_eq!(
+        acme["error"]
+            .as_str()
+            .map(|m| m.replace("acme", "nothing-here")),
+        nothing["error"].as_str().map(str::to_owned)
+    );
+
+    // Alice makes Bob an editor; the page shows her the open invitations.
+    let (status, body) = site
+        .call(
+            "PUT",
+            &bob_path,
+            alice,
+            &json!({"role": "editor"}).to_string(),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["membership"]["role"], "editor");
+    let (status, body) = site
+        .call(
+            "PUT",
+            &bob_path,
+            alice,
+            &json!({"role": "owner"}).to_string(),
+        )
+        .await;
+    assert_eq!((status, code(&body)), (400, "invalid_role"), "{body}");
+    let (status, body) = site
+        .call(
+            "POST",
+            "/orgs/acme/invitations",
+            alice,
+            &json!({"email": "carol@example.com"}).to_string(),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let carol_invitation = body["invitation"]["id"].as_str().unwrap().to_owned();
+    let (_, page) = site.call("GET", "/orgs/acme", alice, "").await;
+    assert_eq!(
+        page["invitations"][0]["email"], "carol@example.com",
+        "{page}"
+    );
+    let (status, _) = site
+        .call(
+            "DELETE",
+            &format!("/orgs/acme/invitations/{carol_invitation}"),
+            alice,
+            "",
+        )
+        .await;
+    assert_eq!(status, 204);
+    let (_, none) = site.call("GET", "/account/invitations", carol, "").await;
+    assert_eq!(none["invitations"], json!([]), "{none}");
+
+    // Bob leaves; the operator leaves; the last admin cannot.
+    let (status, _) = site.call("DELETE", &bob_path, bob, "").await;
+    assert_eq!(status, 204);
+    let (status, _) = site.call("GET", "/orgs/acme", bob, "").await;
+    assert_eq!(status, 404);
+    let (status, page) = site.call("GET", "/orgs/acme", olga, "").await;
+    assert_eq!(status, 200, "{page}");
+    let olga_sub = page["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["email"] == "olga@example.com")
+        .map(|m| m["account"].as_str().unwrap().to_owned())
+        .expect("the operator, the organisation's first admin");
+    let (status, _) = site
+        .call(
+            "DELETE",
+            &format!("/orgs/acme/members/{olga_sub}"),
+            olga,
+            "",
+        )
+        .await;
+    assert_eq!(status, 204);
+    let (status, body) = site.call("DELETE", &alice_path, alice, "").await;
+    assert_eq!((status, code(&body)), (409, "last_admin"), "{body}");
+
+    // A method a route does not take.
+    let (status, body) = site.call("GET", "/orgs/acme/invitations", alice, "").await;
+    assert_eq!((status, code(&body)), (405, "method_not_allowed"), "{body}");
+}

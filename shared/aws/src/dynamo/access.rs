@@ -132,6 +132,12 @@ fn newest_first(records: &mut [AccessRecord]) {
 }
 
 impl DynamoAccess {
+    /// Organisations and memberships, in the same keys table (the accounts function's routes
+    /// reach them through this adapter: [`super::orgs`]).
+    pub fn orgs(&self) -> super::orgs::DynamoOrgs {
+        super::orgs::DynamoOrgs::new(self.client.clone(), &self.keys_table)
+    }
+
     pub fn new(
         client: Client,
         keys_table: impl Into<String>,

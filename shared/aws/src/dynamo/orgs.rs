@@ -5,6 +5,7 @@
 //! | organisation | `ORG#<org>` | `org`, `display_name`, `members`, `admins`, `created_at`, `created_by`; `owner` = [`ORGS_OWNER`] and `id` = `org#<org>`, so that the owner index lists every organisation in one Query |
 //! | membership | `MEMBER#<org>#<sub>` | `org`, `owner` (the account), `id` = `org#<org>` (the account's organisations in one Query of the owner index; the organisation's members in one Query of the id index), `role`, `email`, `added_at`, `added_by` |
 //! | account's count | `ORGS#<sub>` | `members`: how many organisations the account belongs to |
+//! | invitation | `INVITE#<org>#<id>` | `org`, `email`, `role`, `added_by` (who invited), `added_at`, `expires_at`, `purge_at` (a day after it expires: DynamoDB's time to live removes it); `id` = `invite#<id>` (an address's invitations through the id index) and `owner` = `@invite#<org>` (an organisation's invitations in one Query of the owner index) |
 //!
 //! The limits ([`Limits`]) and the last admin are kept by the conditions of each change's one
 //! transaction: the organisation's `members` and `admins` counters, the account's count.
@@ -18,18 +19,20 @@ use aws_sdk_dynamodb::Client;
 
 use super::attr::{corrupt, get_s, get_s_opt, get_time, get_u64, n, opt_s, s, time, Item};
 use super::layout::name::{
-    ADDED_AT, ADDED_BY, CREATED_AT, CREATED_BY, DISPLAY_NAME, EMAIL, ID, KEY_HASH, MEMBERS, ORG,
-    OWNER, ROLE,
+    ADDED_AT, ADDED_BY, CREATED_AT, CREATED_BY, DISPLAY_NAME, EMAIL, EXPIRES_AT, ID, KEY_HASH,
+    MEMBERS, ORG, OWNER, PURGE_AT, ROLE,
 };
 use super::layout::{
     api_key_key, member_key, membership_id, org_key, KEYS_BY_ID_INDEX, KEYS_BY_OWNER_INDEX,
     MEMBERSHIP_ID_PREFIX,
 };
-use super::requests::{batch_get_all, get_consistent, query_all};
+use super::requests::{batch_get_all, classify, get_consistent, query_all};
 use super::tx::{build, transact_retrying};
 use catalog::error::StoreError;
 use catalog::keys::Owner;
-use catalog::orgs::{Limits, Membership, Org, OrgError, OrgName, OrgStoreError, Role};
+use catalog::orgs::{
+    invitation_id, Invitation, Limits, Membership, Org, OrgError, OrgName, OrgStoreError, Role,
+};
 use catalog::ports::OrgStore;
 
 /// The `owner` of every organisation's item: not a Cognito `sub` (those are UUIDs).
@@ -38,6 +41,54 @@ pub const ORGS_OWNER: &str = "@organisations";
 const ADMINS: &str = "admins";
 /// What a membership's `key_hash` begins with, within its organisation.
 const MEMBER_PREFIX: &str = "MEMBER#";
+
+/// What an invitation's `owner` is: its organisation's invitations share it.
+fn invitations_owner(org: &OrgName) -> String {
+    format!("@invite#{org}")
+}
+
+/// An invitation's `id` in the id index: every invitation made for one address shares it.
+fn invitation_index_id(id: &str) -> String {
+    format!("invite#{id}")
+}
+
+fn invitation_key(org: &OrgName, id: &str) -> Item {
+    api_key_key(&format!("INVITE#{org}#{id}"))
+}
+
+fn invitation_item(i: &Invitation) -> Item {
+    let mut item = invitation_key(&i.org, &i.id);
+    item.extend([
+        (ORG.to_owned(), s(i.org.as_str())),
+        (OWNER.to_owned(), s(invitations_owner(&i.org))),
+        (ID.to_owned(), s(invitation_index_id(&i.id))),
+        (EMAIL.to_owned(), s(&i.email)),
+        (ROLE.to_owned(), s(i.role.as_str())),
+        (ADDED_BY.to_owned(), s(&i.invited_by)),
+        (ADDED_AT.to_owned(), time(&i.invited_at)),
+        (EXPIRES_AT.to_owned(), time(&i.expires_at)),
+        (
+            PURGE_AT.to_owned(),
+            n((i.expires_at + chrono::Duration::days(1))
+                .timestamp()
+                .max(0) as u64),
+        ),
+    ]);
+    item
+}
+
+fn invitation_of(item: &Item) -> Result<Invitation, StoreError> {
+    let email = get_s(item, EMAIL)?;
+    Ok(Invitation {
+        org: OrgName::parse(&get_s(item, ORG)?).map_err(|_| corrupt(ORG))?,
+        id: invitation_id(&email),
+        role: Role::parse(&get_s(item, ROLE)?).ok_or_else(|| corrupt(ROLE))?,
+        invited_by: get_s(item, ADDED_BY)?,
+        invited_at: get_time(item, ADDED_AT)?,
+        expires_at: get_time(item, EXPIRES_AT)?,
+        email,
+    })
+}
 
 /// The key of the item counting an account's organisations.
 fn count_key(account: &str) -> Item {
@@ -101,6 +152,43 @@ impl DynamoOrgs {
             client,
             table: table.into(),
         }
+    }
+
+    /// The items whose `id` is `id` and whose `key_hash` begins with `prefix`: their keys from
+    /// the id index (keys only), then the items themselves, a BatchGetItem per 100.
+    async fn by_id(&self, id: &str, prefix: &str) -> Result<Vec<Item>, StoreError> {
+        let keys = query_all(
+            self.client
+                .query()
+                .table_name(&self.table)
+                .index_name(KEYS_BY_ID_INDEX)
+                .key_condition_expression("#id = :id")
+                .expression_attribute_names("#id", ID)
+                .expression_attribute_values(":id", s(id)),
+        )
+        .await?;
+        let wanted: Vec<Item> = keys
+            .iter()
+            .filter_map(|k| match k.get(KEY_HASH) {
+                Some(AttributeValue::S(hash)) if hash.starts_with(prefix) => {
+                    Some(api_key_key(hash))
+                }
+                _ => None,
+            })
+            .collect();
+        let mut items = Vec::with_capacity(wanted.len());
+        for batch in wanted.chunks(100) {
+            let request = build(
+                KeysAndAttributes::builder()
+                    .set_keys(Some(batch.to_vec()))
+                    .consistent_read(true)
+                    .build(),
+            )?;
+            let mut found =
+                batch_get_all(&self.client, HashMap::from([(self.table.clone(), request)])).await?;
+            items.extend(found.remove(&self.table).unwrap_or_default());
+        }
+        Ok(items)
     }
 
     /// The write that counts one more organisation for an account, under its limit.
@@ -382,39 +470,12 @@ impl OrgStore for DynamoOrgs {
     /// its own, so that the keys table's indexes stay as they were (CloudFormation adds one
     /// index to a table per update).
     async fn members(&self, org: &OrgName) -> Result<Vec<Membership>, StoreError> {
-        let keys = query_all(
-            self.client
-                .query()
-                .table_name(&self.table)
-                .index_name(KEYS_BY_ID_INDEX)
-                .key_condition_expression("#id = :id")
-                .expression_attribute_names("#id", ID)
-                .expression_attribute_values(":id", s(membership_id(org.as_str()))),
-        )
-        .await?;
         let prefix = format!("{MEMBER_PREFIX}{org}#");
-        let wanted: Vec<Item> = keys
+        let items = self.by_id(&membership_id(org.as_str()), &prefix).await?;
+        let mut members = items
             .iter()
-            .filter_map(|k| match k.get(KEY_HASH) {
-                Some(AttributeValue::S(hash)) if hash.starts_with(&prefix) => {
-                    Some(api_key_key(hash))
-                }
-                _ => None,
-            })
-            .collect();
-        let mut members = Vec::with_capacity(wanted.len());
-        for batch in wanted.chunks(100) {
-            let request = build(
-                KeysAndAttributes::builder()
-                    .set_keys(Some(batch.to_vec()))
-                    .build(),
-            )?;
-            let found =
-                batch_get_all(&self.client, HashMap::from([(self.table.clone(), request)])).await?;
-            for item in found.get(&self.table).into_iter().flatten() {
-                members.push(membership_of(item)?);
-            }
-        }
+            .map(membership_of)
+            .collect::<Result<Vec<_>, _>>()?;
         members.sort_by(|a, b| a.account.cmp(&b.account));
         Ok(members)
     }
@@ -445,5 +506,163 @@ impl OrgStore for DynamoOrgs {
         ))
         .await?;
         items.iter().map(membership_of).collect()
+    }
+
+    async fn invite(&self, invitation: &Invitation) -> Result<(), StoreError> {
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(invitation_item(invitation)))
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    /// One Query of the owner index (an organisation's invitations share their `owner`).
+    async fn invitations(&self, org: &OrgName) -> Result<Vec<Invitation>, StoreError> {
+        let items = query_all(
+            self.client
+                .query()
+                .table_name(&self.table)
+                .index_name(KEYS_BY_OWNER_INDEX)
+                .key_condition_expression("#o = :o")
+                .expression_attribute_names("#o", OWNER)
+                .expression_attribute_values(":o", s(invitations_owner(org))),
+        )
+        .await?;
+        items.iter().map(invitation_of).collect()
+    }
+
+    /// One Query of the id index, then the items.
+    async fn invitations_for(&self, email: &str) -> Result<Vec<Invitation>, StoreError> {
+        let items = self
+            .by_id(&invitation_index_id(&invitation_id(email)), "INVITE#")
+            .await?;
+        items.iter().map(invitation_of).collect()
+    }
+
+    /// One transaction: the invitation deleted (if still there), the membership put (if the
+    /// account is not a member yet), the organisation's counters (under its limit), the
+    /// account's count (under its own).
+    async fn accept(&self, invitation: &Invitation, m: &Membership) -> Result<(), OrgStoreError> {
+        let delete = build(
+            Delete::builder()
+                .table_name(&self.table)
+                .set_key(Some(invitation_key(&invitation.org, &invitation.id)))
+                .condition_expression("attribute_exists(#k)")
+                .expression_attribute_names("#k", KEY_HASH)
+                .build(),
+        )?;
+        let put = build(
+            Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(membership_item(m)))
+                .condition_expression("attribute_not_exists(#k)")
+                .expression_attribute_names("#k", KEY_HASH)
+                .build(),
+        )?;
+        let items = vec![
+            TransactWriteItem::builder().put(put).build(),
+            self.counters(&m.org, 1, admins(m.role))?,
+            self.count_up(&m.account)?,
+            TransactWriteItem::builder().delete(delete).build(),
+        ];
+        match transact_retrying(&self.client, items).await? {
+            Ok(()) => Ok(()),
+            Err(3) => Err(OrgError::NoInvitation { org: m.org.clone() }.into()),
+            Err(at) => {
+                let already = OrgError::AlreadyMember {
+                    org: m.org.clone(),
+                    account: m.account.clone(),
+                };
+                Err(self.refusal(at, &m.org, &m.account, already, true).await)
+            }
+        }
+    }
+
+    async fn drop_invitation(&self, org: &OrgName, id: &str) -> Result<bool, StoreError> {
+        let out = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(invitation_key(org, id)))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(out.attributes().is_some_and(|a| !a.is_empty()))
+    }
+}
+
+/// The accounts function reaches organisations through its access adapter (the same table).
+impl OrgStore for super::access::DynamoAccess {
+    async fn create_org(&self, org: &Org, admin: &Membership) -> Result<(), OrgStoreError> {
+        self.orgs().create_org(org, admin).await
+    }
+
+    async fn org(&self, name: &OrgName) -> Result<Option<Org>, StoreError> {
+        self.orgs().org(name).await
+    }
+
+    async fn orgs(&self) -> Result<Vec<Org>, StoreError> {
+        OrgStore::orgs(&self.orgs()).await
+    }
+
+    async fn add_member(&self, membership: &Membership) -> Result<(), OrgStoreError> {
+        self.orgs().add_member(membership).await
+    }
+
+    async fn set_role(
+        &self,
+        org: &OrgName,
+        account: &Owner,
+        role: Role,
+    ) -> Result<Membership, OrgStoreError> {
+        self.orgs().set_role(org, account, role).await
+    }
+
+    async fn remove_member(
+        &self,
+        org: &OrgName,
+        account: &Owner,
+    ) -> Result<Membership, OrgStoreError> {
+        self.orgs().remove_member(org, account).await
+    }
+
+    async fn members(&self, org: &OrgName) -> Result<Vec<Membership>, StoreError> {
+        self.orgs().members(org).await
+    }
+
+    async fn membership(
+        &self,
+        org: &OrgName,
+        account: &Owner,
+    ) -> Result<Option<Membership>, StoreError> {
+        self.orgs().membership(org, account).await
+    }
+
+    async fn memberships_of(&self, account: &Owner) -> Result<Vec<Membership>, StoreError> {
+        self.orgs().memberships_of(account).await
+    }
+
+    async fn invite(&self, invitation: &Invitation) -> Result<(), StoreError> {
+        self.orgs().invite(invitation).await
+    }
+
+    async fn invitations(&self, org: &OrgName) -> Result<Vec<Invitation>, StoreError> {
+        self.orgs().invitations(org).await
+    }
+
+    async fn invitations_for(&self, email: &str) -> Result<Vec<Invitation>, StoreError> {
+        self.orgs().invitations_for(email).await
+    }
+
+    async fn accept(&self, invitation: &Invitation, m: &Membership) -> Result<(), OrgStoreError> {
+        self.orgs().accept(invitation, m).await
+    }
+
+    async fn drop_invitation(&self, org: &OrgName, id: &str) -> Result<bool, StoreError> {
+        self.orgs().drop_invitation(org, id).await
     }
 }

@@ -120,7 +120,7 @@ struct OperatorList<T> {
 }
 
 /// The bearer token the authorizer verified (the request still carries it).
-fn bearer(req: &Request) -> Option<&str> {
+pub(super) fn bearer(req: &Request) -> Option<&str> {
     let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
     let token = value
         .strip_prefix("Bearer ")

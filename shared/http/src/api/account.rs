@@ -24,7 +24,7 @@ use catalog::accounts::{caller, seconds_to_next_day, KeyRequest, Replay, MAX_ACT
 use catalog::input::{echo, PageRequest};
 use catalog::keys::{generate_key, is_key_id, KeyInfo, KeyStatus, Owner};
 use catalog::notices::EmailPreferences;
-use catalog::ports::{AccessStore, AccountKeyStore, Created, Directory};
+use catalog::ports::{AccessStore, AccountKeyStore, Created, Directory, OrgStore};
 
 /// The account routes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +79,7 @@ struct ListBody<'a> {
 
 /// Answers a route behind the JWT authorizer: an account's keys, its access requests, and the
 /// operators' decisions (the accounts function, and the local API).
-pub async fn account_routes<S: AccessStore + EmailPreferences, D: Directory>(
+pub async fn account_routes<S: AccessStore + EmailPreferences + OrgStore, D: Directory>(
     req: &Request,
     keys: &impl AccountKeyStore,
     access: &AccessService<'_, S, D>,
@@ -96,6 +96,10 @@ pub async fn account_routes<S: AccessStore + EmailPreferences, D: Directory>(
             keys_route(req, route, owner, keys, now, known).await
         } else if let Some(route) = AccessRoute::parse(path) {
             access.answer(req, route, the_caller(req)?, now).await
+        } else if let Some(route) = super::orgs::OrgRoute::parse(path) {
+            access
+                .orgs_answer(req, access.store, route, the_caller(req)?, now)
+                .await
         } else if preferences::is_preferences(path) {
             preferences::answer(req, access.store, &the_caller(req)?).await
         } else {

@@ -28,6 +28,7 @@ mod data_original;
 mod dcat;
 mod file_list;
 pub mod gate;
+pub mod orgs;
 pub mod preferences;
 mod http;
 mod list;
