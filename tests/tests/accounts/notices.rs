@@ -333,3 +333,158 @@ async fn emails_off_means_none_and_a_failing_ses_keeps_the_notice_and_the_decisi
     assert!(dee_mail[0].body.contains("Incomplete"));
     assert!(notices.pending(10).await.unwrap().is_empty());
 }
+
+/// IAM's `StringLike`: `*` any run of characters, `?` one.
+fn iam_like(pattern: &str, value: &str) -> bool {
+    fn go(p: &[char], v: &[char]) -> bool {
+        match p.split_first() {
+            None => v.is_empty(),
+            Some(('*', rest)) => (0..=v.len()).any(|i| go(rest, &v[i..])),
+            Some(('?', rest)) => !v.is_empty() && go(rest, &v[1..]),
+            Some((c, rest)) => v.first() == Some(c) && go(rest, &v[1..]),
+        }
+    }
+    go(
+        &pattern.chars().collect::<Vec<_>>(),
+        &value.chars().collect::<Vec<_>>(),
+    )
+}
+
+/// The template's mailer: every minute, its environment from the parameters, and a role that
+/// reaches the notices (the index, then NOTICE# and DIGEST# items), reads the accounts' email
+/// preference, touches no access record, key or other item, and sends from `MailSender` only;
+/// the keys table's `by-notice` index is the one the code queries.
+#[test]
+fn the_mailers_role_reaches_its_items_only_and_sends_from_the_sender_alone() {
+    use catalog_aws::dynamo::access::notices::{notice_item, DIGEST_PREFIX, NOTICES_INDEX, QUEUE};
+    use catalog_aws::dynamo::layout::{account_key, api_key_key, grant_key};
+    let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
+    let template: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let tag = |v: &serde_norway::Value, name: &str| match v {
+        serde_norway::Value::Tagged(t) if t.tag == name => Some(t.value.clone()),
+        _ => None,
+    };
+    let mailer = &template["Resources"]["CatalogMailerFunction"]["Properties"];
+    assert_eq!(
+        mailer["Events"]["EveryMinute"]["Properties"]["Schedule"].as_str(),
+        Some("rate(1 minute)")
+    );
+    let env = &mailer["Environment"]["Variables"];
+    for (variable, parameter) in [
+        ("MAIL_SENDER", "MailSender"),
+        ("OPERATORS_EMAIL", "OperatorsEmail"),
+        ("DIGEST_MINUTES", "NoticeDigestMinutes"),
+    ] {
+        assert_eq!(
+            tag(&env[variable], "Ref").and_then(|v| v.as_str().map(str::to_owned)),
+            Some(parameter.to_owned()),
+            "{variable}"
+        );
+        assert!(!template["Parameters"][parameter].is_null(), "{parameter}");
+    }
+    assert!(!env["SITE_URL"].is_null() && !env["KEYS_TABLE"].is_null());
+
+    let sub = "7a0c2e4f-1111-4222-8333-944455556666";
+    let pk = |item: catalog_aws::dynamo::attr::Item| item["key_hash"].as_s().unwrap().to_owned();
+    let record = catalog::grants::AccessRecord {
+        slug: TRIALS.into(),
+        dataset: uuid::Uuid::new_v4(),
+        grantee: sub.into(),
+        email: Some("ann@example.org".into()),
+        status: catalog::grants::AccessStatus::Pending,
+        requested_at: None,
+        answers: Default::default(),
+        terms_accepted: false,
+        expires_at: None,
+        decided_by: None,
+        decided_at: None,
+        reason: None,
+        rev: 1,
+    };
+    let notice = pk(notice_item(
+        &catalog::notices::Notice::for_record(&record, Utc::now()).unwrap(),
+    ));
+    let digest = format!("{DIGEST_PREFIX}{DESK}");
+    let account = pk(account_key(sub));
+    let never = [
+        pk(grant_key(sub, &record.dataset)),
+        pk(api_key_key(
+            catalog::keys::KeyHash::of(&generate_key()).as_str(),
+        )),
+        format!("IDEMPOTENCY#{sub}#{}", "a".repeat(64)),
+        format!("CREATIONS#{sub}#2026-11-28"),
+    ];
+    let mut sends = 0;
+    for statement in mailer["Policies"][0]["Statement"].as_sequence().unwrap() {
+        let actions: Vec<&str> = statement["Action"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        if actions.contains(&"ses:SendEmail") {
+            sends += 1;
+            assert_eq!(actions, ["ses:SendEmail"]);
+            assert_eq!(
+                tag(
+                    &statement["Condition"]["StringEquals"]["ses:FromAddress"],
+                    "Ref"
+                )
+                .and_then(|v| v.as_str().map(str::to_owned)),
+                Some("MailSender".to_owned())
+            );
+            continue;
+        }
+        if actions == ["dynamodb:Query"] {
+            let index = tag(&statement["Resource"], "Sub").unwrap();
+            assert_eq!(
+                index.as_str(),
+                Some(format!("${{KeysTable.Arn}}/index/{NOTICES_INDEX}").as_str())
+            );
+            continue;
+        }
+        let patterns: Vec<&str> = statement["Condition"]["ForAllValues:StringLike"]
+            ["dynamodb:LeadingKeys"]
+            .as_sequence()
+            .unwrap_or_else(|| panic!("every item statement is confined: {statement:?}"))
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let allows = |key: &str| patterns.iter().any(|p| iam_like(p, key));
+        for other in &never {
+            assert!(!allows(other), "{actions:?} reaches {other}");
+        }
+        let writes = actions
+            .iter()
+            .any(|a| *a == "dynamodb:UpdateItem" || *a == "dynamodb:DeleteItem");
+        if writes {
+            assert!(allows(&notice) && allows(&digest), "{actions:?}");
+            assert!(!allows(&account), "{actions:?} writes an account item");
+        } else {
+            assert_eq!(actions, ["dynamodb:GetItem"]);
+            assert!(allows(&digest) && allows(&account));
+        }
+    }
+    assert_eq!(sends, 1);
+
+    // The index the mailer queries, on the keys table: queue, then key_hash.
+    let indexes = template["Resources"]["KeysTable"]["Properties"]["GlobalSecondaryIndexes"]
+        .as_sequence()
+        .unwrap();
+    let by_notice = indexes
+        .iter()
+        .find(|i| i["IndexName"].as_str() == Some(NOTICES_INDEX))
+        .expect("the by-notice index");
+    let schema: Vec<(&str, &str)> = by_notice["KeySchema"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["AttributeName"].as_str().unwrap(),
+                k["KeyType"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(schema, [(QUEUE, "HASH"), ("key_hash", "RANGE")]);
+}
