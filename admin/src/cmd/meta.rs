@@ -112,6 +112,7 @@ pub enum Command {
     ///
     /// Example: catalog-admin meta readme river-levels README.md
     Readme {
+        /// The dataset's slug.
         slug: String,
         /// The card's Markdown file.
         #[arg(value_name = "FILE.md", required_unless_present = "clear")]
