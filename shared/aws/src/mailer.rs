@@ -208,3 +208,60 @@ impl Mailroom {
         serde_json::to_value(report).map_err(|e| StoreError::Other(Box::new(e)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(vars: &[(&str, &str)]) -> Result<MailroomConfig, ConfigError> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        MailroomConfig::from_lookup(&move |name| {
+            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn the_mailers_environment_is_read_with_its_defaults_and_refusals_named() {
+        let base = [
+            ("KEYS_TABLE", "keys"),
+            ("SITE_URL", "https://data.example.org"),
+            ("MAIL_SENDER", " catalog@example.org "),
+            ("OPERATORS_EMAIL", "a@example.org, b@example.org"),
+        ];
+        let c = config(&base).unwrap();
+        assert_eq!(c.sender.as_deref(), Some("catalog@example.org"));
+        assert_eq!(c.run.digest, Duration::minutes(15));
+        assert_eq!(c.run.max_attempts, MailerConfig::MAX_ATTEMPTS);
+        assert_eq!(c.ses_endpoint, None);
+        assert_eq!(
+            Operators::parse(&c.operators).0,
+            ["a@example.org", "b@example.org"]
+        );
+        let mut more = base.to_vec();
+        more.extend([("DIGEST_MINUTES", "5"), ("MAX_ATTEMPTS", "3")]);
+        let c = config(&more).unwrap();
+        assert_eq!(
+            (c.run.digest, c.run.max_attempts),
+            (Duration::minutes(5), 3)
+        );
+        // No sender: emails off, not an error.
+        assert_eq!(config(&base[..2]).unwrap().sender, None);
+        for (name, value, said) in [
+            ("DIGEST_MINUTES", "0", "DIGEST_MINUTES"),
+            ("DIGEST_MINUTES", "soon", "DIGEST_MINUTES"),
+            ("MAX_ATTEMPTS", "-1", "MAX_ATTEMPTS"),
+            ("SITE_URL", "data.example.org", "SITE_URL"),
+        ] {
+            let mut vars = base.to_vec();
+            vars.retain(|(k, _)| *k != name);
+            vars.push((name, value));
+            let e = config(&vars).unwrap_err().to_string();
+            assert!(e.contains(said), "{name}={value}: {e}");
+        }
+        let e = config(&base[1..]).unwrap_err().to_string();
+        assert!(e.contains("KEYS_TABLE"), "{e}");
+    }
+}

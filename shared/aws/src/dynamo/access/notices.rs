@@ -321,3 +321,63 @@ where
     }
     Err(classify(err))
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    #[test]
+    fn a_notice_reads_back_as_written_and_holds_nothing_but_its_fields() {
+        let at = Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap();
+        let mut notice = Notice {
+            id: Notice::id_at(at),
+            kind: NoticeKind::Approved,
+            dataset: uuid::Uuid::new_v4(),
+            slug: "river-levels".into(),
+            account: "7a0c2e4f-1111-4222-8333-944455556666".into(),
+            email: Some("ann@example.org".into()),
+            expires_at: Some(at + Duration::days(30)),
+            reason: None,
+            created_at: at,
+            attempts: 0,
+            sent_to: BTreeSet::new(),
+        };
+        let item = notice_item(&notice);
+        assert_eq!(notice_from_item(&item).unwrap(), notice);
+        assert_eq!(item[QUEUE], s(PENDING), "in the pending notices");
+        assert!(get_s(&item, KEY_HASH).unwrap().starts_with(NOTICE_PREFIX));
+        let mut names: Vec<&str> = item.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                ACCOUNT,
+                ATTEMPTS,
+                CREATED_AT,
+                DATASET,
+                NOTICE_EMAIL,
+                EXPIRES_AT,
+                KEY_HASH,
+                KIND,
+                QUEUE,
+                REASON,
+                SLUG
+            ],
+            "no owner, id or status: the notice is in no index but by-notice"
+        );
+        // As the mailer leaves it: attempts counted, deciders reached.
+        let mut item = item;
+        item.insert(ATTEMPTS.into(), n(3));
+        item.insert(
+            SENT_TO.into(),
+            AttributeValue::Ss(vec!["a@example.org".into()]),
+        );
+        notice.attempts = 3;
+        notice.sent_to.insert("a@example.org".into());
+        assert_eq!(notice_from_item(&item).unwrap(), notice);
+        item.insert(KIND.into(), s("maybe"));
+        assert!(notice_from_item(&item).is_err());
+    }
+}
