@@ -1,8 +1,9 @@
 // Sign up, confirm, sign in, and the API keys settings: create (the secret shown once), list,
 // revoke; and the account's access to datasets shared by approval.
 import { api, config, explain } from "./api.js";
-import { copy, h, header } from "./dom.js";
+import { copy, h, header, slugText } from "./dom.js";
 import { humanDate } from "./format.js";
+import { showMemberships } from "./memberships.js";
 import { myAccess, standing } from "./request.js";
 import {
   CognitoError, answerMfa, answerNewPassword, checkPassword, confirmSignUp, endSession, finishMfa,
@@ -250,7 +251,7 @@ async function list(more = false) {
 async function listAccess() {
   const records = (await myAccess()) ?? [];
   const items = records.map((r) => h("li", {},
-    h("a", { href: `dataset.html?slug=${encodeURIComponent(r.dataset)}` }, r.dataset), ": ", standing(r)));
+    h("a", { href: `dataset.html?slug=${encodeURIComponent(r.dataset)}` }, slugText(r.dataset)), ": ", standing(r)));
   document.getElementById("access-list").replaceChildren(
     ...(items.length ? items : [h("li", {}, "You have not asked for access to any dataset.")]));
 }
@@ -466,6 +467,7 @@ async function start() {
   try {
     await list();
     await listAccess();
+    await showMemberships(token, say, sessionRefused);
     await showPreferences();
     await showMfa();
   } catch (error) {

@@ -1,6 +1,6 @@
 // The catalog page: search, filters, sort and paging, all in the page's URL.
 import { api, explain } from "./api.js";
-import { accessBadge, fill, h, header } from "./dom.js";
+import { accessBadge, fill, h, header, orgMark, orgPages } from "./dom.js";
 import { downloadCount, humanBytes, humanDownloads, humanNumber } from "./format.js";
 import { catalogJsonLd, placeJsonLd } from "./linked.js";
 
@@ -36,10 +36,11 @@ function href(params, page) {
   return query ? `?${query}` : "./";
 }
 
-function entry(d) {
+/** A dataset's card; `orgs`: the organisations whose page the person may open (`orgPages`). */
+function entry(d, orgs) {
   const downloads = humanDownloads(downloadCount(d));
   return h("li", {},
-    h("h2", {}, h("a", { href: `dataset.html?slug=${encodeURIComponent(d.slug)}` }, d.name), " ", accessBadge(d.keyless_until, d.access_level)),
+    h("h2", {}, orgMark(d.slug, orgs), h("a", { href: `dataset.html?slug=${encodeURIComponent(d.slug)}` }, d.name), " ", accessBadge(d.keyless_until, d.access_level)),
     d.description ? h("p", {}, d.description) : null,
     h("p", { class: "meta" },
       h("span", {}, "Category: ", h("a", { href: href(new URLSearchParams({ category: d.category }), 1) }, d.category)),
@@ -91,7 +92,9 @@ async function load() {
   try {
     const result = await api(`/datasets?${query}`);
     if (asked !== latest) return;
-    fill(list, result.items.map(entry));
+    const orgs = await orgPages(result.items.map((d) => d.slug));
+    if (asked !== latest) return;
+    fill(list, result.items.map((d) => entry(d, orgs)));
     linkedData(result.items);
     if (withFacets) {
       facetsWanted = false;

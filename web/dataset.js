@@ -2,7 +2,7 @@
 // (the site has no page for them yet), a chart per column, the data table (rows.js), the
 // access section of a dataset shared by approval, and the download panel.
 import { api, config, explain } from "./api.js";
-import { accessBadge, copy, fill, h, header } from "./dom.js";
+import { accessBadge, copy, fill, h, header, orgMark, orgOf, orgPages } from "./dom.js";
 import { compactNumber, downloadCount, humanBytes, humanDate, humanDecimal, humanDuration, humanNumber } from "./format.js";
 import { filesSection, splitSelect } from "./files.js";
 import { datasetJsonLd, datasetPageUrl, placeJsonLd, timeRange } from "./linked.js";
@@ -353,12 +353,13 @@ async function linkedData(d) {
 }
 
 function render(d) {
-  document.title = `${d.name} · Dataset catalog`;
+  const org = orgOf(d.slug);
+  document.title = `${org ? `${org} / ` : ""}${d.name} · Dataset catalog`;
   linkedData(d);
   // The page's sections in order; the access and download slots are filled once their panels
   // are ready. A section after the column charts is added after `columns(d)`.
   fill(article,
-    h("h1", {}, d.name, " ", accessBadge(d.keyless_until, d.access?.level)),
+    h("h1", {}, orgMark(d.slug), d.name, " ", accessBadge(d.keyless_until, d.access?.level)),
     d.description ? h("p", { class: "description" }, d.description) : null,
     d.readme ? card(d) : null,
     facts(d),
@@ -373,6 +374,10 @@ function render(d) {
     columns(d));
   article.hidden = false;
   status.textContent = "";
+  // An organisation's dataset: its organisation links to its page for its members.
+  if (org) {
+    orgPages([d.slug]).then((orgs) => article.querySelector("h1 .org-mark")?.replaceWith(orgMark(d.slug, orgs)));
+  }
   downloadPanel(d).then((panel) => document.getElementById("download-slot").replaceWith(panel));
   if (d.access.level === "approval") {
     accessPanel(d).then((panel) => document.getElementById("access-slot").replaceWith(panel));

@@ -1,4 +1,6 @@
-// Building the page: elements, the header's account links, the access badge, a copy button.
+// Building the page: elements, the header's account links, the access badge, a copy button, an
+// organisation's dataset's organisation.
+import { api } from "./api.js";
 import { humanDate, humanDuration } from "./format.js";
 import { isOperator, session, signOut, storedSession } from "./session.js";
 
@@ -83,4 +85,50 @@ export async function copy(button, text) {
   } catch {
     button.textContent = "Select and copy";
   }
+}
+
+/** The organisation of an organisation's dataset (`acme~sales` → `acme`), or null for a dataset
+ * of the catalog itself (docs/organisations.md). */
+export function orgOf(slug) {
+  const at = String(slug).indexOf("~");
+  return at > 0 ? slug.slice(0, at) : null;
+}
+
+/** A slug as a person reads it: `acme / sales` for an organisation's dataset, else the slug. */
+export function slugText(slug) {
+  const org = orgOf(slug);
+  return org ? `${org} / ${slug.slice(org.length + 1)}` : slug;
+}
+
+let linkable;
+
+/** The organisations whose page the signed-in person may open (theirs; every one for an
+ * operator: `"*"`), asked once a page and only when `slugs` name an organisation's dataset;
+ * empty when signed out or when the API cannot tell. */
+export async function orgPages(slugs) {
+  if (!slugs.some(orgOf) || !storedSession()) return new Set();
+  linkable ??= (async () => {
+    try {
+      const s = await session();
+      if (!s) return new Set();
+      if (await isOperator(s)) return new Set(["*"]);
+      const body = await api("/account/orgs", { token: s.accessToken });
+      return new Set(body.orgs.map((m) => m.org));
+    } catch {
+      return new Set();
+    }
+  })();
+  return linkable;
+}
+
+/** What goes before an organisation's dataset's name: its organisation and a slash, the
+ * organisation a link to its page for those who may open it (`pages`: from `orgPages`); nothing
+ * for a dataset of the catalog itself. */
+export function orgMark(slug, pages = new Set()) {
+  const org = orgOf(slug);
+  if (!org) return null;
+  const name = pages.has(org) || pages.has("*")
+    ? h("a", { href: `org.html?name=${encodeURIComponent(org)}` }, org)
+    : h("span", {}, org);
+  return h("span", { class: "org-mark" }, name, " / ");
 }

@@ -1,7 +1,9 @@
 // The operators' page: access records in one status (pending by default), with who asked, what
 // they answered, and the decisions: approve (optionally until a date), reject with a reason,
 // revoke a grant. Each decision is sent with the record's revision, so that it applies only to
-// what the operator saw.
+// what the operator saw. The catalog's operators see every dataset's records; an organisation's
+// admin sees its datasets' (`?org=`), one of the organisations they administer at a time, chosen
+// above the list (the page's `?org=` first); anyone else is told the page is not for them.
 //
 // On a slow network: only the latest list asked for is shown (an earlier one answered later is
 // dropped); while a list loads, the one shown stays readable but its buttons are disabled; what
@@ -9,13 +11,16 @@
 // record, and a decision answered after a list was asked for wins over that list's older copy
 // of the record (by its revision).
 import { api, explain } from "./api.js";
-import { h, header } from "./dom.js";
+import { h, header, slugText } from "./dom.js";
 import { humanDate } from "./format.js";
-import { session } from "./session.js";
+import { isOperator, session } from "./session.js";
 
 const status = document.getElementById("status");
 const list = document.getElementById("records");
 const filter = document.getElementById("filter");
+const orgChoice = document.getElementById("org-choice");
+const scope = document.getElementById("scope");
+const NEITHER = "This page is for the catalog's operators and the admins of an organisation.";
 const say = (text, error = false) =>
   status.replaceChildren(error ? h("span", { class: "error", role: "alert" }, text) : text);
 
@@ -40,6 +45,32 @@ function questionsOf(slug) {
       .catch(() => new Map()));
   }
   return questions.get(slug);
+}
+
+// Who the signed-in person decides for: `{ operator: true }`, or the organisations they
+// administer (`{ operator: false, orgs: [...] }`), asked once a page.
+let standing = null;
+
+/** The person's standing, and (an admin's) the choice of organisation filled once. */
+async function deciderOf(s) {
+  standing ??= (async () => {
+    if (await isOperator(s)) return { operator: true, orgs: [] };
+    const { orgs } = await api("/account/orgs", { token: s.accessToken });
+    const mine = orgs.filter((m) => m.role === "admin").map((m) => m.org);
+    const select = filter.elements.org;
+    const wanted = new URLSearchParams(location.search).get("org");
+    select.replaceChildren(...mine.map((org) => h("option", { value: org, selected: org === wanted }, org)));
+    orgChoice.hidden = mine.length === 0;
+    if (mine.length) {
+      scope.hidden = false;
+      scope.textContent = `As an admin you decide the requests for the datasets of ${mine.join(", ")}.`;
+    }
+    return { operator: false, orgs: mine };
+  })().catch((error) => {
+    standing = null;
+    throw error;
+  });
+  return standing;
 }
 
 /** Disables (or enables again) every decision's button on the list. */
@@ -141,7 +172,7 @@ function card(record, labels = new Map()) {
   const answers = Object.entries(record.answers ?? {});
   const item = h("li", { class: "record", "data-record": keyOf(record) });
   item.append(
-    h("h2", {}, h("a", { href: `dataset.html?slug=${encodeURIComponent(record.dataset)}` }, record.dataset), " · ", record.email ?? record.grantee),
+    h("h2", {}, h("a", { href: `dataset.html?slug=${encodeURIComponent(record.dataset)}` }, slugText(record.dataset)), " · ", record.email ?? record.grantee),
     h("p", { class: "meta" },
       h("span", { class: "record-status" }, statusText(record)),
       record.requested_at ? h("span", {}, `asked ${humanDate(record.requested_at)}`) : h("span", {}, "granted without a request"),
@@ -196,7 +227,25 @@ async function load() {
     filter.hidden = true;
     return;
   }
+  let decider;
+  try {
+    decider = await deciderOf(s);
+  } catch (error) {
+    if (asked !== latest) return;
+    busy(false);
+    say(explain(error), true);
+    return;
+  }
+  if (asked !== latest) return;
+  if (!decider.operator && !decider.orgs.length) {
+    busy(false);
+    list.replaceChildren();
+    say(NEITHER, true);
+    filter.hidden = true;
+    return;
+  }
   const params = new URLSearchParams({ status: filter.elements.status.value });
+  if (!decider.operator) params.set("org", filter.elements.org.value);
   const dataset = filter.elements.dataset.value.trim();
   if (dataset) params.set("dataset", dataset);
   say("Loading…");
@@ -224,7 +273,12 @@ async function load() {
     busy(false);
     list.replaceChildren();
     say(explain(error), true);
-    if (error.code === "not_an_operator") filter.hidden = true;
+    if (error.code === "not_an_operator" && !decider.operator && decider.orgs.length) {
+      say(`You decide only the requests for the datasets of ${filter.elements.org.value}: ${dataset} is not one of them.`, true);
+    } else if (error.code === "not_an_operator") {
+      say(NEITHER, true);
+      filter.hidden = true;
+    }
   }
 }
 

@@ -209,18 +209,28 @@ export async function signOut() {
   await cognito("GlobalSignOut", { AccessToken: JSON.parse(raw).accessToken }).catch(() => {});
 }
 
+/** A session's access token's claims, as it carries them (not checked: the API checks them). */
+function claimsOf(s) {
+  try {
+    const payload = s.accessToken.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    return JSON.parse(atob(payload.padEnd(Math.ceil(payload.length / 4) * 4, "=")));
+  } catch {
+    return {};
+  }
+}
+
 /** Whether a session's access token names the operators' group (its `cognito:groups` claim;
  * the API checks the same claim, so this only decides which links to show). */
 export async function isOperator(s) {
   const { operatorsGroup } = await config();
   if (!s || !operatorsGroup) return false;
-  try {
-    const payload = s.accessToken.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
-    const claims = JSON.parse(atob(payload.padEnd(Math.ceil(payload.length / 4) * 4, "=")));
-    return (claims["cognito:groups"] ?? []).includes(operatorsGroup);
-  } catch {
-    return false;
-  }
+  const groups = claimsOf(s)["cognito:groups"];
+  return Array.isArray(groups) && groups.includes(operatorsGroup);
+}
+
+/** The session's account id (its access token's `sub`, which the API names accounts by). */
+export function accountOf(s) {
+  return s ? claimsOf(s).sub ?? null : null;
 }
 
 /** Whether the signed-in account signs in with an authenticator code. */

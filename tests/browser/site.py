@@ -1230,7 +1230,7 @@ def operators_slow_network(page, ctx):
 @step("the Access requests page is for operators only")
 def operators_only(page, ctx):
     page.goto(BASE + "/operators.html")
-    expect(page.get_by_role("alert")).to_have_text("This page is for the catalog's operators.")
+    expect(page.get_by_role("alert")).to_have_text("This page is for the catalog's operators and the admins of an organisation.")
     expect(page.locator("#records li")).to_have_count(0)
     expect(page.get_by_role("link", name="Access requests")).to_have_count(0)
 
