@@ -1,7 +1,8 @@
 //! The operators' CLI (`catalog-admin`): publishing Parquet datasets with computed column
 //! statistics, API keys, keyless windows, and version history. It writes the same tables and
-//! bucket the functions read, through `catalog_writer::DynamoWriter`. The Lambda binaries never
-//! link this crate (nor arrow/parquet).
+//! bucket the functions read, through `catalog_writer::DynamoWriter`. No Lambda binary links this
+//! crate; the publishing function links `catalog-publish-core`, whose `publish` and `ingest`
+//! this crate re-exports.
 //!
 //! [`cmd`] is the command line, one module per subcommand; [`publish`], [`ingest`] and
 //! [`download`] do the work behind the commands of those names; the statistics are the
@@ -9,8 +10,9 @@
 
 pub mod cmd;
 pub mod download;
-pub mod ingest;
-pub mod publish;
+/// `publish` and `ingest` live in `catalog-publish-core` (shared/publish), which the publishing
+/// function links too; re-exported here so every path `catalog_admin::publish::…` stays.
+pub use catalog_publish_core::{ingest, publish};
 pub mod remove;
 
 use std::time::Duration;
