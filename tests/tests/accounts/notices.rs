@@ -165,7 +165,7 @@ async fn requests_reach_the_deciders_as_a_digest_and_each_decision_its_person_wi
     assert_eq!(report.digests, 1, "{report:?}");
     let desk = to(&sent(stack).await, DESK);
     assert_eq!(desk.len(), 2, "one digest, not five emails");
-    assert_eq!(desk[1].subject, "5 access requests waiting");
+    assert_eq!(desk[1].subject, "5 new access requests");
     for (email, _, _) in &others {
         assert!(desk[1].body.contains(email.as_str()), "{}", desk[1].body);
     }

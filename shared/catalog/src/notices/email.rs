@@ -67,9 +67,11 @@ pub fn digest_email(to: &str, requests: &[&Notice], site: &str) -> Email {
     let link = page(site, "operators.html");
     let subject = match requests {
         [one] => format!("Access request for {}", one.slug),
-        many => format!("{} access requests waiting", many.len()),
+        many => format!("{} new access requests", many.len()),
     };
-    let mut text = String::from("These access requests wait for a decision:\n\n");
+    // Some may have been decided or withdrawn since they arrived: the page shows where each
+    // stands now.
+    let mut text = String::from("New access requests since the last email:\n\n");
     for n in requests {
         let who = n.email.as_deref().unwrap_or(&n.account);
         text.push_str(&format!(
@@ -79,7 +81,7 @@ pub fn digest_email(to: &str, requests: &[&Notice], site: &str) -> Email {
         ));
     }
     text.push_str(&format!(
-        "\nDecide them on the operators' page: {link}\n\n\
+        "\nWhere each stands now, and the decision: {link}\n\n\
          You receive this email as a decider of these datasets; \
          docs/operations.md says how to stop it.\n"
     ));

@@ -202,7 +202,7 @@ fn requests_reach_each_decider_as_one_digest_per_window() {
     assert_eq!(report.digests, 2);
     let sent = mail.sent.lock().unwrap().clone();
     assert_eq!(sent.len(), 4);
-    assert_eq!(sent[3].subject, "5 access requests waiting");
+    assert_eq!(sent[3].subject, "5 new access requests");
     assert!(queue.left().is_empty());
 }
 
