@@ -57,3 +57,63 @@ fn org_dataset(item: &Item) -> Result<OrgDataset, StoreError> {
         slug,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dynamo::codec::DatasetItem;
+    use catalog::records::DatasetMeta;
+    use chrono::{DateTime, Utc};
+    use uuid::Uuid;
+
+    fn item<'a>(slug: &'a Slug, meta: &'a DatasetMeta) -> DatasetItem<'a> {
+        DatasetItem {
+            slug,
+            id: Uuid::nil(),
+            meta,
+            created_at: DateTime::<Utc>::UNIX_EPOCH,
+            updated_at: DateTime::<Utc>::UNIX_EPOCH,
+            keyless_until: None,
+            latest_version: 1,
+            seq: None,
+            active: None,
+        }
+    }
+
+    fn meta(level: &str) -> DatasetMeta {
+        serde_json::from_value(serde_json::json!({
+            "name": "Sales", "description": "Every sale", "category": "trade", "tags": [],
+            "license": "CC0-1.0", "source": "tests", "insights": "", "discussions": [],
+            "access_level": level,
+        }))
+        .expect("a dataset's metadata")
+    }
+
+    /// Only an organisation's dataset item carries `org`, so the index holds each once: not
+    /// its alias, and no catalog dataset.
+    #[test]
+    fn only_an_organisations_dataset_item_is_in_its_index_and_reads_back_as_an_entry() {
+        let private = meta("private");
+        let slug = Slug::parse("acme~sales").unwrap();
+        let new = item(&slug, &private);
+        let dataset = new.to_item();
+        assert_eq!(dataset.get(ORG), Some(&s("acme")));
+        assert!(!new.alias().contains_key(ORG));
+        let catalog = Slug::parse("sales").unwrap();
+        assert!(!item(&catalog, &private).to_item().contains_key(ORG));
+
+        let entry = org_dataset(&dataset).unwrap();
+        assert_eq!(entry.slug, slug);
+        assert_eq!(entry.name, "Sales");
+        assert_eq!(entry.description.as_deref(), Some("Every sale"));
+        assert_eq!(entry.access_level, AccessLevel::Private);
+        assert!(!entry.unpublished);
+        // An item written before levels reads as `registered`.
+        let mut older = dataset.clone();
+        older.remove(ACCESS_LEVEL);
+        assert_eq!(
+            org_dataset(&older).unwrap().access_level,
+            AccessLevel::Registered
+        );
+    }
+}
