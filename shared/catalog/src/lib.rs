@@ -54,6 +54,7 @@ pub mod signup;
 pub mod slug;
 pub mod store;
 pub mod time;
+pub mod uploads;
 
 /// A mutex's guard, even if a panicking holder poisoned it (the data are caches, counters and
 /// test doubles, valid at every step).
