@@ -15,3 +15,4 @@ pub mod dynamo;
 #[cfg(feature = "ses")]
 pub mod mailer;
 pub mod s3;
+pub mod uploads;

@@ -144,7 +144,10 @@ pub fn parse_key(key: &str) -> Option<(OrgName, String, String)> {
 
 /// An upload id: 32 lowercase hex digits.
 pub fn is_upload_id(raw: &str) -> bool {
-    raw.len() == 32 && raw.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    raw.len() == 32
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// A file name the key may carry: 1 to [`Limits::FILENAME_MAX`] of ASCII letters, digits,
@@ -171,9 +174,8 @@ pub struct NewUpload {
 impl NewUpload {
     /// Checks the request against the rules and limits, naming what is wrong.
     pub fn check(&self, org: &OrgName) -> Result<(), UploadError> {
-        Slug::within(org, &self.dataset).map_err(|e| {
-            UploadError::Invalid(format!("dataset '{}': {e}", echo(&self.dataset)))
-        })?;
+        Slug::within(org, &self.dataset)
+            .map_err(|e| UploadError::Invalid(format!("dataset '{}': {e}", echo(&self.dataset))))?;
         if !is_filename(&self.filename) {
             return Err(UploadError::Invalid(format!(
                 "filename '{}': 1 to {} ASCII letters, digits, '.', '_' and '-', not starting with '.'",
@@ -304,7 +306,10 @@ mod tests {
     fn keys_parse_back_and_nothing_else_does() {
         let id = "0123456789abcdef0123456789abcdef";
         let (org, got, name) = parse_key(&format!("uploads/acme/{id}/x.parquet")).unwrap();
-        assert_eq!((org.as_str(), got.as_str(), name.as_str()), ("acme", id, "x.parquet"));
+        assert_eq!(
+            (org.as_str(), got.as_str(), name.as_str()),
+            ("acme", id, "x.parquet")
+        );
         for bad in [
             format!("staging/acme/{id}/x.parquet"),
             format!("uploads/ACME/{id}/x.parquet"),
@@ -331,9 +336,15 @@ mod tests {
             f(&mut u);
             u.check(&org).unwrap_err()
         };
-        assert!(matches!(with(&|u| u.dataset = "Bad Name".into()), UploadError::Invalid(m) if m.starts_with("dataset")));
-        assert!(matches!(with(&|u| u.filename = "../x".into()), UploadError::Invalid(m) if m.starts_with("filename")));
-        assert!(matches!(with(&|u| u.sha256 = "A".repeat(64)), UploadError::Invalid(m) if m.starts_with("sha256")));
+        assert!(
+            matches!(with(&|u| u.dataset = "Bad Name".into()), UploadError::Invalid(m) if m.starts_with("dataset"))
+        );
+        assert!(
+            matches!(with(&|u| u.filename = "../x".into()), UploadError::Invalid(m) if m.starts_with("filename"))
+        );
+        assert!(
+            matches!(with(&|u| u.sha256 = "A".repeat(64)), UploadError::Invalid(m) if m.starts_with("sha256"))
+        );
         assert!(matches!(with(&|u| u.size = 0), UploadError::Invalid(m) if m.starts_with("size")));
         let too_large = with(&|u| u.size = Limits::MAX_SIZE + 1);
         assert_eq!(too_large.code(), "upload_too_large");

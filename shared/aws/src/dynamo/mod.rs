@@ -26,6 +26,7 @@ pub mod retry;
 mod sharing;
 pub mod snapshots;
 mod tx;
+pub mod uploads;
 
 pub use datasets::DatasetsTable;
 pub use keys::KeysTable;
