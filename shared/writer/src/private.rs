@@ -16,12 +16,16 @@
 //!   again, which lists it at the end of the catalog and of its facet lists. An interrupted run
 //!   leaves it at its new level, unlisted, and the same command again lists it.
 //!
+//! A publish that leaves the access as it found it keeps the level stored when it activates
+//! ([`keeping_access`]): an `access level` change made while it uploaded stands.
+//!
 //! Refused, naming the rule: `private` on a catalog dataset (a slug without `org~`: no
 //! organisation has members who could read it), and a keyless window on a private dataset
 //! (opening one, or making private a dataset whose window is open).
 
 use catalog::input::Slug;
 use catalog::policy::{is_keyless, AccessLevel, ApprovalPolicy};
+use catalog::records::DatasetMeta;
 use chrono::{DateTime, Utc};
 
 use crate::change::Change;
@@ -151,7 +155,37 @@ pub(crate) fn leaving_writes(
     writes
 }
 
+/// The metadata a publish activates with: `meta`, unless the publish left the access as it was
+/// at its reservation (`reserved`) and an `access level` change has landed since (`now`, read
+/// just before the activation): then the level and policy stored now, so that a long upload
+/// does not undo it (a dataset made private meanwhile would be listed again).
+pub(crate) fn keeping_access(
+    meta: &DatasetMeta,
+    reserved: &DatasetMeta,
+    now: Option<&DatasetMeta>,
+) -> DatasetMeta {
+    let mut kept = meta.clone();
+    let untouched =
+        meta.card.access_level == reserved.card.access_level && meta.access == reserved.access;
+    if let Some(now) = now.filter(|_| untouched) {
+        kept.card.access_level = now.card.access_level;
+        kept.access = now.access.clone();
+    }
+    kept
+}
+
 impl DynamoWriter {
+    /// The metadata a publish reserved with `reserved` activates with: [`keeping_access`].
+    pub(crate) async fn publish_meta(
+        &self,
+        slug: &Slug,
+        meta: &DatasetMeta,
+        reserved: &DatasetMeta,
+    ) -> Result<DatasetMeta, WriteError> {
+        let now = self.dataset_meta(slug).await?;
+        Ok(keeping_access(meta, reserved, now.as_ref()))
+    }
+
     /// `set_access`: see the module's documentation. `policy` is checked by the caller.
     pub(crate) async fn set_level(
         &self,

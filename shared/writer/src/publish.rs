@@ -208,11 +208,14 @@ impl DynamoWriter {
         let reserved = self.reserve_version(publication).await?;
         let staged = upload(reserved.clone()).await?;
         self.put_version(slug, &staged.version).await?;
+        let meta = self
+            .publish_meta(slug, &staged.meta, &reserved.stored)
+            .await?;
         self.activate(
             slug,
             reserved.version,
             reserved.previous.into(),
-            Some(&staged.meta),
+            Some(&meta),
             now,
         )
         .await?;

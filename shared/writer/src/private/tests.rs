@@ -264,3 +264,32 @@ fn an_activation_that_makes_a_listed_dataset_private_takes_it_out_of_the_catalog
         })
     );
 }
+
+/// A publish that did not touch the access keeps a level change made while it uploaded; one
+/// that set another level applies its own.
+#[test]
+fn a_publish_keeps_an_access_change_made_while_it_uploaded_unless_it_changes_access_itself() {
+    let registered = meta(AccessLevel::Registered);
+    let private = meta(AccessLevel::Private);
+    let mut renamed = registered.clone();
+    renamed.card.name = "Renamed".into();
+    // Made private while the publish (which found it registered) uploaded: it stays private,
+    // with the publish's other metadata.
+    let kept = keeping_access(&renamed, &registered, Some(&private));
+    assert_eq!(kept.card.access_level, AccessLevel::Private);
+    assert_eq!(kept.card.name, "Renamed");
+    // Nothing changed meanwhile: the publish's own.
+    assert_eq!(
+        keeping_access(&renamed, &registered, Some(&registered)),
+        renamed
+    );
+    // The publish itself makes it private (or public): its own level wins.
+    let approval = meta(AccessLevel::Approval);
+    assert_eq!(
+        keeping_access(&private, &registered, Some(&approval))
+            .card
+            .access_level,
+        AccessLevel::Private
+    );
+    assert_eq!(keeping_access(&renamed, &registered, None), renamed);
+}

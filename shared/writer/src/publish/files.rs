@@ -61,6 +61,8 @@ impl DynamoWriter {
         Fut: Future<Output = Result<StagedFiles, E>>,
     {
         let (slug, now) = (publication.slug, publication.now);
+        // Refused before anything is reserved or uploaded (the activation checks it again).
+        crate::private::check_level(slug, publication.meta.card.access_level)?;
         let resumed = self.reserve_or_resume(publication, ours).await?;
         let number = resumed.reserved.version;
         let staged = upload(resumed.clone()).await?;
@@ -84,11 +86,14 @@ impl DynamoWriter {
         active.files = Some(Arc::new(summary));
         let item = version_item(slug, &active, &staged.version.schema_json);
         self.put_version_item(slug, item).await?;
+        let meta = self
+            .publish_meta(slug, &staged.meta, &resumed.reserved.stored)
+            .await?;
         self.activate(
             slug,
             number,
             resumed.reserved.previous.into(),
-            Some(&staged.meta),
+            Some(&meta),
             now,
         )
         .await?;
