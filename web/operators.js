@@ -273,9 +273,7 @@ async function load() {
     busy(false);
     list.replaceChildren();
     say(explain(error), true);
-    if (error.code === "not_an_operator" && !decider.operator && decider.orgs.length) {
-      say(`You decide only the requests for the datasets of ${filter.elements.org.value}: ${dataset} is not one of them.`, true);
-    } else if (error.code === "not_an_operator") {
+    if (error.code === "not_an_operator") {
       say(NEITHER, true);
       filter.hidden = true;
     }
