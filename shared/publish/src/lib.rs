@@ -7,3 +7,4 @@
 
 pub mod ingest;
 pub mod publish;
+pub mod site;

@@ -151,6 +151,7 @@ mod operations;
 mod private;
 mod publishing;
 mod reindex;
+mod site_upload;
 mod staged;
 mod statistics;
 mod stats_scale;
