@@ -263,6 +263,25 @@ async fn a_private_dataset_is_in_no_public_list_and_moves_in_and_out_with_its_le
         ]
     );
 
+    // AND operators see both through the CLI, while its catalog list has the other two
+    let out = ok(&admin(&stack, &["datasets", "list", "--org", "acme"], &[]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines[0], "2 datasets of acme");
+    assert!(
+        lines[1].starts_with("acme~open") && lines[1].contains(" registered "),
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with("acme~secret") && lines[2].contains(" private "),
+        "{out}"
+    );
+    let out = ok(&admin(&stack, &["datasets", "list"], &[]));
+    assert!(
+        out.starts_with("2 datasets\n") && !out.contains(hidden),
+        "{out}"
+    );
+
     // WHEN it is made registered
     ok(&admin(
         &stack,
@@ -295,7 +314,10 @@ async fn a_private_dataset_is_in_no_public_list_and_moves_in_and_out_with_its_le
     assert_public(&stack, &key, &["plain", "acme~open"], hidden).await;
     let out = ok(&admin(&stack, &["datasets", "restore", hidden], &[]));
     // THEN it is served again, and still in no public list
-    assert!(out.contains("served again (private: in no public list)"), "{out}");
+    assert!(
+        out.contains("served again (private: in no public list)"),
+        "{out}"
+    );
     assert_eq!(served_to_operators(&stack, hidden, &key).await, 200);
     assert_public(&stack, &key, &["plain", "acme~open"], hidden).await;
 
