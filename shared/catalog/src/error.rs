@@ -34,6 +34,9 @@ pub enum ApiError {
     /// An organisation's refusals ([`crate::orgs`]).
     #[error(transparent)]
     Org(#[from] crate::orgs::OrgError),
+    /// An upload's refusals ([`crate::uploads`]).
+    #[error(transparent)]
+    Upload(#[from] crate::uploads::UploadError),
     /// Delta Sharing's refusals ([`crate::sharing`]).
     #[error(transparent)]
     Sharing(#[from] SharingError),
@@ -164,6 +167,10 @@ pub enum Allowed {
     OrgInvitation,
     /// `/account/invitations/{org}`.
     MyInvitation,
+    /// `/orgs/{org}/uploads`, `/orgs/{org}/uploads/{id}/complete`.
+    Uploads,
+    /// `/orgs/{org}/uploads/{id}`.
+    Upload,
     /// Delta Sharing's GET routes (lists, version, metadata).
     SharingGet,
     /// Delta Sharing's query.
@@ -187,6 +194,8 @@ impl Allowed {
             Self::OrgInvitations => "POST",
             Self::OrgInvitation => "DELETE",
             Self::MyInvitation => "POST, DELETE",
+            Self::Uploads => "POST",
+            Self::Upload => "GET, DELETE",
             Self::SharingGet => "GET, HEAD",
             Self::SharingPost => "POST",
             Self::SharingHead => "HEAD",
@@ -207,6 +216,8 @@ impl Allowed {
             Self::OrgInvitations => "POST",
             Self::OrgInvitation => "DELETE",
             Self::MyInvitation => "POST or DELETE",
+            Self::Uploads => "POST",
+            Self::Upload => "GET or DELETE",
             Self::SharingGet => "GET or HEAD",
             Self::SharingPost => "POST",
             Self::SharingHead => "HEAD",
@@ -229,6 +240,7 @@ impl ApiError {
             Self::Account(e) => e.code(),
             Self::Grant(e) => e.code(),
             Self::Org(e) => e.code(),
+            Self::Upload(e) => e.code(),
             Self::Sharing(e) => e.code(),
             Self::DatasetNotFound(_)
             | Self::VersionNotActive { .. }

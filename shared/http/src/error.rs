@@ -23,6 +23,7 @@ impl ToHttp for ApiError {
             Self::Account(e) => e.status(),
             Self::Grant(e) => e.status(),
             Self::Org(e) => e.status(),
+            Self::Upload(e) => e.status(),
             Self::Sharing(e) => e.status(),
             Self::DatasetNotFound(_)
             | Self::NoActiveVersion(_)
@@ -131,6 +132,25 @@ impl ToHttp for catalog::orgs::OrgError {
             | E::AlreadyMember { .. }
             | E::AddressIsMember { .. }
             | E::LastAdmin { .. } => StatusCode::CONFLICT,
+        }
+    }
+
+    fn challenge(&self) -> Option<String> {
+        None
+    }
+}
+
+/// An upload's refusals (`catalog::uploads`): past the site's limits 413, naming the CLI.
+impl ToHttp for catalog::uploads::UploadError {
+    fn status(&self) -> StatusCode {
+        use catalog::uploads::UploadError as E;
+        match self {
+            E::Invalid(_) => StatusCode::BAD_REQUEST,
+            E::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            E::NotFound(_) => StatusCode::NOT_FOUND,
+            E::NotUploading { .. } => StatusCode::CONFLICT,
+            E::Abandoned => StatusCode::GONE,
+            E::NotEditor { .. } => StatusCode::FORBIDDEN,
         }
     }
 

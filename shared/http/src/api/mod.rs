@@ -34,6 +34,7 @@ mod http;
 mod list;
 mod metadata;
 pub mod request;
+pub mod uploads;
 mod rows;
 mod sharing;
 
