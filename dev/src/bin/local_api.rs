@@ -29,6 +29,7 @@ use catalog_dev::site::Site;
 use catalog_dev::DevError;
 use catalog_http::api::access::AccessService;
 use catalog_http::api::account::account_routes;
+use catalog_http::api::uploads::{is_upload_route, upload_routes, Uploads};
 use catalog_http::routes::is_signed_in;
 use catalog_preview::{ParquetRows, S3Source};
 use catalog_search::listing::{indexed, IndexedCatalog};
@@ -52,6 +53,12 @@ struct Accounts {
     access: DynamoAccess,
     directory: CognitoDirectory,
     operators: Option<String>,
+    /// Uploads from the site: their records and the bucket's multipart uploads (the keys
+    /// function's, as deployed).
+    uploads: catalog_aws::dynamo::uploads::DynamoUploads,
+    bucket: catalog_aws::uploads::S3Uploads,
+    /// The editor function's writer (an organisation's datasets for its editors).
+    writer: catalog_writer::DynamoWriter,
 }
 
 struct App {
@@ -148,12 +155,35 @@ async fn serve(
             {
                 Ok(claims) => {
                     let req = with_claims(req, claims);
+                    let editor = catalog_http::routes::find(req.uri().path()).is_some_and(|m| {
+                        m.route.endpoint == catalog_http::routes::Endpoint::Editor
+                    });
+                    if editor {
+                        let service = catalog_http::api::editor::EditorService {
+                            editor: &accounts.writer,
+                            access: &accounts.access,
+                            operators: accounts.operators.as_deref(),
+                        };
+                        let response = service.answer(&req, now).await;
+                        let (parts, body) = response.into_parts();
+                        let bytes = Bytes::copy_from_slice(body.as_ref());
+                        return Ok(hyper::Response::from_parts(parts, Full::new(bytes)));
+                    }
                     let access = AccessService {
                         store: &accounts.access,
                         directory: &accounts.directory,
                         operators: accounts.operators.as_deref(),
                     };
-                    account_routes(&req, &accounts.keys, &access, now).await
+                    if is_upload_route(req.uri().path()) {
+                        let uploads = Uploads {
+                            access: &access,
+                            store: &accounts.uploads,
+                            bucket: &accounts.bucket,
+                        };
+                        upload_routes(&req, &uploads, now).await
+                    } else {
+                        account_routes(&req, &accounts.keys, &access, now).await
+                    }
                 }
                 Err(denied) => unauthorized(denied),
             }
@@ -218,7 +248,23 @@ async fn accounts(
     let dynamodb = aws_sdk_dynamodb::Client::new(sdk);
     Ok(Some(Accounts {
         authorizer,
+        uploads: catalog_aws::dynamo::uploads::DynamoUploads::new(
+            dynamodb.clone(),
+            &config.keys_table,
+        ),
+        bucket: catalog_aws::uploads::S3Uploads::new(
+            aws_sdk_s3::Client::from_conf(catalog_aws::aws::s3_config(
+                sdk,
+                config.s3_force_path_style,
+            )),
+            &config.bucket,
+        ),
         keys: DynamoAccounts::new(dynamodb.clone(), &config.keys_table),
+        writer: catalog_writer::DynamoWriter::new(
+            dynamodb.clone(),
+            &config.datasets_table,
+            &config.keys_table,
+        ),
         access: DynamoAccess::new(dynamodb, &config.keys_table, &config.datasets_table),
         directory: CognitoDirectory::new(sdk),
         // As the template's default when unset.

@@ -56,6 +56,30 @@ pub struct KeysConfig {
     pub operators_group: Option<String>,
 }
 
+/// Configuration of the editor function: an organisation's datasets for its members and
+/// editors (the writer's tables, and who the operators are).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditorConfig {
+    pub datasets_table: String,
+    pub keys_table: String,
+    /// `OPERATORS_GROUP`, as the keys function reads it.
+    pub operators_group: Option<String>,
+}
+
+impl EditorConfig {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(&env_lookup)
+    }
+
+    pub fn from_lookup(lookup: Lookup) -> Result<Self, ConfigError> {
+        Ok(Self {
+            datasets_table: required(lookup, "DATASETS_TABLE")?,
+            keys_table: required(lookup, "KEYS_TABLE")?,
+            operators_group: optional(lookup, "OPERATORS_GROUP").map(|g| g.trim().to_owned()),
+        })
+    }
+}
+
 /// Configuration of the sign-up function (the user pool's pre-sign-up trigger).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignUpConfig {

@@ -37,6 +37,9 @@ pub enum ApiError {
     /// An upload's refusals ([`crate::uploads`]).
     #[error(transparent)]
     Upload(#[from] crate::uploads::UploadError),
+    /// An editor's change refused ([`crate::edits`]): its code and message.
+    #[error("{1}")]
+    Edit(&'static str, String),
     /// Delta Sharing's refusals ([`crate::sharing`]).
     #[error(transparent)]
     Sharing(#[from] SharingError),
@@ -171,6 +174,10 @@ pub enum Allowed {
     Uploads,
     /// `/orgs/{org}/uploads/{id}`.
     Upload,
+    /// `/orgs/{org}/datasets/{name}`.
+    EditorDataset,
+    /// `/orgs/{org}/datasets/{name}/versions/{n}/activate`.
+    EditorActivate,
     /// Delta Sharing's GET routes (lists, version, metadata).
     SharingGet,
     /// Delta Sharing's query.
@@ -196,6 +203,8 @@ impl Allowed {
             Self::MyInvitation => "POST, DELETE",
             Self::Uploads => "POST",
             Self::Upload => "GET, DELETE",
+            Self::EditorDataset => "PUT",
+            Self::EditorActivate => "POST",
             Self::SharingGet => "GET, HEAD",
             Self::SharingPost => "POST",
             Self::SharingHead => "HEAD",
@@ -218,6 +227,8 @@ impl Allowed {
             Self::MyInvitation => "POST or DELETE",
             Self::Uploads => "POST",
             Self::Upload => "GET or DELETE",
+            Self::EditorDataset => "PUT",
+            Self::EditorActivate => "POST",
             Self::SharingGet => "GET or HEAD",
             Self::SharingPost => "POST",
             Self::SharingHead => "HEAD",
@@ -241,6 +252,7 @@ impl ApiError {
             Self::Grant(e) => e.code(),
             Self::Org(e) => e.code(),
             Self::Upload(e) => e.code(),
+            Self::Edit(code, _) => code,
             Self::Sharing(e) => e.code(),
             Self::DatasetNotFound(_)
             | Self::VersionNotActive { .. }
@@ -263,6 +275,15 @@ impl From<crate::orgs::OrgStoreError> for ApiError {
         match e {
             crate::orgs::OrgStoreError::Refused(e) => Self::Org(e),
             crate::orgs::OrgStoreError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<crate::edits::EditFailure> for ApiError {
+    fn from(e: crate::edits::EditFailure) -> Self {
+        match e {
+            crate::edits::EditFailure::Store(e) => e.into(),
+            other => Self::Edit(other.code(), other.to_string()),
         }
     }
 }

@@ -28,11 +28,15 @@
 //! - [`logging`]: the functions' log output.
 //! - [`notices`]: the emails that tell people where their access requests stand (an outbox the
 //!   mailer function sends from).
+//! - [`versions`]: a dataset's history as its page shows it, and what changed between two
+//!   versions.
+//! - [`edits`]: what an organisation's editor changes of a dataset's description.
 //! - [`signup`]: who may sign up in the `domains` mode (the sign-up function).
 
 pub mod access;
 pub mod accounts;
 pub mod audit;
+pub mod edits;
 pub mod error;
 pub mod files;
 pub mod grants;
@@ -55,6 +59,7 @@ pub mod slug;
 pub mod store;
 pub mod time;
 pub mod uploads;
+pub mod versions;
 
 /// A mutex's guard, even if a panicking holder poisoned it (the data are caches, counters and
 /// test doubles, valid at every step).

@@ -465,3 +465,42 @@ pub trait OrgStore: Send + Sync {
         id: &str,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 }
+
+/// What an organisation's editors do to its datasets from the site (docs/organisations.md),
+/// through the writer's one activation: a description re-activates the active version with
+/// it; a rollback activates another version. Reads are strongly consistent.
+pub trait DatasetEditor: Send + Sync {
+    /// The organisation's datasets, private ones included.
+    fn org_datasets(
+        &self,
+        org: &OrgName,
+    ) -> impl Future<Output = Result<Vec<crate::records::OrgDataset>, StoreError>> + Send;
+
+    /// The dataset's description (`None`: no such dataset).
+    fn meta(
+        &self,
+        slug: &Slug,
+    ) -> impl Future<Output = Result<Option<crate::records::DatasetMeta>, StoreError>> + Send;
+
+    /// Every version of the dataset, oldest first.
+    fn history(
+        &self,
+        slug: &Slug,
+    ) -> impl Future<Output = Result<Vec<crate::versions::VersionSummary>, StoreError>> + Send;
+
+    /// Gives the dataset this description, re-activating its active version with it.
+    fn describe(
+        &self,
+        slug: &Slug,
+        meta: &crate::records::DatasetMeta,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<(), crate::edits::EditFailure>> + Send;
+
+    /// Makes `version` the active one (a rollback, or forward again).
+    fn activate(
+        &self,
+        slug: &Slug,
+        version: u64,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<(), crate::edits::EditFailure>> + Send;
+}

@@ -24,6 +24,12 @@ impl ToHttp for ApiError {
             Self::Grant(e) => e.status(),
             Self::Org(e) => e.status(),
             Self::Upload(e) => e.status(),
+            Self::Edit(code, _) => match *code {
+                "version_not_found" => StatusCode::NOT_FOUND,
+                "not_editable" | "edit_conflict" => StatusCode::CONFLICT,
+                "not_an_editor" => StatusCode::FORBIDDEN,
+                _ => StatusCode::BAD_REQUEST,
+            },
             Self::Sharing(e) => e.status(),
             Self::DatasetNotFound(_)
             | Self::NoActiveVersion(_)

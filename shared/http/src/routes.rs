@@ -22,6 +22,8 @@ pub enum Endpoint {
     Sharing,
     /// An account's keys and access requests, and the operators' decisions.
     Account,
+    /// An organisation's datasets, for its members and editors (the editor function).
+    Editor,
 }
 
 impl Endpoint {
@@ -34,6 +36,7 @@ impl Endpoint {
             Self::Rows => Function::Rows,
             Self::Sharing => Function::Sharing,
             Self::Account => Function::Accounts,
+            Self::Editor => Function::Editor,
         }
     }
 }
@@ -47,6 +50,7 @@ pub enum Function {
     Rows,
     Sharing,
     Accounts,
+    Editor,
 }
 
 impl Function {
@@ -59,6 +63,7 @@ impl Function {
             Self::Rows => "CatalogRowsFunction",
             Self::Sharing => "CatalogSharingFunction",
             Self::Accounts => "CatalogKeysFunction",
+            Self::Editor => "CatalogEditorFunction",
         }
     }
 }
@@ -92,7 +97,7 @@ const fn route(path: &'static str, endpoint: Endpoint) -> RouteEntry {
     RouteEntry {
         path,
         endpoint,
-        signed_in: matches!(endpoint, Endpoint::Account),
+        signed_in: matches!(endpoint, Endpoint::Account | Endpoint::Editor),
         by_default: matches!(endpoint, Endpoint::Catalog),
         document: match endpoint {
             Endpoint::Sharing => Document::DeltaSharing,
@@ -130,6 +135,17 @@ pub const ROUTES: &[RouteEntry] = &[
     route("/api/v1/orgs/{org}/members/{account}", Endpoint::Account),
     route("/api/v1/orgs/{org}/invitations", Endpoint::Account),
     route("/api/v1/orgs/{org}/invitations/{id}", Endpoint::Account),
+    route("/api/v1/orgs/{org}/datasets", Endpoint::Editor),
+    route("/api/v1/orgs/{org}/datasets/{name}", Endpoint::Editor),
+    route(
+        "/api/v1/orgs/{org}/datasets/{name}/versions",
+        Endpoint::Editor,
+    ),
+    route("/api/v1/orgs/{org}/datasets/{name}/diff", Endpoint::Editor),
+    route(
+        "/api/v1/orgs/{org}/datasets/{name}/versions/{n}/activate",
+        Endpoint::Editor,
+    ),
 ];
 
 /// A path matched to its route.

@@ -33,6 +33,7 @@
 pub mod activate;
 pub mod change;
 pub mod downloads;
+pub mod editor;
 mod error;
 pub mod facets;
 pub mod ingest;

@@ -33,17 +33,22 @@ impl Site {
 
     /// A copy of the river-levels sample published as `slug`, at `level`.
     async fn seed_as(&self, slug: &str, level: AccessLevel, policy: ApprovalPolicy) {
+        self.seed_sample_as("river-levels", slug).await;
+        self.set_level(slug, level, policy).await;
+    }
+
+    /// A sample published as (the next version of) `slug`.
+    async fn seed_sample_as(&self, sample: &str, slug: &str) {
         let mut sample = manifest()
             .datasets
             .into_iter()
-            .find(|d| d.slug.as_str() == "river-levels")
-            .expect("the river-levels sample");
+            .find(|d| d.slug.as_str() == sample)
+            .expect("the sample");
         sample.slug = catalog::input::Slug::parse(slug).unwrap();
         sample.keyless_offset_hours = None;
         self.stack
             .seed_one(&samples_dir(), &sample, Utc::now())
             .await;
-        self.set_level(slug, level, policy).await;
     }
 
     /// Sets an attribute of a keys-table item, as a long history would have left it.
@@ -553,5 +558,248 @@ async fn an_organisation_is_managed_on_its_routes_by_its_admins_and_the_operator
 
     // A method a route does not take.
     let (status, body) = site.call("GET", "/orgs/acme/invitations", alice, "").await;
+    assert_eq!((status, code(&body)), (405, "method_not_allowed"), "{body}");
+}
+
+#[tokio::test]
+async fn an_organisations_editors_describe_and_roll_back_its_datasets_and_its_members_read_the_history(
+) {
+    let site = Site::start().await;
+    // GIVEN acme~ledger, private, version 1 the river-levels sample, version 2 the air
+    // quality one (other columns, other rows).
+    site.seed_sample_as("river-levels", ACME_LEDGER).await;
+    site.seed_sample_as("air-quality-hourly", ACME_LEDGER).await;
+    site.set_level(ACME_LEDGER, AccessLevel::Private, ApprovalPolicy::default())
+        .await;
+    let operator_key = "dcat_editor_operator_00000000000000000000000000000000000000000000";
+    site.stack
+        .add_key(operator_key, &["read"], Utc::now(), None)
+        .await;
+    let (_, alice) = site.person("alice@example.com").await;
+    let (_, bob) = site.person("bob@example.com").await;
+    let (_, carol) = site.person("carol@example.com").await;
+    let (_, dave) = site.person("dave@example.com").await;
+    let (_, eve) = site.person("eve@example.com").await;
+    site.admin_ok(&["orgs", "create", "acme", "--admin", "alice@example.com"]);
+    site.admin_ok(&["orgs", "add", "acme", "bob@example.com", "--role", "editor"]);
+    site.admin_ok(&["orgs", "add", "acme", "carol@example.com"]);
+    site.admin_ok(&["orgs", "create", "beta", "--admin", "eve@example.com"]);
+    let (bob, carol, dave, eve) = (
+        bob.access_token.as_str(),
+        carol.access_token.as_str(),
+        dave.access_token.as_str(),
+        eve.access_token.as_str(),
+    );
+    let _ = alice;
+
+    // A member lists the organisation's datasets, the private one included; strangers and
+    // another organisation's admin get the 404 of a name that names nothing.
+    let (status, listed) = site.call("GET", "/orgs/acme/datasets", carol, "").await;
+    assert_eq!(status, 200, "{listed}");
+    let entry = listed["datasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["slug"] == ACME_LEDGER)
+        .cloned()
+        .expect("the private dataset is listed to a member");
+    assert_eq!(entry["access_level"], "private");
+    for stranger in [dave, eve] {
+        for (method, path, body) in [
+            ("GET", "/orgs/acme/datasets", ""),
+            ("GET", "/orgs/acme/datasets/ledger/versions", ""),
+            ("PUT", "/orgs/acme/datasets/ledger", r#"{"name": "x"}"#),
+            ("POST", "/orgs/acme/datasets/ledger/versions/1/activate", ""),
+        ] {
+            let (status, body) = site.call(method, path, stranger, body).await;
+            assert_eq!(
+                (status, code(&body)),
+                (404, "not_found"),
+                "{method} {path}: {body}"
+            );
+        }
+    }
+
+    // The history and what changed from one version to the next.
+    let (status, history) = site
+        .call("GET", "/orgs/acme/datasets/ledger/versions", carol, "")
+        .await;
+    assert_eq!(status, 200, "{history}");
+    let versions = history["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 2, "{history}");
+    assert_eq!(
+        (
+            versions[0]["version"].as_u64(),
+            versions[0]["active"].as_bool()
+        ),
+        (Some(1), Some(false))
+    );
+    assert_eq!(
+        (
+            versions[1]["version"].as_u64(),
+            versions[1]["active"].as_bool()
+        ),
+        (Some(2), Some(true))
+    );
+    assert_eq!(versions[0]["row_count"], 500);
+    assert_eq!(versions[0]["columns"][0]["name"], "gauge");
+    assert!(versions[0]["columns"][0]["dtype"].is_string());
+    let (status, changes) = site
+        .call(
+            "GET",
+            "/orgs/acme/datasets/ledger/diff?from=1&to=2",
+            carol,
+            "",
+        )
+        .await;
+    assert_eq!(status, 200, "{changes}");
+    assert_eq!(
+        (changes["rows_from"].as_u64(), changes["rows_to"].as_u64()),
+        (Some(500), Some(720))
+    );
+    assert_eq!(changes["rows_change"], 220);
+    let names = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(
+        names(&changes["columns_added"]).contains(&"station_id".to_owned()),
+        "{changes}"
+    );
+    assert!(
+        names(&changes["columns_removed"]).contains(&"gauge".to_owned()),
+        "{changes}"
+    );
+    for (path, expected) in [
+        (
+            "/orgs/acme/datasets/ledger/diff?from=1&to=9",
+            (404, "version_not_found"),
+        ),
+        (
+            "/orgs/acme/datasets/ledger/diff?from=one&to=2",
+            (400, "bad_request"),
+        ),
+        ("/orgs/acme/datasets/ledger/diff?to=2", (400, "bad_request")),
+        ("/orgs/acme/datasets/nothing/versions", (404, "not_found")),
+    ] {
+        let (status, body) = site.call("GET", path, carol, "").await;
+        assert_eq!((status, code(&body)), expected, "{path}: {body}");
+    }
+
+    // A member neither describes nor rolls back.
+    let (status, body) = site
+        .call(
+            "PUT",
+            "/orgs/acme/datasets/ledger",
+            carol,
+            r#"{"description": "x"}"#,
+        )
+        .await;
+    assert_eq!((status, code(&body)), (403, "not_an_editor"), "{body}");
+    let (status, body) = site
+        .call(
+            "POST",
+            "/orgs/acme/datasets/ledger/versions/1/activate",
+            carol,
+            "",
+        )
+        .await;
+    assert_eq!((status, code(&body)), (403, "not_an_editor"), "{body}");
+
+    // The editor describes it: the metadata shows it to a key that may read it, and it stays
+    // private and out of the public list.
+    let edit = json!({"description": "Edited from the site", "tags": ["ledger", "money"], "readme": "# The ledger"});
+    let (status, body) = site
+        .call("PUT", "/orgs/acme/datasets/ledger", bob, &edit.to_string())
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _, bytes) = catalog_tests::http_request(
+        "GET",
+        &format!("{}/datasets/{ACME_LEDGER}", site.base),
+        &[("x-api-key", operator_key)],
+    )
+    .await;
+    let shown: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(shown["description"], "Edited from the site");
+    assert_eq!(shown["tags"], json!(["ledger", "money"]));
+    assert_eq!(shown["readme"], "# The ledger");
+    assert_eq!(shown["access"]["level"], "private", "{shown}");
+    let (_, _, bytes) =
+        catalog_tests::http_request("GET", &format!("{}/datasets?q=ledger", site.base), &[]).await;
+    let public: Value = serde_json::from_slice(&bytes).unwrap();
+    assert!(
+        !public.to_string().contains(ACME_LEDGER),
+        "a private dataset described is still in no public list: {public}"
+    );
+    for (bad, what) in [
+        (r#"{"name": "  "}"#, "a blank name"),
+        (
+            r#"{"access_level": "registered"}"#,
+            "a field editors do not set",
+        ),
+        (r#"not json"#, "not JSON"),
+    ] {
+        let (status, body) = site
+            .call("PUT", "/orgs/acme/datasets/ledger", bob, bad)
+            .await;
+        assert_eq!(
+            (status, code(&body)),
+            (400, "invalid_edit"),
+            "{what}: {body}"
+        );
+    }
+    let (status, body) = site
+        .call(
+            "PUT",
+            "/orgs/acme/datasets/nothing",
+            bob,
+            r#"{"name": "x"}"#,
+        )
+        .await;
+    assert_eq!((status, code(&body)), (404, "not_found"), "{body}");
+
+    // The editor rolls back to version 1: the data route serves it at once.
+    let (status, body) = site
+        .call(
+            "POST",
+            "/orgs/acme/datasets/ledger/versions/1/activate",
+            bob,
+            "",
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _, bytes) = catalog_tests::http_request(
+        "GET",
+        &format!("{}/datasets/{ACME_LEDGER}/data", site.base),
+        &[("x-api-key", operator_key)],
+    )
+    .await;
+    let served: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(
+        (status, served["version"].as_u64()),
+        (200, Some(1)),
+        "{served}"
+    );
+    let (status, body) = site
+        .call(
+            "POST",
+            "/orgs/acme/datasets/ledger/versions/9/activate",
+            bob,
+            "",
+        )
+        .await;
+    assert_eq!((status, code(&body)), (404, "version_not_found"), "{body}");
+    let (status, body) = site
+        .call(
+            "GET",
+            "/orgs/acme/datasets/ledger/versions/1/activate",
+            bob,
+            "",
+        )
+        .await;
     assert_eq!((status, code(&body)), (405, "method_not_allowed"), "{body}");
 }

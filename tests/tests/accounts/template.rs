@@ -2,10 +2,11 @@
 
 use super::*;
 
-/// template.yaml against what the keys function does: its seven routes are the ones its routers
-/// accept, all behind the JWT authorizer (and no catalog route is); its policy allows every
+/// template.yaml against what the keys function does: its fifteen routes are the ones its
+/// routers accept, all behind the JWT authorizer (and no catalog route is); its policy allows every
 /// DynamoDB operation it sends, over the keys' create (a full account included), list and revoke
-/// and the access requests' ask, list, decide and withdraw; the data function may update
+/// the access requests' ask, list, decide and withdraw, and the organisations' changes and
+/// reads; the data function may update
 /// `last_used_at` alone.
 #[tokio::test]
 async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations() {
@@ -29,10 +30,12 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
         let concrete = path
             .replace("{id}", "key_0123456789abcdef")
             .replace("{slug}", "river-levels")
-            .replace("{account}", "7a0c2e4f-1111-4222-8333-944455556666");
+            .replace("{account}", "7a0c2e4f-1111-4222-8333-944455556666")
+            .replace("{org}", "acme");
         assert!(
             AccountRoute::parse(&concrete).is_some()
                 || AccessRoute::parse(&concrete).is_some()
+                || catalog_http::api::orgs::OrgRoute::parse(&concrete).is_some()
                 || catalog_http::api::preferences::is_preferences(&concrete),
             "{path}"
         );
@@ -44,11 +47,19 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
         [
             "/api/v1/account/access",
             "/api/v1/account/access/{slug}",
+            "/api/v1/account/invitations",
+            "/api/v1/account/invitations/{org}",
             "/api/v1/account/keys",
             "/api/v1/account/keys/{id}",
+            "/api/v1/account/orgs",
             "/api/v1/account/preferences",
             "/api/v1/operator/access",
             "/api/v1/operator/access/{slug}/{account}",
+            "/api/v1/orgs",
+            "/api/v1/orgs/{org}",
+            "/api/v1/orgs/{org}/invitations",
+            "/api/v1/orgs/{org}/invitations/{id}",
+            "/api/v1/orgs/{org}/members/{account}",
         ]
     );
     // The operators' group the function checks is the group the template creates.
@@ -153,6 +164,54 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
         access.set_emails(&owner, false).await.unwrap();
         assert!(!access.emails(&owner).await.unwrap());
     }
+    // ...and every operation the organisations' routes send (through the same adapter).
+    {
+        use catalog::orgs::{Invitation, Membership, Org, OrgName, Role};
+        use catalog::ports::OrgStore;
+        let org = OrgName::parse("acme").unwrap();
+        let other = Owner::parse("7a0c2e4f-1111-4222-8333-944455550000").unwrap();
+        let member = |who: &Owner, role| Membership {
+            org: org.clone(),
+            account: who.to_string(),
+            role,
+            email: Some(format!("{who}@example.com")),
+            added_at: now,
+            added_by: "ops".into(),
+        };
+        let made = Org {
+            name: org.clone(),
+            display_name: "Acme".into(),
+            members: 1,
+            created_at: now,
+            created_by: "ops".into(),
+        };
+        access
+            .create_org(&made, &member(&owner, Role::Admin))
+            .await
+            .unwrap();
+        OrgStore::orgs(&access).await.unwrap();
+        access.org(&org).await.unwrap();
+        let invitation = Invitation::new(
+            org.clone(),
+            "b@example.com".into(),
+            Role::Editor,
+            "ops",
+            now,
+        );
+        access.invite(&invitation).await.unwrap();
+        access.invitations(&org).await.unwrap();
+        access.invitations_for("b@example.com").await.unwrap();
+        access
+            .accept(&invitation, &member(&other, Role::Editor))
+            .await
+            .unwrap();
+        access.set_role(&org, &other, Role::Member).await.unwrap();
+        access.members(&org).await.unwrap();
+        access.memberships_of(&owner).await.unwrap();
+        access.role(&org, &owner).await.unwrap();
+        access.remove_member(&org, &other).await.unwrap();
+        access.drop_invitation(&org, "none").await.unwrap();
+    }
     let mut sent: Vec<String> = wire
         .take_calls()
         .into_iter()
@@ -162,7 +221,15 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
     sent.dedup();
     assert_eq!(
         sent,
-        ["GetItem", "Query", "TransactWriteItems", "UpdateItem"]
+        [
+            "BatchGetItem",
+            "DeleteItem",
+            "GetItem",
+            "PutItem",
+            "Query",
+            "TransactWriteItems",
+            "UpdateItem"
+        ]
     );
     // ...is allowed: a transaction needs the actions of its parts (Put, Update, ConditionCheck).
     let mut allowed = Vec::new();
@@ -182,6 +249,8 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
         "PutItem",
         "UpdateItem",
         "ConditionCheckItem",
+        "BatchGetItem",
+        "DeleteItem",
     ] {
         assert!(
             allowed.contains(&format!("dynamodb:{needed}")),
@@ -658,7 +727,7 @@ fn leading_keys<'t>(statement: &'t serde_norway::Value, operator: &str) -> Vec<&
 /// its writes name.
 #[tokio::test]
 async fn the_key_reads_and_the_audit_functions_writes_are_confined_to_their_items() {
-    use catalog_aws::dynamo::layout::{account_key, api_key_key, grant_key};
+    use catalog_aws::dynamo::layout::{account_key, api_key_key, grant_key, member_key};
     let text = std::fs::read_to_string(catalog_tests::repo_root().join("template.yaml")).unwrap();
     let template: serde_norway::Value = serde_norway::from_str(&text).unwrap();
     let resources = &template["Resources"];
@@ -697,12 +766,14 @@ async fn the_key_reads_and_the_audit_functions_writes_are_confined_to_their_item
         // A 64-character account item (a sub of 56 characters) is refused too.
         format!("ACCOUNT#{}", "b".repeat(56)),
     ];
+    let membership = hash_pk(member_key("acme", sub));
     for function in [
         "CatalogDataPolicy",
         "CatalogRowsFunction",
         "CatalogMetadataFunction",
         "CatalogSharingPolicy",
     ] {
+        let mut key_batches = 0;
         for statement in statements(function) {
             if !on(&statement, "KeysTable") {
                 continue;
@@ -718,9 +789,17 @@ async fn the_key_reads_and_the_audit_functions_writes_are_confined_to_their_item
                 like.iter().any(|p| iam_like(p, pk)) && !not_like.iter().any(|p| iam_like(p, pk))
             };
             if acts.iter().any(|a| a == "dynamodb:BatchGetItem") {
-                // Every key-table BatchGetItem is confined to key items.
-                assert!(allows(&key), "{function}: a key item");
-                for other in &others {
+                // Every key-table BatchGetItem is confined to key items (with the dataset), or
+                // to an account's grant and membership (an organisation's dataset: read
+                // together, catalog::ports::GrantReader::standing); never an account's,
+                // idempotency or creations item.
+                let grants = allows(&others[1]) && allows(&membership);
+                assert!(
+                    allows(&key) != grants,
+                    "{function}: key items, or grants and memberships"
+                );
+                key_batches += usize::from(allows(&key));
+                for other in [&others[0], &others[2], &others[3], &others[4]] {
                     assert!(!allows(other), "{function}: {other}");
                 }
             }
@@ -732,6 +811,7 @@ async fn the_key_reads_and_the_audit_functions_writes_are_confined_to_their_item
                 }
             }
         }
+        assert_eq!(key_batches, 1, "{function} batch-reads key items");
     }
 
     // The audit function: its writes to the datasets table carry the partitions a count

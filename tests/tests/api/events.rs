@@ -106,9 +106,12 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     // The mailer's schedule: the pending notices sent through SES (moto's), here a request's
     // digest to the deciders
     ("mailer-schedule.json", "catalog-mailer", 200),
+    // An organisation's datasets, asked by an account that is none of its members: the 404 of
+    // a name that names nothing (its membership read from the keys table)
+    ("editor-org-datasets-stranger.json", "catalog-editor", 404),
 ];
 
-const FUNCTIONS: [&str; 10] = [
+const FUNCTIONS: [&str; 11] = [
     "catalog-list",
     "catalog-metadata",
     "catalog-data",
@@ -119,6 +122,7 @@ const FUNCTIONS: [&str; 10] = [
     "catalog-audit",
     "catalog-file-stats",
     "catalog-mailer",
+    "catalog-editor",
 ];
 
 /// The mailer's sender and deciders in this test.

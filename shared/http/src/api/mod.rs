@@ -26,17 +26,18 @@ mod data;
 mod data_files;
 mod data_original;
 mod dcat;
+pub mod editor;
 mod file_list;
 pub mod gate;
-pub mod orgs;
-pub mod preferences;
 mod http;
 mod list;
 mod metadata;
+pub mod orgs;
+pub mod preferences;
 pub mod request;
-pub mod uploads;
 mod rows;
 mod sharing;
+pub mod uploads;
 
 pub use croissant::croissant;
 pub use data::{data, download, DataReader};
@@ -76,6 +77,8 @@ where
         Some(Endpoint::Catalog) => self::catalog(req, catalog, now).await,
         Some(Endpoint::Download) => download(req, catalog, signer, now).await,
         // The list function's own route, and (the `$default` route) every other path.
-        Some(Endpoint::List | Endpoint::Account) | None => list(req, catalog, now).await,
+        Some(Endpoint::List | Endpoint::Account | Endpoint::Editor) | None => {
+            list(req, catalog, now).await
+        }
     }
 }

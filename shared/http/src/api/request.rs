@@ -38,7 +38,7 @@ impl Route {
             Endpoint::Rows => Self::Rows(slug()?),
             Endpoint::Croissant => Self::Croissant(slug()?),
             Endpoint::Download => Self::Download(slug()?),
-            Endpoint::Sharing | Endpoint::Account => return None,
+            Endpoint::Sharing | Endpoint::Account | Endpoint::Editor => return None,
         })
     }
 
