@@ -63,7 +63,7 @@ function memberRow(m, me, manages, orgTitle) {
     const select = h("select", { id: `role-${m.account}`, "aria-label": `Role of ${who}` },
       Object.entries(ROLES).map(([value, label]) => h("option", { value, selected: value === m.role }, label)));
     role = h("form", {
-      class: "row",
+      class: "row role-change",
       onsubmit: (event) => {
         event.preventDefault();
         const wanted = select.value;
