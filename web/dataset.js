@@ -316,15 +316,14 @@ function columns(d) {
     choice, cards);
 }
 
-// The dataset card (its README): readme.js, marked and DOMPurify load only for a dataset that
-// has one. If they cannot, the card's Markdown shows as plain text.
-function card(d) {
-  const body = h("div", { class: "card-body", "aria-busy": "true" }, h("p", { class: "status" }, "Loading the card…"));
-  import("./readme.js").then((m) => m.showCard(body, d.readme))
-    .catch((error) => fill(body,
-      h("p", { class: "error" }, `The card could not be formatted (${error.message}); its text:`),
-      h("pre", { class: "card-source" }, d.readme)))
-    .finally(() => body.removeAttribute("aria-busy"));
+// The dataset card (its README), rendered by readme.js (`cardModule`: imported with marked and
+// DOMPurify, only for a dataset that has a card, before the page is shown, so that the card
+// does not push the page down as it arrives). Without the module, its Markdown as plain text.
+function card(d, cardModule, error) {
+  const body = h("div", { class: "card-body" });
+  if (cardModule) body.append(cardModule.renderCard(d.readme));
+  else fill(body, h("p", { class: "error" }, `The card could not be formatted (${error?.message}); its text:`),
+    h("pre", { class: "card-source" }, d.readme));
   return h("section", { class: "card", "aria-labelledby": "card-heading" },
     h("h2", { id: "card-heading" }, "Dataset card"), body);
 }
@@ -352,7 +351,13 @@ async function linkedData(d) {
   }));
 }
 
-function render(d) {
+// A dataset with a card waits for readme.js (and its libraries) before it is shown.
+function showDataset(d) {
+  if (!d.readme) return render(d);
+  return import("./readme.js").then((m) => render(d, m), (error) => render(d, null, error));
+}
+
+function render(d, cardModule, cardError) {
   const org = orgOf(d.slug);
   document.title = `${org ? `${org} / ` : ""}${d.name} · Dataset catalog`;
   linkedData(d);
@@ -361,7 +366,7 @@ function render(d) {
   fill(article,
     h("h1", {}, orgMark(d.slug), d.name, " ", accessBadge(d.keyless_until, d.access?.level)),
     d.description ? h("p", { class: "description" }, d.description) : null,
-    d.readme ? card(d) : null,
+    d.readme ? card(d, cardModule, cardError) : null,
     facts(d),
     h("h2", {}, "Insights"), h("p", {}, d.insights || "–"),
     // A dataset's discussions are left out: the site has no page for them yet (docs/site.md).
@@ -389,6 +394,6 @@ if (!slug) {
   fill(status, h("span", { class: "error" }, "No dataset named. "), h("a", { href: "./" }, "Browse the catalog"));
 } else {
   api(`/datasets/${encodeURIComponent(slug)}`)
-    .then(render)
+    .then(showDataset)
     .catch((error) => fill(status, h("span", { class: "error" }, explain(error)), " ", h("a", { href: "./" }, "Browse the catalog")));
 }

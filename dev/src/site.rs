@@ -44,7 +44,7 @@ const FILES: &[(&str, &str)] = &[
 /// file under `web/node_modules`, its type. For the SQL console, DuckDB-WASM's module, its worker
 /// for browsers with WebAssembly exceptions (the `eh` bundle) and that bundle's WebAssembly, and
 /// Apache Arrow's one-file build, which the module needs (`apache-arrow.js`); for the dataset
-/// card (`readme.js`), marked's and DOMPurify's ES modules. dev/deploy-site uploads the same.
+/// card (`readme.js`), marked's ES module and DOMPurify's minified browser build. dev/deploy-site uploads the same.
 pub const VENDOR: &[(&str, &str, &str)] = &[
     (
         "vendor/duckdb/duckdb-browser.mjs",
@@ -73,8 +73,8 @@ pub const VENDOR: &[(&str, &str, &str)] = &[
         "text/javascript; charset=utf-8",
     ),
     (
-        "vendor/dompurify/purify.es.mjs",
-        "dompurify/dist/purify.es.mjs",
+        "vendor/dompurify/purify.min.js",
+        "dompurify/dist/purify.min.js",
         "text/javascript; charset=utf-8",
     ),
 ];

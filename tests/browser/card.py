@@ -10,7 +10,8 @@ ran, would call alert() and add to window.__xss. HTML in a card shows as text. P
 elements, every payload stays inert (no dialog, no flag, no script, handler, style, frame,
 form, SVG, javascript: or data: URL in the card, no request off the site), links carry
 rel="noopener noreferrer nofollow", images are links to them (https) or their text; a page
-without a card loads neither marked nor DOMPurify; at 390 px nothing is wider than the screen.
+without a card loads neither marked nor DOMPurify; if they cannot load, the card is its
+Markdown as text; at 390 px nothing is wider than the screen.
 """
 
 import os
@@ -60,7 +61,7 @@ def renders(page, ctx):
     ctx["requests"].clear()
     body = open_card(page)
     paths = {urlsplit(r.url).path for r in ctx["requests"]}
-    for path in ("/readme.js", "/vendor/marked/marked.esm.js", "/vendor/dompurify/purify.es.mjs"):
+    for path in ("/readme.js", "/vendor/marked/marked.esm.js", "/vendor/dompurify/purify.min.js"):
         assert path in paths, (path, sorted(paths))
     # Below the description, above the facts.
     order = page.evaluate("""() => [...document.querySelectorAll('#dataset > *')]
@@ -159,6 +160,21 @@ def inert(page, ctx):
     expect(page.locator("#download")).to_be_visible()
 
 
+@step("if marked or DOMPurify cannot load, the card is its Markdown as text, with a sentence")
+def fallback(page, ctx):
+    page.route("**/vendor/marked/**", lambda route: route.abort())
+    try:
+        page.goto(f"{BASE}/dataset.html?slug={CARD_SLUG}")
+        body = page.locator("section.card .card-body")
+        expect(body.locator("p.error")).to_contain_text("The card could not be formatted")
+        expect(body.locator("pre.card-source")).to_contain_text("# River gauges")
+        expect(body.locator("pre.card-source")).to_contain_text('<script>window.__xss')
+        assert body.locator("h3, a, img, script").count() == 0
+        expect(page.locator("#download")).to_be_visible()
+    finally:
+        page.unroute("**/vendor/marked/**")
+
+
 @step("at 390 px the card fits the screen (its table scrolls in its box)")
 def phone(page, ctx):
     page.set_viewport_size({"width": 390, "height": 844})
@@ -178,7 +194,8 @@ def main():
         errors = []
         ctx = {"requests": [], "dialogs": []}
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        # An aborted request (the fallback step's) is the browser's line, not the page's error.
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" and "Failed to load resource" not in m.text else None)
         page.on("request", lambda r: ctx["requests"].append(r))
 
         def dialog(d):

@@ -98,6 +98,6 @@ async fn the_card_renders_its_markdown_and_no_payload_in_it_runs() {
 
     // THEN every step passed, with no error in the pages' console
     assert!(out.status.success(), "the browser test failed:\n{report}");
-    assert!(report.contains("5 of 5 steps passed"), "{report}");
+    assert!(report.contains("6 of 6 steps passed"), "{report}");
     assert!(shots.join("card.png").exists());
 }
