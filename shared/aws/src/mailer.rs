@@ -137,10 +137,47 @@ impl MailroomConfig {
     }
 }
 
+/// Who decides a dataset's requests: the operators' configured addresses for every dataset,
+/// and for an organisation's dataset its admins' addresses too (their memberships' emails),
+/// unless an admin turned emails off on their page (docs/organisations.md).
+pub struct OrgDeciders {
+    pub operators: Operators,
+    pub orgs: crate::dynamo::orgs::DynamoOrgs,
+    /// The admins' email preferences (their accounts' items).
+    pub notices: DynamoNotices,
+}
+
+impl catalog::notices::Deciders for OrgDeciders {
+    /// The operators' addresses; for an organisation's dataset, one Query of the id index and
+    /// a BatchGetItem of its memberships, and a GetItem of each admin's preference.
+    async fn deciders(&self, dataset: &uuid::Uuid, slug: &str) -> Result<Vec<String>, StoreError> {
+        use catalog::ports::OrgStore;
+        let mut addresses = self.operators.deciders(dataset, slug).await?;
+        let Some(org) = catalog::slug::Slug::parse(slug).ok().and_then(|s| s.org()) else {
+            return Ok(addresses);
+        };
+        for admin in self.orgs.members(&org).await? {
+            if !admin.role.may_administer() {
+                continue;
+            }
+            let Some(email) = admin.email else { continue };
+            let wanted = match catalog::keys::Owner::parse(&admin.account) {
+                Some(owner) => self.notices.emails(&owner).await?,
+                None => false,
+            };
+            let email = email.to_lowercase();
+            if wanted && !addresses.iter().any(|a| a.eq_ignore_ascii_case(&email)) {
+                addresses.push(email);
+            }
+        }
+        Ok(addresses)
+    }
+}
+
 /// What a run needs: the outbox, the deciders, SES, and how to run.
 pub struct Mailroom {
     pub notices: DynamoNotices,
-    pub deciders: Operators,
+    pub deciders: OrgDeciders,
     /// `None`: no sender configured, no email sent.
     pub ses: Option<SesMailer>,
     pub config: MailerConfig,
@@ -150,7 +187,14 @@ impl Mailroom {
     pub fn new(sdk: &SdkConfig, config: &MailroomConfig) -> Self {
         Self {
             notices: DynamoNotices::new(aws_sdk_dynamodb::Client::new(sdk), &config.keys_table),
-            deciders: Operators::parse(&config.operators),
+            deciders: OrgDeciders {
+                operators: Operators::parse(&config.operators),
+                orgs: crate::dynamo::orgs::DynamoOrgs::new(
+                    aws_sdk_dynamodb::Client::new(sdk),
+                    &config.keys_table,
+                ),
+                notices: DynamoNotices::new(aws_sdk_dynamodb::Client::new(sdk), &config.keys_table),
+            },
             ses: config
                 .sender
                 .as_ref()

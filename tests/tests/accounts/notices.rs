@@ -7,7 +7,7 @@
 use catalog::notices::{MailerConfig, NoticeQueue, Operators};
 use catalog::policy::{AccessLevel, Approval, ApprovalPolicy};
 use catalog_aws::dynamo::access::notices::DynamoNotices;
-use catalog_aws::mailer::{Mailroom, SesMailer};
+use catalog_aws::mailer::{Mailroom, OrgDeciders, SesMailer};
 use chrono::{DateTime, Duration, Utc};
 
 use super::access_requests::TRIALS;
@@ -71,7 +71,14 @@ pub(super) async fn verify_sender(stack: &Stack) {
 fn mailroom(stack: &Stack, ses: &str) -> Mailroom {
     Mailroom {
         notices: DynamoNotices::new(stack.dynamo.clone(), &stack.target.keys_table),
-        deciders: Operators::parse(DESK),
+        deciders: OrgDeciders {
+            operators: Operators::parse(DESK),
+            orgs: catalog_aws::dynamo::orgs::DynamoOrgs::new(
+                stack.dynamo.clone(),
+                &stack.target.keys_table,
+            ),
+            notices: DynamoNotices::new(stack.dynamo.clone(), &stack.target.keys_table),
+        },
         ses: Some(SesMailer::new(&stack.sdk, SENDER, Some(ses))),
         config: MailerConfig::new(SITE),
     }
@@ -436,10 +443,20 @@ fn the_mailers_role_reaches_its_items_only_and_sends_from_the_sender_alone() {
             continue;
         }
         if actions == ["dynamodb:Query"] {
-            let index = tag(&statement["Resource"], "Sub").unwrap();
+            // The pending notices' index, and the id index (an organisation's memberships'
+            // keys, for its admins): no other index, never the table itself.
+            let indexes: Vec<String> = statement["Resource"]
+                .as_sequence()
+                .unwrap()
+                .iter()
+                .map(|r| tag(r, "Sub").unwrap().as_str().unwrap().to_owned())
+                .collect();
             assert_eq!(
-                index.as_str(),
-                Some(format!("${{KeysTable.Arn}}/index/{NOTICES_INDEX}").as_str())
+                indexes,
+                [
+                    format!("${{KeysTable.Arn}}/index/{NOTICES_INDEX}"),
+                    "${KeysTable.Arn}/index/by-id".to_owned()
+                ]
             );
             continue;
         }
@@ -460,6 +477,9 @@ fn the_mailers_role_reaches_its_items_only_and_sends_from_the_sender_alone() {
         if writes {
             assert!(allows(&notice) && allows(&digest), "{actions:?}");
             assert!(!allows(&account), "{actions:?} writes an account item");
+        } else if actions == ["dynamodb:BatchGetItem"] {
+            // An organisation's admins: its memberships, and nothing else.
+            assert_eq!(patterns, ["MEMBER#*"], "{actions:?}");
         } else {
             assert_eq!(actions, ["dynamodb:GetItem"]);
             assert!(allows(&digest) && allows(&account));
@@ -487,4 +507,78 @@ fn the_mailers_role_reaches_its_items_only_and_sends_from_the_sender_alone() {
         })
         .collect();
     assert_eq!(schema, [(QUEUE, "HASH"), ("key_hash", "RANGE")]);
+}
+
+/// An organisation's admins are deciders of its datasets' requests: they are told, in the same
+/// digests, unless they turned emails off; its members are not; a catalog dataset's requests
+/// reach the operators alone.
+#[tokio::test]
+async fn an_organisations_admins_are_told_of_its_datasets_requests_unless_they_said_no() {
+    let site = Site::start().await;
+    let stack = &site.stack;
+    verify_sender(stack).await;
+    let acme_trials = "acme~trials";
+    site.seed_as(acme_trials, AccessLevel::Approval, manual())
+        .await;
+    site.set_level(TRIALS, AccessLevel::Approval, manual())
+        .await;
+    let moto = stack.dynamo_url.clone();
+    site.person("alice@example.org").await;
+    let (_, bob) = site.person("bob@example.org").await;
+    site.person("carol@example.org").await;
+    site.admin_ok(&["orgs", "create", "acme", "--admin", "alice@example.org"]);
+    site.admin_ok(&["orgs", "add", "acme", "bob@example.org", "--role", "admin"]);
+    site.admin_ok(&[
+        "orgs",
+        "add",
+        "acme",
+        "carol@example.org",
+        "--role",
+        "editor",
+    ]);
+    let (status, body) = site
+        .call(
+            "PUT",
+            "/account/preferences",
+            &bob.access_token,
+            &json!({"emails": false}).to_string(),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (_, ann) = site.person("ann@example.org").await;
+    let start = Utc::now();
+
+    let (status, body) = site
+        .call(
+            "POST",
+            "/account/access",
+            &ann.access_token,
+            &json!({ "dataset": acme_trials }).to_string(),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let report = run(stack, &moto, start).await;
+    assert_eq!(report.digests, 2, "the operators and alice: {report:?}");
+    let mail = sent(stack).await;
+    let mut told: Vec<String> = mail.iter().flat_map(|m| m.to.clone()).collect();
+    told.sort();
+    assert_eq!(told, [DESK, "alice@example.org"], "{mail:?}");
+    let alice = to(&mail, "alice@example.org");
+    assert_eq!(
+        alice[0].subject,
+        format!("Access request for {acme_trials}")
+    );
+    assert!(
+        alice[0].body.contains(&format!("{SITE}/operators.html")),
+        "{}",
+        alice[0].body
+    );
+
+    // A catalog dataset's request: the operators alone.
+    site.ask(&ann.access_token).await;
+    let report = run(stack, &moto, start + Duration::minutes(20)).await;
+    assert_eq!(report.digests, 1, "{report:?}");
+    let mail = sent(stack).await;
+    assert_eq!(to(&mail, DESK).len(), 2);
+    assert_eq!(to(&mail, "alice@example.org").len(), 1);
 }

@@ -32,7 +32,7 @@ impl Site {
     }
 
     /// A copy of the river-levels sample published as `slug`, at `level`.
-    async fn seed_as(&self, slug: &str, level: AccessLevel, policy: ApprovalPolicy) {
+    pub(super) async fn seed_as(&self, slug: &str, level: AccessLevel, policy: ApprovalPolicy) {
         self.seed_sample_as("river-levels", slug).await;
         self.set_level(slug, level, policy).await;
     }
