@@ -135,6 +135,9 @@ pub const ROUTES: &[RouteEntry] = &[
     route("/api/v1/orgs/{org}/members/{account}", Endpoint::Account),
     route("/api/v1/orgs/{org}/invitations", Endpoint::Account),
     route("/api/v1/orgs/{org}/invitations/{id}", Endpoint::Account),
+    route("/api/v1/orgs/{org}/uploads", Endpoint::Account),
+    route("/api/v1/orgs/{org}/uploads/{id}", Endpoint::Account),
+    route("/api/v1/orgs/{org}/uploads/{id}/complete", Endpoint::Account),
     route("/api/v1/orgs/{org}/datasets", Endpoint::Editor),
     route("/api/v1/orgs/{org}/datasets/{name}", Endpoint::Editor),
     route(

@@ -36,7 +36,8 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
             AccountRoute::parse(&concrete).is_some()
                 || AccessRoute::parse(&concrete).is_some()
                 || catalog_http::api::orgs::OrgRoute::parse(&concrete).is_some()
-                || catalog_http::api::preferences::is_preferences(&concrete),
+                || catalog_http::api::preferences::is_preferences(&concrete)
+                || catalog_http::api::uploads::is_upload_route(&concrete),
             "{path}"
         );
         paths.push(path.to_owned());
@@ -60,6 +61,9 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
             "/api/v1/orgs/{org}/invitations",
             "/api/v1/orgs/{org}/invitations/{id}",
             "/api/v1/orgs/{org}/members/{account}",
+            "/api/v1/orgs/{org}/uploads",
+            "/api/v1/orgs/{org}/uploads/{id}",
+            "/api/v1/orgs/{org}/uploads/{id}/complete",
         ]
     );
     // The operators' group the function checks is the group the template creates.

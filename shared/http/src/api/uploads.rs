@@ -21,9 +21,11 @@ use lambda_http::{Body, Request, Response};
 use serde::{Deserialize, Serialize};
 
 use super::access::AccessService;
-use super::http::json_response;
+use super::http::{json_response, shell, Audience};
+use super::request::request_path;
 use super::request::verified_claims;
 use crate::error::{AccountError, Allowed, ApiError};
+use catalog::accounts::caller;
 use catalog::grants::in_group;
 use catalog::input::echo;
 use catalog::keys::Owner;
@@ -75,6 +77,33 @@ impl UploadRoute {
             Self::One(..) => Allowed::Upload,
         }
     }
+}
+
+/// Whether `path` is one of the upload routes (the keys function answers them with
+/// [`upload_routes`], the other signed-in routes with `account::account_routes`).
+pub fn is_upload_route(path: &str) -> bool {
+    UploadRoute::parse(path).is_some()
+}
+
+/// Answers an upload route, in the signed-in routes' shell.
+pub async fn upload_routes<S, D, U, B>(
+    req: &Request,
+    uploads: &Uploads<'_, S, D, U, B>,
+    now: DateTime<Utc>,
+) -> Response<Body>
+where
+    S: AccessStore + OrgStore,
+    D: Directory,
+    U: UploadStore,
+    B: UploadBucket,
+{
+    let path = request_path(req);
+    shell(req, Audience::Account, async {
+        let route = UploadRoute::parse(path).ok_or_else(|| ApiError::RouteNotFound(echo(path)))?;
+        let owner = caller(verified_claims(req)).map_err(AccountError::Unauthenticated)?;
+        uploads.answer(req, route, owner, now).await
+    })
+    .await
 }
 
 /// A part's presigned URL.
