@@ -309,3 +309,58 @@ async fn membership_changes_take_effect_on_the_next_request() {
         .expect("add the outsider");
     assert_eq!(outcome(&g, PRIVATE, Some(OUTSIDER)).await, "ok");
 }
+
+/// A dataset moved between `approval`, `private` and `registered`: keys and grants are judged
+/// by the level on the next request (a grant is kept, and counts again once the dataset is
+/// `approval` again); a signed URL handed out before is the object's until it expires.
+#[tokio::test]
+async fn a_level_change_applies_to_keys_and_grants_on_the_next_request_and_not_to_urls_handed_out()
+{
+    let (g, _) = given_orgs().await;
+    let writer = g.stack.writer();
+    let gated = catalog::input::Slug::parse(GATED).unwrap();
+    let level = |l| {
+        let writer = &writer;
+        let gated = &gated;
+        async move {
+            writer
+                .set_access(gated, l, &Default::default(), Utc::now())
+                .await
+                .expect("set the level")
+        }
+    };
+    assert_eq!(outcome(&g, GATED, Some(GRANTED)).await, "ok");
+    let handed_out = json_body(
+        &g.data(
+            &format!("/api/v1/datasets/{GATED}/data"),
+            &[("x-api-key", GRANTED)],
+        )
+        .await,
+    );
+    let url = handed_out["url"].as_str().expect("a signed URL").to_owned();
+
+    level(AccessLevel::Private).await;
+    assert_eq!(outcome(&g, GATED, Some(GRANTED)).await, "404 not_found");
+    assert_eq!(outcome(&g, GATED, Some(OUTSIDER)).await, "404 not_found");
+    assert_eq!(outcome(&g, GATED, Some(MEMBER)).await, "ok");
+    let (status, _) = http_get(&url).await;
+    assert_eq!(
+        status, 200,
+        "a URL handed out before is the object's until it expires"
+    );
+
+    level(AccessLevel::Approval).await;
+    assert_eq!(
+        outcome(&g, GATED, Some(GRANTED)).await,
+        "ok",
+        "the grant was kept"
+    );
+    assert_eq!(
+        outcome(&g, GATED, Some(OUTSIDER)).await,
+        "403 access_required"
+    );
+
+    level(AccessLevel::Registered).await;
+    assert_eq!(outcome(&g, GATED, Some(OUTSIDER)).await, "ok");
+    assert_eq!(outcome(&g, GATED, None).await, "401 missing_key");
+}
