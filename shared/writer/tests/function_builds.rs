@@ -30,7 +30,7 @@ fn dependency_tree(package: &str) -> Vec<String> {
 }
 
 /// Every Lambda function of the stack.
-const FUNCTIONS: [&str; 11] = [
+const FUNCTIONS: [&str; 12] = [
     "catalog-list",
     "catalog-metadata",
     "catalog-data",
@@ -42,12 +42,14 @@ const FUNCTIONS: [&str; 11] = [
     "catalog-file-stats",
     "catalog-mailer",
     "catalog-editor",
+    "catalog-publish",
 ];
 
 /// The functions that write through the writer: the audit function (the download counts, off
 /// the request path) and the editor function (an organisation's editors' descriptions and
-/// rollbacks, each the writer's one activation). Through it they link the text index.
-const WRITERS: [&str; 2] = ["catalog-audit", "catalog-editor"];
+/// rollbacks, each the writer's one activation), and the publishing function (a file uploaded
+/// from the site, by the writer's one publish operation). Through it they link the text index.
+const WRITERS: [&str; 3] = ["catalog-audit", "catalog-editor", "catalog-publish"];
 
 #[test]
 fn the_functions_do_not_link_the_writer() {
@@ -105,16 +107,20 @@ fn no_function_links_a_regex_engine() {
 }
 
 /// Arrow and Parquet stay out of every function but the rows function, whose reader needs them,
-/// and the per-file statistics function, which counts a staged file's values (`catalog-stats`).
+/// the per-file statistics function, which counts a staged file's values (`catalog-stats`), and
+/// the publishing function, which runs what `catalog-admin publish` runs
+/// (`catalog-publish-core`: statistics, and CSV converted by arrow-csv).
 #[test]
 fn only_the_rows_and_file_stats_functions_link_arrow_and_parquet() {
     let heavy = |p: &String| {
         p == "parquet" || p.starts_with("arrow-") || p == "catalog-preview" || p == "catalog-stats"
     };
-    for function in FUNCTIONS
-        .iter()
-        .filter(|f| !matches!(**f, "catalog-rows" | "catalog-file-stats"))
-    {
+    for function in FUNCTIONS.iter().filter(|f| {
+        !matches!(
+            **f,
+            "catalog-rows" | "catalog-file-stats" | "catalog-publish"
+        )
+    }) {
         let tree = dependency_tree(function);
         assert!(
             !tree.iter().any(heavy),
@@ -128,6 +134,10 @@ fn only_the_rows_and_file_stats_functions_link_arrow_and_parquet() {
     assert!(!rows.iter().any(|p| p == "catalog-stats"), "{rows:?}");
     let stats = dependency_tree("catalog-file-stats");
     assert!(stats.iter().any(|p| p == "catalog-stats"), "{stats:?}");
+    let publish = dependency_tree("catalog-publish");
+    for linked in ["catalog-publish-core", "catalog-stats", "arrow-csv"] {
+        assert!(publish.iter().any(|p| p == linked), "{linked}: {publish:?}");
+    }
 }
 
 /// Only the list function, which searches it, and the writer's user among the functions (the
@@ -144,7 +154,12 @@ fn only_the_list_function_links_the_text_index() {
 #[test]
 fn the_operators_cli_and_the_audit_function_do_link_the_writer() {
     // The same query finds the writer where it is used, so the check above can fail.
-    for user in ["catalog-admin", "catalog-audit", "catalog-editor"] {
+    for user in [
+        "catalog-admin",
+        "catalog-audit",
+        "catalog-editor",
+        "catalog-publish",
+    ] {
         assert!(
             dependency_tree(user).iter().any(|p| p == "catalog-writer"),
             "{user}"
@@ -208,7 +223,11 @@ fn each_function_links_only_the_crates_it_uses() {
         let links = |c: &str| tree.iter().any(|p| p == c);
         let http = !matches!(
             function,
-            "catalog-signup" | "catalog-audit" | "catalog-file-stats" | "catalog-mailer"
+            "catalog-signup"
+                | "catalog-audit"
+                | "catalog-file-stats"
+                | "catalog-mailer"
+                | "catalog-publish"
         );
         assert_eq!(links("catalog-http"), http, "{function} and catalog-http");
         assert_eq!(
