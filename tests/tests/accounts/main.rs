@@ -130,3 +130,4 @@ mod orgs;
 mod own_keys;
 mod template;
 mod tokens;
+mod uploads;
