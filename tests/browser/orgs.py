@@ -277,7 +277,7 @@ def admin_decides(page, ctx):
     # Another organisation's dataset, named in the filter: refused in the API's words.
     alice.get_by_label("Dataset (slug, optional)").fill("river-levels")
     alice.get_by_role("button", name="Show").click()
-    expect(alice.get_by_role("alert")).to_contain_text("dataset 'river-levels' is not organisation 'acme'")
+    expect(alice.get_by_role("alert")).to_contain_text("dataset 'river-levels' is not a dataset of organisation 'acme'")
     expect(alice.locator("#records li")).to_have_count(0)
     alice.get_by_label("Dataset (slug, optional)").fill("")
     alice.get_by_role("button", name="Show").click()

@@ -200,7 +200,7 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
                         return Err(AccountError::InvalidField(FieldError {
                             field: Field::Org,
                             message: format!(
-                                "dataset '{}' is not organisation '{scope}''s",
+                                "dataset '{}' is not a dataset of organisation '{scope}'",
                                 d.slug
                             ),
                         })
