@@ -167,8 +167,24 @@ pub fn is_filename(raw: &str) -> bool {
 pub struct NewUpload {
     pub dataset: String,
     pub filename: String,
+    #[serde(deserialize_with = "whole_number")]
     pub size: u64,
     pub sha256: String,
+}
+
+/// A JSON number that is a whole number of bytes: `22984` or `22984.0` (JSON Schema's
+/// `integer`), never a fraction or a negative.
+fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let n = serde_json::Number::deserialize(d)?;
+    if let Some(v) = n.as_u64() {
+        return Ok(v);
+    }
+    match n.as_f64() {
+        Some(f) if f >= 0.0 && f.fract() == 0.0 && f <= u64::MAX as f64 => Ok(f as u64),
+        _ => Err(serde::de::Error::custom(format!(
+            "size: a whole number of bytes, got {n}"
+        ))),
+    }
 }
 
 impl NewUpload {
@@ -260,6 +276,8 @@ pub trait UploadStore {
     /// Writes `upload` if its stored state is still `from`; false if it is not (someone else
     /// moved it first).
     async fn move_upload(&self, upload: &Upload, from: UploadState) -> Result<bool, StoreError>;
+    /// Deletes the upload's record if its stored state is still `from`; false if it is not.
+    async fn delete_upload(&self, upload: &Upload, from: UploadState) -> Result<bool, StoreError>;
 }
 
 /// The bucket's side of an upload (S3's multipart upload under [`PREFIX`]).
@@ -349,5 +367,20 @@ mod tests {
         let too_large = with(&|u| u.size = Limits::MAX_SIZE + 1);
         assert_eq!(too_large.code(), "upload_too_large");
         assert!(too_large.to_string().contains("catalog-admin publish"));
+    }
+
+    #[test]
+    fn a_size_is_a_whole_number_of_bytes_however_json_writes_it() {
+        let parse = |size: &str| {
+            serde_json::from_str::<NewUpload>(&format!(
+                r#"{{"dataset": "d", "filename": "f", "sha256": "", "size": {size}}}"#
+            ))
+            .map(|u| u.size)
+        };
+        assert_eq!(parse("22984").unwrap(), 22984);
+        assert_eq!(parse("22984.0").unwrap(), 22984);
+        for bad in ["1.5", "-1", "\"7\""] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -9,6 +9,7 @@
 //! object's key both give. Each move between states is one PutItem conditioned on the stored
 //! `state`.
 
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::Client;
 
@@ -133,6 +134,38 @@ impl UploadStore for DynamoUploads {
                 if matches!(
                     e.as_service_error(),
                     Some(PutItemError::ConditionalCheckFailedException(_))
+                ) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(classify(e)),
+        }
+    }
+
+    async fn delete_upload(&self, upload: &Upload, from: UploadState) -> Result<bool, StoreError> {
+        self.delete_if(upload, from).await
+    }
+}
+
+impl DynamoUploads {
+    /// One conditional DeleteItem of the upload's item.
+    async fn delete_if(&self, upload: &Upload, from: UploadState) -> Result<bool, StoreError> {
+        let sent = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(upload_key(&upload.org, &upload.id)))
+            .condition_expression("#state = :from")
+            .expression_attribute_names("#state", STATE)
+            .expression_attribute_values(":from", s(from.as_str()))
+            .send()
+            .await;
+        match sent {
+            Ok(_) => Ok(true),
+            Err(e)
+                if matches!(
+                    e.as_service_error(),
+                    Some(DeleteItemError::ConditionalCheckFailedException(_))
                 ) =>
             {
                 Ok(false)

@@ -9,7 +9,8 @@
 //! - `POST /api/v1/orgs/{org}/uploads/{id}/complete` `{"parts": [{"number", "etag"}]}`:
 //!   `publishing` first, then CompleteMultipartUpload (202); the object's creation starts the
 //!   publishing function (EventBridge);
-//! - `DELETE /api/v1/orgs/{org}/uploads/{id}`: aborts it (204; `failed`, "aborted").
+//! - `DELETE /api/v1/orgs/{org}/uploads/{id}`: aborts it while uploading (204; the parts and
+//!   the record gone).
 //!
 //! Who: the organisation's editors and admins (one strongly consistent read of the caller's
 //! membership) and operators; a member gets 403 `not_an_editor`, anyone else the 404 of an
@@ -246,20 +247,19 @@ impl<S: AccessStore + OrgStore, D: Directory, U: UploadStore, B: UploadBucket>
                 ))
             }
             (UploadRoute::One(_, id), &Method::DELETE) => {
-                let mut upload = self.known(&org, id).await?;
+                let upload = self.known(&org, id).await?;
                 if upload.state != UploadState::Uploading {
                     return Err(self.not_uploading(&org, id).await);
                 }
-                upload.state = UploadState::Failed;
-                upload.reason = Some(format!("aborted by {caller}"));
-                upload.updated_at = now;
+                // Gone once aborted: its record too (a later GET is the 404 of an unknown id).
                 if !self
                     .store
-                    .move_upload(&upload, UploadState::Uploading)
+                    .delete_upload(&upload, UploadState::Uploading)
                     .await?
                 {
                     return Err(self.not_uploading(&org, id).await);
                 }
+                tracing::info!(by = %caller, org = %org, upload = %upload.id, "aborted an upload");
                 self.bucket
                     .abort(&upload.key(), &upload.s3_upload_id)
                     .await?;
