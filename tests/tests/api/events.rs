@@ -109,9 +109,12 @@ const EXPECTED: &[(&str, &str, u16)] = &[
     // An organisation's datasets, asked by an account that is none of its members: the 404 of
     // a name that names nothing (its membership read from the keys table)
     ("editor-org-datasets-stranger.json", "catalog-editor", 404),
+    // A file uploaded from the site, completed (S3's Object Created event through
+    // EventBridge): the publishing function publishes it, here a CSV as acme~levels version 1
+    ("publish-upload.json", "catalog-publish", 200),
 ];
 
-const FUNCTIONS: [&str; 11] = [
+const FUNCTIONS: [&str; 12] = [
     "catalog-list",
     "catalog-metadata",
     "catalog-data",
@@ -123,6 +126,7 @@ const FUNCTIONS: [&str; 11] = [
     "catalog-file-stats",
     "catalog-mailer",
     "catalog-editor",
+    "catalog-publish",
 ];
 
 /// The mailer's sender and deciders in this test.
@@ -222,6 +226,47 @@ async fn stage_for_file_stats(stack: &Stack) -> Value {
     }
     let partial = catalog_stats::partial::file_partial(&path, &edges).expect("partial");
     serde_json::to_value(partial).unwrap()
+}
+
+/// What events/publish-upload.json names: a CSV uploaded from the site under its key, and its
+/// upload's record, completed (publishing) with the file's size and SHA-256.
+async fn uploaded_for_publishing(stack: &Stack) {
+    use catalog::uploads::{Upload, UploadState, UploadStore};
+    use sha2::Digest;
+    let csv = b"city,level\nyork,1.5\nleeds,2.25\n".to_vec();
+    let now = Utc::now();
+    let upload = Upload {
+        id: "0123456789abcdef0123456789abcdef".into(),
+        org: catalog::orgs::OrgName::parse("acme").unwrap(),
+        dataset: "levels".into(),
+        filename: "levels.csv".into(),
+        size: csv.len() as u64,
+        sha256: hex::encode(sha2::Sha256::digest(&csv)),
+        by: "events".into(),
+        created_at: now,
+        updated_at: now,
+        state: UploadState::Publishing,
+        s3_upload_id: "events".into(),
+        part_size: catalog::uploads::Limits::MIN_PART_SIZE,
+        version: None,
+        reason: None,
+    };
+    stack
+        .s3
+        .put_object()
+        .bucket(&stack.target.bucket)
+        .key(upload.key())
+        .body(csv.into())
+        .send()
+        .await
+        .expect("the uploaded object");
+    catalog_aws::dynamo::uploads::DynamoUploads::new(
+        stack.dynamo.clone(),
+        &stack.target.keys_table,
+    )
+    .create_upload(&upload)
+    .await
+    .expect("the upload's record");
 }
 
 fn cargo_lambda() -> PathBuf {
@@ -462,6 +507,17 @@ async fn every_event_file_gets_its_expected_status_from_the_compiled_functions()
                     "{file}: {refusal}"
                 );
             }
+            statuses.insert(*file, *expected);
+            continue;
+        }
+        if *function == "catalog-publish" {
+            uploaded_for_publishing(&stack).await;
+            let answer = invoke(port, function, &event);
+            assert_eq!(
+                answer,
+                serde_json::json!({"published": "acme~levels", "version": 1}),
+                "{file}"
+            );
             statuses.insert(*file, *expected);
             continue;
         }
