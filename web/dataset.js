@@ -8,7 +8,7 @@ import { filesSection, splitSelect } from "./files.js";
 import { datasetJsonLd, datasetPageUrl, placeJsonLd, timeRange } from "./linked.js";
 import { accessPanel } from "./request.js";
 import { rowsSection } from "./rows.js";
-import { session, tabKeys } from "./session.js";
+import { session, storedSession, tabKeys } from "./session.js";
 
 const slug = new URLSearchParams(location.search).get("slug") ?? "";
 const status = document.getElementById("status");
@@ -351,13 +351,30 @@ async function linkedData(d) {
   }));
 }
 
-// A dataset with a card waits for readme.js (and its libraries) before it is shown.
-function showDataset(d) {
-  if (!d.readme) return render(d);
-  return import("./readme.js").then((m) => render(d, m), (error) => render(d, null, error));
+// A dataset with a card waits for readme.js (and its libraries) before it is shown. `said`: a
+// sentence for the members' panel (after a save or a rollback there).
+function showDataset(d, said) {
+  if (!d.readme) return render(d, null, null, said);
+  return import("./readme.js").then((m) => render(d, m, null, said), (error) => render(d, null, error, said));
 }
 
-function render(d, cardModule, cardError) {
+/** The panel of an organisation's members (editor.js, imported only for them: docs/site.md):
+ * the versions, and for its editors and admins the edit form; `said` shown in it. */
+async function membersPanel(d, pages, said) {
+  const org = orgOf(d.slug);
+  if (!pages.has(org) && !pages.has("*")) return;
+  try {
+    const editor = await import("./editor.js");
+    const role = await editor.roleIn(org);
+    if (!role) return;
+    const panel = await editor.membersPanel(d, role, (text) => load(text), said);
+    document.getElementById("members-slot")?.replaceWith(panel);
+  } catch (error) {
+    document.getElementById("members-slot")?.replaceChildren(h("p", { class: "error" }, explain(error)));
+  }
+}
+
+function render(d, cardModule, cardError, said) {
   const org = orgOf(d.slug);
   document.title = `${org ? `${org} / ` : ""}${d.name} · Dataset catalog`;
   linkedData(d);
@@ -368,6 +385,7 @@ function render(d, cardModule, cardError) {
     d.description ? h("p", { class: "description" }, d.description) : null,
     d.readme ? card(d, cardModule, cardError) : null,
     facts(d),
+    h("div", { id: "members-slot" }),
     h("h2", {}, "Insights"), h("p", {}, d.insights || "–"),
     // A dataset's discussions are left out: the site has no page for them yet (docs/site.md).
     d.access.level === "approval" ? h("div", { id: "access-slot" }) : null,
@@ -381,7 +399,10 @@ function render(d, cardModule, cardError) {
   status.textContent = "";
   // An organisation's dataset: its organisation links to its page for its members.
   if (org) {
-    orgPages([d.slug]).then((orgs) => article.querySelector("h1 .org-mark")?.replaceWith(orgMark(d.slug, orgs)));
+    orgPages([d.slug]).then((orgs) => {
+      article.querySelector("h1 .org-mark")?.replaceWith(orgMark(d.slug, orgs));
+      return membersPanel(d, orgs, said);
+    });
   }
   downloadPanel(d).then((panel) => document.getElementById("download-slot").replaceWith(panel));
   if (d.access.level === "approval") {
@@ -389,11 +410,37 @@ function render(d, cardModule, cardError) {
   }
 }
 
+/** A private dataset (the metadata answers the site 404) for its organisation's members:
+ * editor.js builds its page from the organisation's routes; null for anyone else. */
+async function privatePage(said) {
+  const pages = await orgPages([slug]);
+  if (!pages.has(orgOf(slug)) && !pages.has("*")) return null;
+  const editor = await import("./editor.js");
+  const role = await editor.roleIn(orgOf(slug));
+  const d = role && await editor.privateDataset(slug).catch(() => null);
+  if (!d) return null;
+  document.title = `${orgOf(slug)} / ${d.name} · Dataset catalog`;
+  fill(article, editor.privateHead(d, pages));
+  article.hidden = false;
+  status.textContent = "";
+  const panel = await editor.membersPanel(d, role, (text) => load(text), said);
+  document.getElementById("members-slot")?.replaceWith(panel);
+  return d;
+}
+
+/** Fetches the dataset and draws its page (again, after a member's save or rollback). */
+function load(said) {
+  return api(`/datasets/${encodeURIComponent(slug)}`)
+    .then((d) => showDataset(d, said))
+    .catch(async (error) => {
+      if (error.status === 404 && orgOf(slug) && storedSession() && await privatePage(said).catch(() => null)) return;
+      fill(status, h("span", { class: "error" }, explain(error)), " ", h("a", { href: "./" }, "Browse the catalog"));
+    });
+}
+
 header();
 if (!slug) {
   fill(status, h("span", { class: "error" }, "No dataset named. "), h("a", { href: "./" }, "Browse the catalog"));
 } else {
-  api(`/datasets/${encodeURIComponent(slug)}`)
-    .then(showDataset)
-    .catch((error) => fill(status, h("span", { class: "error" }, explain(error)), " ", h("a", { href: "./" }, "Browse the catalog")));
+  load();
 }

@@ -35,6 +35,7 @@ const FILES: &[(&str, &str)] = &[
     ("console-worker.js", "text/javascript; charset=utf-8"),
     ("apache-arrow.js", "text/javascript; charset=utf-8"),
     ("readme.js", "text/javascript; charset=utf-8"),
+    ("editor.js", "text/javascript; charset=utf-8"),
     ("style.css", "text/css; charset=utf-8"),
     ("favicon.svg", "image/svg+xml"),
 ];
