@@ -232,7 +232,13 @@ export async function membersPanel(d, yourRole, reload, said = "") {
   const versions = history.versions;
   section.append(historyTable(d.slug, versions, yourRole, reload, say));
   if (versions.length > 1) section.append(compare(d.slug, versions));
-  if (mayEdit(yourRole)) section.append(editForm(d, !d.private, reload, yourRole));
+  if (mayEdit(yourRole)) {
+    // The upload form (upload.js) is an editor's only; it loads hash-wasm when a file is sent.
+    const slot = h("div", { id: "upload-slot" });
+    section.append(slot, editForm(d, !d.private, reload, yourRole));
+    import("./upload.js").then((m) => slot.replaceWith(m.uploadForm(d.slug, token, reload)),
+      (error) => fill(slot, h("p", { class: "error" }, `The upload form could not load (${error.message}).`)));
+  }
   return section;
 }
 

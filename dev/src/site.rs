@@ -36,6 +36,7 @@ const FILES: &[(&str, &str)] = &[
     ("apache-arrow.js", "text/javascript; charset=utf-8"),
     ("readme.js", "text/javascript; charset=utf-8"),
     ("editor.js", "text/javascript; charset=utf-8"),
+    ("upload.js", "text/javascript; charset=utf-8"),
     ("style.css", "text/css; charset=utf-8"),
     ("favicon.svg", "image/svg+xml"),
 ];
@@ -45,7 +46,8 @@ const FILES: &[(&str, &str)] = &[
 /// file under `web/node_modules`, its type. For the SQL console, DuckDB-WASM's module, its worker
 /// for browsers with WebAssembly exceptions (the `eh` bundle) and that bundle's WebAssembly, and
 /// Apache Arrow's one-file build, which the module needs (`apache-arrow.js`); for the dataset
-/// card (`readme.js`), marked's ES module and DOMPurify's minified browser build. dev/deploy-site uploads the same.
+/// card (`readme.js`), marked's ES module and DOMPurify's minified browser build; for an upload's
+/// SHA-256 (`upload.js`), hash-wasm's SHA-256 build. dev/deploy-site uploads the same.
 pub const VENDOR: &[(&str, &str, &str)] = &[
     (
         "vendor/duckdb/duckdb-browser.mjs",
@@ -76,6 +78,12 @@ pub const VENDOR: &[(&str, &str, &str)] = &[
     (
         "vendor/dompurify/purify.min.js",
         "dompurify/dist/purify.min.js",
+        "text/javascript; charset=utf-8",
+    ),
+    // A browser upload's SHA-256 (upload.js, for an organisation's editors): hash-wasm's.
+    (
+        "vendor/hash-wasm/sha256.umd.min.js",
+        "hash-wasm/dist/sha256.umd.min.js",
         "text/javascript; charset=utf-8",
     ),
 ];

@@ -15,6 +15,7 @@ names, and rolls back to version 1. Then a 390 px phone. Exits non-zero on any f
 SHOTS_DIR/failure-members-*.png for a failed step, dataset-members.png always.
 """
 
+import hashlib
 import os
 import re
 import sys
@@ -188,6 +189,72 @@ def editor_rolls_back(page, ctx):
     expect(bob.locator("#versions tr[data-version='1']")).to_contain_text("Active")
     expect(bob.locator("dl.facts")).to_contain_text(re.compile(r"Version\s*1, published"))
     bob.screenshot(path=f"{SHOTS}/dataset-members.png", full_page=True)
+
+
+@step("the editor publishes version 3 from the page: hashed (the SHA-256 declared is the file's), sent, published, shown")
+def editor_publishes(page, ctx):
+    bob = person(ctx, EDITOR)
+    bob.goto(LEDGER)
+    data = b"when,amount\n2026-01-01,12.5\n2026-01-02,7\n"
+    bob.set_input_files("#upload-file", files=[{"name": "ledger 2026.csv", "mimeType": "text/csv", "buffer": data}])
+    with bob.expect_request(lambda r: r.method == "POST" and r.url.endswith("/orgs/acme/uploads")) as begun:
+        bob.get_by_role("button", name="Publish").click()
+    declared = begun.value.post_data_json
+    assert declared == {"dataset": "ledger", "filename": "ledger_2026.csv", "size": len(data),
+                        "sha256": hashlib.sha256(data).hexdigest()}, declared
+    expect(bob.locator("#members-status")).to_have_text("Published version 3.", timeout=60000)
+    expect(bob.locator("#versions tbody tr")).to_have_count(3)
+    expect(bob.locator("#versions tr[data-version='3']")).to_contain_text("Active")
+    expect(bob.locator("dl.facts")).to_contain_text(re.compile(r"Version\s*3, published"))
+    expect(bob.locator("dl.facts")).to_contain_text(re.compile(r"Rows × columns\s*2 × 2"))
+
+
+@step("an upload cut off after its first part resumes: only the second part is sent again; version 4 published")
+def editor_resumes(page, ctx):
+    bob = person(ctx, EDITOR)
+    bob.goto(LEDGER)
+    line = b"%d,%s\n"
+    rows = [b"n,text\n"] + [line % (i, b"x" * 90) for i in range(100_000)]
+    data = b"".join(rows)
+    assert 8 * 1024 * 1024 < len(data) < 16 * 1024 * 1024, len(data)
+    puts = []
+    bob.on("request", lambda r: puts.append(r.url) if r.method == "PUT" else None)
+    cut = {"done": False}
+
+    def cut_once(route):
+        if cut["done"]:
+            route.continue_()
+        else:
+            cut["done"] = True
+            route.abort()
+    bob.route(re.compile(r".*[?&]partNumber=2(&.*)?$"), cut_once)
+    bob.set_input_files("#upload-file", files=[{"name": "big.csv", "mimeType": "text/csv", "buffer": data}])
+    bob.get_by_role("button", name="Publish").click()
+    expect(bob.locator("#upload-status")).to_contain_text("The upload stopped:", timeout=60000)
+    expect(bob.locator("#upload-status")).to_contain_text("Publish again with the same file to resume it.")
+    firsts = [u for u in puts if re.search(r"[?&]partNumber=1(&|$)", u)]
+    assert len(firsts) == 1, puts
+    bob.get_by_role("button", name="Publish").click()
+    expect(bob.locator("#members-status")).to_have_text("Published version 4.", timeout=120000)
+    firsts = [u for u in puts if re.search(r"[?&]partNumber=1(&|$)", u)]
+    seconds = [u for u in puts if re.search(r"[?&]partNumber=2(&|$)", u)]
+    assert (len(firsts), len(seconds)) == (1, 2), puts
+    expect(bob.locator("#versions tr[data-version='4']")).to_contain_text("100,000")
+    bob.unroute(re.compile(r".*[?&]partNumber=2(&.*)?$"))
+
+
+@step("a file neither Parquet nor CSV is refused with its reason; no version recorded")
+def editor_refused_file(page, ctx):
+    bob = person(ctx, EDITOR)
+    bob.goto(LEDGER)
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64)
+    bob.set_input_files("#upload-file", files=[{"name": "picture.csv", "mimeType": "text/csv", "buffer": png}])
+    bob.get_by_role("button", name="Publish").click()
+    said = bob.locator("#upload-status [role=alert]")
+    expect(said).to_contain_text("Not published:", timeout=60000)
+    expect(said).to_contain_text("The version before keeps serving.")
+    bob.reload()
+    expect(bob.locator("#versions tbody tr")).to_have_count(4)
 
 
 @step("a 390 px phone: the members' panel no wider than the screen")

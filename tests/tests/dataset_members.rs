@@ -6,23 +6,63 @@
 //! editor and Carol as member; Dave belongs to none. Carol sees the history and what changed, no
 //! edit or rollback; Bob edits the description and the card (an XSS payload runs neither in the
 //! preview nor on the page), rolls back to version 1; Carol sees the private dataset, Dave
-//! neither it nor the panel. Screenshots land in `target/site-screenshots` (SCREENSHOTS_DIR
+//! neither it nor the panel. Bob publishes a version from the page (the file hashed and sent in
+//! parts to the data bucket's presigned URLs through the CORS rule's front; a stand-in for the
+//! EventBridge rule runs the publishing function's code on each object uploaded), resumes an
+//! upload cut off after its first part, and sees a file that is neither Parquet nor CSV refused
+//! with its reason. Screenshots land in `target/site-screenshots` (SCREENSHOTS_DIR
 //! overrides).
 
 use std::path::PathBuf;
 use std::process::Command;
 
+use catalog_aws::dynamo::uploads::DynamoUploads;
+use catalog_publish_core::publish::Publisher;
+use catalog_publish_core::site::publish_upload;
 use catalog_tests::{
     admin_command, manifest, repo_root, run_admin, samples_dir, start_local_api_with, tool, Stack,
 };
 use chrono::Utc;
+
+/// What the EventBridge rule does when deployed: each object created under `uploads/` is handed
+/// to the publishing function's code (which deletes it, published or failed).
+fn publish_uploads_as_they_arrive(stack: &Stack) -> tokio::task::JoinHandle<()> {
+    let publisher = Publisher {
+        writer: stack.writer(),
+        s3: stack.s3.clone(),
+        bucket: stack.target.bucket.clone(),
+    };
+    let store = DynamoUploads::new(stack.dynamo.clone(), stack.target.keys_table.clone());
+    let (s3, bucket) = (stack.s3.clone(), stack.target.bucket.clone());
+    tokio::spawn(async move {
+        loop {
+            let listed = s3
+                .list_objects_v2()
+                .bucket(&bucket)
+                .prefix("uploads/")
+                .send()
+                .await;
+            for object in listed
+                .map(|l| l.contents.unwrap_or_default())
+                .unwrap_or_default()
+            {
+                let Some(key) = object.key else { continue };
+                if let Err(error) = publish_upload(&publisher, &store, &key, None, Utc::now()).await
+                {
+                    eprintln!("publishing {key}: {error}");
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        }
+    })
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_organisations_members_read_a_datasets_versions_and_its_editors_describe_and_roll_it_back(
 ) {
     // GIVEN acme~ledger published twice (river-levels, then air-quality-hourly) and acme~vault
     // (river-levels) private
-    let stack = Stack::start().await;
+    let stack = Stack::start_with_s3_cors().await;
     let sample = |name: &str, slug: &str| {
         let mut copy = manifest()
             .datasets
@@ -78,6 +118,8 @@ async fn an_organisations_members_read_a_datasets_versions_and_its_editors_descr
     admin(&["orgs", "add", "acme", "bob@example.com", "--role", "editor"]);
     admin(&["orgs", "add", "acme", "carol@example.com"]);
     let site = base.trim_end_matches("/api/v1").to_owned();
+    stack.allow_site_origin(&site);
+    let publishing = publish_uploads_as_they_arrive(&stack);
     let shots = std::env::var_os("SCREENSHOTS_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join("target/site-screenshots"));
@@ -101,9 +143,10 @@ async fn an_organisations_members_read_a_datasets_versions_and_its_editors_descr
         String::from_utf8_lossy(&out.stderr)
     );
     println!("{report}");
+    publishing.abort();
 
     // THEN every step passed, with no error in the pages' console
     assert!(out.status.success(), "the browser test failed:\n{report}");
-    assert!(report.contains("7 of 7 steps passed"), "{report}");
+    assert!(report.contains("10 of 10 steps passed"), "{report}");
     assert!(shots.join("dataset-members.png").exists());
 }
