@@ -364,3 +364,56 @@ async fn a_level_change_applies_to_keys_and_grants_on_the_next_request_and_not_t
     assert_eq!(outcome(&g, GATED, Some(OUTSIDER)).await, "ok");
     assert_eq!(outcome(&g, GATED, None).await, "401 missing_key");
 }
+
+/// What an organisation's dataset costs on the wire, per request to the data route: as any
+/// dataset (one BatchGetItem of it and the key), and for an account's key on a private or
+/// approval dataset of an organisation one more, the grant and the membership together; a
+/// stranger's key costs the same (and gets the 404); no key, one GetItem. Keys are used once
+/// first, so that recording a key's use (once an hour) is not counted here.
+#[tokio::test]
+async fn an_organisations_dataset_costs_one_more_batch_read_only_for_an_accounts_key() {
+    let (g, _) = given_orgs().await;
+    for key in [MEMBER, OUTSIDER, OPERATOR, GRANTED] {
+        for dataset in [PRIVATE, GATED] {
+            outcome(&g, dataset, Some(key)).await;
+        }
+    }
+    let dynamo = catalog_tests::Wire::default();
+    let s3 = catalog_tests::Wire::default();
+    let (catalog, signer) = g.stack.wired(&dynamo, &s3);
+    let (get, batch) = ("DynamoDB.GetItem", "DynamoDB.BatchGetItem");
+    #[rustfmt::skip]
+    let cases: [(&str, Option<&str>, u16, &[(&str, usize)]); 8] = [
+        (PRIVATE, Some(MEMBER), 200, &[(batch, 2), (batch, 1)]),
+        (PRIVATE, Some(OUTSIDER), 404, &[(batch, 2), (batch, 0)]),
+        (PRIVATE, Some(OPERATOR), 200, &[(batch, 2)]),
+        (PRIVATE, None, 404, &[(get, 1)]),
+        (GATED, Some(MEMBER), 200, &[(batch, 2), (batch, 1)]),
+        (GATED, Some(GRANTED), 200, &[(batch, 2), (batch, 1)]),
+        (GATED, Some(OPERATOR), 200, &[(batch, 2)]),
+        (NOTHING, Some(MEMBER), 404, &[(batch, 1)]),
+    ];
+    let mut wrong = Vec::new();
+    for (dataset, key, status, expected) in cases {
+        let headers: Vec<(&str, &str)> = key.iter().map(|k| ("x-api-key", *k)).collect();
+        let req = v2_request(&format!("/api/v1/datasets/{dataset}/data"), &headers);
+        let resp = api::data(&req, &catalog, &signer, Utc::now()).await;
+        let calls: Vec<(String, usize)> = dynamo
+            .take_calls()
+            .into_iter()
+            .map(|c| (c.operation, c.items))
+            .collect();
+        let want: Vec<(String, usize)> = expected
+            .iter()
+            .map(|(o, n)| ((*o).to_owned(), *n))
+            .collect();
+        if resp.status().as_u16() != status || calls != want {
+            wrong.push(format!(
+                "{dataset} with {key:?}: {} {calls:?}, want {status} {want:?}",
+                resp.status()
+            ));
+        }
+        assert!(s3.take().is_empty(), "no S3 call");
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
