@@ -23,10 +23,11 @@ use tokio::net::TcpListener;
 
 /// The data bucket's CORS rule, as template.yaml's `DataBucketCors` states it (the console's
 /// test checks that the two agree): the site's origin may GET and HEAD with `Range`, and read
-/// the headers a range read needs.
+/// the headers a range read needs; and PUT (a part of an upload from the site, to its
+/// presigned URL) and read the answer's `ETag`.
 pub mod rule {
-    pub const ALLOWED_METHODS: &[&str] = &["GET", "HEAD"];
-    pub const ALLOWED_HEADERS: &[&str] = &["Range"];
+    pub const ALLOWED_METHODS: &[&str] = &["GET", "HEAD", "PUT"];
+    pub const ALLOWED_HEADERS: &[&str] = &["Range", "Content-Type"];
     pub const EXPOSE_HEADERS: &[&str] = &["Content-Range", "Content-Length", "ETag"];
     /// Seconds a browser may keep a preflight's answer.
     pub const MAX_AGE_SECONDS: u32 = 600;
@@ -142,7 +143,7 @@ impl S3Cors {
         if req.method() == Method::OPTIONS {
             return self.preflight(req.headers()).map(Either::Right);
         }
-        let origin = (matches!(*req.method(), Method::GET | Method::HEAD))
+        let origin = (matches!(*req.method(), Method::GET | Method::HEAD | Method::PUT))
             .then(|| self.allowed_origin(req.headers()))
             .flatten();
         let (mut parts, body) = req.into_parts();
@@ -256,7 +257,7 @@ mod tests {
         assert_eq!(ok.status(), StatusCode::OK);
         let h = ok.headers();
         assert_eq!(h["access-control-allow-origin"], "http://127.0.0.1:3000");
-        assert_eq!(h["access-control-allow-methods"], "GET, HEAD");
+        assert_eq!(h["access-control-allow-methods"], "GET, HEAD, PUT");
         assert_eq!(h["access-control-allow-headers"], "range");
         assert_eq!(
             h["access-control-expose-headers"],
@@ -265,6 +266,16 @@ mod tests {
         assert_eq!(h["access-control-max-age"], "600");
         let head = preflight(&proxy, &[site, ("access-control-request-method", "HEAD")]);
         assert_eq!(head.status(), StatusCode::OK);
+        // An upload's part: PUT, with a Content-Type.
+        let put = preflight(
+            &proxy,
+            &[
+                site,
+                ("access-control-request-method", "PUT"),
+                ("access-control-request-headers", "content-type"),
+            ],
+        );
+        assert_eq!(put.status(), StatusCode::OK);
 
         // Another origin, another method, another header, no origin: S3's 403.
         for refused in [
@@ -272,7 +283,7 @@ mod tests {
                 ("origin", "https://elsewhere.example"),
                 ("access-control-request-method", "GET"),
             ],
-            vec![site, ("access-control-request-method", "PUT")],
+            vec![site, ("access-control-request-method", "DELETE")],
             vec![
                 site,
                 ("access-control-request-method", "GET"),
