@@ -137,7 +137,10 @@ pub const ROUTES: &[RouteEntry] = &[
     route("/api/v1/orgs/{org}/invitations/{id}", Endpoint::Account),
     route("/api/v1/orgs/{org}/uploads", Endpoint::Account),
     route("/api/v1/orgs/{org}/uploads/{id}", Endpoint::Account),
-    route("/api/v1/orgs/{org}/uploads/{id}/complete", Endpoint::Account),
+    route(
+        "/api/v1/orgs/{org}/uploads/{id}/complete",
+        Endpoint::Account,
+    ),
     route("/api/v1/orgs/{org}/datasets", Endpoint::Editor),
     route("/api/v1/orgs/{org}/datasets/{name}", Endpoint::Editor),
     route(

@@ -14,9 +14,7 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, TransactWriteItem, Update,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, TransactWriteItem, Update};
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -24,12 +22,12 @@ use uuid::Uuid;
 use super::attr::{corrupt, get_s, s, time};
 use super::codec::dataset_access;
 use super::layout::name::{
-    DATASET, DECIDED_AT, DECIDED_BY, DISABLED_AT, EXPIRES_AT, ID, KEY_HASH, OWNER, REV,
-    ROLE, STATUS,
+    DATASET, DECIDED_AT, DECIDED_BY, DISABLED_AT, EXPIRES_AT, ID, KEY_HASH, OWNER, REV, ROLE,
+    STATUS,
 };
 use super::layout::{
-    account_key, dataset_pk, grant_key, key_of, member_key, ACCESS_BY_STATUS_INDEX, ACCESS_ID_PREFIX,
-    DATASET_SK, KEYS_BY_OWNER_INDEX,
+    account_key, dataset_pk, grant_key, key_of, member_key, ACCESS_BY_STATUS_INDEX,
+    ACCESS_ID_PREFIX, DATASET_SK, KEYS_BY_OWNER_INDEX,
 };
 use super::requests::{classify, get_consistent, query_all};
 use super::tx::{build, transact_retrying};
