@@ -365,6 +365,9 @@ async fn a_level_change_applies_to_keys_and_grants_on_the_next_request_and_not_t
     assert_eq!(outcome(&g, GATED, None).await, "401 missing_key");
 }
 
+/// A dataset, a key, the status and the DynamoDB calls (operation, items) the request costs.
+type CostCase<'a> = (&'a str, Option<&'a str>, u16, &'a [(&'a str, usize)]);
+
 /// What an organisation's dataset costs on the wire, per request to the data route: as any
 /// dataset (one BatchGetItem of it and the key), and for an account's key on a private or
 /// approval dataset of an organisation one more, the grant and the membership together; a
@@ -383,7 +386,7 @@ async fn an_organisations_dataset_costs_one_more_batch_read_only_for_an_accounts
     let (catalog, signer) = g.stack.wired(&dynamo, &s3);
     let (get, batch) = ("DynamoDB.GetItem", "DynamoDB.BatchGetItem");
     #[rustfmt::skip]
-    let cases: [(&str, Option<&str>, u16, &[(&str, usize)]); 8] = [
+    let cases: [CostCase; 8] = [
         (PRIVATE, Some(MEMBER), 200, &[(batch, 2), (batch, 1)]),
         (PRIVATE, Some(OUTSIDER), 404, &[(batch, 2), (batch, 0)]),
         (PRIVATE, Some(OPERATOR), 200, &[(batch, 2)]),
