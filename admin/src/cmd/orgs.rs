@@ -30,6 +30,8 @@ pub enum Command {
         display_name: Option<String>,
     },
     /// Every organisation: name, members, display name.
+    ///
+    /// Example: catalog-admin orgs list
     List,
     /// An organisation's members: email, account id, role.
     ///
