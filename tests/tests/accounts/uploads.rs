@@ -168,3 +168,114 @@ async fn an_editor_uploads_resumes_and_publishes_and_no_one_else_may() {
     let (status, body) = site.call("PUT", &path, bob, "").await;
     assert_eq!((status, code(&body)), (405, "method_not_allowed"), "{body}");
 }
+
+#[tokio::test]
+async fn a_csv_sent_in_three_parts_is_resumed_through_the_routes_and_published() {
+    let site = Site::start().await;
+    let (_, bob) = site.person("bob@example.com").await;
+    site.admin_ok(&["orgs", "create", "acme", "--admin", "bob@example.com"]);
+    let bob = bob.access_token.as_str();
+    // About 17 MiB of CSV: three parts of 8 MiB.
+    let mut csv = String::from("id,station,level\n");
+    let mut row = 0u64;
+    while csv.len() < 17 * 1024 * 1024 {
+        csv.push_str(&format!(
+            "{row},station-{:05},{}.25\n",
+            row % 5000,
+            row % 977
+        ));
+        row += 1;
+    }
+    let bytes = csv.into_bytes();
+    let sha = hex::encode(Sha256::digest(&bytes));
+    let asked = json!({"dataset": "levels", "filename": "levels.csv", "size": bytes.len(),
+                       "sha256": sha})
+    .to_string();
+    let (status, begun) = site.call("POST", "/orgs/acme/uploads", bob, &asked).await;
+    assert_eq!(status, 201, "{begun}");
+    assert_eq!(begun["parts"], 3);
+    let part_size = begun["upload"]["part_size"].as_u64().unwrap() as usize;
+    let id = begun["upload"]["id"].as_str().unwrap().to_owned();
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let put = |url: String, number: usize| {
+        let body = bytes[(number - 1) * part_size..(number * part_size).min(bytes.len())].to_vec();
+        let http = http.clone();
+        async move {
+            let sent = http.put(url).body(body).send().await.unwrap();
+            assert!(
+                sent.status().is_success(),
+                "part {number}: {}",
+                sent.status()
+            );
+            sent.headers()["etag"].to_str().unwrap().to_owned()
+        }
+    };
+    // Two parts sent, then the page is reloaded: the upload lists them and hands out the third.
+    let url = |n: usize| begun["urls"][n - 1]["url"].as_str().unwrap().to_owned();
+    let etags = vec![put(url(1), 1).await, put(url(2), 2).await];
+    let path = format!("/orgs/acme/uploads/{id}");
+    let (status, read) = site.call("GET", &path, bob, "").await;
+    assert_eq!(status, 200, "{read}");
+    let held: Vec<u64> = read["held"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["number"].as_u64().unwrap())
+        .collect();
+    assert_eq!(held, [1, 2], "{read}");
+    assert_eq!(read["urls"].as_array().unwrap().len(), 1, "{read}");
+    assert_eq!(read["urls"][0]["number"], 3);
+    let third = put(read["urls"][0]["url"].as_str().unwrap().to_owned(), 3).await;
+    let parts: Vec<Value> = etags
+        .iter()
+        .chain([&third])
+        .enumerate()
+        .map(|(i, etag)| json!({"number": i + 1, "etag": etag}))
+        .collect();
+    let (status, body) = site
+        .call(
+            "POST",
+            &format!("{path}/complete"),
+            bob,
+            &json!({ "parts": parts }).to_string(),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+
+    let publisher = Publisher {
+        writer: site.stack.writer(),
+        s3: site.stack.s3.clone(),
+        bucket: site.stack.target.bucket.clone(),
+    };
+    let store = DynamoUploads::new(site.stack.dynamo.clone(), &site.stack.target.keys_table);
+    let key = format!("uploads/acme/{id}/levels.csv");
+    let outcome = publish_upload(&publisher, &store, &key, None, Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome,
+        Outcome::Published {
+            slug: "acme~levels".into(),
+            version: 1
+        }
+    );
+    let (_, read) = site.call("GET", &path, bob, "").await;
+    assert_eq!(read["upload"]["state"], "published", "{read}");
+    let record = site
+        .stack
+        .writer()
+        .dataset_meta(&catalog::input::Slug::parse("acme~levels").unwrap())
+        .await
+        .unwrap()
+        .expect("the dataset");
+    assert_eq!(record.card.name, "levels");
+    let versions = site
+        .call("GET", "/orgs/acme/datasets/levels/versions", bob, "")
+        .await;
+    assert_eq!(versions.0, 200, "{}", versions.1);
+    assert_eq!(
+        versions.1["versions"][0]["row_count"], row,
+        "{}",
+        versions.1
+    );
+}
