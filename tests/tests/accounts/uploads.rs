@@ -212,7 +212,7 @@ async fn a_csv_sent_in_three_parts_is_resumed_through_the_routes_and_published()
     };
     // Two parts sent, then the page is reloaded: the upload lists them and hands out the third.
     let url = |n: usize| begun["urls"][n - 1]["url"].as_str().unwrap().to_owned();
-    let etags = vec![put(url(1), 1).await, put(url(2), 2).await];
+    let etags = [put(url(1), 1).await, put(url(2), 2).await];
     let path = format!("/orgs/acme/uploads/{id}");
     let (status, read) = site.call("GET", &path, bob, "").await;
     assert_eq!(status, 200, "{read}");
