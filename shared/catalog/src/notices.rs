@@ -42,14 +42,19 @@ pub enum NoticeKind {
     Rejected,
     /// The grant was revoked (to the person).
     Revoked,
+    /// An address was invited to join an organisation (to that address: `slug` is the
+    /// organisation, `reason` the role, `expires_at` when the invitation closes; no account
+    /// yet, so no preference applies).
+    Invited,
 }
 
 impl NoticeKind {
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
         Self::Requested,
         Self::Approved,
         Self::Rejected,
         Self::Revoked,
+        Self::Invited,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -58,6 +63,7 @@ impl NoticeKind {
             Self::Approved => "approved",
             Self::Rejected => "rejected",
             Self::Revoked => "revoked",
+            Self::Invited => "invited",
         }
     }
 
@@ -90,6 +96,25 @@ pub struct Notice {
 }
 
 impl Notice {
+    /// The notice an invitation calls for: an email to the address invited, saying which
+    /// organisation, as what, until when, and where to accept (no token: the address is the
+    /// credential once its owner signs in).
+    pub fn for_invitation(invitation: &crate::orgs::Invitation, now: DateTime<Utc>) -> Self {
+        Self {
+            id: Self::id_at(now),
+            kind: NoticeKind::Invited,
+            dataset: Uuid::nil(),
+            slug: invitation.org.to_string(),
+            account: String::new(),
+            email: Some(invitation.email.clone()),
+            expires_at: Some(invitation.expires_at),
+            reason: Some(invitation.role.as_str().to_owned()),
+            created_at: now,
+            attempts: 0,
+            sent_to: BTreeSet::new(),
+        }
+    }
+
     /// A time-ordered id: the time in microseconds (16 digits), then 8 random hex digits.
     pub fn id_at(now: DateTime<Utc>) -> String {
         let simple = Uuid::new_v4().simple().to_string();

@@ -582,3 +582,46 @@ async fn an_organisations_admins_are_told_of_its_datasets_requests_unless_they_s
     assert_eq!(to(&mail, DESK).len(), 2);
     assert_eq!(to(&mail, "alice@example.org").len(), 1);
 }
+
+/// An invitation is emailed to the address invited, recorded with it (one transaction) and sent
+/// by the mailer: which organisation, as what, until when, and the account page to accept on;
+/// no key or token. The invited person needs no account yet.
+#[tokio::test]
+async fn an_invitation_is_emailed_to_the_address_invited_without_a_secret() {
+    let site = Site::start().await;
+    let stack = &site.stack;
+    verify_sender(stack).await;
+    let moto = stack.dynamo_url.clone();
+    let (_, alice) = site.person("alice@example.org").await;
+    site.admin_ok(&["orgs", "create", "acme", "--admin", "alice@example.org"]);
+    let (status, body) = site
+        .call(
+            "POST",
+            "/orgs/acme/invitations",
+            &alice.access_token,
+            &json!({"email": "Dan@Example.org", "role": "editor"}).to_string(),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let report = run(stack, &moto, Utc::now()).await;
+    assert_eq!((report.sent, report.failed), (1, 0), "{report:?}");
+    let mail = sent(stack).await;
+    assert_eq!(mail.len(), 1, "{mail:?}");
+    assert_eq!(mail[0].to, ["dan@example.org"]);
+    assert_eq!(mail[0].subject, "You are invited to join acme");
+    assert!(mail[0].body.contains("as editor"), "{}", mail[0].body);
+    assert!(
+        mail[0].body.contains(&format!("{SITE}/account.html")),
+        "{}",
+        mail[0].body
+    );
+    for secret in [
+        alice.access_token.as_str(),
+        alice.id_token.as_str(),
+        "dcat_",
+    ] {
+        assert!(!mail[0].body.contains(secret) && !mail[0].subject.contains(secret));
+    }
+    let report = run(stack, &moto, Utc::now()).await;
+    assert_eq!(report.read, 0, "sent once: {report:?}");
+}

@@ -229,7 +229,6 @@ async fn the_template_gives_the_keys_function_its_routes_and_only_its_operations
             "BatchGetItem",
             "DeleteItem",
             "GetItem",
-            "PutItem",
             "Query",
             "TransactWriteItems",
             "UpdateItem"

@@ -508,15 +508,26 @@ impl OrgStore for DynamoOrgs {
         items.iter().map(membership_of).collect()
     }
 
+    /// One transaction: the invitation (replacing an earlier one for the address) and its
+    /// notice in the outbox, so that the email is recorded with it and sent by the mailer.
     async fn invite(&self, invitation: &Invitation) -> Result<(), StoreError> {
-        self.client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(invitation_item(invitation)))
-            .send()
-            .await
-            .map_err(classify)?;
-        Ok(())
+        let put = build(
+            Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(invitation_item(invitation)))
+                .build(),
+        )?;
+        let notice = catalog::notices::Notice::for_invitation(invitation, invitation.invited_at);
+        let items = vec![
+            TransactWriteItem::builder().put(put).build(),
+            super::access::notices::notice_put(&self.table, &notice)?,
+        ];
+        match transact_retrying(&self.client, items).await? {
+            Ok(()) => Ok(()),
+            Err(at) => Err(StoreError::Other(
+                format!("an invitation's write was refused by its condition at {at}").into(),
+            )),
+        }
     }
 
     /// One Query of the owner index (an organisation's invitations share their `owner`).

@@ -22,8 +22,28 @@ pub fn personal_email(notice: &Notice, site: &str) -> Option<Email> {
     let to = notice.email.clone().filter(|e| !e.trim().is_empty())?;
     let slug = &notice.slug;
     let link = page(site, "account.html");
+    if notice.kind == NoticeKind::Invited {
+        let org = slug;
+        let role = notice.reason.as_deref().unwrap_or("member");
+        let until = notice
+            .expires_at
+            .as_ref()
+            .map(|t| format!(" It is open until {}.", told(t)))
+            .unwrap_or_default();
+        return Some(Email {
+            to: to.clone(),
+            subject: format!("You are invited to join {org}"),
+            text: format!(
+                "You are invited to join the organisation {org} on the dataset catalog, as \
+                 {role}.{until}\n\nTo accept or decline, sign in with this address ({to}) and \
+                 open your account page: {link}\n\n\
+                 You receive this email because an admin of {org} invited this address. If you \
+                 do not know them, ignore it: nothing happens unless you accept.\n"
+            ),
+        });
+    }
     let (subject, said) = match notice.kind {
-        NoticeKind::Requested => return None,
+        NoticeKind::Requested | NoticeKind::Invited => return None,
         NoticeKind::Approved => (
             format!("Access to {slug} approved"),
             match &notice.expires_at {

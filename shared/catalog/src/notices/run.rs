@@ -87,7 +87,8 @@ pub async fn run<Q: NoticeQueue, D: Deciders, M: Mailer>(
             }
             continue;
         }
-        if !queue.emails_wanted(&notice.account).await? {
+        // An invitation goes to an address that may have no account yet: no preference to ask.
+        if notice.kind != NoticeKind::Invited && !queue.emails_wanted(&notice.account).await? {
             queue.done(&notice.id).await?;
             report.unwanted += 1;
             continue;
