@@ -278,6 +278,9 @@ pub trait UploadStore {
     async fn move_upload(&self, upload: &Upload, from: UploadState) -> Result<bool, StoreError>;
     /// Deletes the upload's record if its stored state is still `from`; false if it is not.
     async fn delete_upload(&self, upload: &Upload, from: UploadState) -> Result<bool, StoreError>;
+    /// Claims the upload for one publish: true for the first caller only, ever (S3's events
+    /// are delivered at least once, and two deliveries must not publish two versions).
+    async fn claim_upload(&self, upload: &Upload) -> Result<bool, StoreError>;
 }
 
 /// The bucket's side of an upload (S3's multipart upload under [`PREFIX`]).

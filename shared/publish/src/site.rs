@@ -3,7 +3,8 @@
 //! `uploads/` belongs to, and runs what `catalog-admin publish FILE` runs on it.
 //!
 //! 1. The upload's record must be `publishing` (the complete route put it there); any other
-//!    state is left alone (an event delivered twice publishes once).
+//!    state is left alone; and the upload is claimed first (`UploadStore::claim_upload`), so an
+//!    event delivered twice, even at once, publishes once.
 //! 2. The object is read once, streamed to a file in the work directory (`/tmp` in Lambda)
 //!    while its SHA-256 is computed, in 1 MiB pieces (bounded memory); the size and the
 //!    SHA-256 must be the declared ones.
@@ -142,6 +143,12 @@ pub async fn publish_upload(
     if upload.state != UploadState::Publishing || upload.filename != filename {
         return Ok(Outcome::Skipped {
             why: format!("upload {id} is {}, not publishing", upload.state.as_str()),
+        });
+    }
+    // S3's events come at least once: one invocation publishes, any other leaves it.
+    if !store.claim_upload(&upload).await.map_err(store_error)? {
+        return Ok(Outcome::Skipped {
+            why: format!("upload {id} is being published by another invocation"),
         });
     }
     let result = run(publisher, &upload, key, work_base, now).await;

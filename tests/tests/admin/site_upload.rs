@@ -292,3 +292,52 @@ async fn a_wrong_sha256_a_png_and_a_truncated_parquet_are_refused_with_nothing_r
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_event_delivered_twice_at_once_publishes_one_version() {
+    let stack = Stack::start().await;
+    let site = Site::new(&stack);
+    let csv = b"city,level\nyork,1.5\n".to_vec();
+    let mut upload = site.begin("twice", "twice.csv", &csv, &sha(&csv)).await;
+    let part = site.put_part(&upload, &csv, 1).await;
+    upload.state = UploadState::Publishing;
+    assert!(site
+        .store
+        .move_upload(&upload, UploadState::Uploading)
+        .await
+        .unwrap());
+    site.bucket
+        .complete(&upload.key(), &upload.s3_upload_id, &[part])
+        .await
+        .unwrap()
+        .unwrap();
+    let publisher = Publisher {
+        writer: stack.writer(),
+        s3: stack.s3.clone(),
+        bucket: stack.target.bucket.clone(),
+    };
+    let key = upload.key();
+    let (a, b) = tokio::join!(
+        publish_upload(&publisher, &site.store, &key, None, Utc::now()),
+        publish_upload(&publisher, &site.store, &key, None, Utc::now()),
+    );
+    let outcomes = [a.unwrap(), b.unwrap()];
+    let published = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::Published { version: 1, .. }))
+        .count();
+    let skipped = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::Skipped { .. }))
+        .count();
+    assert_eq!((published, skipped), (1, 1), "{outcomes:?}");
+    let meta = stack
+        .writer()
+        .dataset_meta(&Slug::parse("acme~twice").unwrap())
+        .await
+        .unwrap();
+    assert!(meta.is_some());
+    let key = create_key(&stack);
+    let versions = json_body(&data(&stack, "acme~twice", Some(&key)).await);
+    assert_eq!(versions["version"], 1, "one version: {versions}");
+}

@@ -3,6 +3,7 @@
 //! | item | `key_hash` | holds |
 //! |---|---|---|
 //! | upload | `UPLOAD#<org>#<id>` | `org`, `dataset` (the name within the organisation), `filename`, `size`, `sha256`, `uploaded_by` (the account), `created_at`, `updated_at`, `state` (`uploading`, `publishing`, `published`, `failed`), `s3_upload_id`, `part_size`, `version` (once published), `reason` (once failed), `purge_at` (30 days on: DynamoDB's time to live removes it) |
+//! | upload's claim | `UPLOAD#<org>#<id>#claim` | `purge_at`: put once, by the one invocation of the publishing function that publishes it |
 //!
 //! None of the keys table's index attributes (`owner`, `id`, `status`, `queue`) is written, so
 //! an upload is in no index: it is read by its key alone, which the route's path and the
@@ -144,6 +145,38 @@ impl UploadStore for DynamoUploads {
 
     async fn delete_upload(&self, upload: &Upload, from: UploadState) -> Result<bool, StoreError> {
         self.delete_if(upload, from).await
+    }
+
+    async fn claim_upload(&self, upload: &Upload) -> Result<bool, StoreError> {
+        let mut item = api_key_key(&format!("UPLOAD#{}#{}#claim", upload.org, upload.id));
+        item.insert(
+            "purge_at".to_owned(),
+            n(
+                (upload.created_at + chrono::Duration::days(Limits::RECORD_DAYS))
+                    .timestamp()
+                    .max(0) as u64,
+            ),
+        );
+        let sent = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(key_hash)")
+            .send()
+            .await;
+        match sent {
+            Ok(_) => Ok(true),
+            Err(e)
+                if matches!(
+                    e.as_service_error(),
+                    Some(PutItemError::ConditionalCheckFailedException(_))
+                ) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(classify(e)),
+        }
     }
 }
 
