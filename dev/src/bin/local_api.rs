@@ -57,6 +57,9 @@ struct Accounts {
     /// function's, as deployed).
     uploads: catalog_aws::dynamo::uploads::DynamoUploads,
     bucket: catalog_aws::uploads::S3Uploads,
+    /// With `LOCAL_PUBLISH_UPLOADS=1` (dev/run sets it): a completed upload is published here,
+    /// in the background, as the publishing function publishes it on S3's event in the stack.
+    publisher: Option<std::sync::Arc<catalog_publish_core::publish::Publisher>>,
     /// The editor function's writer (an organisation's datasets for its editors).
     writer: catalog_writer::DynamoWriter,
 }
@@ -180,7 +183,11 @@ async fn serve(
                             store: &accounts.uploads,
                             bucket: &accounts.bucket,
                         };
-                        upload_routes(&req, &uploads, now).await
+                        let response = upload_routes(&req, &uploads, now).await;
+                        if let Some(publisher) = &accounts.publisher {
+                            publish_when_completed(publisher, &accounts.uploads, &req, &response);
+                        }
+                        response
                     } else {
                         account_routes(&req, &accounts.keys, &access, now).await
                     }
@@ -210,6 +217,49 @@ fn with_claims(
     authorizer.jwt = Some(jwt);
     context.authorizer = Some(authorizer);
     req.with_request_context(RequestContext::ApiGatewayV2(context))
+}
+
+/// After a completion answered 202, publishes the upload in the background, as S3's event
+/// starts the publishing function in the stack (`catalog_publish_core::site::publish_upload`).
+fn publish_when_completed(
+    publisher: &std::sync::Arc<catalog_publish_core::publish::Publisher>,
+    uploads: &catalog_aws::dynamo::uploads::DynamoUploads,
+    req: &lambda_http::Request,
+    response: &lambda_http::Response<lambda_http::Body>,
+) {
+    if req.method() != lambda_http::http::Method::POST
+        || !req.uri().path().ends_with("/complete")
+        || response.status() != lambda_http::http::StatusCode::ACCEPTED
+    {
+        return;
+    }
+    let Ok(body) = serde_json::from_slice::<serde_json::Value>(response.body().as_ref()) else {
+        return;
+    };
+    let upload = &body["upload"];
+    let (Some(org), Some(id), Some(filename)) = (
+        upload["org"].as_str(),
+        upload["id"].as_str(),
+        upload["filename"].as_str(),
+    ) else {
+        return;
+    };
+    let key = format!("{}{org}/{id}/{filename}", catalog::uploads::PREFIX);
+    let (publisher, uploads) = (publisher.clone(), uploads.clone());
+    tokio::spawn(async move {
+        match catalog_publish_core::site::publish_upload(
+            &publisher,
+            &uploads,
+            &key,
+            None,
+            chrono::Utc::now(),
+        )
+        .await
+        {
+            Ok(outcome) => eprintln!("published from the site: {key}: {outcome:?}"),
+            Err(e) => eprintln!("publishing {key} failed: {e}"),
+        }
+    });
 }
 
 /// API Gateway's answer when its JWT authorizer refuses a request.
@@ -259,6 +309,20 @@ async fn accounts(
             )),
             &config.bucket,
         ),
+        publisher: (std::env::var("LOCAL_PUBLISH_UPLOADS").as_deref() == Ok("1")).then(|| {
+            std::sync::Arc::new(catalog_publish_core::publish::Publisher {
+                writer: catalog_writer::DynamoWriter::new(
+                    dynamodb.clone(),
+                    &config.datasets_table,
+                    &config.keys_table,
+                ),
+                s3: aws_sdk_s3::Client::from_conf(catalog_aws::aws::s3_config(
+                    sdk,
+                    config.s3_force_path_style,
+                )),
+                bucket: config.bucket.clone(),
+            })
+        }),
         keys: DynamoAccounts::new(dynamodb.clone(), &config.keys_table),
         writer: catalog_writer::DynamoWriter::new(
             dynamodb.clone(),

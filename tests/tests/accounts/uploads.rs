@@ -279,3 +279,44 @@ async fn a_csv_sent_in_three_parts_is_resumed_through_the_routes_and_published()
         versions.1
     );
 }
+
+/// dev/run's local API (LOCAL_PUBLISH_UPLOADS=1) publishes a completed upload itself, as S3's
+/// event starts the publishing function in the stack: the page's poll sees it published.
+#[tokio::test]
+async fn the_local_api_publishes_a_completed_upload_as_the_stack_does() {
+    // nextest runs each test in a process of its own: the local API started below inherits it.
+    std::env::set_var("LOCAL_PUBLISH_UPLOADS", "1");
+    let site = Site::start().await;
+    let (_, bob) = site.person("bob@example.com").await;
+    site.admin_ok(&["orgs", "create", "acme", "--admin", "bob@example.com"]);
+    let bob = bob.access_token.as_str();
+    let csv = b"city,level\nyork,1.5\nleeds,2.25\n".to_vec();
+    let asked = json!({"dataset": "local", "filename": "local.csv", "size": csv.len(),
+                       "sha256": hex::encode(Sha256::digest(&csv))})
+    .to_string();
+    let (status, begun) = site.call("POST", "/orgs/acme/uploads", bob, &asked).await;
+    assert_eq!(status, 201, "{begun}");
+    let url = begun["urls"][0]["url"].as_str().unwrap();
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let sent = http.put(url).body(csv.clone()).send().await.unwrap();
+    let etag = sent.headers()["etag"].to_str().unwrap().to_owned();
+    let path = format!(
+        "/orgs/acme/uploads/{}",
+        begun["upload"]["id"].as_str().unwrap()
+    );
+    let parts = json!({"parts": [{"number": 1, "etag": etag}]}).to_string();
+    let (status, body) = site
+        .call("POST", &format!("{path}/complete"), bob, &parts)
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let read = loop {
+        let (_, read) = site.call("GET", &path, bob, "").await;
+        if read["upload"]["state"] != "publishing" || std::time::Instant::now() > deadline {
+            break read;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(read["upload"]["state"], "published", "{read}");
+    assert_eq!(read["upload"]["version"], 1, "{read}");
+}
