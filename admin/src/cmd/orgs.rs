@@ -29,6 +29,14 @@ pub enum Command {
         #[arg(long)]
         display_name: Option<String>,
     },
+    /// Changes an organisation's display name (its settings).
+    ///
+    /// Example: catalog-admin orgs rename acme --display-name "Acme Labs"
+    Rename {
+        name: String,
+        #[arg(long)]
+        display_name: String,
+    },
     /// Every organisation: name, members, display name.
     ///
     /// Example: catalog-admin orgs list
@@ -125,6 +133,15 @@ pub async fn run(command: Command, ctx: &Context) -> Result<(), CliError> {
                 "created {name}, with {} ({}) as its admin",
                 admin.name, admin.sub
             );
+        }
+        Command::Rename {
+            name,
+            display_name: shown,
+        } => {
+            let name = org_name(&name)?;
+            let shown = display_name(&shown).map_err(|e| CliError::Usage(e.to_string()))?;
+            let org = orgs.set_display_name(&name, &shown).await?;
+            println!("{name} is now titled {}", org.display_name);
         }
         Command::List => {
             let all = orgs.orgs().await?;

@@ -160,8 +160,10 @@ pub enum Allowed {
     Preferences,
     /// `/orgs` (every organisation, a new one).
     Orgs,
-    /// `/orgs/{org}`, `/account/orgs`, `/account/invitations`.
+    /// `/account/orgs`, `/account/invitations`, and the editor's reads.
     ReadOnly,
+    /// `/orgs/{org}`: the organisation, and its settings.
+    OrgItem,
     /// `/orgs/{org}/members/{account}`.
     OrgMember,
     /// `/orgs/{org}/invitations`.
@@ -197,6 +199,7 @@ impl Allowed {
             Self::Preferences => "GET, PUT",
             Self::Orgs => "GET, POST",
             Self::ReadOnly => "GET",
+            Self::OrgItem => "GET, PATCH",
             Self::OrgMember => "PUT, DELETE",
             Self::OrgInvitations => "POST",
             Self::OrgInvitation => "DELETE",
@@ -221,6 +224,7 @@ impl Allowed {
             Self::Preferences => "GET or PUT",
             Self::Orgs => "GET or POST",
             Self::ReadOnly => "GET",
+            Self::OrgItem => "GET or PATCH",
             Self::OrgMember => "PUT or DELETE",
             Self::OrgInvitations => "POST",
             Self::OrgInvitation => "DELETE",

@@ -393,6 +393,13 @@ pub trait OrgStore: Send + Sync {
     /// Every organisation, by name.
     fn orgs(&self) -> impl Future<Output = Result<Vec<Org>, StoreError>> + Send;
 
+    /// Changes an organisation's display name (its settings); the organisation as it now is.
+    fn set_display_name(
+        &self,
+        org: &OrgName,
+        display_name: &str,
+    ) -> impl Future<Output = Result<Org, OrgStoreError>> + Send;
+
     fn add_member(
         &self,
         membership: &Membership,

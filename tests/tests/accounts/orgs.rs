@@ -143,6 +143,16 @@ async fn organisations_are_made_and_managed_from_the_command_line_within_their_l
     assert!(line(&bob).starts_with("bob@example.com\t"), "{members}");
     let listed = site.admin_ok(&["orgs", "list"]);
     assert!(listed.contains("acme\t2 members\tAcme Labs"), "{listed}");
+    site.admin_ok(&["orgs", "rename", "acme", "--display-name", "Acme Research"]);
+    let listed = site.admin_ok(&["orgs", "list"]);
+    assert!(
+        listed.contains("acme\t2 members\tAcme Research"),
+        "{listed}"
+    );
+    site.admin_refused(
+        &["orgs", "rename", "nothing-here", "--display-name", "X"],
+        "organisation 'nothing-here' does not exist",
+    );
     site.admin_refused(
         &["orgs", "remove", "acme", "carol@example.com"],
         "is not a member of 'acme'",
@@ -471,6 +481,36 @@ async fn an_organisation_is_managed_on_its_routes_by_its_admins_and_the_operator
         )
         .await;
     assert_eq!((status, code(&body)), (403, "not_an_admin"), "{body}");
+
+    // Its settings: the display name, an admin's (a member is refused, a blank name too).
+    let (status, body) = site
+        .call(
+            "PATCH",
+            "/orgs/acme",
+            bob,
+            &json!({"display_name": "Bob's"}).to_string(),
+        )
+        .await;
+    assert_eq!((status, code(&body)), (403, "not_an_admin"), "{body}");
+    let (status, body) = site
+        .call(
+            "PATCH",
+            "/orgs/acme",
+            alice,
+            &json!({"display_name": " Acme Research "}).to_string(),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["org"]["display_name"], "Acme Research");
+    for (bad, expected) in [
+        (json!({"display_name": " "}), (400, "invalid_display_name")),
+        (json!({"name": "other"}), (400, "bad_request")),
+    ] {
+        let (status, body) = site
+            .call("PATCH", "/orgs/acme", alice, &bad.to_string())
+            .await;
+        assert_eq!((status, code(&body)), expected, "{bad}: {body}");
+    }
 
     // Carol, a stranger, cannot tell the organisation from one that does not exist.
     let (status, acme) = site.call("GET", "/orgs/acme", carol, "").await;

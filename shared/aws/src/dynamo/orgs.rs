@@ -339,6 +339,37 @@ impl OrgStore for DynamoOrgs {
         items.iter().map(org_of).collect()
     }
 
+    /// One UpdateItem of the organisation's item, if it exists.
+    async fn set_display_name(
+        &self,
+        org: &OrgName,
+        display_name: &str,
+    ) -> Result<Org, OrgStoreError> {
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(org_key(org.as_str())))
+            .update_expression("SET #d = :d")
+            .condition_expression("attribute_exists(#k)")
+            .expression_attribute_names("#d", DISPLAY_NAME)
+            .expression_attribute_names("#k", KEY_HASH)
+            .expression_attribute_values(":d", s(display_name))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
+            .send()
+            .await;
+        match out {
+            Ok(out) => Ok(org_of(out.attributes().ok_or_else(|| corrupt(ORG))?)?),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Err(OrgError::NotFound(org.to_string()).into())
+            }
+            Err(e) => Err(classify(e).into()),
+        }
+    }
+
     /// One transaction: the membership (if the account is not a member yet), the
     /// organisation's counters (under its limit), the account's count (under its own).
     async fn add_member(&self, m: &Membership) -> Result<(), OrgStoreError> {
@@ -618,6 +649,14 @@ impl OrgStore for super::access::DynamoAccess {
 
     async fn orgs(&self) -> Result<Vec<Org>, StoreError> {
         OrgStore::orgs(&self.orgs()).await
+    }
+
+    async fn set_display_name(
+        &self,
+        org: &OrgName,
+        display_name: &str,
+    ) -> Result<Org, OrgStoreError> {
+        self.orgs().set_display_name(org, display_name).await
     }
 
     async fn add_member(&self, membership: &Membership) -> Result<(), OrgStoreError> {

@@ -10,6 +10,7 @@
 //!   caller (operators);
 //! - `GET /api/v1/orgs/{org}`: the organisation, its members, and for its admins its
 //!   invitations (its members and operators; anyone else gets the 404 of an unknown name);
+//!   `PATCH` `{"display_name": "Acme Labs"}`: its settings (admins);
 //! - `PUT /api/v1/orgs/{org}/members/{account}` `{"role": "editor"}`: a member's role (admins);
 //!   `DELETE`: removes a member (admins; a member may remove themselves: leave);
 //! - `POST /api/v1/orgs/{org}/invitations` `{"email": "...", "role": "member"}`: invites an
@@ -78,7 +79,8 @@ impl OrgRoute {
     fn allowed(&self) -> Allowed {
         match self {
             Self::All => Allowed::Orgs,
-            Self::Mine | Self::MyInvitations | Self::One(_) => Allowed::ReadOnly,
+            Self::Mine | Self::MyInvitations => Allowed::ReadOnly,
+            Self::One(_) => Allowed::OrgItem,
             Self::MyInvitation(_) => Allowed::MyInvitation,
             Self::Member(..) => Allowed::OrgMember,
             Self::Invite(_) => Allowed::OrgInvitations,
@@ -92,6 +94,12 @@ impl OrgRoute {
 struct NewOrg {
     name: String,
     display_name: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    display_name: String,
 }
 
 #[derive(Deserialize)]
@@ -272,6 +280,16 @@ impl<S: AccessStore, D: Directory> AccessService<'_, S, D> {
                         members,
                         invitations,
                     },
+                ))
+            }
+            (OrgRoute::One(raw), &Method::PATCH) => {
+                let (org, _) = self.managing(req, orgs, raw, &caller).await?;
+                let shown = display_name(&body::<Settings>(req)?.display_name)?;
+                let changed = orgs.set_display_name(&org, &shown).await?;
+                tracing::info!(by = %caller, org = %org, "changed an organisation's settings");
+                Ok(json_response(
+                    StatusCode::OK,
+                    &serde_json::json!({ "org": changed }),
                 ))
             }
             (OrgRoute::Member(raw, account), &Method::PUT) => {
