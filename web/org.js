@@ -10,6 +10,7 @@ import { accountOf, isOperator, session } from "./session.js";
 
 const name = new URLSearchParams(location.search).get("name")?.trim() ?? "";
 const ROLES = { member: "Member", editor: "Editor", admin: "Admin" };
+const LEVELS = { private: "Private", approval: "Approval needed", registered: "Key required" };
 const NOT_FOUND = "Not found: no organisation by this name has you as a member.";
 
 const status = document.getElementById("status");
@@ -154,6 +155,7 @@ async function showOne(first = true) {
       ? open.map(invitationItem)
       : [h("li", {}, "No open invitation.")]));
   }
+  await showDatasets(s.accessToken, !role || role === "editor" || role === "admin");
   $("one").hidden = false;
   // A control that was redrawn keeps the focus (a role's select); one that is gone gives it to
   // the members' heading, so that the keyboard goes on from there.
@@ -161,6 +163,39 @@ async function showOne(first = true) {
   else if (!first && !document.activeElement?.closest("form")) $("members-title").focus();
   if (first) say("");
 }
+
+/** The organisation's datasets, private ones included (its members and the operators), each
+ * linked to its page; for its editors, admins and the operators, the form that publishes a new
+ * one from a file (upload.js, loaded when a name is given). */
+async function showDatasets(accessToken, publishes) {
+  const list = $("org-datasets");
+  try {
+    const { datasets } = await api(`/orgs/${encodeURIComponent(name)}/datasets`, { token: accessToken });
+    list.replaceChildren(...(datasets.length
+      ? datasets.map((d) => h("li", {},
+        h("a", { href: `dataset.html?slug=${encodeURIComponent(d.slug)}` }, d.name || d.slug), " ",
+        h("span", { class: "badge" }, d.unpublished ? "Unpublished" : LEVELS[d.access_level] ?? d.access_level),
+        d.description ? h("span", { class: "muted" }, ` ${d.description}`) : ""))
+      : [h("li", {}, "No dataset yet.")]));
+  } catch (error) {
+    list.replaceChildren(h("li", { class: "error" }, sentence(error)));
+  }
+  $("new-dataset").hidden = !publishes;
+}
+
+$("new-dataset").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const dataset = event.target.elements.dataset.value.trim();
+  const slug = `${name}~${dataset}`;
+  const slot = $("new-dataset-upload");
+  try {
+    const { uploadForm } = await import("./upload.js");
+    slot.replaceChildren(h("h3", {}, `New dataset ${slug}`),
+      uploadForm(slug, token, async () => { location.href = `dataset.html?slug=${encodeURIComponent(slug)}`; }));
+  } catch (error) {
+    slot.replaceChildren(h("p", { class: "error" }, `The upload form could not load (${error.message}).`));
+  }
+});
 
 $("invite").addEventListener("submit", async (event) => {
   event.preventDefault();

@@ -171,6 +171,11 @@ def bob_accepts(page, ctx):
     expect(bob.get_by_role("button", name=re.compile("^Remove"))).to_have_count(0)
     expect(member_row(bob, BOB).get_by_role("button", name="Leave")).to_be_visible()
     expect(bob.get_by_role("button", name="Leave")).to_have_count(1)
+    # The organisation's datasets, each linked to its page; a member publishes none.
+    expect(bob.locator("#org-datasets a")).to_have_count(1)
+    expect(bob.locator("#org-datasets a")).to_have_attribute("href", "dataset.html?slug=acme~trials")
+    expect(bob.locator("#org-datasets")).to_contain_text("Approval needed")
+    expect(bob.locator("#new-dataset")).to_be_hidden()
 
 
 @step("Alice makes Bob an editor; removes the operator (cancelled first); as the last admin she cannot leave")
@@ -183,6 +188,12 @@ def alice_manages(page, ctx):
     bob = person(ctx, BOB)
     bob.reload()
     expect(bob.locator("#standing")).to_have_text("Your role: Editor. 3 members.")
+    # An editor publishes a new dataset from a file: a name first, then the upload form for it.
+    expect(bob.locator("#new-dataset")).to_be_visible()
+    bob.get_by_label("Dataset name (1 to 64 lowercase letters, digits and hyphens)").fill("ledger")
+    bob.get_by_role("button", name="Choose its file").click()
+    expect(bob.locator("#new-dataset-upload")).to_contain_text("New dataset acme~ledger")
+    expect(bob.locator("#new-dataset-upload input[type=file]")).to_be_visible()
     # Remove asks first; the safe choice has the focus.
     alice.get_by_role("button", name=f"Remove {OPERATOR}").click()
     expect(alice.locator("#confirm-dialog")).to_be_visible()
