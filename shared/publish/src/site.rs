@@ -186,8 +186,8 @@ async fn remove(publisher: &Publisher, key: &str) {
         .send()
         .await
     {
-        // The lifecycle rule of `uploads/` removes it later; said on stderr, which Lambda logs.
-        eprintln!("could not delete {key}: {e}");
+        // The lifecycle rule of `uploads/` removes it later.
+        tracing::warn!(key, error = %e, "could not delete an uploaded object");
     }
 }
 

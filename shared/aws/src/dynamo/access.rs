@@ -130,10 +130,10 @@ fn newest_first(records: &mut [AccessRecord]) {
 }
 
 impl DynamoAccess {
-    /// Organisations and memberships, in the same keys table (the accounts function's routes
-    /// reach them through this adapter: [`super::orgs`]).
-    pub fn orgs(&self) -> super::orgs::DynamoOrgs {
-        super::orgs::DynamoOrgs::new(self.client.clone(), &self.keys_table)
+    /// Its DynamoDB client and keys table, for the adapters that share the table with it
+    /// (organisations: [`super::orgs`], which builds its own from these).
+    pub(crate) fn keys_table(&self) -> (&Client, &str) {
+        (&self.client, &self.keys_table)
     }
 
     pub fn new(

@@ -637,6 +637,15 @@ impl OrgStore for DynamoOrgs {
     }
 }
 
+impl super::access::DynamoAccess {
+    /// Organisations and memberships, in the same keys table (the accounts function's routes
+    /// reach them through this adapter).
+    pub fn orgs(&self) -> DynamoOrgs {
+        let (client, table) = self.keys_table();
+        DynamoOrgs::new(client.clone(), table)
+    }
+}
+
 /// The accounts function reaches organisations through its access adapter (the same table).
 impl OrgStore for super::access::DynamoAccess {
     async fn create_org(&self, org: &Org, admin: &Membership) -> Result<(), OrgStoreError> {
